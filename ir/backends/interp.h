@@ -1,0 +1,14 @@
+// The reference interpreter: runs each lane on its own over the Figure 2 IR with ordinary call
+// semantics (an explicit frame stack, so deep recursion cannot overflow the host's stack). It is
+// the oracle every other backend and schedule is compared with.
+#pragma once
+
+#include "ir/run.h"
+
+namespace ab {
+
+// Runs `entry` for every lane of `batch` (which must pass check_batch).
+RunResult run_interp(const Program& program, int entry, const Batch& batch,
+                     const RunOptions& options);
+
+}  // namespace ab

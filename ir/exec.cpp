@@ -1,0 +1,163 @@
+#include "ir/exec.h"
+
+#include <cstring>
+
+#include "ir/random.h"
+
+namespace ab {
+namespace {
+
+uint32_t* at(const FrameView& f, VarId v) { return f.words + f.offset[v]; }
+
+// Resolves an access path to a word offset; false if a dynamic index is out of range.
+bool resolve_path(const Op& op, size_t first_index_arg, const Types& types, const FrameView& f,
+                  uint32_t& offset) {
+  offset = 0;
+  size_t next = first_index_arg;
+  for (const PathStep& step : op.path) {
+    if (!step.dynamic) {
+      offset += step.offset;
+      continue;
+    }
+    const VarId index_var = op.args[next++];
+    const uint32_t raw = *at(f, index_var);
+    const bool is_signed = types[f.type[index_var]].scalar == Scalar::Int;
+    if ((is_signed && static_cast<int32_t>(raw) < 0) || raw >= step.count) return false;
+    offset += raw * step.stride;
+  }
+  return true;
+}
+
+Fault elementwise(const Op& op, const Types& types, const FrameView& f) {
+  const uint32_t n = types.words(f.type[op.dst]);
+  const size_t arity = op.args.size();
+  // Select's operand kind is that of its value operands; other ops take the first operand's.
+  const VarId kind_var = op.code == OpCode::Select ? op.args[1] : op.args[0];
+  const Scalar in = types[types.leaf(f.type[kind_var])].scalar;
+  const Scalar out = types[types.leaf(f.type[op.dst])].scalar;
+  const uint32_t* src[3] = {};
+  bool broadcast[3] = {};
+  for (size_t k = 0; k < arity; ++k) {
+    src[k] = at(f, op.args[k]);
+    broadcast[k] = types.words(f.type[op.args[k]]) == 1;
+  }
+  uint32_t* dst = at(f, op.dst);
+  // Compute into a scratch first when n > 1 so a destination that aliases an operand is safe.
+  uint32_t small[16];
+  std::vector<uint32_t> big;
+  uint32_t* result = small;
+  if (n > 16) {
+    big.resize(n);
+    result = big.data();
+  }
+  Fault fault = Fault::None;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t x[3];
+    for (size_t k = 0; k < arity; ++k) x[k] = src[k][broadcast[k] ? 0 : i];
+    if (!eval_scalar(op.code, in, out, x, result[i], fault)) return fault;
+  }
+  std::memcpy(dst, result, n * sizeof(uint32_t));
+  return Fault::None;
+}
+
+Fault reduce(const Op& op, const Types& types, const FrameView& f) {
+  const VarId a = op.args[0];
+  const uint32_t n = types.words(f.type[a]);
+  const Scalar in = types[types.leaf(f.type[a])].scalar;
+  const uint32_t* xs = at(f, a);
+  const uint32_t* ys = op.code == OpCode::Dot ? at(f, op.args[1]) : nullptr;
+  uint32_t acc = 0;  // 0 is the zero of int, uint and float alike
+  Fault fault = Fault::None;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t term = xs[i];
+    if (ys) {
+      const uint32_t pair[2] = {xs[i], ys[i]};
+      eval_scalar(OpCode::Mul, in, in, pair, term, fault);
+    }
+    const uint32_t sum[2] = {acc, term};
+    eval_scalar(OpCode::Add, in, in, sum, acc, fault);
+  }
+  *at(f, op.dst) = acc;
+  return Fault::None;
+}
+
+}  // namespace
+
+uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,
+                      std::vector<uint32_t>& offsets) {
+  offsets.resize(var_types.size());
+  uint32_t total = 0;
+  for (size_t v = 0; v < var_types.size(); ++v) {
+    offsets[v] = total;
+    total += types.words(var_types[v]);
+  }
+  return total;
+}
+
+Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& rng,
+              const UniformData& uniforms) {
+  switch (op.code) {
+    case OpCode::Const:
+      std::memcpy(at(f, op.dst), op.imm.data(), op.imm.size() * sizeof(uint32_t));
+      return Fault::None;
+    case OpCode::Copy:
+      std::memmove(at(f, op.dst), at(f, op.args[0]),
+                   types.words(f.type[op.dst]) * sizeof(uint32_t));
+      return Fault::None;
+    case OpCode::Make: {
+      std::vector<uint32_t> value;
+      value.reserve(types.words(f.type[op.dst]));
+      for (VarId a : op.args) {
+        const uint32_t* w = at(f, a);
+        value.insert(value.end(), w, w + types.words(f.type[a]));
+      }
+      std::memcpy(at(f, op.dst), value.data(), value.size() * sizeof(uint32_t));
+      return Fault::None;
+    }
+    case OpCode::Get: {
+      uint32_t offset = 0;
+      if (!resolve_path(op, 1, types, f, offset)) return Fault::IndexOutOfRange;
+      std::memmove(at(f, op.dst), at(f, op.args[0]) + offset,
+                   types.words(f.type[op.dst]) * sizeof(uint32_t));
+      return Fault::None;
+    }
+    case OpCode::Set: {
+      uint32_t offset = 0;
+      if (!resolve_path(op, 2, types, f, offset)) return Fault::IndexOutOfRange;
+      const uint32_t value_words = types.words(f.type[op.args[1]]);
+      std::vector<uint32_t> value(at(f, op.args[1]), at(f, op.args[1]) + value_words);
+      std::memmove(at(f, op.dst), at(f, op.args[0]),
+                   types.words(f.type[op.dst]) * sizeof(uint32_t));
+      std::memcpy(at(f, op.dst) + offset, value.data(), value_words * sizeof(uint32_t));
+      return Fault::None;
+    }
+    case OpCode::UniformGet: {
+      uint32_t offset = 0;
+      if (!resolve_path(op, 0, types, f, offset)) return Fault::IndexOutOfRange;
+      std::memcpy(at(f, op.dst), uniforms.at(op.index).data() + offset,
+                  types.words(f.type[op.dst]) * sizeof(uint32_t));
+      return Fault::None;
+    }
+    case OpCode::Dot:
+    case OpCode::Sum:
+      return reduce(op, types, f);
+    case OpCode::RandUniform:
+      *at(f, op.dst) = float_bits(random_uniform(rng.seed, rng.lane, rng.draws++));
+      return Fault::None;
+    case OpCode::RandNormal:
+      *at(f, op.dst) = float_bits(random_normal(rng.seed, rng.lane, rng.draws++));
+      return Fault::None;
+    case OpCode::Assert:
+      return *at(f, op.args[0]) ? Fault::None : Fault::AssertFailed;
+    case OpCode::Call:
+    case OpCode::Push:
+    case OpCode::Pop:
+    case OpCode::Update:
+    case OpCode::Count_:
+      return Fault::None;  // control and stack ops belong to the backends
+    default:
+      return elementwise(op, types, f);
+  }
+}
+
+}  // namespace ab

@@ -1,0 +1,139 @@
+// The typed control-flow-graph IR (Radul et al. 2020, Figure 2) and, sharing its ops, the
+// program-counter form (Figure 4).
+//
+// Figure 2 form (`Program`): functions of basic blocks; each block is a list of ops and one
+// terminator (Jump, Branch, Return). A `Call` op calls a function with ordinary semantics.
+// Every function has a fixed set of typed variables; params are its first inputs, `result` its
+// output variable (the value a Return hands back). Block 0 is the entry block.
+//
+// Figure 4 form (`LoweredProgram`, built by passes/lower.h): all functions' blocks merged into one
+// CFG over one merged set of variables; Calls are replaced by Push/Pop/Update ops and the
+// PushJump terminator; Return pops the program-counter stack. Ops keep their source locations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ops.h"
+#include "ir/types.h"
+
+namespace ab {
+
+using VarId = int32_t;
+
+struct SourceLoc {
+  int line = 0;  // 1-based; 0 = unknown
+  int col = 0;   // 1-based
+};
+
+// One step of an access path into an aggregate (Get, Set, UniformGet). A static step adds
+// `offset` words; a dynamic step consumes the next index operand i, faults unless 0 <= i < count
+// (i read as a signed int, or as uint when the index var is uint), and adds i * stride words.
+struct PathStep {
+  bool dynamic = false;
+  uint32_t offset = 0;
+  uint32_t stride = 0;
+  uint32_t count = 0;
+};
+
+struct Op {
+  OpCode code = OpCode::Copy;
+  VarId dst = -1;                // -1 when the op defines nothing (Assert, Push, Pop, Update)
+  std::vector<VarId> args;       // operands; layout per opcode in ops.h
+  std::vector<uint32_t> imm;     // Const: the value's words
+  std::vector<PathStep> path;    // Get, Set, UniformGet
+  int32_t index = -1;            // Call: callee function; UniformGet: uniform index
+  SourceLoc loc;
+};
+
+struct Terminator {
+  enum class Kind : uint8_t { Jump, Branch, Return, PushJump };
+  Kind kind = Kind::Return;
+  VarId cond = -1;    // Branch: bool variable
+  int32_t target = -1;       // Jump; Branch if true; PushJump: block to enter (callee entry)
+  int32_t target_else = -1;  // Branch if false; PushJump: block to return to
+  SourceLoc loc;
+};
+
+struct Block {
+  std::vector<Op> ops;
+  Terminator term;
+  SourceLoc loc;  // where the block starts in the source (a loop header, a branch arm, ...)
+};
+
+struct Var {
+  std::string name;
+  TypeId type = Types::kVoid;
+};
+
+struct Function {
+  std::string name;
+  std::vector<Var> vars;
+  std::vector<VarId> params;  // inputs, in order
+  VarId result = -1;          // output variable; -1 for a function returning nothing
+  std::vector<Block> blocks;  // blocks[0] is the entry
+  SourceLoc loc;
+
+  TypeId result_type() const { return result < 0 ? Types::kVoid : vars[result].type; }
+};
+
+// Read-only data shared by every lane, bound at run time.
+struct Uniform {
+  std::string name;
+  TypeId type = Types::kVoid;
+  SourceLoc loc;
+};
+
+struct Program {
+  std::string file;  // source file name, for messages
+  Types types;
+  std::vector<Uniform> uniforms;
+  std::vector<Function> functions;
+
+  int find_function(const std::string& name) const;  // -1 if none
+  int find_uniform(const std::string& name) const;   // -1 if none
+};
+
+// ---- Figure 4: the program-counter form -------------------------------------------------------
+
+// Where a lowered variable lives at run time (Radul et al. §3.2, optimizations 2 and 3).
+enum class Storage : uint8_t {
+  Temp,      // never live across a block boundary: exists only while one block runs
+  Register,  // one value per lane, updated under the mask; no stack
+  Stacked,   // live across a call that may re-enter its function: a per-lane stack too
+};
+const char* storage_name(Storage s);
+
+struct LoweredVar {
+  std::string name;  // "function.variable"
+  TypeId type = Types::kVoid;
+  Storage storage = Storage::Register;
+  int32_t function = -1;  // source function
+  VarId source_var = -1;  // variable in that function; -1 for variables the lowering made
+};
+
+struct LoweredBlock {
+  std::string name;       // "fib.b2", "fib.b0.ret1" for a call's continuation
+  int32_t function = -1;  // source function
+  std::vector<Op> ops;    // Call never appears; Push/Pop/Update may
+  Terminator term;        // Jump, Branch, PushJump or Return
+  SourceLoc loc;
+};
+
+struct LoweredProgram {
+  const Program* source = nullptr;  // types, uniforms and names; must outlive this
+  int32_t entry_function = -1;
+  std::vector<LoweredVar> vars;
+  std::vector<LoweredBlock> blocks;
+  int32_t entry_block = 0;
+  std::vector<VarId> inputs;  // the entry function's params, as lowered vars
+  VarId output = -1;          // the entry function's result, as a lowered var; -1 if void
+
+  // The PC value meaning "this lane has finished": one past the last block.
+  int32_t exit_pc() const { return static_cast<int32_t>(blocks.size()); }
+  const Types& types() const { return source->types; }
+  int count(Storage s) const;
+};
+
+}  // namespace ab

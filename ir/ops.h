@@ -1,0 +1,86 @@
+// The one table of ops. Each op is defined here once — name, operand layout, and (in ops.cpp)
+// its CPU semantics and GLSL spelling — and the interpreter, the VM, the IR printer/parser, the
+// verifier and the GLSL code generator all read this table.
+//
+// Elementwise ops apply their scalar rule to every leaf of array operands; an operand may be a
+// scalar broadcast against arrays of one shape. Integer arithmetic wraps (two's complement);
+// integer division or remainder by zero faults; shift amounts are taken modulo 32; float -> int
+// conversions saturate and map NaN to 0. See docs/language.md for the full table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "ir/types.h"
+
+namespace ab {
+
+enum class OpCode : uint8_t {
+  // structural
+  Const,       // dst = imm words
+  Copy,        // dst = a0
+  Make,        // dst = concatenation of a0..an (struct fields in order, or array elements)
+  Get,         // dst = a0[path], dynamic indices a1..
+  Set,         // dst = a0 with [path] = a1, dynamic indices a2..
+  UniformGet,  // dst = uniforms[index][path], dynamic indices a0..
+  Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar; a1, a2 any type)
+  // elementwise unary
+  Neg, Not, BitNot, Abs, Sqrt, Exp, Log, Sin, Cos, Tanh, Floor, Ceil, ToInt, ToUInt, ToFloat,
+  // elementwise binary
+  Add, Sub, Mul, Div, Rem, BitAnd, BitOr, BitXor, Shl, Shr,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Min, Max, Pow,
+  // elementwise ternary
+  Clamp,
+  // reductions over arrays
+  Dot, Sum,
+  // per-lane random numbers (no operands)
+  RandUniform, RandNormal,
+  // checks
+  Assert,  // faults the lane unless a0
+  // control (Figure 2 only)
+  Call,  // dst = functions[index](a0..an); dst = -1 for a function returning nothing
+  // stack ops (Figure 4 only): a0 is the variable
+  Push,    // save the variable's value on its stack
+  Pop,     // restore the variable's value from its stack (and shrink it)
+  Update,  // restore the variable's value from the top of its stack, leaving the stack as is
+  Count_
+};
+
+enum class OpClass : uint8_t {
+  Structural, Unary, Binary, Ternary, Reduction, Random, Check, Control, Stack
+};
+
+struct OpInfo {
+  const char* name;   // textual IR spelling, e.g. "add"
+  OpClass cls;
+  int arity;          // operand count; -1 = variable
+  bool has_dst;       // defines a variable
+  const char* glsl;   // GLSL spelling over typed scalars {0} {1} {2}; helpers are prelude
+                      // functions overloaded per scalar type; null for non-elementwise ops
+};
+
+const OpInfo& op_info(OpCode code);
+std::optional<OpCode> op_by_name(std::string_view name);
+
+// Per-lane faults (shared by every backend).
+enum class Fault : uint8_t {
+  None, StackOverflow, DivisionByZero, IndexOutOfRange, AssertFailed, StepBudget
+};
+const char* fault_name(Fault f);  // "stack_overflow", ...
+
+// The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for
+// conversions, the source kind; for Select, the kind of a1/a2), `out` the result's. Operands and
+// result are 32-bit words. Returns false and sets `fault` for faulting inputs.
+bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t& result,
+                 Fault& fault);
+
+// Result scalar kind of an elementwise op applied to operands of kind `in`, or nullopt if the
+// op does not accept that kind (e.g. Sqrt on int, BitAnd on float).
+std::optional<Scalar> elementwise_result(OpCode code, Scalar in);
+
+// Bit-casting helpers used across backends.
+uint32_t float_bits(float f);
+float bits_float(uint32_t w);
+
+}  // namespace ab

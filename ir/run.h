@@ -1,0 +1,73 @@
+// What every backend takes and gives back: a batch of per-lane inputs and uniform data, run
+// options, and per-lane outputs, error records, statistics and (optionally) the step trace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/exec.h"
+#include "ir/ir.h"
+
+namespace ab {
+
+struct Batch {
+  uint32_t lanes = 0;
+  // One entry per parameter of the entry function: lanes * words(param type) words, lane-major
+  // (lane 0's words, then lane 1's, ...).
+  std::vector<std::vector<uint32_t>> inputs;
+  UniformData uniforms;  // one per declared uniform, words(uniform type) each
+};
+
+enum class Heuristic : uint8_t {
+  MinPc,      // run the waiting block with the smallest PC (the paper's choice)
+  MostLanes,  // run the block with the most lanes waiting (ties: smallest PC)
+};
+const char* heuristic_name(Heuristic h);
+
+struct RunOptions {
+  uint64_t seed = 0;
+  uint32_t stack_depth = 1024;      // max active call frames per lane, the entry function's included
+  uint64_t max_steps = 10'000'000;  // max blocks a lane may run (lane-local steps)
+  Heuristic heuristic = Heuristic::MinPc;
+  bool record_trace = false;        // VM: keep the per-step trace
+};
+
+struct LaneError {
+  uint32_t lane = 0;
+  Fault code = Fault::None;
+  std::string function;
+  int line = 0;
+  uint64_t step = 0;  // the lane's own step count when it faulted (same on every backend)
+};
+
+struct TraceStep {
+  int32_t block = 0;
+  uint32_t active = 0;  // lanes that ran the block
+};
+
+struct RunStats {
+  uint32_t lanes = 0;
+  uint64_t steps = 0;               // scheduler steps (VM); for interp, the most lane steps
+  uint64_t lane_steps = 0;          // blocks run, summed over lanes
+  uint64_t calls = 0;               // function calls made, summed over lanes
+  double utilization = 0;           // mean over steps of active / live lanes (VM)
+  std::vector<uint64_t> block_executions;  // per lowered block (VM)
+  uint32_t max_stack_depth = 0;     // deepest call depth reached by any lane
+  double wall_seconds = 0;
+};
+
+struct RunResult {
+  // lanes * words(result type), lane-major; a faulted lane's words are zero.
+  std::vector<uint32_t> outputs;
+  std::vector<uint8_t> faulted;  // per lane
+  std::vector<LaneError> errors; // sorted by lane
+  RunStats stats;
+  std::vector<TraceStep> trace;  // VM with record_trace
+};
+
+// Checks the batch against the entry function's signature and the program's uniforms; returns
+// an empty string if it fits, else a message naming the first input or uniform that does not.
+std::string check_batch(const Program& program, int entry, const Batch& batch);
+
+}  // namespace ab

@@ -1,0 +1,102 @@
+#include "ir/types.h"
+
+#include <stdexcept>
+
+namespace ab {
+
+int StructDef::find_field(const std::string& field_name) const {
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].name == field_name) return static_cast<int>(i);
+  return -1;
+}
+
+const char* scalar_name(Scalar s) {
+  switch (s) {
+    case Scalar::Bool: return "bool";
+    case Scalar::Int: return "int";
+    case Scalar::UInt: return "uint";
+    case Scalar::Float: return "float";
+  }
+  return "?";
+}
+
+Types::Types() {
+  types_.push_back(Type{});  // void
+  for (Scalar s : {Scalar::Bool, Scalar::Int, Scalar::UInt, Scalar::Float}) {
+    Type t;
+    t.kind = Type::Kind::Scalar;
+    t.scalar = s;
+    t.words = 1;
+    types_.push_back(t);
+  }
+}
+
+TypeId Types::array(TypeId elem, uint32_t count) {
+  for (size_t i = 0; i < types_.size(); ++i) {
+    const Type& t = types_[i];
+    if (t.kind == Type::Kind::Array && t.elem == elem && t.count == count)
+      return static_cast<TypeId>(i);
+  }
+  Type t;
+  t.kind = Type::Kind::Array;
+  t.elem = elem;
+  t.count = count;
+  t.words = words(elem) * count;
+  types_.push_back(t);
+  return static_cast<TypeId>(types_.size() - 1);
+}
+
+TypeId Types::add_struct(std::string name, std::vector<Field> fields) {
+  if (find_struct(name) >= 0) throw std::logic_error("struct declared twice: " + name);
+  StructDef def{std::move(name), std::move(fields), 0};
+  for (Field& f : def.fields) {
+    f.offset = def.words;
+    def.words += words(f.type);
+  }
+  Type t;
+  t.kind = Type::Kind::Struct;
+  t.struct_index = static_cast<int32_t>(structs_.size());
+  t.words = def.words;
+  structs_.push_back(std::move(def));
+  types_.push_back(t);
+  return static_cast<TypeId>(types_.size() - 1);
+}
+
+TypeId Types::find_struct(const std::string& name) const {
+  for (size_t i = 0; i < types_.size(); ++i)
+    if (types_[i].kind == Type::Kind::Struct && structs_[types_[i].struct_index].name == name)
+      return static_cast<TypeId>(i);
+  return -1;
+}
+
+TypeId Types::leaf(TypeId id) const {
+  while ((*this)[id].kind == Type::Kind::Array) id = (*this)[id].elem;
+  return id;
+}
+
+bool Types::is_array_of(TypeId id, Scalar s) const {
+  const Type& leaf_type = (*this)[leaf(id)];
+  return leaf_type.kind == Type::Kind::Scalar && leaf_type.scalar == s;
+}
+
+std::string Types::to_string(TypeId id) const {
+  const Type& t = (*this)[id];
+  switch (t.kind) {
+    case Type::Kind::Void: return "void";
+    case Type::Kind::Scalar: return scalar_name(t.scalar);
+    case Type::Kind::Struct: return structs_[t.struct_index].name;
+    case Type::Kind::Array: {
+      // T[A][B] is A arrays of T[B]: print the leaf, then the dimensions outermost first.
+      std::string dims;
+      TypeId cur = id;
+      while ((*this)[cur].kind == Type::Kind::Array) {
+        dims += "[" + std::to_string((*this)[cur].count) + "]";
+        cur = (*this)[cur].elem;
+      }
+      return to_string(cur) + dims;
+    }
+  }
+  return "?";
+}
+
+}  // namespace ab

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages autobatch needs (when missing) and builds it into build/.
+# Idempotent: a second run only rebuilds what changed. Needs root (or sudo) on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev libstb-dev libzstd-dev
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  glslc libshaderc-dev glslang-tools spirv-tools
+  libimgui-dev libglfw3-dev xvfb xauth
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build -j"$(nproc)" >&2
