@@ -66,6 +66,27 @@ struct RunResult {
   std::vector<TraceStep> trace;  // VM with record_trace
 };
 
+// Every lane's state between two steps, in the lowered program's terms. Variables are packed
+// in lowered-var order with layout_words (ir/exec.h); stacks are [lane][stack_depth][words].
+struct BatchSnapshot {
+  uint64_t step = 0;
+  uint32_t lanes = 0, stack_depth = 0;
+  std::vector<int32_t> pc;          // [lane] the block the lane waits at; exit_pc() when finished
+  std::vector<uint32_t> pc_depth;   // [lane] PC stack size = call depth
+  std::vector<int32_t> pc_stack;    // [lane][stack_depth] return blocks, valid below pc_depth
+  std::vector<uint32_t> registers;  // [lane][words of every lowered variable]
+  struct VarStack {
+    VarId var = -1;
+    std::vector<uint32_t> depth;  // [lane]
+    std::vector<uint32_t> words;  // [lane][stack_depth][words(var)]
+    bool operator==(const VarStack&) const = default;
+  };
+  std::vector<VarStack> stacks;  // one per Stacked variable, in variable order
+  std::vector<uint64_t> lane_steps;
+  std::vector<uint8_t> faulted;
+  bool operator==(const BatchSnapshot&) const = default;
+};
+
 // Checks the batch against the entry function's signature and the program's uniforms; returns
 // an empty string if it fits, else a message naming the first input or uniform that does not.
 std::string check_batch(const Program& program, int entry, const Batch& batch);

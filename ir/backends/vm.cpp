@@ -5,43 +5,53 @@
 #include <cstring>
 
 namespace ab {
-namespace {
 
-// Picks the next block among those with lanes waiting (waiting[b] > 0 for some b).
-int32_t pick_block(Heuristic h, const std::vector<uint32_t>& waiting) {
+int32_t pick_min_pc(const std::vector<uint32_t>& waiting) {
+  for (size_t b = 0; b < waiting.size(); ++b)
+    if (waiting[b]) return static_cast<int32_t>(b);
+  return -1;
+}
+
+int32_t pick_most_lanes(const std::vector<uint32_t>& waiting) {
   int32_t best = -1;
-  for (size_t b = 0; b < waiting.size(); ++b) {
-    if (waiting[b] == 0) continue;
-    if (h == Heuristic::MinPc) return static_cast<int32_t>(b);
-    if (best < 0 || waiting[b] > waiting[best]) best = static_cast<int32_t>(b);
-  }
+  for (size_t b = 0; b < waiting.size(); ++b)
+    if (waiting[b] && (best < 0 || waiting[b] > waiting[best])) best = static_cast<int32_t>(b);
   return best;
 }
 
-// The whole batch's state, structure-of-arrays per lane, as Algorithm 2 keeps it.
-class BatchState {
+BlockPicker block_picker(Heuristic h) {
+  return h == Heuristic::MinPc ? pick_min_pc : pick_most_lanes;
+}
+
+// The whole batch's state as Algorithm 2 keeps it: per lane a PC stack and registers, per
+// Stacked variable a stack and stack pointer, and per block the lanes waiting there.
+class VmRun::State {
  public:
-  BatchState(const LoweredProgram& p, const Batch& batch, const RunOptions& options)
-      : program_(p), batch_(batch), options_(options), lanes_(batch.lanes),
-        depth_(options.stack_depth) {
-    std::vector<TypeId> types;
-    for (const LoweredVar& v : p.vars) types.push_back(v.type);
-    var_type_ = types;
-    words_ = layout_words(p.types(), types, offset_);
+  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options)
+      : program_(p), batch_(batch), options_(options), picker_(block_picker(options.heuristic)),
+        lanes_(batch.lanes), depth_(options.stack_depth) {
+    for (const LoweredVar& v : p.vars) var_type_.push_back(v.type);
+    words_ = layout_words(p.types(), var_type_, offset_);
     regs_.assign(size_t{lanes_} * words_, 0u);
     stack_slot_.assign(p.vars.size(), -1);
     for (size_t v = 0; v < p.vars.size(); ++v) {
       if (p.vars[v].storage != Storage::Stacked) continue;
       stack_slot_[v] = static_cast<int32_t>(stacks_.size());
       const uint32_t w = p.types().words(p.vars[v].type);
-      stacks_.push_back({std::vector<uint32_t>(size_t{lanes_} * depth_ * w, 0u),
-                         std::vector<uint32_t>(lanes_, 0u), w});
+      stacks_.push_back({static_cast<VarId>(v), std::vector<uint32_t>(lanes_, 0u),
+                         std::vector<uint32_t>(size_t{lanes_} * depth_ * w, 0u)});
     }
+    pc_.assign(lanes_, p.entry_block);
     pc_stack_.assign(size_t{lanes_} * depth_, 0);
-    pc_sp_.assign(lanes_, 1);
-    steps_.assign(lanes_, 0);
+    pc_depth_.assign(lanes_, 1);
+    lane_steps_.assign(lanes_, 0);
     rng_.resize(lanes_);
     waiting_.assign(p.blocks.size(), {});
+    counts_.assign(p.blocks.size(), 0);
+    result_.faulted.assign(lanes_, 0);
+    result_.stats.lanes = lanes_;
+    result_.stats.block_executions.assign(p.blocks.size(), 0);
+    result_.stats.max_stack_depth = 1;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
       pc_stack_[size_t{lane} * depth_] = p.exit_pc();
       rng_[lane] = {options.seed, lane, 0};
@@ -51,139 +61,179 @@ class BatchState {
       }
       waiting_[p.entry_block].push_back(lane);
     }
+    live_ = lanes_;
   }
 
-  RunResult run() {
-    RunResult result;
-    result.faulted.assign(lanes_, 0);
-    RunStats& stats = result.stats;
-    stats.lanes = lanes_;
-    stats.block_executions.assign(program_.blocks.size(), 0);
-    stats.max_stack_depth = 1;
-    std::vector<uint32_t> counts(program_.blocks.size(), 0);
-    uint32_t live = lanes_;
-    double utilization_sum = 0;
-    std::vector<uint32_t> active;
-    while (live > 0) {
-      for (size_t b = 0; b < counts.size(); ++b) counts[b] = static_cast<uint32_t>(waiting_[b].size());
-      const int32_t block = pick_block(options_.heuristic, counts);
-      active.swap(waiting_[block]);
-      waiting_[block].clear();
-      ++stats.steps;
-      ++stats.block_executions[block];
-      utilization_sum += static_cast<double>(active.size()) / live;
-      if (options_.record_trace)
-        result.trace.push_back({block, static_cast<uint32_t>(active.size())});
-      for (uint32_t lane : active) {
-        const int32_t next = run_lane(block, lane, result, stats);
-        if (next < 0 || next == program_.exit_pc()) {
-          --live;
-          continue;
-        }
-        waiting_[next].push_back(lane);
-      }
-      active.clear();
-    }
-    stats.utilization = stats.steps ? utilization_sum / static_cast<double>(stats.steps) : 0;
-    for (uint32_t s : steps_) stats.lane_steps += s;
+  void set_picker(BlockPicker picker) { picker_ = picker; }
+  bool done() const { return live_ == 0; }
 
+  int32_t next_block() {
+    if (done()) return -1;
+    for (size_t b = 0; b < counts_.size(); ++b) counts_[b] = static_cast<uint32_t>(waiting_[b].size());
+    return picker_(counts_);
+  }
+
+  // One step of Algorithm 2: pick a block, run it for every lane waiting there.
+  void step() {
+    const int32_t block = next_block();
+    active_.swap(waiting_[block]);
+    waiting_[block].clear();
+    RunStats& stats = result_.stats;
+    ++stats.steps;
+    ++stats.block_executions[block];
+    utilization_sum_ += static_cast<double>(active_.size()) / live_;
+    stats.utilization = utilization_sum_ / static_cast<double>(stats.steps);
+    if (options_.record_trace)
+      result_.trace.push_back({block, static_cast<uint32_t>(active_.size())});
+    for (uint32_t lane : active_) {
+      const int32_t next = run_lane(block, lane);
+      pc_[lane] = next < 0 ? program_.exit_pc() : next;
+      if (next < 0 || next == program_.exit_pc()) {
+        --live_;
+        continue;
+      }
+      waiting_[next].push_back(lane);
+    }
+    active_.clear();
+  }
+
+  uint64_t steps() const { return result_.stats.steps; }
+
+  RunResult result() const {
+    RunResult r = result_;
+    r.stats.lane_steps = 0;
+    for (uint64_t s : lane_steps_) r.stats.lane_steps += s;
     const uint32_t out_words =
         program_.output < 0 ? 0 : program_.types().words(program_.vars[program_.output].type);
-    result.outputs.assign(size_t{lanes_} * out_words, 0u);
+    r.outputs.assign(size_t{lanes_} * out_words, 0u);
     for (uint32_t lane = 0; lane < lanes_; ++lane)
-      if (!result.faulted[lane] && out_words)
-        std::memcpy(result.outputs.data() + size_t{lane} * out_words, reg(lane, program_.output),
+      if (!r.faulted[lane] && out_words && pc_[lane] == program_.exit_pc())
+        std::memcpy(r.outputs.data() + size_t{lane} * out_words,
+                    regs_.data() + size_t{lane} * words_ + offset_[program_.output],
                     out_words * 4);
-    std::sort(result.errors.begin(), result.errors.end(),
+    std::sort(r.errors.begin(), r.errors.end(),
               [](const LaneError& a, const LaneError& b) { return a.lane < b.lane; });
-    return result;
+    return r;
+  }
+
+  BatchSnapshot snapshot() const {
+    BatchSnapshot s;
+    s.step = result_.stats.steps;
+    s.lanes = lanes_;
+    s.stack_depth = depth_;
+    s.pc = pc_;
+    s.pc_depth = pc_depth_;
+    s.pc_stack = pc_stack_;
+    s.registers = regs_;
+    s.stacks = stacks_;
+    s.lane_steps = lane_steps_;
+    s.faulted = result_.faulted;
+    return s;
   }
 
  private:
-  struct VarStack {
-    std::vector<uint32_t> words;  // [lane][depth][word]
-    std::vector<uint32_t> sp;     // [lane]
-    uint32_t var_words;
-  };
-
-  uint32_t* reg(uint32_t lane, VarId v) { return regs_.data() + size_t{lane} * words_ + offset_[v]; }
-  uint32_t* slot(VarStack& s, uint32_t lane, uint32_t depth) {
-    return s.words.data() + (size_t{lane} * depth_ + depth) * s.var_words;
+  uint32_t* reg(uint32_t lane, VarId v) {
+    return regs_.data() + size_t{lane} * words_ + offset_[v];
+  }
+  uint32_t* slot(BatchSnapshot::VarStack& s, uint32_t lane, uint32_t depth) {
+    const uint32_t w = program_.types().words(program_.vars[s.var].type);
+    return s.words.data() + (size_t{lane} * depth_ + depth) * w;
   }
 
-  int32_t fault(RunResult& result, uint32_t lane, Fault code, const LoweredBlock& block,
-                SourceLoc loc) {
-    result.faulted[lane] = 1;
-    result.errors.push_back({lane, code, program_.source->functions[block.function].name,
-                             loc.line, steps_[lane]});
+  int32_t fault(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
+    result_.faulted[lane] = 1;
+    result_.errors.push_back({lane, code, program_.source->functions[block.function].name,
+                              loc.line, lane_steps_[lane]});
     return -1;
   }
 
   // Runs `block` for one lane; returns its next PC, or -1 if it faulted.
-  int32_t run_lane(int32_t block_index, uint32_t lane, RunResult& result, RunStats& stats) {
+  int32_t run_lane(int32_t block_index, uint32_t lane) {
     const LoweredBlock& block = program_.blocks[block_index];
-    if (steps_[lane] >= options_.max_steps)
-      return fault(result, lane, Fault::StepBudget, block, block.loc);
-    ++steps_[lane];
+    if (lane_steps_[lane] >= options_.max_steps)
+      return fault(lane, Fault::StepBudget, block, block.loc);
+    ++lane_steps_[lane];
     const FrameView view{regs_.data() + size_t{lane} * words_, offset_.data(), var_type_.data()};
     for (const Op& op : block.ops) {
       if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update) {
         const VarId v = op.args[0];
-        VarStack& s = stacks_[stack_slot_[v]];
-        uint32_t& sp = s.sp[lane];
+        BatchSnapshot::VarStack& s = stacks_[stack_slot_[v]];
+        uint32_t& sp = s.depth[lane];
+        const uint32_t w = program_.types().words(program_.vars[v].type);
         if (op.code == OpCode::Push) {
-          if (sp >= depth_) return fault(result, lane, Fault::StackOverflow, block, op.loc);
-          std::memcpy(slot(s, lane, sp++), reg(lane, v), s.var_words * 4);
+          if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, op.loc);
+          std::memcpy(slot(s, lane, sp++), reg(lane, v), w * 4);
         } else {
           if (op.code == OpCode::Pop) --sp;
-          std::memcpy(reg(lane, v), slot(s, lane, op.code == OpCode::Pop ? sp : sp - 1),
-                      s.var_words * 4);
+          std::memcpy(reg(lane, v), slot(s, lane, op.code == OpCode::Pop ? sp : sp - 1), w * 4);
         }
         continue;
       }
       const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms);
-      if (f != Fault::None) return fault(result, lane, f, block, op.loc);
+      if (f != Fault::None) return fault(lane, f, block, op.loc);
     }
     const Terminator& t = block.term;
     switch (t.kind) {
       case Terminator::Kind::Jump: return t.target;
       case Terminator::Kind::Branch: return *reg(lane, t.cond) ? t.target : t.target_else;
       case Terminator::Kind::PushJump: {
-        uint32_t& sp = pc_sp_[lane];
-        if (sp >= depth_) return fault(result, lane, Fault::StackOverflow, block, t.loc);
+        uint32_t& sp = pc_depth_[lane];
+        if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, t.loc);
         pc_stack_[size_t{lane} * depth_ + sp++] = t.target_else;
-        ++stats.calls;
-        stats.max_stack_depth = std::max(stats.max_stack_depth, sp);
+        ++result_.stats.calls;
+        result_.stats.max_stack_depth = std::max(result_.stats.max_stack_depth, sp);
         return t.target;
       }
       case Terminator::Kind::Return:
-        return pc_stack_[size_t{lane} * depth_ + --pc_sp_[lane]];
+        return pc_stack_[size_t{lane} * depth_ + --pc_depth_[lane]];
     }
     return -1;
   }
 
   const LoweredProgram& program_;
   const Batch& batch_;
-  const RunOptions& options_;
+  const RunOptions options_;
+  BlockPicker picker_;
   uint32_t lanes_, depth_;
   std::vector<uint32_t> offset_;
   std::vector<TypeId> var_type_;
   uint32_t words_ = 0;
   std::vector<uint32_t> regs_;  // [lane][word]
   std::vector<int32_t> stack_slot_;
-  std::vector<VarStack> stacks_;
+  std::vector<BatchSnapshot::VarStack> stacks_;
+  std::vector<int32_t> pc_;        // [lane]
   std::vector<int32_t> pc_stack_;  // [lane][depth]
-  std::vector<uint32_t> pc_sp_;
-  std::vector<uint64_t> steps_;
+  std::vector<uint32_t> pc_depth_;
+  std::vector<uint64_t> lane_steps_;
   std::vector<LaneRandom> rng_;
   std::vector<std::vector<uint32_t>> waiting_;  // lanes waiting at each block
+  std::vector<uint32_t> counts_, active_;
+  uint32_t live_ = 0;
+  double utilization_sum_ = 0;
+  RunResult result_;
 };
 
-}  // namespace
+VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options)
+    : state_(std::make_unique<State>(program, batch, options)) {}
+VmRun::~VmRun() = default;
+void VmRun::set_picker(BlockPicker picker) { state_->set_picker(picker); }
+bool VmRun::done() const { return state_->done(); }
+int32_t VmRun::next_block() const { return state_->next_block(); }
+uint64_t VmRun::steps() const { return state_->steps(); }
+BatchSnapshot VmRun::snapshot() const { return state_->snapshot(); }
+RunResult VmRun::result() const { return state_->result(); }
+
+uint64_t VmRun::step(uint64_t n) {
+  uint64_t taken = 0;
+  for (; taken < n && !state_->done(); ++taken) state_->step();
+  return taken;
+}
 
 RunResult run_vm(const LoweredProgram& program, const Batch& batch, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  RunResult result = BatchState(program, batch, options).run();
+  VmRun run(program, batch, options);
+  run.step(UINT64_MAX);
+  RunResult result = run.result();
   result.stats.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

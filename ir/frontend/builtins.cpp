@@ -1,0 +1,229 @@
+// Calls in the function builder: user functions and the builtin functions.
+#include <fmt/format.h>
+
+#include "ir/frontend/builder_state.h"
+#include "ir/frontend/operators.h"
+
+namespace ab::frontend {
+
+using ast::Expr;
+using ast::ExprKind;
+
+namespace {
+
+std::string arguments(size_t n) {
+  return fmt::format("{} argument{}", n, n == 1 ? "" : "s");
+}
+
+struct NamedOp {
+  const char* name;
+  OpCode code;
+};
+constexpr NamedOp kFloatMath[] = {
+    {"sqrt", OpCode::Sqrt},   {"exp", OpCode::Exp},   {"log", OpCode::Log},
+    {"sin", OpCode::Sin},     {"cos", OpCode::Cos},   {"tanh", OpCode::Tanh},
+    {"floor", OpCode::Floor}, {"ceil", OpCode::Ceil},
+};
+constexpr NamedOp kElementwise[] = {
+    {"min", OpCode::Min},
+    {"max", OpCode::Max},
+    {"pow", OpCode::Pow},
+    {"clamp", OpCode::Clamp},
+};
+constexpr NamedOp kConversions[] = {
+    {"int", OpCode::ToInt},
+    {"uint", OpCode::ToUInt},
+    {"float", OpCode::ToFloat},
+};
+
+}  // namespace
+
+TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
+  if (!types().is_array(t)) return scalar;
+  const TypeId elem = types()[t].elem;
+  const uint32_t count = types()[t].count;
+  return types().array(with_leaf(elem, scalar), count);
+}
+
+Value FunctionBuilder::call(const Expr& e, TypeId hint, bool allow_void) {
+  if (auto b = builtin(e, hint)) return *b;
+  const int f = globals_.function_index(e.name);
+  if (f < 0) {
+    if (find_local(e.name) || globals_.is_const(e.name) || globals_.uniform_index(e.name) >= 0)
+      error(e.loc, fmt::format("'{}' is not a function", e.name));
+    else
+      error(e.loc, fmt::format("unknown function '{}'", e.name));
+    return Value{};
+  }
+  const Signature& sig = globals_.signature(f);
+  if (e.args.size() != sig.params.size()) {
+    error(e.loc, fmt::format("'{}' takes {}, found {}", e.name, arguments(sig.params.size()),
+                             e.args.size()));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  bool ok = true;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const Value v = expr(*e.args[i], sig.params[i]);
+    if (!v.ok()) {
+      ok = false;
+    } else if (sig.params[i] != kPoison && v.type != sig.params[i]) {
+      error(e.args[i]->loc, fmt::format("argument {} of '{}' must be '{}', found '{}'", i + 1,
+                                        e.name, type_name(sig.params[i]), type_name(v.type)));
+      ok = false;
+    }
+    args.push_back(v.var);
+  }
+  if (sig.result == Types::kVoid && !allow_void) {
+    error(e.loc,
+          fmt::format("function '{}' returns nothing and cannot be used as a value", e.name));
+    return Value{};
+  }
+  if (!ok || !sig.ok) return Value{};
+  if (sig.result == Types::kVoid) {
+    emit(OpCode::Call, -1, std::move(args), e.loc).index = f;
+    return Value{-1, Types::kVoid};
+  }
+  Value v = op_value(OpCode::Call, sig.result, std::move(args), e.loc);
+  fn_.blocks[current_].ops.back().index = f;
+  return v;
+}
+
+std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
+  const std::string& n = e.name;
+  auto arity = [&](size_t want) {
+    if (e.args.size() == want) return true;
+    error(e.loc, fmt::format("'{}' takes {}, found {}", n, arguments(want), e.args.size()));
+    return false;
+  };
+
+  for (const NamedOp& c : kConversions) {
+    if (n != c.name) continue;
+    if (auto folded = fold(e, hint)) return constant(folded->type, {folded->bits}, e.loc);
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], kPoison);
+    if (!v.ok()) return Value{};
+    if (!leaf_scalar(types(), v.type)) {
+      error(e.args[0]->loc, fmt::format("cannot convert '{}' to '{}'", type_name(v.type), n));
+      return Value{};
+    }
+    const TypeId target = n == "int" ? Types::kInt : n == "uint" ? Types::kUInt : Types::kFloat;
+    return op_value(c.code, with_leaf(v.type, target), {v.var}, e.loc);
+  }
+
+  for (const NamedOp& m : kFloatMath) {
+    if (n != m.name) continue;
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], Types::kFloat);
+    if (!v.ok()) return Value{};
+    if (leaf_scalar(types(), v.type) != Scalar::Float) {
+      error(e.args[0]->loc,
+            fmt::format("'{}' needs a 'float' argument, found '{}'", n, type_name(v.type)));
+      return Value{};
+    }
+    return op_value(m.code, v.type, {v.var}, e.loc);
+  }
+
+  if (n == "abs") {
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], hint);
+    if (!v.ok()) return Value{};
+    const auto leaf = leaf_scalar(types(), v.type);
+    if (!leaf || !elementwise_result(OpCode::Abs, *leaf)) {
+      error(e.args[0]->loc,
+            fmt::format("'abs' needs a numeric argument, found '{}'", type_name(v.type)));
+      return Value{};
+    }
+    return op_value(OpCode::Abs, v.type, {v.var}, e.loc);
+  }
+
+  for (const NamedOp& m : kElementwise) {
+    if (n != m.name) continue;
+    if (!arity(m.code == OpCode::Clamp ? 3 : 2)) return Value{};
+    const std::vector<Value> vals = operands(e.args, m.code == OpCode::Pow ? Types::kFloat : hint);
+    for (const Value& v : vals)
+      if (!v.ok()) return Value{};
+    // Equal types, or arrays of one type together with scalars of their leaf type.
+    TypeId common = vals[0].type;
+    for (size_t i = 1; i < vals.size(); ++i) {
+      const TypeId t = vals[i].type;
+      if (t == common) continue;
+      if (types().is_array(common) && types().is_scalar(t) && types().leaf(common) == t) continue;
+      if (types().is_scalar(common) && types().is_array(t) && types().leaf(t) == common) {
+        common = t;
+        continue;
+      }
+      error(e.args[i]->loc, fmt::format("'{}' arguments must have matching types, found '{}' "
+                                        "and '{}'",
+                                        n, type_name(common), type_name(t)));
+      return Value{};
+    }
+    const auto leaf = leaf_scalar(types(), common);
+    if (!leaf || !elementwise_result(m.code, *leaf)) {
+      error(e.loc, fmt::format("'{}' needs {} arguments, found '{}'", n,
+                               m.code == OpCode::Pow ? "'float'" : "numeric", type_name(common)));
+      return Value{};
+    }
+    std::vector<VarId> args;
+    for (const Value& v : vals)
+      args.push_back(v.var);
+    return op_value(m.code, common, std::move(args), e.loc);
+  }
+
+  if (n == "dot" || n == "sum") {
+    const bool is_dot = n == "dot";
+    if (!arity(is_dot ? 2 : 1)) return Value{};
+    const std::vector<Value> vals = operands(e.args, kPoison);
+    for (const Value& v : vals)
+      if (!v.ok()) return Value{};
+    const TypeId t = vals[0].type;
+    const auto leaf = leaf_scalar(types(), t);
+    const bool numeric_array = types().is_array(t) && leaf && *leaf != Scalar::Bool;
+    if (!numeric_array || (is_dot && vals[1].type != t)) {
+      if (is_dot)
+        error(e.loc, fmt::format("'dot' needs two numeric arrays of the same type, found '{}' "
+                                 "and '{}'",
+                                 type_name(t), type_name(vals[1].type)));
+      else
+        error(e.args[0]->loc, fmt::format("'sum' needs a numeric array, found '{}'", type_name(t)));
+      return Value{};
+    }
+    std::vector<VarId> args;
+    for (const Value& v : vals)
+      args.push_back(v.var);
+    return op_value(is_dot ? OpCode::Dot : OpCode::Sum, types().leaf(t), std::move(args), e.loc);
+  }
+
+  if (n == "len") {
+    if (!arity(1)) return Value{};
+    const Expr& a = *e.args[0];
+    TypeId t = kPoison;
+    // len of a named array needs only its type: nothing is copied.
+    const Local* l = a.kind == ExprKind::Name ? find_local(a.name) : nullptr;
+    const int u = a.kind == ExprKind::Name && !l ? globals_.uniform_index(a.name) : -1;
+    if (l) {
+      t = l->type;
+    } else if (u >= 0) {
+      t = program_.uniforms[u].type;
+      if (t == Types::kVoid) t = kPoison;
+    } else {
+      const Value v = expr(a, kPoison);
+      if (v.ok()) t = v.type;
+    }
+    if (t == kPoison) return Value{};
+    if (!types().is_array(t)) {
+      error(a.loc, fmt::format("'len' needs an array, found '{}'", type_name(t)));
+      return Value{};
+    }
+    return constant(Types::kInt, {types()[t].count}, e.loc);
+  }
+
+  if (n == "uniform" || n == "normal") {
+    if (!arity(0)) return Value{};
+    return op_value(n == "uniform" ? OpCode::RandUniform : OpCode::RandNormal, Types::kFloat, {},
+                    e.loc);
+  }
+  return std::nullopt;
+}
+
+}  // namespace ab::frontend

@@ -1,0 +1,39 @@
+// compile_source: lex, parse, declare the top level, then build every function.
+#include "ir/frontend/frontend.h"
+
+#include <exception>
+
+#include "ir/frontend/function_builder.h"
+#include "ir/frontend/globals.h"
+#include "ir/frontend/lexer.h"
+#include "ir/frontend/parser.h"
+
+namespace ab {
+
+std::optional<Program> compile_source(const std::string& source, const std::string& file,
+                                      Diagnostics& diags) {
+  const size_t errors_before = diags.errors().size();
+  auto failed = [&] { return diags.errors().size() > errors_before; };
+  try {
+    const std::vector<frontend::Token> tokens = frontend::lex(source, diags);
+    const frontend::ast::Module module = frontend::parse(tokens, diags);
+    // Type errors in a half-parsed file would mostly be echoes of the syntax errors.
+    if (failed()) return std::nullopt;
+
+    Program program;
+    program.file = file;
+    frontend::Globals globals(module, program, diags);
+    globals.declare();
+    program.functions.resize(module.functions.size());
+    for (size_t i = 0; i < module.functions.size(); ++i)
+      frontend::build_function(globals, module.functions[i], static_cast<int>(i), program, diags);
+    if (failed()) return std::nullopt;
+    return program;
+  } catch (const std::exception& e) {
+    // Never expected; reported rather than thrown so a caller's input can never crash it.
+    diags.error(SourceLoc{}, std::string("internal error in the front end: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace ab

@@ -1,0 +1,498 @@
+// Unit tests of the command-line tool's input side: scalar parsing, input specs, batch
+// assembly, uniform binding, CSV and .npy reading/writing, and output column layout.
+//
+// The tool's sources are compiled into the `autobatch` executable only, so this file compiles
+// the ones it tests into the test binary directly.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "ir/ops.h"
+#include "tools/csv.h"
+#include "tools/data_file.h"
+#include "tools/file_io.h"
+#include "tools/inputs.h"
+#include "tools/npy.h"
+#include "tools/outputs.h"
+#include "tools/shape.h"
+#include "tools/uniforms.h"
+#include "tools/values.h"
+
+namespace {
+
+using namespace ab;
+using namespace ab::cli;
+
+// A fresh directory under the system temp directory, removed at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           fmt::format("ab_inputs_test_{}_{}", ::getpid(), counter++);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const std::string file = (path / name).string();
+    std::ofstream(file, std::ios::binary) << bytes;
+    return file;
+  }
+};
+
+template <class T>
+std::string raw_bytes(const std::vector<T>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+uint32_t word_of(const Expected<uint32_t>& result) {
+  REQUIRE_MESSAGE(result.ok(), (result.ok() ? "" : result.error()));
+  return *result;
+}
+
+// main(n: int, x: float, v: float[3]) -> int, built by hand (no front end needed).
+Program program_with_params(std::vector<std::pair<std::string, TypeId>> params, Types types = {}) {
+  Program program;
+  program.file = "test.ab";
+  program.types = std::move(types);
+  Function main_fn;
+  main_fn.name = "main";
+  for (auto& [name, type] : params) {
+    main_fn.params.push_back(static_cast<VarId>(main_fn.vars.size()));
+    main_fn.vars.push_back(Var{name, type});
+  }
+  program.functions.push_back(std::move(main_fn));
+  return program;
+}
+
+}  // namespace
+
+TEST_CASE("inputs: scalar text parsing follows each type's rules") {
+  CHECK(word_of(parse_scalar("true", Scalar::Bool)) == 1);
+  CHECK(word_of(parse_scalar("0", Scalar::Bool)) == 0);
+  CHECK(word_of(parse_scalar(" 1 ", Scalar::Bool)) == 1);
+  CHECK_FALSE(parse_scalar("2", Scalar::Bool).ok());
+  CHECK_FALSE(parse_scalar("yes", Scalar::Bool).ok());
+
+  CHECK(word_of(parse_scalar("2147483647", Scalar::Int)) == 0x7fffffffu);
+  CHECK(word_of(parse_scalar("-2147483648", Scalar::Int)) == 0x80000000u);
+  CHECK(word_of(parse_scalar("-1", Scalar::Int)) == 0xffffffffu);
+  CHECK(word_of(parse_scalar("0x10", Scalar::Int)) == 16);
+  auto too_big = parse_scalar("2147483648", Scalar::Int);
+  REQUIRE_FALSE(too_big.ok());
+  CHECK(too_big.error() == "'2147483648' is out of range for int");
+  CHECK_FALSE(parse_scalar("1.5", Scalar::Int).ok());
+  CHECK_FALSE(parse_scalar("99999999999999999999999", Scalar::Int).ok());
+  CHECK_FALSE(parse_scalar("", Scalar::Int).ok());
+
+  CHECK(word_of(parse_scalar("4294967295", Scalar::UInt)) == 0xffffffffu);
+  auto negative = parse_scalar("-3", Scalar::UInt);
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.error() == "'-3' is negative but the type is uint");
+  CHECK_FALSE(parse_scalar("4294967296", Scalar::UInt).ok());
+
+  CHECK(word_of(parse_scalar("0.5", Scalar::Float)) == float_bits(0.5f));
+  CHECK(word_of(parse_scalar("-1.5e3", Scalar::Float)) == float_bits(-1500.0f));
+  CHECK(word_of(parse_scalar("7", Scalar::Float)) == float_bits(7.0f));
+  CHECK(word_of(parse_scalar("0.1", Scalar::Float)) == float_bits(0.1f));
+  CHECK(std::isinf(bits_float(word_of(parse_scalar("inf", Scalar::Float)))));
+  CHECK_FALSE(parse_scalar("1e39", Scalar::Float).ok());
+  CHECK_FALSE(parse_scalar("1.5x", Scalar::Float).ok());
+}
+
+TEST_CASE("inputs: numbers from files convert only when they fit") {
+  CHECK(word_of(encode_number(Number{1.0}, Scalar::Int)) == 1);
+  CHECK_FALSE(encode_number(Number{1.5}, Scalar::Int).ok());
+  CHECK_FALSE(encode_number(Number{int64_t{3'000'000'000}}, Scalar::Int).ok());
+  CHECK(word_of(encode_number(Number{int64_t{3'000'000'000}}, Scalar::UInt)) == 3'000'000'000u);
+  CHECK_FALSE(encode_number(Number{int64_t{-1}}, Scalar::UInt).ok());
+  CHECK(word_of(encode_number(Number{true}, Scalar::Float)) == float_bits(1.0f));
+  // float64 -> float rounds to nearest.
+  CHECK(word_of(encode_number(Number{0.1}, Scalar::Float)) == float_bits(0.1f));
+  CHECK_FALSE(encode_number(Number{int64_t{2}}, Scalar::Bool).ok());
+  CHECK(word_of(encode_number(Number{uint64_t{1}}, Scalar::Bool)) == 1);
+}
+
+TEST_CASE("inputs: values print and serialize so floats round-trip") {
+  CHECK(format_scalar(0xffffffffu, Scalar::Int) == "-1");
+  CHECK(format_scalar(0xffffffffu, Scalar::UInt) == "4294967295");
+  CHECK(format_scalar(1, Scalar::Bool) == "true");
+  CHECK(format_scalar(float_bits(0.1f), Scalar::Float) == "0.1");
+  CHECK(scalar_json(float_bits(0.1f), Scalar::Float).dump() == "0.1");
+  // The JSON number is the float's shortest decimal; read back and rounded to float it is the
+  // same float.
+  const double third = scalar_json(float_bits(1.0f / 3.0f), Scalar::Float).get<double>();
+  CHECK(third == std::strtod("0.33333334", nullptr));
+  CHECK(static_cast<float>(third) == 1.0f / 3.0f);
+  CHECK(scalar_json(float_bits(NAN), Scalar::Float) == "NaN");
+  CHECK(scalar_json(0xfffffffeu, Scalar::Int).dump() == "-2");
+}
+
+TEST_CASE("inputs: spec forms parse") {
+  auto constant = parse_input_spec("5");
+  REQUIRE(constant.ok());
+  CHECK(std::get<ConstantSpec>(*constant).text == "5");
+
+  auto list = parse_input_spec("1,2,3");
+  REQUIRE(list.ok());
+  CHECK(std::get<ListSpec>(*list).items == std::vector<std::string>{"1", "2", "3"});
+
+  auto range = parse_input_spec("range:-2:3");
+  REQUIRE(range.ok());
+  CHECK(std::get<RangeSpec>(*range).begin == -2);
+  CHECK(std::get<RangeSpec>(*range).end == 3);
+
+  auto randint = parse_input_spec("randint:0:10");
+  REQUIRE(randint.ok());
+  CHECK(std::get<RandIntSpec>(*randint).high == 10);
+
+  auto file = parse_input_spec("@data/x.npy");
+  REQUIRE(file.ok());
+  CHECK(std::get<FileSpec>(*file).path == "data/x.npy");
+
+  CHECK_FALSE(parse_input_spec("range:5:5").ok());
+  CHECK_FALSE(parse_input_spec("range:5:2").ok());
+  CHECK_FALSE(parse_input_spec("range:a:b").ok());
+  CHECK_FALSE(parse_input_spec("range:5").ok());
+  CHECK_FALSE(parse_input_spec("randint:3:").ok());
+  CHECK_FALSE(parse_input_spec("@").ok());
+  CHECK_FALSE(parse_input_spec("").ok());
+
+  auto binding = parse_binding("n=a=b", "NAME=SPEC");
+  REQUIRE(binding.ok());
+  CHECK(binding->name == "n");
+  CHECK(binding->value == "a=b");
+  CHECK_FALSE(parse_binding("n", "NAME=SPEC").ok());
+  CHECK_FALSE(parse_binding("=5", "NAME=SPEC").ok());
+  CHECK_FALSE(parse_binding("n=", "NAME=SPEC").ok());
+}
+
+TEST_CASE("inputs: randint follows its documented rule") {
+  RandIntSource source(42);
+  std::mt19937_64 engine(42);
+  for (int i = 0; i < 100; ++i) {
+    // span 10 does not divide 2^64, but a skipped output has probability ~1e-18.
+    const uint64_t x = engine();
+    CHECK(source.next(-5, 5) == -5 + static_cast<int64_t>(x % 10));
+  }
+  // A power-of-two span never skips.
+  RandIntSource bits(7);
+  std::mt19937_64 bits_engine(7);
+  for (int i = 0; i < 10; ++i)
+    CHECK(bits.next(0, 8) == static_cast<int64_t>(bits_engine() % 8));
+}
+
+TEST_CASE("inputs: batch size comes from list inputs, --batch, or defaults to 1") {
+  Types types;
+  const TypeId vec3 = types.array(Types::kFloat, 3);
+  const Program program =
+      program_with_params({{"n", Types::kInt}, {"x", Types::kFloat}, {"v", vec3}}, types);
+
+  SUBCASE("constants alone give one lane") {
+    auto built = build_inputs(program, 0, {{"n=4", "x=0.5", "v=2"}, std::nullopt, 0});
+    REQUIRE_MESSAGE(built.ok(), (built.ok() ? "" : built.error()));
+    CHECK(built->lanes == 1);
+    CHECK(built->columns[0] == std::vector<uint32_t>{4});
+    CHECK(built->columns[1] == std::vector<uint32_t>{float_bits(0.5f)});
+    CHECK(built->columns[2] == std::vector<uint32_t>(3, float_bits(2.0f)));
+  }
+  SUBCASE("a list sets the batch and constants broadcast") {
+    auto built = build_inputs(program, 0, {{"v=0", "x=1.5", "n=7,8,9"}, std::nullopt, 0});
+    REQUIRE(built.ok());
+    CHECK(built->lanes == 3);
+    CHECK(built->columns[0] == std::vector<uint32_t>{7, 8, 9});
+    CHECK(built->columns[1] == std::vector<uint32_t>(3, float_bits(1.5f)));
+    CHECK(built->columns[2].size() == 9);
+  }
+  SUBCASE("range gives A..B-1 converted to the parameter type") {
+    auto built = build_inputs(program, 0, {{"n=range:3:6", "x=range:0:3", "v=1"}, std::nullopt, 0});
+    REQUIRE(built.ok());
+    CHECK(built->columns[0] == std::vector<uint32_t>{3, 4, 5});
+    CHECK(built->columns[1] ==
+          std::vector<uint32_t>{float_bits(0.0f), float_bits(1.0f), float_bits(2.0f)});
+  }
+  SUBCASE("--batch with constants") {
+    auto built = build_inputs(program, 0, {{"n=1", "x=1", "v=1"}, 5u, 0});
+    REQUIRE(built.ok());
+    CHECK(built->lanes == 5);
+  }
+  SUBCASE("randint draws in [A, B) and needs --batch") {
+    auto built = build_inputs(program, 0, {{"n=randint:10:13", "x=1", "v=1"}, 50u, 9});
+    REQUIRE(built.ok());
+    for (uint32_t w : built->columns[0])
+      CHECK((w >= 10 && w < 13));
+    auto again = build_inputs(program, 0, {{"n=randint:10:13", "x=1", "v=1"}, 50u, 9});
+    CHECK(again->columns[0] == built->columns[0]);
+    auto missing_batch =
+        build_inputs(program, 0, {{"n=randint:0:3", "x=1", "v=1"}, std::nullopt, 0});
+    REQUIRE_FALSE(missing_batch.ok());
+    CHECK(missing_batch.error() == "input 'n' uses randint, which needs --batch");
+  }
+  SUBCASE("mismatched list lengths name the input") {
+    auto built = build_inputs(program, 0, {{"n=1,2,3,4,5", "x=1,2,3", "v=1"}, std::nullopt, 0});
+    REQUIRE_FALSE(built.ok());
+    CHECK(built.error() == "input 'x' has 3 values but the batch has 5 lanes");
+    auto against_batch = build_inputs(program, 0, {{"n=1,2,3", "x=1", "v=1"}, 5u, 0});
+    REQUIRE_FALSE(against_batch.ok());
+    CHECK(against_batch.error() == "input 'n' has 3 values but the batch has 5 lanes");
+  }
+  SUBCASE("unknown, duplicate and missing inputs are named") {
+    auto unknown = build_inputs(program, 0, {{"n=1", "x=1", "v=1", "q=2"}, std::nullopt, 0});
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error() == "unknown input 'q': main takes n, x, v");
+    auto twice = build_inputs(program, 0, {{"n=1", "n=2", "x=1", "v=1"}, std::nullopt, 0});
+    REQUIRE_FALSE(twice.ok());
+    CHECK(twice.error() == "input 'n' is given twice");
+    auto missing = build_inputs(program, 0, {{"n=1", "v=1"}, std::nullopt, 0});
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error() == "missing input 'x' (float): give --input x=SPEC");
+  }
+  SUBCASE("values are checked against the parameter type") {
+    auto bad = build_inputs(program, 0, {{"n=1,2.5", "x=1", "v=1"}, std::nullopt, 0});
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error() == "input 'n': value 2: '2.5' is not a valid int");
+    auto list_for_array = build_inputs(program, 0, {{"n=1", "x=1", "v=1,2,3"}, std::nullopt, 0});
+    CHECK_FALSE(list_for_array.ok());
+  }
+}
+
+TEST_CASE("inputs: struct parameters are refused by name") {
+  Types types;
+  const TypeId pair =
+      types.add_struct("Pair", {Field{"a", Types::kInt, 0}, Field{"b", Types::kInt, 0}});
+  const Program program = program_with_params({{"p", pair}}, types);
+  auto built = build_inputs(program, 0, {{"p=1"}, std::nullopt, 0});
+  REQUIRE_FALSE(built.ok());
+  CHECK(built.error() == "parameter 'p' of struct type cannot be given on the command line");
+}
+
+TEST_CASE("inputs: csv parsing") {
+  auto table = parse_csv("# comment\n1, 2,3\r\n\n4,5,6\n", "t.csv");
+  REQUIRE(table.ok());
+  REQUIRE(table->rows.size() == 2);
+  CHECK(table->rows[0] == std::vector<std::string>{"1", "2", "3"});
+  CHECK(table->rows[1] == std::vector<std::string>{"4", "5", "6"});
+  CHECK(table->line_numbers == std::vector<uint32_t>{2, 4});
+
+  auto ragged = parse_csv("1,2\n3\n", "r.csv");
+  REQUIRE_FALSE(ragged.ok());
+  CHECK(ragged.error() == "'r.csv' line 2 has 1 values but line 1 has 2");
+  CHECK_FALSE(parse_csv("1,,2\n", "e.csv").ok());
+  auto empty = parse_csv("", "empty.csv");
+  REQUIRE(empty.ok());
+  CHECK(empty->rows.empty());
+}
+
+TEST_CASE("inputs: npy files round-trip and bad headers are clear errors") {
+  const std::vector<uint32_t> words{1, 2, 3, 4, 5, 6};
+  const std::string bytes = encode_npy("<i4", {2, 3}, raw_bytes(words));
+  // The data starts on a 64-byte boundary, as numpy writes it.
+  CHECK((bytes.size() - words.size() * 4) % 64 == 0);
+  CHECK(bytes.substr(0, 6) == "\x93NUMPY");
+
+  auto array = parse_npy(bytes, "a.npy");
+  REQUIRE(array.ok());
+  CHECK(array->type == NpyType::Int32);
+  CHECK(array->shape == std::vector<uint64_t>{2, 3});
+  CHECK(std::get<int64_t>(array->at(4)) == 5);
+
+  const std::vector<double> doubles{0.25, -1.5};
+  auto f8 = parse_npy(encode_npy("<f8", {2}, raw_bytes(doubles)), "d.npy");
+  REQUIRE(f8.ok());
+  CHECK(std::get<double>(f8->at(1)) == -1.5);
+
+  const std::vector<int64_t> longs{-7};
+  auto scalar = parse_npy(encode_npy("<i8", {}, raw_bytes(longs)), "s.npy");
+  REQUIRE(scalar.ok());
+  CHECK(scalar->shape.empty());
+  CHECK(std::get<int64_t>(scalar->at(0)) == -7);
+
+  auto fortran = parse_npy(std::string("\x93NUMPY\x01\x00", 8) + std::string("\x46\x00", 2) +
+                               "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }" +
+                               std::string(11, ' ') + "\n" + std::string(16, '\0'),
+                           "f.npy");
+  REQUIRE_FALSE(fortran.ok());
+  CHECK(fortran.error().find("Fortran order") != std::string::npos);
+
+  auto big_endian = parse_npy(encode_npy(">f4", {1}, std::string(4, '\0')), "b.npy");
+  REQUIRE_FALSE(big_endian.ok());
+  CHECK(big_endian.error().find("big-endian") != std::string::npos);
+
+  auto half = parse_npy(encode_npy("<f2", {1}, std::string(2, '\0')), "h.npy");
+  REQUIRE_FALSE(half.ok());
+  CHECK(half.error().find("'<f2'") != std::string::npos);
+
+  auto truncated = parse_npy(encode_npy("<f4", {4}, std::string(8, '\0')), "t.npy");
+  REQUIRE_FALSE(truncated.ok());
+  CHECK(truncated.error().find("truncated") != std::string::npos);
+
+  CHECK_FALSE(parse_npy("not numpy", "x.npy").ok());
+  CHECK_FALSE(parse_npy(std::string("\x93NUMPY\x01\x00\xff\xff", 10), "x.npy").ok());
+}
+
+TEST_CASE("inputs: write_npy writes what read_npy reads") {
+  TempDir dir;
+  const std::string path = (dir.path / "out.npy").string();
+  REQUIRE(write_npy(path, Scalar::Float, {2}, {float_bits(1.5f), float_bits(-2.0f)}).ok());
+  auto floats = read_npy(path);
+  REQUIRE(floats.ok());
+  CHECK(floats->type == NpyType::Float32);
+  CHECK(std::get<double>(floats->at(1)) == -2.0);
+
+  REQUIRE(write_npy(path, Scalar::Bool, {3}, {1, 0, 1}).ok());
+  auto bools = read_npy(path);
+  REQUIRE(bools.ok());
+  CHECK(bools->type == NpyType::Bool);
+  CHECK(bools->data == std::string("\x01\x00\x01", 3));
+
+  auto missing = read_npy((dir.path / "nope.npy").string());
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().find("cannot read") == 0);
+}
+
+TEST_CASE("inputs: array parameters from csv and npy files") {
+  TempDir dir;
+  Types types;
+  const TypeId grid = types.array(types.array(Types::kInt, 3), 2);  // int[2][3]
+  const Program program = program_with_params({{"g", grid}}, types);
+
+  const std::string csv = dir.write("g.csv", "1,2,3,4,5,6\n7,8,9,10,11,12\n");
+  auto from_csv = build_inputs(program, 0, {{"g=@" + csv}, std::nullopt, 0});
+  REQUIRE_MESSAGE(from_csv.ok(), (from_csv.ok() ? "" : from_csv.error()));
+  CHECK(from_csv->lanes == 2);
+  CHECK(from_csv->columns[0] == std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+
+  const std::vector<int64_t> values{1, 2, 3, 4, 5, 6};
+  const std::string npy = dir.write("g.npy", encode_npy("<i8", {1, 2, 3}, raw_bytes(values)));
+  auto from_npy = build_inputs(program, 0, {{"g=@" + npy}, std::nullopt, 0});
+  REQUIRE(from_npy.ok());
+  CHECK(from_npy->lanes == 1);
+  CHECK(from_npy->columns[0] == std::vector<uint32_t>{1, 2, 3, 4, 5, 6});
+
+  const std::string flat = dir.write("flat.npy", encode_npy("<i8", {6}, raw_bytes(values)));
+  auto wrong_shape = build_inputs(program, 0, {{"g=@" + flat}, std::nullopt, 0});
+  REQUIRE_FALSE(wrong_shape.ok());
+  CHECK(wrong_shape.error() ==
+        "input 'g' is int[2][3]: expected .npy shape (lanes, 2, 3), got (6,)");
+
+  const std::string short_rows = dir.write("short.csv", "1,2,3\n");
+  auto wrong_columns = build_inputs(program, 0, {{"g=@" + short_rows}, std::nullopt, 0});
+  REQUIRE_FALSE(wrong_columns.ok());
+  CHECK(wrong_columns.error().find("expected 6 values per row") != std::string::npos);
+
+  const std::vector<double> fractional{1, 2, 3, 4, 5, 6.5};
+  const std::string frac =
+      dir.write("frac.npy", encode_npy("<f8", {1, 2, 3}, raw_bytes(fractional)));
+  auto not_int = build_inputs(program, 0, {{"g=@" + frac}, std::nullopt, 0});
+  REQUIRE_FALSE(not_int.ok());
+  CHECK(not_int.error().find("element [0, 1, 2]") != std::string::npos);
+
+  auto no_file =
+      build_inputs(program, 0, {{"g=@" + (dir.path / "none.csv").string()}, std::nullopt, 0});
+  REQUIRE_FALSE(no_file.ok());
+  CHECK(no_file.error().find("cannot read") == 0);
+}
+
+TEST_CASE("inputs: uniforms bind from npy, csv and scalars with exact shapes") {
+  TempDir dir;
+  Program program = program_with_params({});
+  const TypeId table_type = program.types.array(Types::kFloat, 4);
+  program.uniforms.push_back(Uniform{"table", table_type, {}});
+  program.uniforms.push_back(Uniform{"scale", Types::kInt, {}});
+
+  const std::vector<float> table{0.5f, 1.5f, 2.5f, 3.5f};
+  const std::string npy = dir.write("t.npy", encode_npy("<f4", {4}, raw_bytes(table)));
+  auto bound = bind_uniforms(program, {"scale=3", "table=@" + npy});
+  REQUIRE_MESSAGE(bound.ok(), (bound.ok() ? "" : bound.error()));
+  CHECK((*bound)[0] == std::vector<uint32_t>{float_bits(0.5f), float_bits(1.5f), float_bits(2.5f),
+                                             float_bits(3.5f)});
+  CHECK((*bound)[1] == std::vector<uint32_t>{3});
+
+  const std::string row = dir.write("row.csv", "1,2,3,4\n");
+  const std::string column = dir.write("column.csv", "1\n2\n3\n4\n");
+  for (const std::string& csv : {row, column}) {
+    auto from_csv = bind_uniforms(program, {"scale=1", "table=@" + csv});
+    REQUIRE(from_csv.ok());
+    CHECK((*from_csv)[0][3] == float_bits(4.0f));
+  }
+
+  const std::string three =
+      dir.write("three.npy", encode_npy("<f4", {3}, raw_bytes(std::vector<float>{1, 2, 3})));
+  auto mismatch = bind_uniforms(program, {"scale=1", "table=@" + three});
+  REQUIRE_FALSE(mismatch.ok());
+  CHECK(mismatch.error() == "uniform 'table' is float[4]: expected .npy shape (4,), got (3,)");
+
+  const std::string wide = dir.write("wide.csv", "1,2\n3,4\n");
+  auto csv_mismatch = bind_uniforms(program, {"scale=1", "table=@" + wide});
+  REQUIRE_FALSE(csv_mismatch.ok());
+  CHECK(csv_mismatch.error().find("expected 4 rows of 1 value or 1 row of 4 values") !=
+        std::string::npos);
+  CHECK(csv_mismatch.error().find("got 2 rows of 2 values") != std::string::npos);
+
+  auto missing = bind_uniforms(program, {"scale=1"});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error() ==
+        "uniform 'table' (float[4]) is not bound: give --uniform table=@file.npy");
+  auto unknown = bind_uniforms(program, {"scale=1", "table=@" + npy, "other=@" + npy});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error() == "unknown uniform 'other': the program declares table, scale");
+
+  const std::vector<int64_t> too_big{int64_t{1} << 40};
+  const std::string big = dir.write("big.npy", encode_npy("<i8", {}, raw_bytes(too_big)));
+  auto out_of_range = bind_uniforms(program, {"scale=@" + big, "table=@" + npy});
+  REQUIRE_FALSE(out_of_range.ok());
+  CHECK(out_of_range.error().find("out of range for int") != std::string::npos);
+}
+
+TEST_CASE("inputs: output columns of a struct result name each leaf field") {
+  Types types;
+  const TypeId inner =
+      types.add_struct("Inner", {Field{"x", Types::kFloat, 0}, Field{"ok", Types::kBool, 0}});
+  const TypeId vec2 = types.array(Types::kInt, 2);
+  // Outer { id: int, pos: int[2], inner: Inner, items: Inner[2] } = 1 + 2 + 2 + 4 words.
+  const TypeId outer = types.add_struct(
+      "Outer", {Field{"id", Types::kInt, 0}, Field{"pos", vec2, 0}, Field{"inner", inner, 0},
+                Field{"items", types.array(inner, 2), 0}});
+  const OutputLayout layout = output_layout(types, outer);
+  CHECK(layout.lane_words == 9);
+  REQUIRE(layout.columns.size() == 6);
+  CHECK(layout.columns[0].key == "id");
+  CHECK(layout.columns[0].word_offsets == std::vector<uint32_t>{0});
+  CHECK(layout.columns[1].key == "pos");
+  CHECK(layout.columns[1].shape.dims == std::vector<uint32_t>{2});
+  CHECK(layout.columns[1].word_offsets == std::vector<uint32_t>{1, 2});
+  CHECK(layout.columns[2].key == "inner.x");
+  CHECK(layout.columns[2].word_offsets == std::vector<uint32_t>{3});
+  CHECK(layout.columns[3].key == "inner.ok");
+  CHECK(layout.columns[3].shape.leaf == Scalar::Bool);
+  CHECK(layout.columns[4].key == "items.x");
+  CHECK(layout.columns[4].word_offsets == std::vector<uint32_t>{5, 7});
+  CHECK(layout.columns[5].key == "items.ok");
+  CHECK(layout.columns[5].word_offsets == std::vector<uint32_t>{6, 8});
+
+  // Lane 1 of two lanes: pos = [10, 20].
+  std::vector<uint32_t> outputs(18, 0);
+  outputs[9 + 1] = 10;
+  outputs[9 + 2] = 20;
+  const auto pos = column_words(layout, layout.columns[1], outputs, 1);
+  CHECK(column_json(layout.columns[1], pos).dump() == "[10,20]");
+  CHECK(column_text(layout.columns[1], pos) == "[10, 20]");
+  CHECK(output_layout(types, Types::kVoid).columns.empty());
+
+  const OutputLayout grid = output_layout(types, types.array(vec2, 2));
+  REQUIRE(grid.columns.size() == 1);
+  CHECK(grid.columns[0].key == "result");
+  CHECK(column_json(grid.columns[0], {1, 2, 3, 4}).dump() == "[[1,2],[3,4]]");
+  CHECK(column_text(grid.columns[0], {1, 2, 3, 4}, 1) == "[[1, ...], ...]");
+}

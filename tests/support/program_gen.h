@@ -1,0 +1,34 @@
+// A generator of random, well-typed .ab programs for differential testing (interp vs vm vs GPU).
+//
+// Each program has several functions with a depth parameter `d` and a guard that returns without
+// calling when d reaches 0; every call passes d - 1, so recursion (self and mutual) always ends.
+// Loops have small fixed trip counts. Bodies mix int/uint/float/bool arithmetic, arrays and a
+// struct (with computed indices), if/else chains, while and for loops with break and continue,
+// calls in expressions and on the right of && and ||, random draws and asserts. With `faults`,
+// some indices may fall out of range, some divisors may be zero and some asserts may fail, so
+// per-lane faults are exercised too.
+//
+// The entry is `fn main(x: int, y: int) -> Out` where `struct Out { v: int, f: float, u: uint,
+// b: bool }`; main's own depth is x & 3, so lanes with different x recurse to different depths.
+// The same seed and options always give the same text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ab::testing {
+
+struct GenOptions {
+  int functions = 4;       // besides main
+  int max_params = 3;      // per function, besides the depth parameter
+  int max_statements = 6;  // in a function's top-level block (nested blocks get fewer)
+  int max_nesting = 2;     // nested if/while/for levels
+  int max_expr_depth = 3;
+  int calls_per_function = 3;  // static call budget (a call in a loop costs its trip count)
+  bool faults = true;          // allow out-of-range indices, zero divisors, failing asserts
+  bool random_draws = true;    // uniform() and normal()
+};
+
+std::string generate_program(uint64_t seed, const GenOptions& options = {});
+
+}  // namespace ab::testing

@@ -1,0 +1,92 @@
+#include "tools/commands.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "ir/passes/lower.h"
+#include "ir/text.h"
+#include "tools/backends.h"
+#include "tools/expected.h"
+#include "tools/inputs.h"
+#include "tools/output_files.h"
+#include "tools/program_loader.h"
+#include "tools/report.h"
+#include "tools/uniforms.h"
+
+namespace ab::cli {
+
+int report_error(const Error& error) {
+  if (error.formatted)
+    fmt::print(stderr, "{}", error.message);
+  else
+    fmt::print(stderr, "error: {}\n", error.message);
+  return 1;
+}
+
+int check_command(const std::string& file) {
+  auto program = load_program(file);
+  if (!program) return report_error(program.failure());
+  const size_t functions = program->functions.size();
+  fmt::print("{}: ok ({} function{})\n", file, functions, functions == 1 ? "" : "s");
+  return 0;
+}
+
+int ir_command(const IrCommand& command) {
+  auto program = load_program(command.file);
+  if (!program) return report_error(program.failure());
+  if (!command.lowered) {
+    fmt::print("{}", print_ir(*program));
+    return 0;
+  }
+  auto entry = find_entry(*program, command.entry);
+  if (!entry) return report_error(entry.failure());
+  fmt::print("{}", print_lowered(lower(*program, *entry)));
+  return 0;
+}
+
+int run_command(const RunCommand& command) {
+  const Backend* backend = find_backend(command.backend);
+  if (!backend) return report_error(fail(fmt::format("unknown backend '{}'", command.backend)));
+  if (command.options.record_trace && !backend->has_step_trace) {
+    fmt::print(stderr, "error: --trace-steps needs a backend with a step trace (vm), not '{}'\n",
+               backend->name);
+    return 2;
+  }
+
+  auto program = load_program(command.file);
+  if (!program) return report_error(program.failure());
+  auto entry = find_entry(*program, command.entry);
+  if (!entry) return report_error(entry.failure());
+
+  auto inputs =
+      build_inputs(*program, *entry, {command.inputs, command.batch, command.options.seed});
+  if (!inputs) return report_error(inputs.failure());
+  auto uniforms = bind_uniforms(*program, command.uniforms);
+  if (!uniforms) return report_error(uniforms.failure());
+
+  Batch batch;
+  batch.lanes = inputs->lanes;
+  batch.inputs = std::move(inputs->columns);
+  batch.uniforms = std::move(*uniforms);
+  if (std::string problem = check_batch(*program, *entry, batch); !problem.empty())
+    return report_error(fail(problem));
+
+  RunOptions options = command.options;
+  options.heuristic = command.heuristic == "most-lanes" ? Heuristic::MostLanes : Heuristic::MinPc;
+  const BackendRun run = backend->run(*program, *entry, batch, options);
+
+  if (!command.out_dir.empty()) {
+    auto written = write_output_files(command.out_dir, *program, *entry, batch.lanes, run.result);
+    if (!written) return report_error(written.failure());
+  }
+  const RunReport report{
+      *program, *entry, batch, std::string(backend->name), run, options.record_trace};
+  if (command.format == "json")
+    fmt::print("{}\n", report_json(report).dump());
+  else
+    fmt::print("{}", report_table(report));
+  return 0;
+}
+
+}  // namespace ab::cli

@@ -1,0 +1,15 @@
+// Whole-file reads and writes with the tool's error wording:
+// "cannot read 'x.ab': No such file or directory".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "tools/expected.h"
+
+namespace ab::cli {
+
+Expected<std::string> read_file(const std::string& path);
+Status write_file(const std::string& path, std::string_view bytes);
+
+}  // namespace ab::cli

@@ -1,0 +1,45 @@
+#include "tools/output_files.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tools/npy.h"
+#include "tools/outputs.h"
+
+namespace ab::cli {
+
+Status write_output_files(const std::string& dir, const Program& program, int entry, uint32_t lanes,
+                          const RunResult& result) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail(fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  if (!std::filesystem::is_directory(dir, ec))
+    return fail(fmt::format("cannot write into '{}': it is not a directory", dir));
+
+  const OutputLayout layout =
+      output_layout(program.types, program.functions.at(entry).result_type());
+  for (const OutputColumn& column : layout.columns) {
+    std::vector<uint32_t> words;
+    words.reserve(uint64_t{lanes} * column.word_offsets.size());
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      // The backends zero a faulted lane's outputs already; zero them here too so the file
+      // says what this tool documents whatever a backend leaves behind.
+      const bool faulted = lane < result.faulted.size() && result.faulted[lane];
+      for (uint32_t w : column_words(layout, column, result.outputs, lane))
+        words.push_back(faulted ? 0u : w);
+    }
+    std::vector<uint64_t> shape{lanes};
+    shape.insert(shape.end(), column.shape.dims.begin(), column.shape.dims.end());
+    const std::string path = (std::filesystem::path(dir) / (column.key + ".npy")).string();
+    if (auto status = write_npy(path, column.shape.leaf, shape, words); !status) return status;
+  }
+
+  std::vector<uint32_t> faulted(lanes, 0);
+  for (uint32_t lane = 0; lane < lanes && lane < result.faulted.size(); ++lane)
+    faulted[lane] = result.faulted[lane] ? 1 : 0;
+  return write_npy((std::filesystem::path(dir) / "faulted.npy").string(), Scalar::Bool, {lanes},
+                   faulted);
+}
+
+}  // namespace ab::cli

@@ -1,0 +1,56 @@
+#include "tools/outputs.h"
+#include "tools/report.h"
+
+namespace ab::cli {
+
+nlohmann::ordered_json report_json(const RunReport& report) {
+  const RunResult& result = report.run.result;
+  const Function& entry = report.program.functions.at(report.entry);
+  const OutputLayout layout = output_layout(report.program.types, entry.result_type());
+  const uint32_t lanes = report.batch.lanes;
+
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::object();
+  for (const OutputColumn& column : layout.columns) {
+    nlohmann::ordered_json values = nlohmann::ordered_json::array();
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      const bool faulted = lane < result.faulted.size() && result.faulted[lane];
+      values.push_back(
+          faulted ? nlohmann::ordered_json(nullptr)
+                  : column_json(column, column_words(layout, column, result.outputs, lane)));
+    }
+    outputs[column.key] = std::move(values);
+  }
+
+  nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+  for (const LaneError& error : result.errors) {
+    errors.push_back({{"lane", error.lane},
+                      {"code", fault_name(error.code)},
+                      {"function", error.function},
+                      {"line", error.line},
+                      {"step", error.step}});
+  }
+
+  const RunStats& stats = result.stats;
+  nlohmann::ordered_json stats_json = {{"backend", report.backend},
+                                       {"lanes", lanes},
+                                       {"steps", stats.steps},
+                                       {"lane_steps", stats.lane_steps},
+                                       {"calls", stats.calls},
+                                       {"utilization", stats.utilization},
+                                       {"max_stack_depth", stats.max_stack_depth},
+                                       {"wall_seconds", stats.wall_seconds}};
+
+  nlohmann::ordered_json document = {{"outputs", std::move(outputs)},
+                                     {"errors", std::move(errors)}};
+  if (report.with_trace) {
+    stats_json["blocks"] = report.run.block_names.size();
+    nlohmann::ordered_json trace = nlohmann::ordered_json::array();
+    for (const TraceStep& step : result.trace)
+      trace.push_back({step.block, step.active});
+    document["trace"] = std::move(trace);
+  }
+  document["stats"] = std::move(stats_json);
+  return document;
+}
+
+}  // namespace ab::cli

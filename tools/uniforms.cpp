@@ -1,0 +1,108 @@
+#include "tools/uniforms.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "tools/data_file.h"
+#include "tools/inputs.h"
+#include "tools/shape.h"
+#include "tools/values.h"
+
+namespace ab::cli {
+namespace {
+
+// The CSV layouts a uniform of `shape` may be written in, as (rows, columns).
+std::vector<std::vector<uint64_t>> csv_layouts(const ValueShape& shape) {
+  if (shape.dims.empty()) return {{1, 1}};
+  const uint64_t rows = shape.dims[0];
+  const uint64_t columns = shape.elements() / std::max<uint64_t>(rows, 1);
+  if (shape.dims.size() == 1) return {{rows, 1}, {1, rows}};
+  return {{rows, columns}};
+}
+
+std::string describe_csv(const std::vector<uint64_t>& layout) {
+  return fmt::format("{} row{} of {} value{}", layout[0], layout[0] == 1 ? "" : "s", layout[1],
+                     layout[1] == 1 ? "" : "s");
+}
+
+Expected<std::vector<uint32_t>> load_uniform(const Program& program, const Uniform& uniform,
+                                             const std::string& value) {
+  const std::string type_name = program.types.to_string(uniform.type);
+  auto shape = value_shape(program.types, uniform.type);
+  if (!shape)
+    return fail(fmt::format("uniform '{}' of struct type cannot be bound from the command line",
+                            uniform.name));
+  if (value.front() != '@') {
+    if (!shape->dims.empty())
+      return fail(fmt::format("uniform '{}' is {}: bind it from a file, --uniform {}=@file.npy",
+                              uniform.name, type_name, uniform.name));
+    auto word = parse_scalar(value, shape->leaf);
+    if (!word) return fail(fmt::format("uniform '{}': {}", uniform.name, word.error()));
+    return std::vector<uint32_t>{*word};
+  }
+
+  auto file = DataFile::load(value.substr(1));
+  if (!file) return file.failure();
+  if (file->is_csv()) {
+    const auto layouts = csv_layouts(*shape);
+    if (std::find(layouts.begin(), layouts.end(), file->shape()) == layouts.end()) {
+      std::vector<std::string> wanted;
+      for (const auto& layout : layouts)
+        wanted.push_back(describe_csv(layout));
+      return fail(fmt::format("uniform '{}' is {}: expected {} in '{}', got {}", uniform.name,
+                              type_name, fmt::join(wanted, " or "), file->path(),
+                              describe_csv(file->shape())));
+    }
+  } else {
+    const std::vector<uint64_t> want(shape->dims.begin(), shape->dims.end());
+    if (file->shape() != want)
+      return fail(fmt::format("uniform '{}' is {}: expected .npy shape {}, got {}", uniform.name,
+                              type_name, shape_string(want), shape_string(file->shape())));
+  }
+  std::vector<uint32_t> words(shape->elements());
+  for (uint64_t i = 0; i < words.size(); ++i) {
+    auto word = file->element(i, shape->leaf);
+    if (!word) return fail(fmt::format("uniform '{}': {}", uniform.name, word.error()));
+    words[i] = *word;
+  }
+  return words;
+}
+
+}  // namespace
+
+Expected<UniformData> bind_uniforms(const Program& program,
+                                    const std::vector<std::string>& bindings) {
+  std::vector<std::optional<std::string>> values(program.uniforms.size());
+  for (const std::string& arg : bindings) {
+    auto binding = parse_binding(arg, "--uniform NAME=@FILE");
+    if (!binding) return binding.failure();
+    const int index = program.find_uniform(binding->name);
+    if (index < 0) {
+      std::vector<std::string> names;
+      for (const Uniform& u : program.uniforms)
+        names.push_back(u.name);
+      return fail(fmt::format(
+          "unknown uniform '{}': {}", binding->name,
+          names.empty() ? "the program declares no uniforms"
+                        : fmt::format("the program declares {}", fmt::join(names, ", "))));
+    }
+    if (values[index]) return fail(fmt::format("uniform '{}' is bound twice", binding->name));
+    values[index] = binding->value;
+  }
+
+  UniformData data;
+  for (size_t i = 0; i < program.uniforms.size(); ++i) {
+    const Uniform& uniform = program.uniforms[i];
+    if (!values[i])
+      return fail(fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
+                              uniform.name, program.types.to_string(uniform.type), uniform.name));
+    auto words = load_uniform(program, uniform, *values[i]);
+    if (!words) return words.failure();
+    data.push_back(std::move(*words));
+  }
+  return data;
+}
+
+}  // namespace ab::cli
