@@ -67,18 +67,19 @@ struct RunResult {
 };
 
 // Every lane's state between two steps, in the lowered program's terms. Variables are packed
-// in lowered-var order with layout_words (ir/exec.h); stacks are [lane][stack_depth][words].
+// in lowered-var order with layout_words (ir/exec.h); stacks are [lane][stack_capacity][words]
+// (the capacity grows on demand up to stack_depth, so small recursions use little memory).
 struct BatchSnapshot {
   uint64_t step = 0;
-  uint32_t lanes = 0, stack_depth = 0;
+  uint32_t lanes = 0, stack_depth = 0, stack_capacity = 0;
   std::vector<int32_t> pc;          // [lane] the block the lane waits at; exit_pc() when finished
   std::vector<uint32_t> pc_depth;   // [lane] PC stack size = call depth
-  std::vector<int32_t> pc_stack;    // [lane][stack_depth] return blocks, valid below pc_depth
+  std::vector<int32_t> pc_stack;    // [lane][stack_capacity] return blocks, valid below pc_depth
   std::vector<uint32_t> registers;  // [lane][words of every lowered variable]
   struct VarStack {
     VarId var = -1;
     std::vector<uint32_t> depth;  // [lane]
-    std::vector<uint32_t> words;  // [lane][stack_depth][words(var)]
+    std::vector<uint32_t> words;  // [lane][stack_capacity][words(var)]
     bool operator==(const VarStack&) const = default;
   };
   std::vector<VarStack> stacks;  // one per Stacked variable, in variable order

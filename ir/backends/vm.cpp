@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 namespace ab {
 
@@ -29,7 +30,8 @@ class VmRun::State {
  public:
   State(const LoweredProgram& p, const Batch& batch, const RunOptions& options)
       : program_(p), batch_(batch), options_(options), picker_(block_picker(options.heuristic)),
-        lanes_(batch.lanes), depth_(options.stack_depth) {
+        lanes_(batch.lanes), depth_(options.stack_depth),
+        capacity_(std::clamp<uint32_t>(options.stack_depth, 1, 8)) {
     for (const LoweredVar& v : p.vars) var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
     regs_.assign(size_t{lanes_} * words_, 0u);
@@ -39,10 +41,10 @@ class VmRun::State {
       stack_slot_[v] = static_cast<int32_t>(stacks_.size());
       const uint32_t w = p.types().words(p.vars[v].type);
       stacks_.push_back({static_cast<VarId>(v), std::vector<uint32_t>(lanes_, 0u),
-                         std::vector<uint32_t>(size_t{lanes_} * depth_ * w, 0u)});
+                         std::vector<uint32_t>(size_t{lanes_} * capacity_ * w, 0u)});
     }
     pc_.assign(lanes_, p.entry_block);
-    pc_stack_.assign(size_t{lanes_} * depth_, 0);
+    pc_stack_.assign(size_t{lanes_} * capacity_, 0);
     pc_depth_.assign(lanes_, 1);
     lane_steps_.assign(lanes_, 0);
     rng_.resize(lanes_);
@@ -53,7 +55,7 @@ class VmRun::State {
     result_.stats.block_executions.assign(p.blocks.size(), 0);
     result_.stats.max_stack_depth = 1;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
-      pc_stack_[size_t{lane} * depth_] = p.exit_pc();
+      pc_stack_[size_t{lane} * capacity_] = p.exit_pc();
       rng_[lane] = {options.seed, lane, 0};
       for (size_t i = 0; i < p.inputs.size(); ++i) {
         const uint32_t w = p.types().words(p.vars[p.inputs[i]].type);
@@ -94,7 +96,7 @@ class VmRun::State {
       }
       waiting_[next].push_back(lane);
     }
-    active_.clear();
+    // active_ keeps the lanes that ran until the next step, for last_active().
   }
 
   uint64_t steps() const { return result_.stats.steps; }
@@ -116,11 +118,120 @@ class VmRun::State {
     return r;
   }
 
+  const std::vector<int32_t>& lane_pcs() const { return pc_; }
+  const std::vector<uint32_t>& lane_depths() const { return pc_depth_; }
+  const std::vector<uint8_t>& lane_faulted() const { return result_.faulted; }
+  const std::vector<uint32_t>& registers() const { return regs_; }
+  const std::vector<uint32_t>& last_active() const { return active_; }
+
+  BatchSnapshot snapshot(uint32_t first, uint32_t count) const {
+    first = std::min(first, lanes_);
+    count = std::min(count, lanes_ - first);
+    const uint32_t end = first + count;
+    BatchSnapshot s;
+    s.step = result_.stats.steps;
+    s.lanes = count;
+    s.stack_depth = depth_;
+    s.stack_capacity = capacity_;
+    auto part = [&](const auto& v, size_t per_lane) {
+      return std::remove_cvref_t<decltype(v)>(v.begin() + first * per_lane, v.begin() + end * per_lane);
+    };
+    s.pc = part(pc_, 1);
+    s.pc_depth = part(pc_depth_, 1);
+    s.pc_stack = part(pc_stack_, capacity_);
+    s.registers = part(regs_, words_);
+    for (const BatchSnapshot::VarStack& st : stacks_)
+      s.stacks.push_back({st.var, part(st.depth, 1),
+                          part(st.words, size_t{capacity_} * program_.types().words(program_.vars[st.var].type))});
+    s.lane_steps = part(lane_steps_, 1);
+    s.faulted = part(result_.faulted, 1);
+    return s;
+  }
+
+  VmCheckpoint checkpoint() const {
+    VmCheckpoint c;
+    c.step = result_.stats.steps;
+    c.pc = pc_;
+    c.pc_depth = pc_depth_;
+    for (uint32_t lane = 0; lane < lanes_; ++lane) {
+      const auto first = pc_stack_.begin() + size_t{lane} * capacity_;
+      c.pc_stack.insert(c.pc_stack.end(), first, first + pc_depth_[lane]);
+    }
+    c.registers = regs_;
+    for (const BatchSnapshot::VarStack& st : stacks_) {
+      const uint32_t w = program_.types().words(program_.vars[st.var].type);
+      VmCheckpoint::VarStack out{st.depth, {}};
+      for (uint32_t lane = 0; lane < lanes_; ++lane) {
+        const auto first = st.words.begin() + size_t{lane} * capacity_ * w;
+        out.words.insert(out.words.end(), first, first + size_t{st.depth[lane]} * w);
+      }
+      c.stacks.push_back(std::move(out));
+    }
+    c.lane_steps = lane_steps_;
+    c.random_draws.resize(lanes_);
+    for (uint32_t lane = 0; lane < lanes_; ++lane) c.random_draws[lane] = rng_[lane].draws;
+    c.faulted = result_.faulted;
+    c.errors = result_.errors;
+    c.calls = result_.stats.calls;
+    c.block_executions = result_.stats.block_executions;
+    c.max_stack_depth = result_.stats.max_stack_depth;
+    c.utilization_sum = utilization_sum_;
+    return c;
+  }
+
+  void restore(const VmCheckpoint& c) {
+    uint32_t deepest = 1;
+    for (uint32_t d : c.pc_depth) deepest = std::max(deepest, d);
+    for (const VmCheckpoint::VarStack& st : c.stacks)
+      for (uint32_t d : st.depth) deepest = std::max(deepest, d);
+    capacity_ = std::min(depth_, std::max(capacity_, deepest));
+    pc_ = c.pc;
+    pc_depth_ = c.pc_depth;
+    pc_stack_.assign(size_t{lanes_} * capacity_, 0);
+    for (uint32_t lane = 0, at = 0; lane < lanes_; at += pc_depth_[lane], ++lane)
+      std::copy_n(c.pc_stack.begin() + at, pc_depth_[lane], pc_stack_.begin() + size_t{lane} * capacity_);
+    regs_ = c.registers;
+    for (size_t i = 0; i < stacks_.size(); ++i) {
+      BatchSnapshot::VarStack& st = stacks_[i];
+      const uint32_t w = program_.types().words(program_.vars[st.var].type);
+      st.depth = c.stacks[i].depth;
+      st.words.assign(size_t{lanes_} * capacity_ * w, 0u);
+      size_t at = 0;
+      for (uint32_t lane = 0; lane < lanes_; ++lane) {
+        const size_t n = size_t{st.depth[lane]} * w;
+        std::copy_n(c.stacks[i].words.begin() + at, n, st.words.begin() + size_t{lane} * capacity_ * w);
+        at += n;
+      }
+    }
+    lane_steps_ = c.lane_steps;
+    for (uint32_t lane = 0; lane < lanes_; ++lane) rng_[lane].draws = c.random_draws[lane];
+    result_.faulted = c.faulted;
+    result_.errors = c.errors;
+    result_.stats.steps = c.step;
+    result_.stats.calls = c.calls;
+    result_.stats.block_executions = c.block_executions;
+    result_.stats.max_stack_depth = c.max_stack_depth;
+    utilization_sum_ = c.utilization_sum;
+    result_.stats.utilization = c.step ? utilization_sum_ / static_cast<double>(c.step) : 0.0;
+    if (result_.trace.size() > c.step) result_.trace.resize(c.step);
+    // Lanes in a block's waiting list run independently, so rebuilding the lists in lane order
+    // gives the same states as the original order.
+    for (auto& w : waiting_) w.clear();
+    active_.clear();
+    live_ = 0;
+    for (uint32_t lane = 0; lane < lanes_; ++lane) {
+      if (pc_[lane] == program_.exit_pc()) continue;
+      waiting_[pc_[lane]].push_back(lane);
+      ++live_;
+    }
+  }
+
   BatchSnapshot snapshot() const {
     BatchSnapshot s;
     s.step = result_.stats.steps;
     s.lanes = lanes_;
     s.stack_depth = depth_;
+    s.stack_capacity = capacity_;
     s.pc = pc_;
     s.pc_depth = pc_depth_;
     s.pc_stack = pc_stack_;
@@ -137,7 +248,23 @@ class VmRun::State {
   }
   uint32_t* slot(BatchSnapshot::VarStack& s, uint32_t lane, uint32_t depth) {
     const uint32_t w = program_.types().words(program_.vars[s.var].type);
-    return s.words.data() + (size_t{lane} * depth_ + depth) * w;
+    return s.words.data() + (size_t{lane} * capacity_ + depth) * w;
+  }
+
+  // Makes room for stack index `sp` (< depth_) in every stack, doubling the capacity.
+  void reserve(uint32_t sp) {
+    if (sp < capacity_) return;
+    const uint32_t grown = std::min(depth_, std::max(capacity_ * 2, sp + 1));
+    auto relayout = [&](auto& words, uint32_t w) {
+      std::remove_reference_t<decltype(words)> out(size_t{lanes_} * grown * w, 0);
+      for (uint32_t lane = 0; lane < lanes_; ++lane)
+        std::copy_n(words.begin() + size_t{lane} * capacity_ * w, size_t{capacity_} * w,
+                    out.begin() + size_t{lane} * grown * w);
+      words.swap(out);
+    };
+    relayout(pc_stack_, 1);
+    for (auto& s : stacks_) relayout(s.words, program_.types().words(program_.vars[s.var].type));
+    capacity_ = grown;
   }
 
   int32_t fault(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
@@ -162,6 +289,7 @@ class VmRun::State {
         const uint32_t w = program_.types().words(program_.vars[v].type);
         if (op.code == OpCode::Push) {
           if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, op.loc);
+          reserve(sp);
           std::memcpy(slot(s, lane, sp++), reg(lane, v), w * 4);
         } else {
           if (op.code == OpCode::Pop) --sp;
@@ -179,13 +307,14 @@ class VmRun::State {
       case Terminator::Kind::PushJump: {
         uint32_t& sp = pc_depth_[lane];
         if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, t.loc);
-        pc_stack_[size_t{lane} * depth_ + sp++] = t.target_else;
+        reserve(sp);
+        pc_stack_[size_t{lane} * capacity_ + sp++] = t.target_else;
         ++result_.stats.calls;
         result_.stats.max_stack_depth = std::max(result_.stats.max_stack_depth, sp);
         return t.target;
       }
       case Terminator::Kind::Return:
-        return pc_stack_[size_t{lane} * depth_ + --pc_depth_[lane]];
+        return pc_stack_[size_t{lane} * capacity_ + --pc_depth_[lane]];
     }
     return -1;
   }
@@ -195,6 +324,7 @@ class VmRun::State {
   const RunOptions options_;
   BlockPicker picker_;
   uint32_t lanes_, depth_;
+  uint32_t capacity_;  // allocated stack slots per lane, grown on demand up to depth_
   std::vector<uint32_t> offset_;
   std::vector<TypeId> var_type_;
   uint32_t words_ = 0;
@@ -222,6 +352,16 @@ int32_t VmRun::next_block() const { return state_->next_block(); }
 uint64_t VmRun::steps() const { return state_->steps(); }
 BatchSnapshot VmRun::snapshot() const { return state_->snapshot(); }
 RunResult VmRun::result() const { return state_->result(); }
+const std::vector<int32_t>& VmRun::lane_pcs() const { return state_->lane_pcs(); }
+const std::vector<uint32_t>& VmRun::lane_depths() const { return state_->lane_depths(); }
+const std::vector<uint8_t>& VmRun::lane_faulted() const { return state_->lane_faulted(); }
+const std::vector<uint32_t>& VmRun::registers() const { return state_->registers(); }
+const std::vector<uint32_t>& VmRun::last_active() const { return state_->last_active(); }
+BatchSnapshot VmRun::snapshot(uint32_t first, uint32_t count) const {
+  return state_->snapshot(first, count);
+}
+VmCheckpoint VmRun::checkpoint() const { return state_->checkpoint(); }
+void VmRun::restore(const VmCheckpoint& checkpoint) { state_->restore(checkpoint); }
 
 uint64_t VmRun::step(uint64_t n) {
   uint64_t taken = 0;
