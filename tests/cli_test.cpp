@@ -5,6 +5,8 @@
 // Uses tools/npy.h, whose definitions inputs_test.cpp compiles into this test binary.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,9 +66,10 @@ class Workspace {
 
   // Runs `autobatch ARGS` in the workspace. Arguments are passed through the shell, so tests
   // use only plain words.
-  CliResult run(const std::string& args) const {
-    const std::string command =
-        fmt::format("cd '{}' && '{}' {} > cli.out 2> cli.err", dir_.string(), AB_CLI, args);
+  // `env` is prepended to the command line (e.g. "VK_ICD_FILENAMES=/nonexistent").
+  CliResult run(const std::string& args, const std::string& env = "") const {
+    const std::string command = fmt::format("cd '{}' && {} '{}' {} > cli.out 2> cli.err",
+                                            dir_.string(), env, AB_CLI, args);
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -131,6 +134,23 @@ TEST_CASE("cli: check reports ok, compile errors, and unreadable files") {
   CHECK(run_missing.err == "error: cannot read 'nope.ab': No such file or directory\n");
 }
 
+TEST_CASE("cli: no Vulkan device gives one clear line and exit 1; the CPU backends still run") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  const std::string no_driver =
+      "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json";
+  const CliResult run = ws.run("run fib.ab -i n=3", no_driver);
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.rfind("error: no Vulkan device found", 0) == 0);
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  CHECK(ws.run("devices", no_driver).exit_code == 1);
+  CHECK(ws.run("run fib.ab --backend vm -i n=3", no_driver).exit_code == 0);
+  // With a device, `devices` lists at least one.
+  const CliResult devices = ws.run("devices");
+  CHECK(devices.exit_code == 0);
+  CHECK(devices.out.rfind("0  ", 0) == 0);
+}
+
 TEST_CASE("cli: usage errors exit 2 with a pointer to --help") {
   Workspace ws;
   ws.write("fib.ab", kFib);
@@ -151,7 +171,8 @@ TEST_CASE("cli: --help lists every option with its default") {
   const CliResult help = ws.run("run --help");
   CHECK(help.exit_code == 0);
   for (const char* text :
-       {"--backend", "=vm", "--entry", "=main", "--batch", "--input", "--uniform", "--seed",
+       {"--backend", "=vulkan", "--schedule", "--global-mode", "--local-scope", "--device",
+        "--validation", "--entry", "=main", "--batch", "--input", "--uniform", "--seed",
         "--stack-depth", "=1024", "--max-steps", "=10000000", "--heuristic", "=min-pc", "--format",
         "=table", "--out", "--trace-steps"}) {
     CAPTURE(text);
@@ -197,10 +218,10 @@ TEST_CASE("cli: bad inputs exit 1 with one message naming the input") {
 TEST_CASE("cli: fib over ten lanes gives the hand-computed values as JSON") {
   Workspace ws;
   ws.write("fib.ab", kFib);
-  for (const char* backend : {"vm", "interp"}) {
+  for (const char* backend : {"vm", "interp", "vulkan"}) {
     CAPTURE(backend);
-    const CliResult result =
-        ws.run(fmt::format("run fib.ab --backend {} -i n=range:0:10 --format json", backend));
+    const CliResult result = ws.run(
+        fmt::format("run fib.ab --backend {} -i n=range:0:10 --format json --validation", backend));
     REQUIRE(result.exit_code == 0);
     const json doc = result.document();
     // fib(0) = fib(1) = 1, fib(n) = fib(n-1) + fib(n-2).
@@ -213,6 +234,27 @@ TEST_CASE("cli: fib over ten lanes gives the hand-computed values as JSON") {
     CHECK(doc["stats"]["calls"] == 276);
     CHECK(doc["stats"]["max_stack_depth"] == 10);  // main + fib(9) ... fib(1)
   }
+  // Every schedule of the Vulkan engine gives the same values.
+  for (const char* schedule : {"--schedule global --global-mode masked",
+                               "--schedule global --global-mode compacted",
+                               "--schedule local --local-scope subgroup",
+                               "--schedule local --local-scope workgroup"}) {
+    CAPTURE(schedule);
+    const CliResult result = ws.run(fmt::format(
+        "run fib.ab --backend vulkan {} -i n=range:0:10 --format json --validation", schedule));
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.document()["outputs"]["result"] ==
+          json::array({1, 1, 2, 3, 5, 8, 13, 21, 34, 55}));
+  }
+  // The global schedule's step trace is the VM's, step for step.
+  const json vm_trace = ws.run("run fib.ab --backend vm -i n=range:0:10 --format json "
+                               "--trace-steps").document()["trace"];
+  const json gpu_trace = ws.run("run fib.ab --backend vulkan --schedule global -i n=range:0:10 "
+                                "--format json --trace-steps").document()["trace"];
+  CHECK(vm_trace.size() > 10);
+  CHECK(gpu_trace == vm_trace);
+  // The local schedule has no single step trace.
+  CHECK(ws.run("run fib.ab --backend vulkan --schedule local -i n=1 --trace-steps").exit_code == 1);
   // A list input gives the same values, one per lane.
   const json listed = ws.run("run fib.ab -i n=3,4,5 --format json").document();
   CHECK(listed["outputs"]["result"] == json::array({3, 5, 8}));
@@ -364,7 +406,7 @@ TEST_CASE("cli: the table shows the first 20 lanes and the statistics") {
 TEST_CASE("cli: --trace-steps adds the VM's step trace") {
   Workspace ws;
   ws.write("fib.ab", kFib);
-  const CliResult result = ws.run("run fib.ab -i n=range:0:6 --trace-steps --format json");
+  const CliResult result = ws.run("run fib.ab --backend vm -i n=range:0:6 --trace-steps --format json");
   REQUIRE(result.exit_code == 0);
   const json doc = result.document();
   REQUIRE(doc["trace"].is_array());

@@ -1,5 +1,13 @@
 #include "tools/backends.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "autobatch/engine.h"
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
 #include "ir/passes/lower.h"
@@ -7,17 +15,100 @@
 namespace ab::cli {
 namespace {
 
+std::vector<std::string> block_names(const LoweredProgram& lowered) {
+  std::vector<std::string> names;
+  for (const LoweredBlock& block : lowered.blocks) names.push_back(block.name);
+  return names;
+}
+
 BackendRun run_interpreter(const Program& program, int entry, const Batch& batch,
-                           const RunOptions& options) {
-  return BackendRun{run_interp(program, entry, batch, options), {}};
+                           const RunOptions& options, const DeviceOptions&) {
+  return BackendRun{run_interp(program, entry, batch, options), {}, {}, {}};
 }
 
 BackendRun run_batched_vm(const Program& program, int entry, const Batch& batch,
-                          const RunOptions& options) {
+                          const RunOptions& options, const DeviceOptions&) {
   const LoweredProgram lowered = lower(program, entry);
-  BackendRun run{run_vm(lowered, batch, options), {}};
-  for (const LoweredBlock& block : lowered.blocks)
-    run.block_names.push_back(block.name);
+  return BackendRun{run_vm(lowered, batch, options), block_names(lowered), {}, {}};
+}
+
+template <class Enum>
+bool parse_name(const std::string& text, std::initializer_list<Enum> values,
+                const char* (*name)(Enum), Enum& out) {
+  if (text.empty()) return true;
+  for (Enum v : values)
+    if (text == name(v)) {
+      out = v;
+      return true;
+    }
+  return false;
+}
+
+Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
+  VulkanOptions vulkan;
+  vulkan.context.device_index = device.device;
+  vulkan.context.validation = device.validation;
+  if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
+                  vulkan.schedule) ||
+      !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted},
+                  global_mode_name, vulkan.global_mode) ||
+      !parse_name(device.local_scope, {LocalScope::Subgroup, LocalScope::Workgroup},
+                  local_scope_name, vulkan.local_scope))
+    return Error{"unknown schedule option"};
+  return vulkan;
+}
+
+BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
+                         const RunOptions& options, const DeviceOptions& device) {
+  const auto start = std::chrono::steady_clock::now();
+  const LoweredProgram lowered = lower(program, entry);
+  BackendRun run;
+  run.block_names = block_names(lowered);
+  auto vulkan = vulkan_options(device);
+  if (!vulkan) return run.error = vulkan.error(), run;
+  if (options.record_trace && vulkan->schedule != Schedule::Global)
+    return run.error = "--trace-steps needs --schedule global", run;
+  auto context = VulkanContext::create(vulkan->context);
+  if (!context) return run.error = context.error(), run;
+  auto compiled = VulkanProgram::compile(*context, lowered, *vulkan);
+  if (!compiled) return run.error = compiled.error(), run;
+  const auto run_start = std::chrono::steady_clock::now();
+  auto created = VulkanRun::create(*compiled, batch, options, *vulkan);
+  if (!created) return run.error = created.error(), run;
+  VulkanRun& gpu = **created;
+
+  // Step in slices so a long run can say how far it is.
+  bool printed = false;
+  while (!gpu.done()) {
+    auto stepped = gpu.step(vulkan->schedule == Schedule::Global ? 4096 : 65536);
+    if (!stepped) return run.error = stepped.error(), run;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (device.progress && elapsed > 1.0 && !gpu.done()) {
+      fmt::print(stderr, "\r  running on {}: {:.1f} s, {} dispatches", gpu.stats().device,
+                 elapsed, gpu.stats().dispatches);
+      std::fflush(stderr);
+      printed = true;
+    }
+  }
+  if (printed) fmt::print(stderr, "\r{:60}\r", "");
+  auto result = gpu.result();
+  if (!result) return run.error = result.error(), run;
+  run.result = std::move(*result);
+  const auto end = std::chrono::steady_clock::now();
+  run.result.stats.wall_seconds = std::chrono::duration<double>(end - start).count();
+  const double run_seconds = std::chrono::duration<double>(end - run_start).count();
+  const VulkanStats& s = gpu.stats();
+  run.extra_stats = {
+      {"device", s.device, s.device},
+      {"schedule", s.schedule, s.schedule},
+      {"submissions", s.submissions, fmt::format("{}", s.submissions)},
+      {"dispatches", s.dispatches, fmt::format("{}", s.dispatches)},
+      {"compile_seconds", s.compile_seconds,
+       fmt::format("{:.3f} ms{}", s.compile_seconds * 1000.0,
+                   s.spirv_from_cache ? " (SPIR-V from cache)" : "")},
+      {"run_seconds", run_seconds, fmt::format("{:.3f} ms", run_seconds * 1000.0)},
+  };
   return run;
 }
 
@@ -25,6 +116,8 @@ BackendRun run_batched_vm(const Program& program, int entry, const Batch& batch,
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> table = {
+      {"vulkan", "the Vulkan engine: SPIR-V compute shaders on a GPU (or lavapipe on the CPU)",
+       true, run_on_vulkan},
       {"vm", "the batched CPU VM (Radul et al. Algorithm 2 on the lowered program)", true,
        run_batched_vm},
       {"interp", "the per-lane reference interpreter", false, run_interpreter},
@@ -38,8 +131,26 @@ const Backend* find_backend(std::string_view name) {
   return nullptr;
 }
 
-std::string_view default_backend() {
-  return "vm";
+std::string_view default_backend() { return "vulkan"; }
+
+int list_devices_command(bool validation) {
+  ContextOptions options;
+  options.validation = validation;
+  auto devices = list_devices(options);
+  if (!devices) {
+    fmt::print(stderr, "error: {}\n", devices.error());
+    return 1;
+  }
+  if (devices->empty()) {
+    fmt::print(stderr, "error: no Vulkan device found (install mesa-vulkan-drivers for the CPU "
+                       "device, or your GPU's Vulkan driver)\n");
+    return 1;
+  }
+  for (const DeviceInfo& d : *devices)
+    fmt::print("{}  {}  ({}, Vulkan {}.{}, subgroup {}{}{})\n", d.index, d.name, d.type,
+               d.api_version >> 22, (d.api_version >> 12) & 0x3ff, d.subgroup_size,
+               d.driver.empty() ? "" : ", ", d.driver);
+  return 0;
 }
 
 }  // namespace ab::cli

@@ -6,14 +6,35 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ir/ir.h"
 #include "ir/run.h"
 
 namespace ab::cli {
 
+// Device options of `autobatch run` (ignored by the CPU backends).
+struct DeviceOptions {
+  std::string schedule;     // "global" | "local"; empty: the engine's default
+  std::string global_mode;  // "masked" | "compacted"; empty: the engine's default
+  std::string local_scope;  // "subgroup" | "workgroup"; empty: the engine's default
+  int device = -1;          // index from `autobatch devices`; -1: the best device
+  bool validation = false;  // enable the Khronos validation layer
+  bool progress = false;    // print a progress line on stderr for runs longer than a second
+};
+
+// A statistic only some backends have: its JSON key, its value and its table text.
+struct ExtraStat {
+  std::string key;
+  nlohmann::ordered_json value;
+  std::string text;
+};
+
 struct BackendRun {
   RunResult result;
   std::vector<std::string> block_names;  // the lowered blocks, for backends with a step trace
+  std::string error;                     // non-empty: the run could not happen (no device, ...)
+  std::vector<ExtraStat> extra_stats;
 };
 
 struct Backend {
@@ -21,11 +42,14 @@ struct Backend {
   std::string_view description;
   bool has_step_trace = false;  // honours RunOptions::record_trace
   BackendRun (*run)(const Program& program, int entry, const Batch& batch,
-                    const RunOptions& options) = nullptr;
+                    const RunOptions& options, const DeviceOptions& device) = nullptr;
 };
 
 const std::vector<Backend>& backends();
 const Backend* find_backend(std::string_view name);
 std::string_view default_backend();
+
+// `autobatch devices`: lists the Vulkan devices; returns the exit code.
+int list_devices_command(bool validation);
 
 }  // namespace ab::cli

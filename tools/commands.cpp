@@ -74,7 +74,10 @@ int run_command(const RunCommand& command) {
 
   RunOptions options = command.options;
   options.heuristic = command.heuristic == "most-lanes" ? Heuristic::MostLanes : Heuristic::MinPc;
-  const BackendRun run = backend->run(*program, *entry, batch, options);
+  DeviceOptions device = command.device;
+  device.progress = command.format != "json";
+  const BackendRun run = backend->run(*program, *entry, batch, options, device);
+  if (!run.error.empty()) return report_error(fail(run.error));
 
   if (!command.out_dir.empty()) {
     auto written = write_output_files(command.out_dir, *program, *entry, batch.lanes, run.result);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/run.h"
+#include "tools/backends.h"
 #include "tools/expected.h"
 
 namespace ab::cli {
@@ -33,6 +34,7 @@ struct RunCommand {
   std::string heuristic = "min-pc";
   std::string format = "table";
   std::string out_dir;
+  DeviceOptions device;
 };
 int run_command(const RunCommand& command);
 

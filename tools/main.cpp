@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "autobatch/engine.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 
@@ -70,7 +71,29 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
   run.add_option("--out", command.out_dir,
                  "directory to write one .npy per output, plus faulted.npy (created if needed)");
   run.add_flag("--trace-steps", command.options.record_trace,
-               "record the VM's step trace (block, active lanes) and report it (vm only)");
+               "record the step trace (block, active lanes) and report it "
+               "(vm, or vulkan with --schedule global)");
+  const ab::VulkanOptions engine_defaults;
+  run.add_option("--schedule", command.device.schedule,
+                 fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
+                             "GPU) or local (each subgroup/workgroup runs its own PC loop); "
+                             "default: {}",
+                             ab::schedule_name(engine_defaults.schedule)))
+      ->check(CLI::IsMember({"global", "local"}));
+  run.add_option("--global-mode", command.device.global_mode,
+                 fmt::format("vulkan global: masked (every lane tests its PC) or compacted "
+                             "(only the active lanes run); default: {}",
+                             ab::global_mode_name(engine_defaults.global_mode)))
+      ->check(CLI::IsMember({"masked", "compacted"}));
+  run.add_option("--local-scope", command.device.local_scope,
+                 fmt::format("vulkan local: subgroup or workgroup PC loops; default: {}",
+                             ab::local_scope_name(engine_defaults.local_scope)))
+      ->check(CLI::IsMember({"subgroup", "workgroup"}));
+  run.add_option("--device", command.device.device,
+                 "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
+                 "integrated, else the CPU)");
+  run.add_flag("--validation", command.device.validation,
+               "vulkan: enable the Khronos validation layer");
 }
 
 int run_cli(int argc, char** argv) {
@@ -95,6 +118,11 @@ int run_cli(int argc, char** argv) {
   ir_app->add_option("--entry", ir.entry, "entry function of the lowered form")
       ->capture_default_str();
 
+  bool devices_validation = false;
+  CLI::App* devices_app = app.add_subcommand("devices", "list the Vulkan devices");
+  devices_app->add_flag("--validation", devices_validation,
+                        "enable the Khronos validation layer while listing");
+
   RunCommand run;
   run.backend = std::string(ab::cli::default_backend());
   std::optional<uint32_t> batch;
@@ -112,6 +140,7 @@ int run_cli(int argc, char** argv) {
 
   if (check->parsed()) return ab::cli::check_command(check_file);
   if (ir_app->parsed()) return ab::cli::ir_command(ir);
+  if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
   run.batch = batch;
   return ab::cli::run_command(run);
 }

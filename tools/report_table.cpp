@@ -117,6 +117,11 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
   stat("utilization", fmt::format("{:.1f}%", stats.utilization * 100.0));
   stat("max stack depth", fmt::format("{}", stats.max_stack_depth));
   stat("wall time", fmt::format("{:.3f} ms", stats.wall_seconds * 1000.0));
+  for (const ExtraStat& extra : report.run.extra_stats) {
+    std::string label = extra.key;
+    std::replace(label.begin(), label.end(), '_', ' ');
+    stat(label, extra.text);
+  }
 
   if (report.with_trace) {
     const auto& names = report.run.block_names;

@@ -1,0 +1,55 @@
+// The Vulkan context: loader, instance, optional validation layer, one device and one compute
+// queue. Host applications create one and share it between programs and runs (shared_ptr).
+//
+// Contract: create() never crashes when Vulkan is missing; it returns an Error whose message says
+// what to install. With validation on, every warning or error the layer reports is recorded (and
+// kept until cleared) so tests can fail on any message.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autobatch/expected.h"
+
+namespace ab {
+
+struct ContextOptions {
+  bool validation = false;  // enable VK_LAYER_KHRONOS_validation (error if it is not installed)
+  int device_index = -1;    // -1: prefer discrete > integrated > virtual > cpu; else this index
+  std::string loader_path;  // Vulkan loader to dlopen; empty: the system's libvulkan.so.1
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t api_version = 0;
+  std::string driver;  // driver name and info where the device reports them
+  uint32_t subgroup_size = 0;
+};
+
+class VulkanContext {
+ public:
+  struct Impl;
+  static Expected<std::shared_ptr<VulkanContext>> create(const ContextOptions& options = {});
+  ~VulkanContext();
+
+  const DeviceInfo& device() const;
+  bool validation_enabled() const;
+  // Warnings and errors the validation layer reported since the last clear.
+  std::vector<std::string> validation_messages() const;
+  void clear_validation_messages();
+
+  Impl& impl() { return *impl_; }
+
+ private:
+  explicit VulkanContext(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The devices the loader reports, in its order (the indices ContextOptions::device_index takes).
+Expected<std::vector<DeviceInfo>> list_devices(const ContextOptions& options = {});
+
+}  // namespace ab

@@ -1,0 +1,127 @@
+// The autobatch Vulkan engine: run a lowered (Figure 4) program for a batch of lanes on a Vulkan
+// device. Three objects, each usable on its own:
+//
+//   VulkanContext (context.h)  the device; share one between programs and runs.
+//   VulkanProgram              a LoweredProgram compiled to GLSL -> SPIR-V -> compute pipelines.
+//   VulkanRun                  one batch's state on the device: step it, run it, read it back.
+//
+// run_vulkan() does all three for the CLI and returns the same RunResult as the CPU backends.
+// Every call returns errors as values (Expected / Status) with a clear message; none throws or
+// crashes on bad input, a missing device or a batch too large for the device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autobatch/context.h"
+#include "autobatch/expected.h"
+#include "ir/ir.h"
+#include "ir/run.h"
+
+namespace ab {
+
+enum class Schedule : uint8_t {
+  Global,  // Algorithm 2 for the whole batch; the scheduler runs on the GPU
+  Local,   // each subgroup (or workgroup) runs its own PC loop in a persistent dispatch
+};
+enum class GlobalMode : uint8_t {
+  Masked,     // every step dispatches all lanes; each tests its PC
+  Compacted,  // every step lists the active lanes and dispatches only those (indirect)
+};
+enum class LocalScope : uint8_t { Subgroup, Workgroup };
+
+const char* schedule_name(Schedule s);       // "global", "local"
+const char* global_mode_name(GlobalMode m);  // "masked", "compacted"
+const char* local_scope_name(LocalScope s);  // "subgroup", "workgroup"
+
+struct VulkanOptions {
+  ContextOptions context;               // used when run_vulkan creates the context
+  Schedule schedule = Schedule::Global;  // fastest here (docs/engine.md, "Measurements")
+  GlobalMode global_mode = GlobalMode::Compacted;
+  LocalScope local_scope = LocalScope::Subgroup;
+  uint32_t steps_per_submission = 32;  // global: scheduler steps recorded per submission
+  // local: group steps per dispatch. Must stay well below lavapipe's silent 65,535-iteration
+  // loop cap; completion is always confirmed through a flag, never assumed.
+  uint32_t local_steps_per_dispatch = 4096;
+  bool disk_cache = true;  // cache SPIR-V (and the pipeline cache) on disk
+  std::string cache_dir;   // empty: $XDG_CACHE_HOME/autobatch or ~/.cache/autobatch
+};
+
+// What the CPU backends' RunStats do not hold.
+struct VulkanStats {
+  std::string device;
+  std::string schedule;  // "global/compacted", "local/subgroup", ...
+  uint64_t submissions = 0;
+  uint64_t dispatches = 0;
+  uint64_t group_steps = 0;    // local: steps summed over groups
+  double compile_seconds = 0;  // GLSL generation, glslang (or the cache), pipeline creation
+  double run_seconds = 0;      // creation to completion, uploads included, compilation excluded
+  bool spirv_from_cache = false;
+};
+
+// A lowered program compiled for one context. Kernels are compiled on first use.
+class VulkanProgram {
+ public:
+  struct Impl;
+  // `program` (and its source Program) must outlive the VulkanProgram.
+  static Expected<std::shared_ptr<VulkanProgram>> compile(std::shared_ptr<VulkanContext> context,
+                                                          const LoweredProgram& program,
+                                                          const VulkanOptions& options = {});
+  ~VulkanProgram();
+
+  const LoweredProgram& program() const;
+  const std::string& glsl() const;
+  // The SPIR-V of every module this program can use: the four generated kernel variants
+  // (global masked, global compacted, local subgroup, local workgroup; compiled now if no run has
+  // needed them yet, without creating pipelines) and the three hand-written kernels.
+  Expected<std::vector<std::vector<uint32_t>>> all_spirv();
+  double compile_seconds() const;
+  Impl& impl() { return *impl_; }
+
+ private:
+  explicit VulkanProgram(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One batch on the device.
+class VulkanRun {
+ public:
+  struct Impl;
+  // Checks the batch (check_batch), allocates and uploads the state. The batch may be dropped
+  // after this returns.
+  static Expected<std::unique_ptr<VulkanRun>> create(std::shared_ptr<VulkanProgram> program,
+                                                     const Batch& batch, const RunOptions& options,
+                                                     const VulkanOptions& vulkan = {});
+  ~VulkanRun();
+
+  // Global: runs n more scheduler steps (fewer if every lane finishes). Local: lets every group
+  // run up to n more steps. Returns whether every lane has finished.
+  Expected<bool> step(uint64_t n);
+  // Runs until every lane has finished or faulted.
+  Status run();
+  bool done() const;
+  // Outputs, error records (sorted by lane, with function and line), statistics and, when
+  // options.record_trace was set (global schedule only), the step trace. Valid once done().
+  Expected<RunResult> result();
+  // Every lane's state now (between steps), in the shared BatchSnapshot form of ir/run.h, so it
+  // compares directly with the VM's: PCs, PC stacks, every variable and every variable stack.
+  // Temp variables live only inside a block on the GPU; their words read as zero. `step` is
+  // the scheduler steps so far (global) or the group steps so far (local).
+  Expected<BatchSnapshot> snapshot();
+  const VulkanStats& stats() const;
+
+ private:
+  explicit VulkanRun(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Compile, run to completion, read back: what the CLI's `--backend vulkan` needs. Creates a
+// context from vulkan.context unless one is given.
+Expected<RunResult> run_vulkan(const LoweredProgram& program, const Batch& batch,
+                               const RunOptions& options, const VulkanOptions& vulkan = {},
+                               VulkanStats* stats = nullptr,
+                               std::shared_ptr<VulkanContext> context = nullptr);
+
+}  // namespace ab

@@ -1,0 +1,37 @@
+// The inside of VulkanContext, shared by the engine's implementation files: the loaded entry
+// points, the device and queue, its limits, and the validation messages recorded so far.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "autobatch/context.h"
+#include "engine/src/vk_api.h"
+
+namespace ab {
+
+struct VulkanContext::Impl {
+  vk::VkApi api;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  DeviceInfo info;
+  bool validation = false;
+
+  mutable std::mutex messages_mutex;
+  std::vector<std::string> messages;
+
+  ~Impl();
+};
+
+// "vkCreateBuffer failed: VK_ERROR_OUT_OF_DEVICE_MEMORY".
+std::string vk_error(const char* call, VkResult r);
+
+}  // namespace ab

@@ -1,0 +1,547 @@
+#include "engine/src/glsl_codegen.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "ab_layout.h"
+#include "engine/src/glsl_prelude.h"
+#include "engine/src/shader_texts.h"
+
+namespace ab {
+namespace {
+
+constexpr uint32_t kUnrollWords = 8;  // aggregates up to this size are unrolled, larger ones loop
+
+const char* glsl_type(Scalar s) {
+  switch (s) {
+    case Scalar::Bool:
+      return "bool";
+    case Scalar::Int:
+      return "int";
+    case Scalar::UInt:
+      return "uint";
+    case Scalar::Float:
+      return "float";
+  }
+  return "uint";
+}
+
+// A word (uint) read as a typed scalar, and a typed scalar written back as a word.
+std::string typed(Scalar s, const std::string& w) {
+  switch (s) {
+    case Scalar::Bool:
+      return "(" + w + " != 0u)";
+    case Scalar::Int:
+      return "int(" + w + ")";
+    case Scalar::UInt:
+      return w;
+    case Scalar::Float:
+      return "uintBitsToFloat(" + w + ")";
+  }
+  return w;
+}
+
+std::string untyped(Scalar s, const std::string& e) {
+  switch (s) {
+    case Scalar::Bool:
+      return "uint(" + e + ")";
+    case Scalar::Int:
+      return "uint(" + e + ")";
+    case Scalar::UInt:
+      return e;
+    case Scalar::Float:
+      return "floatBitsToUint(" + e + ")";
+  }
+  return e;
+}
+
+std::string zero_of(Scalar s) {
+  switch (s) {
+    case Scalar::Int:
+      return "0";
+    case Scalar::Float:
+      return "0.0";
+    default:
+      return "0u";
+  }
+}
+
+class BlockEmitter {
+ public:
+  BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index, std::string& out)
+      : p_(p), L_(layout), T_(p.types()), b_(index), block_(p.blocks[index]), out_(out) {}
+
+  void emit() {
+    collect_vars();
+    line(0, fmt::format("// block {} '{}'", b_, block_.name));
+    line(0, fmt::format("void block_{}(uint lane) {{", b_));
+    line(1, "const uint L = P.lanes;");
+    line(1, "uint steps = state.w[AB_SLOT_STEPS * L + lane];");
+    line(1, fmt::format("if (steps >= P.max_steps) {{ ab_raise(lane, AB_FAULT_STEP_BUDGET, {}u, "
+                        "AB_NO_BLOCK, steps); return; }}",
+                        b_));
+    line(1, "steps += 1u;");
+    line(1, "state.w[AB_SLOT_STEPS * L + lane] = steps;");
+    if (uses_random_) line(1, "uint draws = state.w[AB_SLOT_DRAWS * L + lane];");
+    for (VarId v : referenced_)
+      declare(v);
+    for (size_t i = 0; i < block_.ops.size(); ++i)
+      emit_op(block_.ops[i], static_cast<uint32_t>(i));
+    for (VarId v : written_)
+      store(v);
+    if (uses_random_) line(1, "state.w[AB_SLOT_DRAWS * L + lane] = draws;");
+    emit_terminator();
+    line(0, "}");
+  }
+
+ private:
+  uint32_t words(VarId v) const { return T_.words(p_.vars[v].type); }
+  Scalar leaf_kind(VarId v) const {
+    const TypeId t = T_.leaf(p_.vars[v].type);
+    return T_.is_scalar(t) ? T_[t].scalar : Scalar::UInt;
+  }
+  std::string name(VarId v) const { return fmt::format("v{}", v); }
+  // Word `idx` of variable v (scalars ignore idx).
+  std::string word(VarId v, const std::string& idx) const {
+    return words(v) == 1 ? name(v) : fmt::format("{}[{}]", name(v), idx);
+  }
+  std::string slot(uint32_t s, const std::string& plus = "") const {
+    return plus.empty() ? fmt::format("state.w[{}u * L + lane]", s)
+                        : fmt::format("state.w[({}u + uint({})) * L + lane]", s, plus);
+  }
+  void line(int indent, const std::string& s) {
+    out_.append(indent * 2, ' ');
+    out_ += s;
+    out_ += '\n';
+  }
+  void raise(int indent, const std::string& code, const std::string& op) {
+    line(indent, fmt::format("{{ ab_raise(lane, {}, {}u, {}, steps); return; }}", code, b_, op));
+  }
+
+  void collect_vars() {
+    std::set<VarId> refs, written;
+    for (const Op& op : block_.ops) {
+      for (VarId a : op.args)
+        refs.insert(a);
+      if (op.dst >= 0) {
+        refs.insert(op.dst);
+        written.insert(op.dst);
+      }
+      if (op.code == OpCode::Pop || op.code == OpCode::Update) written.insert(op.args[0]);
+      if (op.code == OpCode::RandUniform || op.code == OpCode::RandNormal) uses_random_ = true;
+    }
+    if (block_.term.kind == Terminator::Kind::Branch) refs.insert(block_.term.cond);
+    referenced_.assign(refs.begin(), refs.end());
+    for (VarId v : written)
+      if (p_.vars[v].storage != Storage::Temp) written_.push_back(v);
+  }
+
+  // Emits `body(idx)` for idx over n words: unrolled for small n, else a loop over `i`.
+  template <class F>
+  void for_words(int indent, uint32_t n, F body) {
+    if (n <= kUnrollWords) {
+      for (uint32_t i = 0; i < n; ++i)
+        body(indent, std::to_string(i));
+      return;
+    }
+    line(indent, fmt::format("for (uint i = 0u; i < {}u; ++i) {{", n));
+    body(indent + 1, std::string("i"));
+    line(indent, "}");
+  }
+
+  void declare(VarId v) {
+    const uint32_t n = words(v);
+    if (n == 1)
+      line(1, fmt::format("uint {};", name(v)));
+    else
+      line(1, fmt::format("uint {}[{}];", name(v), n));
+    if (p_.vars[v].storage == Storage::Temp) return;
+    const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
+    for_words(1, n, [&](int ind, const std::string& i) {
+      line(ind, fmt::format("{} = {};", word(v, i), n == 1 ? slot(s) : slot(s, i)));
+    });
+  }
+
+  void store(VarId v) {
+    const uint32_t n = words(v);
+    const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
+    for_words(1, n, [&](int ind, const std::string& i) {
+      line(ind, fmt::format("{} = {};", n == 1 ? slot(s) : slot(s, i), word(v, i)));
+    });
+  }
+
+  // Arena word of stack k at entry `sp` (a GLSL expression), word `w`.
+  std::string stack_word(int k, const std::string& sp, const std::string& w) const {
+    const StackPlacement& s = L_.stacks[k];
+    return fmt::format("arena{}.w[({}u * P.depth + ({}) * {}u + {}) * L + lane]", s.arena, s.base,
+                       sp, s.words, w);
+  }
+
+  void emit_elementwise(const Op& op, uint32_t index) {
+    const OpInfo& info = op_info(op.code);
+    const bool select = op.code == OpCode::Select;
+    const Scalar in = leaf_kind(select ? op.args[1] : op.args[0]);
+    const Scalar out = leaf_kind(op.dst);
+    const uint32_t n = words(op.dst);
+    const bool float_out = !select && out == Scalar::Float;
+    for_words(1, n, [&](int ind, const std::string& i) {
+      std::string operand[3];
+      for (size_t k = 0; k < op.args.size() && k < 3; ++k) {
+        const std::string w = word(op.args[k], i);
+        if (select)
+          operand[k] = k == 0 ? typed(Scalar::Bool, w) : w;  // Select moves raw words
+        else
+          operand[k] = typed(in, w);
+      }
+      const std::string expr =
+          fmt::format(fmt::runtime(info.glsl), operand[0], operand[1], operand[2]);
+      if (float_out)
+        line(ind, fmt::format("{{ precise float r = {}; {} = floatBitsToUint(r); }}", expr,
+                              word(op.dst, i)));
+      else
+        line(ind, fmt::format("{} = {};", word(op.dst, i), select ? expr : untyped(out, expr)));
+    });
+    if ((op.code == OpCode::Div || op.code == OpCode::Rem) && in != Scalar::Float)
+      raise_if_faulted(index);
+  }
+
+  void raise_if_faulted(uint32_t index) {
+    line(1, fmt::format("if (ab_fault_code != 0u) {{ ab_raise(lane, ab_fault_code, {}u, {}u, "
+                        "steps); return; }}",
+                        b_, index));
+  }
+
+  void emit_reduction(const Op& op) {
+    const Scalar in = leaf_kind(op.args[0]);
+    const uint32_t n = words(op.args[0]);
+    const std::string type = in == Scalar::Float ? "precise float" : glsl_type(in);
+    line(1, "{");
+    line(2, fmt::format("{} acc = {};", type, zero_of(in)));
+    for_words(2, n, [&](int ind, const std::string& i) {
+      std::string term = typed(in, word(op.args[0], i));
+      if (op.code == OpCode::Dot)
+        term = fmt::format(fmt::runtime(op_info(OpCode::Mul).glsl), term,
+                           typed(in, word(op.args[1], i)));
+      line(ind, fmt::format("{{ {} term = {}; acc = {}; }}", type, term,
+                            fmt::format(fmt::runtime(op_info(OpCode::Add).glsl), "acc", "term")));
+    });
+    line(2, fmt::format("{} = {};", name(op.dst), untyped(in, "acc")));
+    line(1, "}");
+  }
+
+  // Emits `uint off = ...;` resolving the access path, faulting on a bad dynamic index.
+  void emit_path(const Op& op, size_t first_index_arg, uint32_t index) {
+    uint32_t static_off = 0;
+    for (const PathStep& s : op.path)
+      if (!s.dynamic) static_off += s.offset;
+    line(2, fmt::format("uint off = {}u;", static_off));
+    size_t next = first_index_arg;
+    for (const PathStep& s : op.path) {
+      if (!s.dynamic) continue;
+      const VarId ix = op.args[next++];
+      const bool is_signed = leaf_kind(ix) == Scalar::Int;
+      line(2, fmt::format("if ({}{} >= {}u) {{ ab_raise(lane, AB_FAULT_INDEX_OUT_OF_RANGE, {}u, "
+                          "{}u, steps); return; }}",
+                          is_signed ? fmt::format("int({}) < 0 || ", name(ix)) : "", name(ix),
+                          s.count, b_, index));
+      line(2, fmt::format("off += {} * {}u;", name(ix), s.stride));
+    }
+  }
+
+  void emit_op(const Op& op, uint32_t index) {
+    const OpInfo& info = op_info(op.code);
+    line(1, fmt::format("// {} {}: {}", index, op.loc.line, info.name));
+    switch (op.code) {
+      case OpCode::Const:
+        for (uint32_t i = 0; i < op.imm.size(); ++i)
+          line(1, fmt::format("{} = 0x{:08x}u;", word(op.dst, std::to_string(i)), op.imm[i]));
+        return;
+      case OpCode::Copy:
+        if (op.dst == op.args[0]) return;
+        for_words(1, words(op.dst), [&](int ind, const std::string& i) {
+          line(ind, fmt::format("{} = {};", word(op.dst, i), word(op.args[0], i)));
+        });
+        return;
+      case OpCode::Make: {
+        const uint32_t n = words(op.dst);
+        line(1, "{");
+        line(2, fmt::format("uint made[{}];", n));
+        uint32_t at = 0;
+        for (VarId a : op.args) {
+          const uint32_t m = words(a);
+          for (uint32_t i = 0; i < m; ++i)
+            line(2, fmt::format("made[{}] = {};", at + i, word(a, std::to_string(i))));
+          at += m;
+        }
+        for_words(2, n, [&](int ind, const std::string& i) {
+          line(ind, fmt::format("{} = made[{}];", word(op.dst, i), i));
+        });
+        line(1, "}");
+        return;
+      }
+      case OpCode::Get: {
+        line(1, "{");
+        emit_path(op, 1, index);
+        const VarId src = op.args[0];
+        for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+          line(ind, fmt::format(
+                        "{} = {};", word(op.dst, i),
+                        words(src) == 1 ? name(src) : fmt::format("{}[off + {}]", name(src), i)));
+        });
+        line(1, "}");
+        return;
+      }
+      case OpCode::Set: {
+        line(1, "{");
+        emit_path(op, 2, index);
+        const VarId src = op.args[0], value = op.args[1];
+        const uint32_t m = words(value);
+        line(2, fmt::format("uint value[{}];", m));
+        for_words(2, m, [&](int ind, const std::string& i) {
+          line(ind, fmt::format("value[{}] = {};", i, word(value, i)));
+        });
+        if (src != op.dst)
+          for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+            line(ind, fmt::format("{} = {};", word(op.dst, i), word(src, i)));
+          });
+        for_words(2, m, [&](int ind, const std::string& i) {
+          line(ind, fmt::format("{} = value[{}];",
+                                words(op.dst) == 1 ? name(op.dst)
+                                                   : fmt::format("{}[off + {}]", name(op.dst), i),
+                                i));
+        });
+        line(1, "}");
+        return;
+      }
+      case OpCode::UniformGet: {
+        line(1, "{");
+        emit_path(op, 0, index);
+        const uint32_t base = L_.uniform_base.at(op.index);
+        for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+          line(ind, fmt::format("{} = uni.w[{}u + off + {}];", word(op.dst, i), base, i));
+        });
+        line(1, "}");
+        return;
+      }
+      case OpCode::Dot:
+      case OpCode::Sum:
+        emit_reduction(op);
+        return;
+      case OpCode::RandUniform:
+      case OpCode::RandNormal:
+        line(1, fmt::format("{} = floatBitsToUint({}(lane, draws));", name(op.dst),
+                            op.code == OpCode::RandUniform ? "ab_rand_uniform" : "ab_rand_normal"));
+        line(1, "draws += 1u;");
+        return;
+      case OpCode::Assert:
+        line(1, fmt::format("if ({} == 0u)", name(op.args[0])));
+        raise(2, "AB_FAULT_ASSERT_FAILED", fmt::format("{}u", index));
+        return;
+      case OpCode::Push:
+      case OpCode::Pop:
+      case OpCode::Update: {
+        const VarId v = op.args[0];
+        const int k = L_.stack_of.at(v);
+        const std::string sp_slot = slot(static_cast<uint32_t>(L_.sp_slot.at(v)));
+        line(1, "{");
+        if (op.code == OpCode::Push) {
+          line(2, fmt::format("const uint sp = {};", sp_slot));
+          line(2, "if (sp >= P.depth)");
+          raise(3, "AB_FAULT_STACK_OVERFLOW", fmt::format("{}u", index));
+          for_words(2, words(v), [&](int ind, const std::string& i) {
+            line(ind, fmt::format("{} = {};", stack_word(k, "sp", i), word(v, i)));
+          });
+          line(2, fmt::format("{} = sp + 1u;", sp_slot));
+        } else {
+          // The lowering balances pushes and pops; the clamp only keeps a bug in bounds.
+          line(2, fmt::format("const uint sp = min({} - 1u, P.depth - 1u);", sp_slot));
+          if (op.code == OpCode::Pop) line(2, fmt::format("{} = sp;", sp_slot));
+          for_words(2, words(v), [&](int ind, const std::string& i) {
+            line(ind, fmt::format("{} = {};", word(v, i), stack_word(k, "sp", i)));
+          });
+        }
+        line(1, "}");
+        return;
+      }
+      case OpCode::Call:
+      case OpCode::Count_:
+        line(1, "// (call: not in the lowered form)");
+        return;
+      default:
+        emit_elementwise(op, index);
+        return;
+    }
+  }
+
+  void emit_terminator() {
+    const Terminator& t = block_.term;
+    const std::string pc = slot(AB_SLOT_PC);
+    switch (t.kind) {
+      case Terminator::Kind::Jump:
+        line(1, fmt::format("{} = {}u;", pc, t.target));
+        return;
+      case Terminator::Kind::Branch:
+        line(1,
+             fmt::format("{} = {} != 0u ? {}u : {}u;", pc, name(t.cond), t.target, t.target_else));
+        return;
+      case Terminator::Kind::PushJump:
+        line(1, "{");
+        line(2, fmt::format("const uint psp = {};", slot(AB_SLOT_PC_SP)));
+        line(2, "if (psp >= P.depth)");
+        raise(3, "AB_FAULT_STACK_OVERFLOW", fmt::format("{}u", block_.ops.size()));
+        line(2, fmt::format("{} = {}u;", stack_word(0, "psp", "0u"), t.target_else));
+        line(2, fmt::format("{} = psp + 1u;", slot(AB_SLOT_PC_SP)));
+        line(2, fmt::format("{} = {}u;", pc, t.target));
+        line(2, fmt::format("{} += 1u;", slot(AB_SLOT_CALLS)));
+        line(2, fmt::format("{0} = max({0}, psp + 1u);", slot(AB_SLOT_MAX_DEPTH)));
+        line(1, "}");
+        return;
+      case Terminator::Kind::Return:
+        line(1, "{");
+        line(2, fmt::format("const uint psp = {} - 1u;", slot(AB_SLOT_PC_SP)));
+        line(2, fmt::format("{} = psp;", slot(AB_SLOT_PC_SP)));
+        line(2, fmt::format("{} = {};", pc, stack_word(0, "min(psp, P.depth - 1u)", "0u")));
+        line(1, "}");
+        return;
+    }
+  }
+
+  const LoweredProgram& p_;
+  const StateLayout& L_;
+  const Types& T_;
+  int32_t b_;
+  const LoweredBlock& block_;
+  std::string& out_;
+  std::vector<VarId> referenced_, written_;
+  bool uses_random_ = false;
+};
+
+const char* kKernelMains = R"GLSL(
+void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
+  const uint L = P.lanes;
+  state.w[AB_SLOT_FAULT * L + lane] = code;
+  state.w[AB_SLOT_FAULT_BLOCK * L + lane] = block;
+  state.w[AB_SLOT_FAULT_OP * L + lane] = op;
+  state.w[AB_SLOT_FAULT_STEP * L + lane] = step;
+  state.w[AB_SLOT_PC * L + lane] = P.exit_pc;
+}
+)GLSL";
+
+const char* kEntryPoints = R"GLSL(
+#if defined(AB_GLOBAL_MASKED) || defined(AB_GLOBAL_COMPACTED)
+// One step of the global schedule: the lanes at the chosen block run it, then count themselves
+// in at their next block (global_pick.comp reads the counts).
+void main() {
+#ifdef AB_GLOBAL_COMPACTED
+  const uint i = gl_GlobalInvocationID.x;
+  if (i >= ctrl.w[AB_CTRL_LIST_LEN]) return;
+  const uint lane = list.w[i];
+#else
+  const uint lane = gl_GlobalInvocationID.x;
+  if (lane >= P.lanes) return;
+#endif
+  const uint b = ctrl.w[AB_CTRL_BLOCK];
+  if (state.w[AB_SLOT_PC * P.lanes + lane] != b) return;
+  run_block(lane, b);
+  const uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
+  if (pc < P.exit_pc) atomicAdd(ctrl.w[AB_CTRL_COUNTS + pc], 1u);
+}
+#endif
+
+#ifdef AB_LOCAL_SUBGROUP
+// The local schedule per subgroup: its own min-PC loop, at most P.budget steps per dispatch.
+void main() {
+  const uint lane = gl_GlobalInvocationID.x;
+  if (lane >= P.lanes) return;
+  uint taken = 0u;
+  for (uint it = 0u; it < P.budget; ++it) {
+    const uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
+    const uint b = subgroupMin(pc < P.exit_pc ? pc : AB_NO_BLOCK);
+    if (b == AB_NO_BLOCK) break;
+    if (pc == b) run_block(lane, b);
+    ++taken;
+  }
+  if (subgroupElect()) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
+  if (state.w[AB_SLOT_PC * P.lanes + lane] < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+}
+#endif
+
+#ifdef AB_LOCAL_WORKGROUP
+// The local schedule per workgroup: min PC through shared memory, at most P.budget steps.
+shared uint s_min;
+void main() {
+  const uint lane = gl_GlobalInvocationID.x;
+  const bool in_batch = lane < P.lanes;
+  uint taken = 0u;
+  for (uint it = 0u; it < P.budget; ++it) {
+    if (gl_LocalInvocationIndex == 0u) s_min = AB_NO_BLOCK;
+    barrier();
+    const uint pc = in_batch ? state.w[AB_SLOT_PC * P.lanes + lane] : P.exit_pc;
+    if (pc < P.exit_pc) atomicMin(s_min, pc);
+    barrier();
+    const uint b = s_min;
+    barrier();
+    if (b == AB_NO_BLOCK) break;
+    if (pc == b) run_block(lane, b);
+    ++taken;
+  }
+  if (gl_LocalInvocationIndex == 0u) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
+  if (in_batch && state.w[AB_SLOT_PC * P.lanes + lane] < P.exit_pc)
+    ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+}
+#endif
+)GLSL";
+
+}  // namespace
+
+const char* kernel_macro(Kernel k) {
+  switch (k) {
+    case Kernel::GlobalMasked:
+      return "AB_GLOBAL_MASKED";
+    case Kernel::GlobalCompacted:
+      return "AB_GLOBAL_COMPACTED";
+    case Kernel::LocalSubgroup:
+      return "AB_LOCAL_SUBGROUP";
+    case Kernel::LocalWorkgroup:
+      return "AB_LOCAL_WORKGROUP";
+  }
+  return "";
+}
+
+std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout) {
+  std::string out;
+  out += "#version 450\n";
+  out +=
+      "#ifdef AB_LOCAL_SUBGROUP\n#extension GL_KHR_shader_subgroup_basic : require\n"
+      "#extension GL_KHR_shader_subgroup_arithmetic : require\n#endif\n";
+  out += fmt::format("// Generated by autobatch from '{}': {} blocks, {} variables.\n",
+                     program.source ? program.source->file : "", program.blocks.size(),
+                     program.vars.size());
+  out += kAbLayoutText;
+  std::string common = kAbCommonText;
+  const std::string include_line = "#include \"ab_layout.h\"";
+  if (auto at = common.find(include_line); at != std::string::npos)
+    common.erase(at, include_line.size());
+  out += common;
+  out +=
+      "layout(set = 0, binding = AB_BIND_UNIFORMS, std430) readonly buffer Uniforms { uint w[]; } "
+      "uni;\n";
+  for (uint32_t a = 0; a < layout.arenas; ++a)
+    out += fmt::format(
+        "layout(set = 0, binding = AB_BIND_ARENA0 + {0}, std430) buffer Arena{0} {{ uint w[]; }} "
+        "arena{0};\n",
+        a);
+  out += kGlslPrelude;
+  out += kKernelMains;
+  for (size_t b = 0; b < program.blocks.size(); ++b)
+    BlockEmitter(program, layout, static_cast<int32_t>(b), out).emit();
+  out += "void run_block(uint lane, uint b) {\n  switch (b) {\n";
+  for (size_t b = 0; b < program.blocks.size(); ++b)
+    out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b);
+  out += "    default: break;\n  }\n}\n";
+  out += kEntryPoints;
+  return out;
+}
+
+}  // namespace ab

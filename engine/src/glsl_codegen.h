@@ -1,0 +1,24 @@
+// GLSL code generation: LoweredProgram (Figure 4) -> one GLSL compute source holding every
+// block as a function over the per-lane state of state_layout.h, plus the entry points of the
+// generated kernels, selected by a macro at compile time:
+//   AB_GLOBAL_MASKED     one global step; every lane tests whether its PC is the chosen block
+//   AB_GLOBAL_COMPACTED  one global step over the active-lane list (indirect dispatch)
+//   AB_LOCAL_SUBGROUP    a bounded PC loop per subgroup (min PC via subgroupMin)
+//   AB_LOCAL_WORKGROUP   a bounded PC loop per workgroup (min PC via shared memory)
+// Op semantics are not restated here: elementwise ops are spelled from OpInfo::glsl, whose
+// helpers live in the prelude (glsl_prelude.h).
+#pragma once
+
+#include <string>
+
+#include "engine/src/state_layout.h"
+#include "ir/ir.h"
+
+namespace ab {
+
+enum class Kernel { GlobalMasked, GlobalCompacted, LocalSubgroup, LocalWorkgroup };
+const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
+
+std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout);
+
+}  // namespace ab

@@ -1,0 +1,191 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "ab_layout.h"
+#include "engine/src/program_impl.h"
+#include "engine/src/shader_compiler.h"
+
+namespace ab {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+const char* schedule_name(Schedule s) {
+  return s == Schedule::Global ? "global" : "local";
+}
+const char* global_mode_name(GlobalMode m) {
+  return m == GlobalMode::Masked ? "masked" : "compacted";
+}
+const char* local_scope_name(LocalScope s) {
+  return s == LocalScope::Subgroup ? "subgroup" : "workgroup";
+}
+
+std::string VulkanProgram::Impl::pipeline_cache_path() const {
+  if (cache_dir.empty()) return {};
+  std::string uuid;
+  for (uint8_t b : ctx->properties.pipelineCacheUUID)
+    uuid += fmt::format("{:02x}", b);
+  return (std::filesystem::path(cache_dir) / ("pipelines-" + uuid + ".bin")).string();
+}
+
+Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv) {
+  VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mci.codeSize = spirv.size() * 4;
+  mci.pCode = spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkResult r = ctx->api.vkCreateShaderModule(ctx->device, &mci, nullptr, &module);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateShaderModule", r)};
+  VkComputePipelineCreateInfo pci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pci.stage.module = module;
+  pci.stage.pName = "main";
+  pci.layout = pipeline_layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  r = ctx->api.vkCreateComputePipelines(ctx->device, pipeline_cache, 1, &pci, nullptr, &pipeline);
+  ctx->api.vkDestroyShaderModule(ctx->device, module, nullptr);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateComputePipelines", r)};
+  return pipeline;
+}
+
+Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k) {
+  const int key = static_cast<int>(k);
+  if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
+  const auto start = std::chrono::steady_clock::now();
+  auto spirv = compile_glsl(glsl, kernel_macro(k), cache_dir);
+  if (!spirv) return Error{spirv.error()};
+  spirv_from_cache = spirv_from_cache && spirv->from_cache;
+  auto p = create_pipeline(spirv->spirv);
+  compile_seconds += seconds_since(start);
+  if (!p) return p;
+  pipelines[key] = *p;
+  return p;
+}
+
+Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
+  const int key = 100 + static_cast<int>(k);
+  if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
+  const auto start = std::chrono::steady_clock::now();
+  auto p = create_pipeline(hand_kernel_spirv(k));
+  compile_seconds += seconds_since(start);
+  if (!p) return p;
+  pipelines[key] = *p;
+  return p;
+}
+
+VulkanProgram::Impl::~Impl() {
+  if (!ctx) return;
+  auto& api = ctx->api;
+  if (pipeline_cache) {
+    const std::string path = pipeline_cache_path();
+    size_t size = 0;
+    if (!path.empty() &&
+        api.vkGetPipelineCacheData(ctx->device, pipeline_cache, &size, nullptr) == VK_SUCCESS &&
+        size > 0) {
+      std::vector<char> data(size);
+      if (api.vkGetPipelineCacheData(ctx->device, pipeline_cache, &size, data.data()) ==
+          VK_SUCCESS) {
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+        const std::string tmp = path + ".tmp";
+        std::ofstream(tmp, std::ios::binary).write(data.data(), static_cast<long>(size));
+        std::filesystem::rename(tmp, path, ec);
+      }
+    }
+    api.vkDestroyPipelineCache(ctx->device, pipeline_cache, nullptr);
+  }
+  for (auto& [key, p] : pipelines)
+    api.vkDestroyPipeline(ctx->device, p, nullptr);
+  if (pipeline_layout) api.vkDestroyPipelineLayout(ctx->device, pipeline_layout, nullptr);
+  if (set_layout) api.vkDestroyDescriptorSetLayout(ctx->device, set_layout, nullptr);
+}
+
+VulkanProgram::VulkanProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+VulkanProgram::~VulkanProgram() = default;
+
+Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
+    std::shared_ptr<VulkanContext> context, const LoweredProgram& program,
+    const VulkanOptions& options) {
+  if (!context) return Error{"no Vulkan context"};
+  if (!program.source) return Error{"the lowered program has no source program"};
+  const auto start = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<Impl>();
+  impl->context = context;
+  impl->ctx = &context->impl();
+  impl->program = &program;
+  impl->layout = plan_state(program);
+  impl->glsl = generate_glsl(program, impl->layout);
+  if (options.disk_cache)
+    impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+  auto& ctx = *impl->ctx;
+
+  std::vector<VkDescriptorSetLayoutBinding> bindings;
+  for (uint32_t b = 0; b < AB_BIND_ARENA0 + AB_ARENAS; ++b)
+    bindings.push_back(
+        {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dci.bindingCount = static_cast<uint32_t>(bindings.size());
+  dci.pBindings = bindings.data();
+  VkResult r = ctx.api.vkCreateDescriptorSetLayout(ctx.device, &dci, nullptr, &impl->set_layout);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateDescriptorSetLayout", r)};
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
+  VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  lci.setLayoutCount = 1;
+  lci.pSetLayouts = &impl->set_layout;
+  lci.pushConstantRangeCount = 1;
+  lci.pPushConstantRanges = &range;
+  r = ctx.api.vkCreatePipelineLayout(ctx.device, &lci, nullptr, &impl->pipeline_layout);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreatePipelineLayout", r)};
+
+  std::vector<char> cache_data;
+  if (const std::string path = impl->pipeline_cache_path(); !path.empty())
+    cache_data = read_bytes(path);
+  VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  cci.initialDataSize = cache_data.size();
+  cci.pInitialData = cache_data.empty() ? nullptr : cache_data.data();
+  r = ctx.api.vkCreatePipelineCache(ctx.device, &cci, nullptr, &impl->pipeline_cache);
+  if (r != VK_SUCCESS) {  // a stale or corrupt cache file: start empty
+    cci.initialDataSize = 0;
+    cci.pInitialData = nullptr;
+    r = ctx.api.vkCreatePipelineCache(ctx.device, &cci, nullptr, &impl->pipeline_cache);
+    if (r != VK_SUCCESS) return Error{vk_error("vkCreatePipelineCache", r)};
+  }
+  impl->compile_seconds = seconds_since(start);
+  return std::shared_ptr<VulkanProgram>(new VulkanProgram(std::move(impl)));
+}
+
+const LoweredProgram& VulkanProgram::program() const {
+  return *impl_->program;
+}
+const std::string& VulkanProgram::glsl() const {
+  return impl_->glsl;
+}
+double VulkanProgram::compile_seconds() const {
+  return impl_->compile_seconds;
+}
+Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
+  std::vector<std::vector<uint32_t>> modules;
+  for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::LocalSubgroup,
+                   Kernel::LocalWorkgroup}) {
+    auto spirv = compile_glsl(impl_->glsl, kernel_macro(k), impl_->cache_dir);
+    if (!spirv) return Error{spirv.error()};
+    modules.push_back(std::move(spirv->spirv));
+  }
+  for (HandKernel k : {HandKernel::GlobalCount, HandKernel::GlobalPick, HandKernel::GlobalCompact})
+    modules.push_back(hand_kernel_spirv(k));
+  return modules;
+}
+
+}  // namespace ab

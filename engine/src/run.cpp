@@ -1,0 +1,542 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "ab_layout.h"
+#include "engine/src/buffers.h"
+#include "engine/src/program_impl.h"
+
+namespace ab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint32_t groups_for(uint32_t n) {
+  return (n + AB_GROUP_SIZE - 1) / AB_GROUP_SIZE;
+}
+
+}  // namespace
+
+struct VulkanRun::Impl {
+  std::shared_ptr<VulkanProgram> program_ref;
+  VulkanProgram::Impl* prog = nullptr;
+  VulkanContext::Impl* ctx = nullptr;
+  const LoweredProgram* lp = nullptr;
+  const StateLayout* layout = nullptr;
+  RunOptions options;
+  VulkanOptions vulkan;
+  uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
+  DeviceBuffer ctrl, state, list, uniforms, readback, dummy;
+  std::vector<DeviceBuffer> arenas;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  std::map<uint64_t, VkCommandBuffer> recorded;  // by step count (global) or budget (local)
+  PushConstants push;
+  bool finished = false;
+  uint64_t steps = 0;
+  std::vector<TraceStep> trace;
+  VulkanStats stats;
+  Clock::time_point created;
+  double compile_seconds_at_creation = 0;  // to leave compilation out of run_seconds
+
+  ~Impl() {
+    if (!ctx) return;
+    ctx->api.vkQueueWaitIdle(ctx->queue);
+    for (auto& [n, cmd] : recorded)
+      ctx->api.vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
+    if (fence) ctx->api.vkDestroyFence(ctx->device, fence, nullptr);
+    if (pool) ctx->api.vkDestroyDescriptorPool(ctx->device, pool, nullptr);
+  }
+
+  uint64_t readback_words() const {
+    return AB_CTRL_HEADER_WORDS + 2ull * nblocks + 2ull * trace_cap;
+  }
+  uint64_t ctrl_words() const { return readback_words(); }
+
+  Status allocate(const Batch& batch);
+  Status upload_initial_state(const Batch& batch);
+  Expected<VkCommandBuffer> record(uint64_t n);
+  Status submit(uint64_t n);
+  void bind(VkCommandBuffer cmd, VkPipeline p) {
+    ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    ++stats.dispatches;
+  }
+};
+
+Status VulkanRun::Impl::allocate(const Batch& batch) {
+  const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
+  auto make = [&](DeviceBuffer& b, uint64_t words, const char* what) -> Status {
+    if (words * 4 > max_range)
+      return Error{fmt::format(
+          "the {} needs {} MiB, more than this device's maxStorageBufferRange ({} MiB): reduce "
+          "the batch size{}",
+          what, words * 4 >> 20, max_range >> 20,
+          std::string(what) == "lane state" ? "" : " or the stack depth")};
+    auto created = DeviceBuffer::create(*ctx, std::max<uint64_t>(words, 1) * 4);
+    if (!created) return Error{created.error()};
+    b = std::move(*created);
+    return Ok{};
+  };
+  if (auto s = make(ctrl, ctrl_words(), "control buffer"); !s) return s;
+  if (auto s = make(state, uint64_t{layout->slots} * lanes, "lane state"); !s) return s;
+  if (auto s = make(list, lanes, "active-lane list"); !s) return s;
+  if (auto s = make(uniforms, layout->uniform_words, "uniform data"); !s) return s;
+  if (auto s = make(dummy, 4, "placeholder"); !s) return s;
+  arenas.resize(layout->arenas);
+  for (uint32_t a = 0; a < layout->arenas; ++a)
+    if (auto s = make(arenas[a], uint64_t{layout->arena_words[a]} * depth * lanes, "stack arena");
+        !s)
+      return s;
+  auto rb = DeviceBuffer::create(*ctx, readback_words() * 4, true);
+  if (!rb) return Error{rb.error()};
+  readback = std::move(*rb);
+
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BIND_ARENA0 + AB_ARENAS};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = 1;
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &size;
+  VkResult r = ctx->api.vkCreateDescriptorPool(ctx->device, &pci, nullptr, &pool);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateDescriptorPool", r)};
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool;
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &prog->set_layout;
+  r = ctx->api.vkAllocateDescriptorSets(ctx->device, &ai, &set);
+  if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
+  std::vector<VkDescriptorBufferInfo> infos(AB_BIND_ARENA0 + AB_ARENAS);
+  infos[AB_BIND_CTRL] = {ctrl.handle(), 0, VK_WHOLE_SIZE};
+  infos[AB_BIND_STATE] = {state.handle(), 0, VK_WHOLE_SIZE};
+  infos[AB_BIND_LIST] = {list.handle(), 0, VK_WHOLE_SIZE};
+  infos[AB_BIND_UNIFORMS] = {uniforms.handle(), 0, VK_WHOLE_SIZE};
+  for (uint32_t a = 0; a < AB_ARENAS; ++a)
+    infos[AB_BIND_ARENA0 + a] = {a < arenas.size() ? arenas[a].handle() : dummy.handle(), 0,
+                                 VK_WHOLE_SIZE};
+  std::vector<VkWriteDescriptorSet> writes;
+  for (uint32_t b = 0; b < infos.size(); ++b) {
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set;
+    w.dstBinding = b;
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &infos[b];
+    writes.push_back(w);
+  }
+  ctx->api.vkUpdateDescriptorSets(ctx->device, static_cast<uint32_t>(writes.size()), writes.data(),
+                                  0, nullptr);
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = ctx->api.vkCreateFence(ctx->device, &fci, nullptr, &fence);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateFence", r)};
+  return Ok{};
+}
+
+Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
+  const Types& types = lp->types();
+  std::vector<uint32_t> image(size_t{layout->slots} * lanes, 0u);
+  auto at = [&](uint32_t slot, uint32_t lane) -> uint32_t& {
+    return image[size_t{slot} * lanes + lane];
+  };
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    at(AB_SLOT_PC, lane) = static_cast<uint32_t>(lp->entry_block);
+    at(AB_SLOT_PC_SP, lane) = 1;  // the exit PC at the bottom of the PC stack
+    at(AB_SLOT_MAX_DEPTH, lane) = 1;
+  }
+  for (size_t i = 0; i < lp->inputs.size(); ++i) {
+    const VarId v = lp->inputs[i];
+    if (layout->var_slot[v] < 0) continue;  // an unused parameter has no storage
+    const uint32_t w = types.words(lp->vars[v].type);
+    for (uint32_t lane = 0; lane < lanes; ++lane)
+      for (uint32_t k = 0; k < w; ++k)
+        at(static_cast<uint32_t>(layout->var_slot[v]) + k, lane) =
+            batch.inputs[i][size_t{lane} * w + k];
+  }
+  std::vector<uint32_t> uniform_words;
+  for (const auto& u : batch.uniforms)
+    uniform_words.insert(uniform_words.end(), u.begin(), u.end());
+  std::vector<uint32_t> exits(lanes, static_cast<uint32_t>(lp->exit_pc()));
+
+  if (auto s = upload(*ctx, state, 0, image.data(), image.size() * 4); !s) return s;
+  if (auto s = upload(*ctx, uniforms, 0, uniform_words.data(), uniform_words.size() * 4); !s)
+    return s;
+  auto zero = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+    ctx->api.vkCmdFillBuffer(cmd, ctrl.handle(), 0, VK_WHOLE_SIZE, 0);
+    for (auto& a : arenas)
+      ctx->api.vkCmdFillBuffer(cmd, a.handle(), 0, VK_WHOLE_SIZE, 0);
+  });
+  if (!zero) return zero;
+  const StackPlacement& pcs = layout->stacks[0];
+  if (auto s = upload(*ctx, arenas[pcs.arena], uint64_t{pcs.base} * depth * lanes * 4, exits.data(),
+                      exits.size() * 4);
+      !s)
+    return s;
+  if (vulkan.schedule == Schedule::Global) {
+    auto count = prog->pipeline(HandKernel::GlobalCount);
+    if (!count) return Error{count.error()};
+    return submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+      ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *count);
+      ctx->api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout,
+                                       0, 1, &set, 0, nullptr);
+      ctx->api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                  sizeof(push), &push);
+      ctx->api.vkCmdDispatch(cmd, groups_for(lanes), 1, 1);
+      ++stats.dispatches;
+    });
+  }
+  return Ok{};
+}
+
+// Global: n scheduler steps. Local: one dispatch letting each group run up to n steps.
+Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
+  if (auto it = recorded.find(n); it != recorded.end()) return it->second;
+  const bool global = vulkan.schedule == Schedule::Global;
+  const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
+  VkPipeline pick = VK_NULL_HANDLE, compact = VK_NULL_HANDLE, step = VK_NULL_HANDLE;
+  if (global) {
+    auto p = prog->pipeline(HandKernel::GlobalPick);
+    if (!p) return Error{p.error()};
+    pick = *p;
+    if (compacted) {
+      auto c = prog->pipeline(HandKernel::GlobalCompact);
+      if (!c) return Error{c.error()};
+      compact = *c;
+    }
+    auto s = prog->pipeline(compacted ? Kernel::GlobalCompacted : Kernel::GlobalMasked);
+    if (!s) return Error{s.error()};
+    step = *s;
+  } else {
+    auto s = prog->pipeline(vulkan.local_scope == LocalScope::Subgroup ? Kernel::LocalSubgroup
+                                                                       : Kernel::LocalWorkgroup);
+    if (!s) return Error{s.error()};
+    step = *s;
+  }
+  auto& api = ctx->api;
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = ctx->command_pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkResult r = api.vkAllocateCommandBuffers(ctx->device, &ai, &cmd);
+  if (r != VK_SUCCESS) return Error{vk_error("vkAllocateCommandBuffers", r)};
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  api.vkBeginCommandBuffer(cmd, &bi);
+  compute_barrier(*ctx, cmd);
+  if (global) {
+    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_TRACE_LEN * 4, 4, 0);
+  } else {
+    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
+    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
+  }
+  compute_barrier(*ctx, cmd);
+  api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0, 1,
+                              &set, 0, nullptr);
+  PushConstants pc = push;
+  if (!global) pc.budget = static_cast<uint32_t>(n);
+  api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc),
+                         &pc);
+  auto dispatch = [&](VkPipeline p, uint32_t groups) {
+    api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    api.vkCmdDispatch(cmd, groups, 1, 1);
+    compute_barrier(*ctx, cmd);
+  };
+  if (global) {
+    for (uint64_t s = 0; s < n; ++s) {
+      dispatch(pick, 1);
+      if (compacted) {
+        dispatch(compact, groups_for(lanes));
+        api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, step);
+        api.vkCmdDispatchIndirect(cmd, ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
+        compute_barrier(*ctx, cmd);
+      } else {
+        dispatch(step, groups_for(lanes));
+      }
+    }
+  } else {
+    dispatch(step, groups_for(lanes));
+  }
+  VkBufferCopy region{0, 0, readback_words() * 4};
+  api.vkCmdCopyBuffer(cmd, ctrl.handle(), readback.handle(), 1, &region);
+  r = api.vkEndCommandBuffer(cmd);
+  if (r != VK_SUCCESS) return Error{vk_error("vkEndCommandBuffer", r)};
+  recorded[n] = cmd;
+  return cmd;
+}
+
+Status VulkanRun::Impl::submit(uint64_t n) {
+  auto cmd = record(n);
+  if (!cmd) return Error{cmd.error()};
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &*cmd;
+  VkResult r = ctx->api.vkQueueSubmit(ctx->queue, 1, &si, fence);
+  if (r != VK_SUCCESS) return Error{vk_error("vkQueueSubmit", r)};
+  r = ctx->api.vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
+  ctx->api.vkResetFences(ctx->device, 1, &fence);
+  ++stats.submissions;
+  const bool global = vulkan.schedule == Schedule::Global;
+  if (global) {
+    const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
+    stats.dispatches += n * (compacted ? 3 : 2);
+  } else {
+    stats.dispatches += 1;
+  }
+  const auto* w = static_cast<const uint32_t*>(readback.mapped());
+  if (global) {
+    steps = w[AB_CTRL_STEPS_LO] | uint64_t{w[AB_CTRL_STEPS_HI]} << 32;
+    const uint32_t len = std::min(w[AB_CTRL_TRACE_LEN], trace_cap);
+    const uint32_t* t = w + AB_CTRL_COUNTS + 2 * nblocks;
+    for (uint32_t i = 0; i < len; ++i)
+      trace.push_back({static_cast<int32_t>(t[2 * i]), t[2 * i + 1]});
+    uint64_t live = 0;
+    for (uint32_t b = 0; b < nblocks; ++b)
+      live += w[AB_CTRL_COUNTS + b];
+    finished = w[AB_CTRL_DONE] != 0 || live == 0;
+  } else {
+    stats.group_steps += w[AB_CTRL_GROUP_STEPS];
+    steps = stats.group_steps;
+    finished = w[AB_CTRL_NOT_FINISHED] == 0;
+  }
+  return Ok{};
+}
+
+VulkanRun::VulkanRun(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+VulkanRun::~VulkanRun() = default;
+
+Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanProgram> program,
+                                                       const Batch& batch,
+                                                       const RunOptions& options,
+                                                       const VulkanOptions& vulkan) {
+  if (!program) return Error{"no compiled program"};
+  const LoweredProgram& lp = program->program();
+  if (auto msg = check_batch(*lp.source, lp.entry_function, batch); !msg.empty()) return Error{msg};
+  if (options.stack_depth == 0) return Error{"the stack depth must be at least 1"};
+  if (vulkan.steps_per_submission == 0 || vulkan.local_steps_per_dispatch == 0)
+    return Error{"steps per submission and per dispatch must be at least 1"};
+  if (vulkan.local_steps_per_dispatch > 60000)
+    return Error{
+        "local_steps_per_dispatch must stay below 60,000 (lavapipe ends longer shader "
+        "loops silently)"};
+  auto impl = std::make_unique<Impl>();
+  impl->created = Clock::now();
+  impl->compile_seconds_at_creation = program->compile_seconds();
+  impl->program_ref = program;
+  impl->prog = &program->impl();
+  impl->ctx = impl->prog->ctx;
+  impl->lp = &lp;
+  impl->layout = &impl->prog->layout;
+  impl->options = options;
+  impl->vulkan = vulkan;
+  impl->lanes = batch.lanes;
+  impl->depth = options.stack_depth;
+  impl->nblocks = static_cast<uint32_t>(lp.blocks.size());
+  impl->trace_cap =
+      options.record_trace && vulkan.schedule == Schedule::Global ? vulkan.steps_per_submission : 0;
+  impl->stats.device = impl->ctx->info.name;
+  impl->stats.schedule = vulkan.schedule == Schedule::Global
+                             ? fmt::format("global/{}", global_mode_name(vulkan.global_mode))
+                             : fmt::format("local/{}", local_scope_name(vulkan.local_scope));
+  PushConstants& p = impl->push;
+  p.lanes = batch.lanes;
+  p.exit_pc = impl->nblocks;
+  p.depth = options.stack_depth;
+  p.max_steps = static_cast<uint32_t>(std::min<uint64_t>(options.max_steps, 0xFFFFFFFFu));
+  p.heuristic = options.heuristic == Heuristic::MostLanes ? 1 : 0;
+  p.trace_cap = impl->trace_cap;
+  p.seed_lo = static_cast<uint32_t>(options.seed);
+  p.seed_hi = static_cast<uint32_t>(options.seed >> 32);
+  p.budget = vulkan.local_steps_per_dispatch;
+  if (batch.lanes == 0) {
+    impl->finished = true;
+    return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
+  }
+  if (auto s = impl->allocate(batch); !s) return Error{s.error()};
+  if (auto s = impl->upload_initial_state(batch); !s) return Error{s.error()};
+  return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
+}
+
+bool VulkanRun::done() const {
+  return impl_->finished;
+}
+const VulkanStats& VulkanRun::stats() const {
+  return impl_->stats;
+}
+
+Expected<bool> VulkanRun::step(uint64_t n) {
+  Impl& I = *impl_;
+  const uint64_t chunk = I.vulkan.schedule == Schedule::Global ? I.vulkan.steps_per_submission
+                                                               : I.vulkan.local_steps_per_dispatch;
+  while (n > 0 && !I.finished) {
+    const uint64_t k = std::min(n, chunk);
+    if (auto s = I.submit(k); !s) return Error{s.error()};
+    n -= k;
+  }
+  I.stats.compile_seconds = I.prog->compile_seconds;
+  I.stats.spirv_from_cache = I.prog->spirv_from_cache;
+  return I.finished;
+}
+
+Status VulkanRun::run() {
+  while (!impl_->finished) {
+    auto r = step(UINT64_MAX);
+    if (!r) return Error{r.error()};
+  }
+  // Uploads and the run itself; kernels compiled on first use during the run do not count.
+  const double compiled = impl_->prog->compile_seconds - impl_->compile_seconds_at_creation;
+  impl_->stats.run_seconds =
+      std::chrono::duration<double>(Clock::now() - impl_->created).count() - compiled;
+  impl_->stats.compile_seconds = impl_->prog->compile_seconds;
+  impl_->stats.spirv_from_cache = impl_->prog->spirv_from_cache;
+  return Ok{};
+}
+
+Expected<RunResult> VulkanRun::result() {
+  Impl& I = *impl_;
+  const LoweredProgram& lp = *I.lp;
+  const Types& types = lp.types();
+  RunResult result;
+  RunStats& st = result.stats;
+  st.lanes = I.lanes;
+  const uint32_t out_words = lp.output < 0 ? 0 : types.words(lp.vars[lp.output].type);
+  result.outputs.assign(size_t{I.lanes} * out_words, 0u);
+  result.faulted.assign(I.lanes, 0);
+  if (I.lanes == 0) return result;
+  std::vector<uint32_t> image(size_t{I.layout->slots} * I.lanes);
+  if (auto s = download(*I.ctx, I.state, 0, image.data(), image.size() * 4); !s)
+    return Error{s.error()};
+  std::vector<uint32_t> ctrl(I.ctrl_words());
+  if (auto s = download(*I.ctx, I.ctrl, 0, ctrl.data(), ctrl.size() * 4); !s)
+    return Error{s.error()};
+  auto at = [&](uint32_t slot, uint32_t lane) { return image[size_t{slot} * I.lanes + lane]; };
+  st.max_stack_depth = 1;
+  for (uint32_t lane = 0; lane < I.lanes; ++lane) {
+    st.lane_steps += at(AB_SLOT_STEPS, lane);
+    st.calls += at(AB_SLOT_CALLS, lane);
+    st.max_stack_depth = std::max(st.max_stack_depth, at(AB_SLOT_MAX_DEPTH, lane));
+    const uint32_t code = at(AB_SLOT_FAULT, lane);
+    if (code != 0) {
+      result.faulted[lane] = 1;
+      const uint32_t b = at(AB_SLOT_FAULT_BLOCK, lane), op = at(AB_SLOT_FAULT_OP, lane);
+      LaneError e;
+      e.lane = lane;
+      e.code = static_cast<Fault>(code);
+      e.step = at(AB_SLOT_FAULT_STEP, lane);
+      if (b < lp.blocks.size()) {
+        const LoweredBlock& block = lp.blocks[b];
+        e.function = lp.source->functions.at(block.function).name;
+        e.line = op == AB_NO_BLOCK       ? block.loc.line
+                 : op < block.ops.size() ? block.ops[op].loc.line
+                                         : block.term.loc.line;
+      }
+      result.errors.push_back(std::move(e));
+      continue;
+    }
+    if (out_words && I.layout->var_slot[lp.output] >= 0)
+      for (uint32_t k = 0; k < out_words; ++k)
+        result.outputs[size_t{lane} * out_words + k] =
+            at(static_cast<uint32_t>(I.layout->var_slot[lp.output]) + k, lane);
+  }
+  if (I.vulkan.schedule == Schedule::Global) {
+    st.steps = ctrl[AB_CTRL_STEPS_LO] | uint64_t{ctrl[AB_CTRL_STEPS_HI]} << 32;
+    const uint64_t util = ctrl[AB_CTRL_UTIL_LO] | uint64_t{ctrl[AB_CTRL_UTIL_HI]} << 32;
+    st.utilization = st.steps ? static_cast<double>(util) / 16777216.0 / st.steps : 0;
+    st.block_executions.assign(ctrl.begin() + AB_CTRL_COUNTS + I.nblocks,
+                               ctrl.begin() + AB_CTRL_COUNTS + 2 * I.nblocks);
+    result.trace = I.trace;
+  } else {
+    st.steps = I.stats.group_steps;
+    const uint32_t width = I.vulkan.local_scope == LocalScope::Subgroup
+                               ? std::max<uint32_t>(I.ctx->info.subgroup_size, 1)
+                               : AB_GROUP_SIZE;
+    st.utilization =
+        st.steps ? static_cast<double>(st.lane_steps) / (static_cast<double>(st.steps) * width) : 0;
+  }
+  st.wall_seconds = I.stats.run_seconds;
+  return result;
+}
+
+Expected<BatchSnapshot> VulkanRun::snapshot() {
+  Impl& I = *impl_;
+  const LoweredProgram& lp = *I.lp;
+  const Types& types = lp.types();
+  const uint32_t lanes = I.lanes, depth = I.depth;
+  BatchSnapshot snap;
+  snap.step = I.steps;
+  snap.lanes = lanes;
+  snap.stack_depth = depth;
+  snap.stack_capacity = depth;  // the GPU allocates every stack at full depth
+  if (lanes == 0) return snap;
+  std::vector<uint32_t> image(size_t{I.layout->slots} * lanes);
+  if (auto s = download(*I.ctx, I.state, 0, image.data(), image.size() * 4); !s)
+    return Error{s.error()};
+  std::vector<std::vector<uint32_t>> arenas(I.arenas.size());
+  for (size_t a = 0; a < arenas.size(); ++a) {
+    arenas[a].resize(size_t{I.layout->arena_words[a]} * depth * lanes);
+    if (auto s = download(*I.ctx, I.arenas[a], 0, arenas[a].data(), arenas[a].size() * 4); !s)
+      return Error{s.error()};
+  }
+  auto at = [&](uint32_t slot, uint32_t lane) { return image[size_t{slot} * lanes + lane]; };
+  auto stack_word = [&](int k, uint32_t sp, uint32_t w, uint32_t lane) {
+    return arenas[I.layout->stacks[k].arena][I.layout->stack_index(k, sp, w, lane, lanes, depth)];
+  };
+  std::vector<TypeId> var_types;
+  for (const LoweredVar& v : lp.vars)
+    var_types.push_back(v.type);
+  std::vector<uint32_t> offset;
+  const uint32_t frame = layout_words(types, var_types, offset);
+  snap.registers.assign(size_t{lanes} * frame, 0u);
+  snap.pc_stack.assign(size_t{lanes} * depth, 0);
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    snap.pc.push_back(static_cast<int32_t>(at(AB_SLOT_PC, lane)));
+    snap.pc_depth.push_back(at(AB_SLOT_PC_SP, lane));
+    snap.lane_steps.push_back(at(AB_SLOT_STEPS, lane));
+    snap.faulted.push_back(at(AB_SLOT_FAULT, lane) != 0 ? 1 : 0);
+    for (uint32_t d = 0; d < depth; ++d)
+      snap.pc_stack[size_t{lane} * depth + d] = static_cast<int32_t>(stack_word(0, d, 0, lane));
+    for (size_t v = 0; v < lp.vars.size(); ++v) {
+      if (I.layout->var_slot[v] < 0) continue;
+      for (uint32_t k = 0; k < types.words(var_types[v]); ++k)
+        snap.registers[size_t{lane} * frame + offset[v] + k] =
+            at(static_cast<uint32_t>(I.layout->var_slot[v]) + k, lane);
+    }
+  }
+  for (size_t v = 0; v < lp.vars.size(); ++v) {
+    const int k = I.layout->stack_of[v];
+    if (k < 0) continue;
+    const uint32_t w = types.words(var_types[v]);
+    BatchSnapshot::VarStack vs;
+    vs.var = static_cast<VarId>(v);
+    vs.words.assign(size_t{lanes} * depth * w, 0u);
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      vs.depth.push_back(at(static_cast<uint32_t>(I.layout->sp_slot[v]), lane));
+      for (uint32_t d = 0; d < depth; ++d)
+        for (uint32_t j = 0; j < w; ++j)
+          vs.words[(size_t{lane} * depth + d) * w + j] = stack_word(k, d, j, lane);
+    }
+    snap.stacks.push_back(std::move(vs));
+  }
+  return snap;
+}
+
+Expected<RunResult> run_vulkan(const LoweredProgram& program, const Batch& batch,
+                               const RunOptions& options, const VulkanOptions& vulkan,
+                               VulkanStats* stats, std::shared_ptr<VulkanContext> context) {
+  if (!context) {
+    auto created = VulkanContext::create(vulkan.context);
+    if (!created) return Error{created.error()};
+    context = *created;
+  }
+  auto compiled = VulkanProgram::compile(context, program, vulkan);
+  if (!compiled) return Error{compiled.error()};
+  auto run = VulkanRun::create(*compiled, batch, options, vulkan);
+  if (!run) return Error{run.error()};
+  if (auto s = (*run)->run(); !s) return Error{s.error()};
+  auto result = (*run)->result();
+  if (stats) *stats = (*run)->stats();
+  return result;
+}
+
+}  // namespace ab

@@ -1,0 +1,49 @@
+#include "engine/src/state_layout.h"
+
+#include <algorithm>
+
+#include "ab_layout.h"
+
+namespace ab {
+
+StateLayout plan_state(const LoweredProgram& program) {
+  const Types& types = program.types();
+  const size_t nv = program.vars.size();
+  StateLayout L;
+  L.var_slot.assign(nv, -1);
+  L.sp_slot.assign(nv, -1);
+  L.stack_of.assign(nv, -1);
+  uint32_t slot = AB_FIXED_SLOTS;
+  L.stacks.push_back({0, 0, 1, -1});
+  for (size_t v = 0; v < nv; ++v) {
+    if (program.vars[v].storage != Storage::Stacked) continue;
+    L.sp_slot[v] = static_cast<int32_t>(slot++);
+    L.stack_of[v] = static_cast<int32_t>(L.stacks.size());
+    L.stacks.push_back({0, 0, types.words(program.vars[v].type), static_cast<VarId>(v)});
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    if (program.vars[v].storage == Storage::Temp) continue;
+    L.var_slot[v] = static_cast<int32_t>(slot);
+    slot += types.words(program.vars[v].type);
+  }
+  L.slots = slot;
+
+  // Spread the stacks over the arenas, each to the currently smallest (the PC stack to arena 0).
+  L.arenas = static_cast<uint32_t>(std::min<size_t>(AB_ARENAS, L.stacks.size()));
+  L.arena_words.assign(L.arenas, 0);
+  for (size_t k = 0; k < L.stacks.size(); ++k) {
+    const auto smallest = std::min_element(L.arena_words.begin(), L.arena_words.end());
+    StackPlacement& s = L.stacks[k];
+    s.arena = static_cast<uint32_t>(smallest - L.arena_words.begin());
+    s.base = *smallest;
+    *smallest += s.words;
+  }
+
+  for (const Uniform& u : program.source->uniforms) {
+    L.uniform_base.push_back(L.uniform_words);
+    L.uniform_words += types.words(u.type);
+  }
+  return L;
+}
+
+}  // namespace ab

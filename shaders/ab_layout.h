@@ -1,0 +1,52 @@
+// Shared between the hand-written GLSL kernels, the generated GLSL and the C++ host: the words of
+// the control buffer, the per-lane state slots, the descriptor bindings and the push constants.
+// Plain #defines so that one file serves both languages.
+#ifndef AB_LAYOUT_H
+#define AB_LAYOUT_H
+
+// ---- control buffer (binding AB_BIND_CTRL), in 32-bit words ----
+#define AB_CTRL_BLOCK 0         // block chosen for the current step; AB_NO_BLOCK when none
+#define AB_CTRL_DONE 1          // 1 once no lane is live
+#define AB_CTRL_STEPS_LO 2      // scheduler steps taken (64-bit)
+#define AB_CTRL_STEPS_HI 3
+#define AB_CTRL_TRACE_LEN 4     // trace entries written since the host last reset it
+#define AB_CTRL_ACTIVE 5        // lanes waiting at the chosen block (they all run it)
+#define AB_CTRL_LIST_LEN 6      // compaction: lanes appended to the active list so far
+#define AB_CTRL_NOT_FINISHED 7  // local schedule: some lane is still live after the dispatch
+#define AB_CTRL_INDIRECT_X 8    // indirect dispatch arguments for the compacted step
+#define AB_CTRL_INDIRECT_Y 9
+#define AB_CTRL_INDIRECT_Z 10
+#define AB_CTRL_UTIL_LO 11      // sum over steps of 2^24 * active / live (64-bit)
+#define AB_CTRL_UTIL_HI 12
+#define AB_CTRL_GROUP_STEPS 13  // local schedule: group steps taken in this dispatch (summed)
+#define AB_CTRL_HEADER_WORDS 16
+// After the header: counts[exit_pc] (lanes waiting per block), block_exec[exit_pc], then the
+// trace, two words (block, active) per step.
+#define AB_CTRL_COUNTS AB_CTRL_HEADER_WORDS
+
+#define AB_NO_BLOCK 0xFFFFFFFFu
+
+// ---- per-lane state (binding AB_BIND_STATE): slot s of lane l is word s * lanes + l ----
+#define AB_SLOT_PC 0
+#define AB_SLOT_PC_SP 1      // entries on the PC stack (the exit PC at the bottom counts)
+#define AB_SLOT_STEPS 2      // blocks this lane has run
+#define AB_SLOT_DRAWS 3      // random draws this lane has made
+#define AB_SLOT_FAULT 4      // Fault code (0 = none)
+#define AB_SLOT_FAULT_BLOCK 5
+#define AB_SLOT_FAULT_OP 6   // op index in the block; AB_NO_BLOCK for the terminator or entry
+#define AB_SLOT_FAULT_STEP 7
+#define AB_SLOT_CALLS 8
+#define AB_SLOT_MAX_DEPTH 9
+#define AB_FIXED_SLOTS 10    // then a stack pointer per Stacked variable, then variables' words
+
+// ---- descriptor bindings (set 0) ----
+#define AB_BIND_CTRL 0
+#define AB_BIND_STATE 1
+#define AB_BIND_LIST 2
+#define AB_BIND_UNIFORMS 3
+#define AB_BIND_ARENA0 4  // stack arenas AB_BIND_ARENA0 .. AB_BIND_ARENA0 + AB_ARENAS - 1
+#define AB_ARENAS 8
+
+#define AB_GROUP_SIZE 64  // invocations per workgroup of every kernel
+
+#endif

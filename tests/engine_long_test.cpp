@@ -1,0 +1,72 @@
+// Long runs: lavapipe silently ends any shader loop after 65,535 iterations (DESIGN.md §4), so the
+// local schedule bounds its steps per dispatch and the host re-dispatches until a flag says every
+// lane is done. A lane needing ~200,000 steps must finish with the right answer, and the step
+// budget must still fault lanes that exceed it.
+#include "engine_test_support.h"
+
+namespace ab::enginetest {
+namespace {
+
+const char* kLongLoop = R"(
+fn count(n: int) -> int {
+    var i = 0;
+    var acc = 0;
+    while i < n {
+        acc = (acc * 31 + i) & 0xFFFFF;
+        i += 1;
+    }
+    return acc;
+}
+fn main(n: int) -> int { return count(n); }
+)";
+
+TEST_CASE("engine: a lane needing more than 65,535 steps finishes on every schedule") {
+  auto loaded = load_source(kLongLoop);
+  Batch batch;
+  batch.lanes = 3;
+  batch.inputs = {{100000, 5, 70000}};
+  RunOptions options;
+  const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+  REQUIRE(expected.stats.steps > 65535 * 3);  // well past the cap, in lane steps
+  for (const Config& c : configs()) {
+    // The global schedule runs no shader loop over steps (one dispatch per step), so the cap
+    // cannot bite there; at ~3 dispatches per step it would also take a minute on lavapipe.
+    if (c.schedule == Schedule::Global) continue;
+    const std::string config = c.name;
+    CAPTURE(config);
+    VulkanOptions vulkan = options_for(c);
+    VulkanStats stats;
+    auto result = run_vulkan(loaded->lowered, batch, options, vulkan, &stats, context());
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    CHECK(compare_results(loaded->lowered, expected, *result) == "");
+    CHECK(result->stats.lane_steps == expected.stats.lane_steps);
+    // At most 4096 steps per dispatch: the host had to relaunch many times.
+    CHECK(stats.submissions > expected.stats.steps / vulkan.local_steps_per_dispatch);
+    check_no_validation_messages();
+  }
+}
+
+TEST_CASE("engine: the step budget faults a long lane with the interpreter's record") {
+  auto loaded = load_source(kLongLoop);
+  Batch batch;
+  batch.lanes = 2;
+  batch.inputs = {{100000, 10}};
+  RunOptions options;
+  options.max_steps = 70000;
+  const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+  REQUIRE(expected.errors.size() == 1);
+  for (const Config& c : configs()) {
+    if (c.schedule == Schedule::Global && c.mode == GlobalMode::Masked) continue;  // slow here
+    const std::string config = c.name;
+    CAPTURE(config);
+    VulkanOptions vulkan = options_for(c);
+    vulkan.steps_per_submission = 256;
+    auto result = run_vulkan(loaded->lowered, batch, options, vulkan, nullptr, context());
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    CHECK(compare_results(loaded->lowered, expected, *result) == "");
+    check_no_validation_messages();
+  }
+}
+
+}  // namespace
+}  // namespace ab::enginetest
