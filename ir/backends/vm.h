@@ -17,6 +17,30 @@ int32_t pick_min_pc(const std::vector<uint32_t>& waiting);
 int32_t pick_most_lanes(const std::vector<uint32_t>& waiting);
 BlockPicker block_picker(Heuristic h);
 
+// A run's complete state between two steps: enough for VmRun::restore to continue exactly as
+// the run did. Stacks keep only each lane's live entries (concatenated lane by lane), so a
+// checkpoint costs memory in proportion to what the lanes use, not to stack_depth.
+struct VmCheckpoint {
+  uint64_t step = 0;
+  std::vector<int32_t> pc;          // [lane]
+  std::vector<uint32_t> pc_depth;   // [lane]
+  std::vector<int32_t> pc_stack;    // lane 0's pc_depth[0] entries, then lane 1's, ...
+  std::vector<uint32_t> registers;  // [lane][words of every lowered variable]
+  struct VarStack {
+    std::vector<uint32_t> depth;  // [lane]
+    std::vector<uint32_t> words;  // lane 0's depth[0] * words(var) words, then lane 1's, ...
+    bool operator==(const VarStack&) const = default;
+  };
+  std::vector<VarStack> stacks;  // one per Stacked variable, in variable order
+  std::vector<uint64_t> lane_steps, random_draws;  // [lane]
+  std::vector<uint8_t> faulted;                    // [lane]
+  std::vector<LaneError> errors;                   // in the order they happened
+  uint64_t calls = 0;
+  std::vector<uint64_t> block_executions;
+  uint32_t max_stack_depth = 1;
+  double utilization_sum = 0;
+};
+
 // A run that can be advanced step by step (for the debugger) or to the end.
 class VmRun {
  public:
@@ -35,6 +59,20 @@ class VmRun {
   BatchSnapshot snapshot() const;
   // Outputs, errors and statistics so far (outputs of unfinished lanes are zero).
   RunResult result() const;
+
+  // Cheap views of the current state for the debugger; valid until the next step or restore.
+  const std::vector<int32_t>& lane_pcs() const;       // [lane]; exit_pc() once finished
+  const std::vector<uint32_t>& lane_depths() const;   // [lane] call depth
+  const std::vector<uint8_t>& lane_faulted() const;   // [lane]
+  const std::vector<uint32_t>& registers() const;     // [lane][words], layout_words order
+  const std::vector<uint32_t>& last_active() const;   // lanes that ran the last step (any order)
+  // The state of lanes [first, first + count) only (step, stack_depth etc. as snapshot()).
+  BatchSnapshot snapshot(uint32_t first, uint32_t count) const;
+  // Saves / restores the whole run. `restore` takes a checkpoint of a run of the same program,
+  // batch and options; the run then continues exactly as it did after the checkpoint. The
+  // step trace (options.record_trace) is cut back to the checkpoint's step.
+  VmCheckpoint checkpoint() const;
+  void restore(const VmCheckpoint& checkpoint);
 
  private:
   class State;
