@@ -1,0 +1,103 @@
+#include "debugger/breakpoints.h"
+
+#include <fmt/format.h>
+#include <charconv>
+#include <sstream>
+#include <vector>
+
+namespace ab::debugger {
+namespace {
+
+std::vector<std::string> words_of(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+template <typename T>
+bool parse_number(const std::string& s, T& out) {
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+}  // namespace
+
+std::variant<Breakpoint, std::string> parse_breakpoint(std::string_view text,
+                                                       const LoweredProgram& program,
+                                                       uint32_t lanes) {
+  const std::vector<std::string> w = words_of(text);
+  const std::string usage =
+      "expected one of: block NAME, line L, lane N returns, depth > D, utilization < X, fault";
+  if (w.empty()) return usage;
+  Breakpoint b;
+  if (w[0] == "block" && w.size() == 2) {
+    for (size_t i = 0; i < program.blocks.size(); ++i)
+      if (program.blocks[i].name == w[1]) {
+        b.kind = Breakpoint::Kind::Block;
+        b.block = static_cast<int32_t>(i);
+        return b;
+      }
+    std::string names;
+    for (size_t i = 0; i < program.blocks.size() && i < 12; ++i)
+      names += (i ? ", " : "") + program.blocks[i].name;
+    return fmt::format("no block named '{}' (blocks: {}{})", w[1], names,
+                       program.blocks.size() > 12 ? ", ..." : "");
+  }
+  if (w[0] == "line" && w.size() == 2) {
+    b.kind = Breakpoint::Kind::Line;
+    if (!parse_number(w[1], b.line) || b.line <= 0)
+      return fmt::format("bad line number '{}'", w[1]);
+    return b;
+  }
+  if (w[0] == "lane" && w.size() == 3 && w[2] == "returns") {
+    b.kind = Breakpoint::Kind::LaneReturns;
+    if (!parse_number(w[1], b.lane)) return fmt::format("bad lane number '{}'", w[1]);
+    if (b.lane >= lanes)
+      return fmt::format("lane {} is out of range (the batch has {} lanes)", b.lane, lanes);
+    return b;
+  }
+  if (w[0] == "depth" && w.size() == 3 && w[1] == ">") {
+    b.kind = Breakpoint::Kind::DepthAbove;
+    if (!parse_number(w[2], b.depth)) return fmt::format("bad depth '{}'", w[2]);
+    return b;
+  }
+  if (w[0] == "utilization" && w.size() == 3 && w[1] == "<") {
+    b.kind = Breakpoint::Kind::UtilizationBelow;
+    try {
+      size_t used = 0;
+      b.utilization = std::stod(w[2], &used);
+      if (used != w[2].size()) throw std::invalid_argument(w[2]);
+    } catch (const std::exception&) {
+      return fmt::format("bad utilization '{}' (a fraction such as 0.5)", w[2]);
+    }
+    return b;
+  }
+  if (w[0] == "fault" && w.size() == 1) {
+    b.kind = Breakpoint::Kind::Fault;
+    return b;
+  }
+  return fmt::format("unknown breakpoint '{}': {}", text, usage);
+}
+
+std::string describe(const Breakpoint& b, const LoweredProgram& program) {
+  switch (b.kind) {
+    case Breakpoint::Kind::Block:
+      return "block " + program.blocks.at(b.block).name;
+    case Breakpoint::Kind::Line:
+      return fmt::format("line {}", b.line);
+    case Breakpoint::Kind::LaneReturns:
+      return fmt::format("lane {} returns", b.lane);
+    case Breakpoint::Kind::DepthAbove:
+      return fmt::format("depth > {}", b.depth);
+    case Breakpoint::Kind::UtilizationBelow:
+      return fmt::format("utilization < {}", b.utilization);
+    case Breakpoint::Kind::Fault:
+      return "fault";
+  }
+  return "?";
+}
+
+}  // namespace ab::debugger

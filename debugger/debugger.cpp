@@ -1,0 +1,133 @@
+#include "debugger/debugger.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "debugger/script.h"
+#include "debugger/ui_window.h"
+#include "ir/frontend/frontend.h"
+#include "ir/passes/lower.h"
+
+namespace ab::debugger {
+namespace {
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::variant<std::unique_ptr<Session>, std::string> Session::open(const DebuggerOptions& o) {
+  std::unique_ptr<Session> s(new Session());
+  TimelineOptions timeline;
+  timeline.interval = o.checkpoint_interval;
+  if (o.target) {
+    const DebugTarget& t = *o.target;
+    if (!t.program || !t.batch || t.entry < 0) return std::string("no program to debug");
+    s->lowered_ = lower(*t.program, t.entry);
+    s->batch_ = *t.batch;
+    s->options_ = t.options;
+    s->entry_name_ = t.program->functions[t.entry].name;
+    if (std::string e = check_batch(*t.program, t.entry, s->batch_); !e.empty()) return e;
+    ProgramInfo info{t.path, t.source_text, &s->lowered_};
+    s->model_ = std::make_unique<DebuggerModel>(
+        std::make_unique<VmSource>(info, s->batch_, s->options_), timeline);
+    s->title_ = fmt::format("{} - {} lanes", t.path, s->batch_.lanes);
+    return s;
+  }
+  if (o.trace_path.empty()) return std::string("nothing to debug: give a program or a trace");
+  auto header = read_trace_header(o.trace_path);
+  if (auto* e = std::get_if<std::string>(&header)) return *e;
+  const TraceHeader& h = std::get<TraceHeader>(header);
+  const std::string source_path = o.source_path.empty() ? h.source_path : o.source_path;
+  auto text = read_text(source_path);
+  if (!text)
+    return fmt::format("cannot read '{}', the program of trace '{}' (give it with --source)",
+                       source_path, o.trace_path);
+  if (std::string e = check_trace_source(h, o.trace_path, source_path, *text); !e.empty()) return e;
+  auto read = read_trace(o.trace_path);
+  if (auto* e = std::get_if<std::string>(&read)) return *e;
+  s->trace_ = std::make_shared<const Trace>(std::move(std::get<Trace>(read)));
+  Diagnostics diags(source_path, *text);
+  auto program = compile_source(*text, source_path, diags);
+  if (!program) return diags.format();
+  s->owned_program_ = std::make_unique<Program>(std::move(*program));
+  const int entry = s->owned_program_->find_function(s->trace_->entry);
+  if (entry < 0)
+    return fmt::format("the trace's entry function '{}' is not in '{}'", s->trace_->entry,
+                       source_path);
+  s->lowered_ = lower(*s->owned_program_, entry);
+  s->batch_ = s->trace_->batch;
+  s->options_ = s->trace_->options;
+  s->entry_name_ = s->trace_->entry;
+  auto source = TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->lowered_});
+  if (auto* e = std::get_if<std::string>(&source)) return *e;
+  s->model_ = std::make_unique<DebuggerModel>(
+      std::move(std::get<std::unique_ptr<TraceSource>>(source)), timeline);
+  s->title_ = fmt::format("{} - trace {} - {} lanes", source_path, o.trace_path, s->batch_.lanes);
+  return s;
+}
+
+std::string Session::save_trace(const std::string& path, uint64_t first, uint64_t last) {
+  Timeline& timeline = model_->timeline();
+  const uint64_t here = timeline.position();
+  auto trace = record_trace(timeline, batch_, options_, entry_name_, {first, last, 1024});
+  timeline.seek(here);
+  if (auto* e = std::get_if<std::string>(&trace)) return *e;
+  return write_trace(path, std::get<Trace>(trace));
+}
+
+std::string record_trace_file(const DebugTarget& target, const std::string& out_path,
+                              const TraceRange& range) {
+  DebuggerOptions o;
+  o.target = target;
+  o.checkpoint_interval = range.checkpoint_interval;
+  auto session = Session::open(o);
+  if (auto* e = std::get_if<std::string>(&session)) return *e;
+  Session& s = *std::get<std::unique_ptr<Session>>(session);
+  auto trace = record_trace(s.model().timeline(), *target.batch, target.options,
+                            target.program->functions[target.entry].name, range);
+  if (auto* e = std::get_if<std::string>(&trace)) return *e;
+  return write_trace(out_path, std::get<Trace>(trace));
+}
+
+int run_debugger(const DebuggerOptions& options) {
+  auto opened = Session::open(options);
+  if (auto* e = std::get_if<std::string>(&opened)) {
+    std::cerr << "error: " << *e << (e->ends_with('\n') ? "" : "\n");
+    return 1;
+  }
+  Session& session = *std::get<std::unique_ptr<Session>>(opened);
+  std::string script;
+  if (!options.script_path.empty()) {
+    auto text = read_text(options.script_path);
+    if (!text) {
+      std::cerr << fmt::format("error: cannot read script '{}'\n", options.script_path);
+      return 1;
+    }
+    script = *text;
+  }
+  const bool window =
+      options.script_path.empty() || options.force_window || script_needs_window(script);
+  if (!window) {
+    ScriptHooks hooks;
+    hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
+      return session.save_trace(path, first, last);
+    };
+    return run_script(session.model(), script, options.script_path, hooks, std::cout, std::cerr);
+  }
+  WindowOptions w;
+  w.width = options.width;
+  w.height = options.height;
+  w.script = script;
+  w.script_name = options.script_path;
+  return run_window(session, w);
+}
+
+}  // namespace ab::debugger

@@ -1,0 +1,73 @@
+// The debugger's entry points for the CLI (`autobatch debug`, `autobatch run --trace`).
+//
+//   autobatch debug FILE.ab [run options] [--script cmds.txt]  -> run_debugger({.target = ...})
+//   autobatch debug TRACE.abtrace [--source FILE.ab] [--script] -> run_debugger({.trace_path =
+//   ...}) autobatch run FILE.ab ... --trace out.abtrace               -> record_trace_file(target,
+//   path)
+//
+// Without a script the window opens (an error if there is no display). With a script, the
+// commands run headless unless one of them needs the window (`screenshot`).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "debugger/model.h"
+#include "debugger/trace_source.h"
+#include "ir/ir.h"
+#include "ir/run.h"
+
+namespace ab::debugger {
+
+// A program ready to run: what `autobatch run` has after parsing its arguments.
+struct DebugTarget {
+  std::string path;         // the .ab file
+  std::string source_text;  // its text (hashed into traces)
+  const Program* program = nullptr;
+  int entry = -1;
+  const Batch* batch = nullptr;
+  RunOptions options;
+};
+
+struct DebuggerOptions {
+  std::optional<DebugTarget> target;  // debug a live run of this program, or
+  std::string trace_path;             // replay this trace
+  std::string source_path;  // with trace_path: the program (default: the path stored in the trace)
+  std::string script_path;  // run these commands (see script.h)
+  bool force_window = false;           // open the window even for a script with no screenshot
+  uint64_t checkpoint_interval = 256;  // timeline checkpoints, in steps
+  int width = 1600, height = 1000;     // window size
+};
+
+// Runs the debugger; returns the exit code (0 ok, 1 error; messages go to stderr).
+int run_debugger(const DebuggerOptions& options);
+
+// Records `target`'s run, steps [range.first, range.last), to `out_path`. Returns "" or a message.
+std::string record_trace_file(const DebugTarget& target, const std::string& out_path,
+                              const TraceRange& range = {});
+
+// Everything a debugging session owns: the program, its batch, the source and the model.
+class Session {
+ public:
+  static std::variant<std::unique_ptr<Session>, std::string> open(const DebuggerOptions& options);
+  DebuggerModel& model() { return *model_; }
+  // Saves steps [first, last) as a trace; returns "" or a message. The model's position is kept.
+  std::string save_trace(const std::string& path, uint64_t first, uint64_t last);
+  const std::string& title() const { return title_; }
+
+ private:
+  Session() = default;
+  // Owned when the session compiled the program itself (trace replay); else borrowed.
+  std::unique_ptr<Program> owned_program_;
+  std::shared_ptr<const Trace> trace_;
+  LoweredProgram lowered_;
+  Batch batch_;
+  RunOptions options_;
+  std::string entry_name_;
+  std::string title_;
+  std::unique_ptr<DebuggerModel> model_;
+};
+
+}  // namespace ab::debugger

@@ -1,0 +1,478 @@
+#include "debugger/model.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "debugger/value_format.h"
+#include "ir/exec.h"
+
+namespace ab::debugger {
+
+const char* color_mode_name(ColorMode mode) {
+  switch (mode) {
+    case ColorMode::Block:
+      return "block";
+    case ColorMode::Depth:
+      return "depth";
+    case ColorMode::Error:
+      return "error";
+    case ColorMode::Variable:
+      return "var";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr uint32_t rgba(uint8_t r, uint8_t g, uint8_t b) {
+  return uint32_t{r} | uint32_t{g} << 8 | uint32_t{b} << 16 | 0xff000000u;
+}
+constexpr uint32_t kFinished = rgba(70, 70, 78);
+constexpr uint32_t kFaulted = rgba(235, 40, 40);
+constexpr uint32_t kRunning = rgba(70, 140, 230);
+
+}  // namespace
+
+uint32_t categorical_color(uint32_t index) {
+  // Distinct hues with no pure red (red means a fault everywhere in the debugger).
+  static constexpr uint32_t kPalette[] = {
+      rgba(78, 163, 240),  rgba(250, 175, 60),  rgba(90, 200, 120),  rgba(180, 120, 230),
+      rgba(240, 220, 80),  rgba(80, 210, 210),  rgba(240, 130, 190), rgba(160, 200, 60),
+      rgba(150, 150, 250), rgba(210, 160, 110), rgba(120, 230, 180), rgba(230, 140, 100)};
+  return kPalette[index % std::size(kPalette)];
+}
+
+uint32_t ramp_color(double t) {
+  // A perceptually ordered dark-blue -> teal -> yellow ramp (viridis-like, 5 stops).
+  static constexpr double kStops[][3] = {
+      {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4.0;
+  const int i = std::min(3, static_cast<int>(t));
+  const double f = t - i;
+  auto mix = [&](int c) {
+    return static_cast<uint8_t>(kStops[i][c] + (kStops[i + 1][c] - kStops[i][c]) * f + 0.5);
+  };
+  return rgba(mix(0), mix(1), mix(2));
+}
+
+DebuggerModel::DebuggerModel(std::unique_ptr<ExecutionSource> source,
+                             const TimelineOptions& timeline)
+    : source_(std::move(source)), timeline_(*source_, timeline) {
+  const LoweredProgram& p = lowered();
+  block_lines_.resize(p.blocks.size());
+  for (size_t b = 0; b < p.blocks.size(); ++b) {
+    std::vector<int>& lines = block_lines_[b];
+    for (const Op& op : p.blocks[b].ops)
+      if (op.loc.line > 0) lines.push_back(op.loc.line);
+    if (p.blocks[b].term.loc.line > 0) lines.push_back(p.blocks[b].term.loc.line);
+    if (lines.empty() && p.blocks[b].loc.line > 0) lines.push_back(p.blocks[b].loc.line);
+    std::sort(lines.begin(), lines.end());
+    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  }
+  std::vector<TypeId> types;
+  for (const LoweredVar& v : p.vars)
+    types.push_back(v.type);
+  layout_words(p.types(), types, var_offset_);
+}
+
+uint64_t DebuggerModel::step(uint64_t n) {
+  return timeline_.step(n);
+}
+uint64_t DebuggerModel::back(uint64_t n) {
+  return timeline_.back(n);
+}
+uint64_t DebuggerModel::seek(uint64_t step) {
+  return timeline_.seek(step);
+}
+
+StopReason DebuggerModel::continue_run(uint64_t max_steps) {
+  StopReason reason;
+  int hit = -1;
+  const uint64_t taken = timeline_.step(max_steps, [&] {
+    for (size_t i = 0; i < breakpoints_.size(); ++i)
+      if (breakpoints_[i].enabled && breakpoint_holds(breakpoints_[i])) {
+        hit = static_cast<int>(i);
+        return true;
+      }
+    return false;
+  });
+  if (hit >= 0) {
+    reason.kind = StopReason::Kind::Breakpoint;
+    reason.breakpoint = hit;
+    reason.message = fmt::format("breakpoint {} ({}) at step {}", hit + 1,
+                                 describe(breakpoints_[hit], lowered()), position());
+  } else if (!source_->error().empty()) {
+    reason.kind = StopReason::Kind::SourceError;
+    reason.message = source_->error();
+  } else if (source_->done()) {
+    reason.kind = StopReason::Kind::Finished;
+    reason.message = fmt::format("run finished at step {}", position());
+  } else {
+    reason.kind = StopReason::Kind::StepLimit;
+    reason.message = fmt::format("stopped after {} steps at step {}", taken, position());
+  }
+  return reason;
+}
+
+std::string DebuggerModel::add_breakpoint(std::string_view text) {
+  auto parsed = parse_breakpoint(text, lowered(), source_->lanes());
+  if (auto* error = std::get_if<std::string>(&parsed)) return *error;
+  breakpoints_.push_back(std::get<Breakpoint>(parsed));
+  return "";
+}
+
+void DebuggerModel::remove_breakpoint(size_t index) {
+  if (index < breakpoints_.size()) breakpoints_.erase(breakpoints_.begin() + index);
+}
+
+bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
+  const ExecutionSource& s = *source_;
+  const LoweredProgram& p = lowered();
+  switch (b.kind) {
+    case Breakpoint::Kind::Block:
+      return s.next_block() == b.block;
+    case Breakpoint::Kind::Line: {
+      const int32_t next = s.next_block();
+      if (next < 0) return false;
+      const auto& lines = block_lines_[next];
+      return std::binary_search(lines.begin(), lines.end(), b.line);
+    }
+    case Breakpoint::Kind::LaneReturns: {
+      if (s.lane_pcs()[b.lane] != p.exit_pc() || s.lane_faulted()[b.lane]) return false;
+      const auto& ran = s.last_active();
+      return std::find(ran.begin(), ran.end(), b.lane) != ran.end();
+    }
+    case Breakpoint::Kind::DepthAbove:
+      for (uint32_t lane : s.last_active())
+        if (s.lane_depths()[lane] > b.depth) return true;
+      return false;
+    case Breakpoint::Kind::UtilizationBelow: {
+      const auto& ran = s.last_active();
+      if (ran.empty()) return false;
+      uint32_t ended = 0;
+      for (uint32_t lane : ran)
+        ended += s.lane_pcs()[lane] == p.exit_pc();
+      const double live_before = live_lanes() + ended;
+      return static_cast<double>(ran.size()) / live_before < b.utilization;
+    }
+    case Breakpoint::Kind::Fault:
+      for (uint32_t lane : s.last_active())
+        if (s.lane_faulted()[lane]) return true;
+      return false;
+  }
+  return false;
+}
+
+std::vector<int> DebuggerModel::hits() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < breakpoints_.size(); ++i)
+    if (breakpoints_[i].enabled && breakpoint_holds(breakpoints_[i]))
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::string DebuggerModel::select_lane(uint32_t lane) {
+  if (lane >= source_->lanes())
+    return fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes());
+  selected_ = lane;
+  return "";
+}
+
+std::string DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
+  if (mode != ColorMode::Variable) {
+    color_mode_ = mode;
+    return "";
+  }
+  const LoweredProgram& p = lowered();
+  VarId found = -1;
+  for (size_t v = 0; v < p.vars.size() && found < 0; ++v)
+    if (p.vars[v].name == variable && p.vars[v].storage != Storage::Temp)
+      found = static_cast<VarId>(v);
+  for (size_t v = 0; v < p.vars.size() && found < 0; ++v) {
+    const std::string& name = p.vars[v].name;
+    const size_t dot = name.find('.');
+    if (p.vars[v].storage != Storage::Temp && dot != std::string::npos &&
+        name.substr(dot + 1) == variable)
+      found = static_cast<VarId>(v);
+  }
+  if (found < 0) {
+    std::string names;
+    for (const LoweredVar& v : p.vars)
+      if (v.storage != Storage::Temp && v.source_var >= 0)
+        names += (names.empty() ? "" : ", ") + v.name;
+    return fmt::format("no variable '{}' lives across blocks (watchable: {})", variable, names);
+  }
+  color_mode_ = mode;
+  watched_ = found;
+  watched_name_ = p.vars[found].name;
+  return "";
+}
+
+std::string DebuggerModel::block_name(int32_t pc) const {
+  const LoweredProgram& p = lowered();
+  if (pc < 0 || pc >= p.exit_pc()) return "finished";
+  return p.blocks[pc].name;
+}
+
+int DebuggerModel::block_line(int32_t block) const {
+  if (block < 0 || block >= static_cast<int32_t>(block_lines_.size()) ||
+      block_lines_[block].empty())
+    return 0;
+  return block_lines_[block].front();
+}
+
+std::vector<uint32_t> DebuggerModel::waiting_per_block() const {
+  std::vector<uint32_t> out(lowered().blocks.size(), 0);
+  for (int32_t pc : source_->lane_pcs())
+    if (pc >= 0 && pc < lowered().exit_pc()) ++out[pc];
+  return out;
+}
+
+std::vector<uint32_t> DebuggerModel::waiting_per_line() const {
+  const std::vector<uint32_t> per_block = waiting_per_block();
+  std::vector<uint32_t> out(1, 0);
+  for (size_t b = 0; b < per_block.size(); ++b) {
+    const int line = block_line(static_cast<int32_t>(b));
+    if (line <= 0 || !per_block[b]) continue;
+    if (out.size() <= static_cast<size_t>(line)) out.resize(line + 1, 0);
+    out[line] += per_block[b];
+  }
+  return out;
+}
+
+uint32_t DebuggerModel::live_lanes() const {
+  uint32_t n = 0;
+  for (int32_t pc : source_->lane_pcs())
+    n += pc != lowered().exit_pc();
+  return n;
+}
+
+uint32_t DebuggerModel::faulted_lanes() const {
+  uint32_t n = 0;
+  for (uint8_t f : source_->lane_faulted())
+    n += f != 0;
+  return n;
+}
+
+void DebuggerModel::watch_range(double& lo, double& hi) const {
+  const LoweredProgram& p = lowered();
+  const auto& regs = source_->registers();
+  const size_t stride = source_->lanes() ? regs.size() / source_->lanes() : 0;
+  lo = INFINITY;
+  hi = -INFINITY;
+  for (uint32_t lane = 0; lane < source_->lanes(); ++lane) {
+    const double v = leading_scalar(p.types(), p.vars[watched_].type,
+                                    regs.data() + lane * stride + var_offset_[watched_]);
+    if (!std::isfinite(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (lo > hi) lo = hi = 0;
+}
+
+void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
+  const ExecutionSource& s = *source_;
+  const LoweredProgram& p = lowered();
+  const auto& pcs = s.lane_pcs();
+  const auto& depths = s.lane_depths();
+  const auto& faulted = s.lane_faulted();
+  out.resize(s.lanes());
+  double lo = 0, hi = 0;
+  uint32_t max_depth = 1;
+  if (color_mode_ == ColorMode::Variable) watch_range(lo, hi);
+  if (color_mode_ == ColorMode::Depth)
+    for (uint32_t d : depths)
+      max_depth = std::max(max_depth, d);
+  const auto& regs = s.registers();
+  const size_t stride = s.lanes() ? regs.size() / s.lanes() : 0;
+  for (uint32_t lane = 0; lane < s.lanes(); ++lane) {
+    if (faulted[lane]) {
+      out[lane] = kFaulted;
+      continue;
+    }
+    const bool finished = pcs[lane] == p.exit_pc();
+    switch (color_mode_) {
+      case ColorMode::Block:
+        out[lane] = finished ? kFinished : categorical_color(static_cast<uint32_t>(pcs[lane]));
+        break;
+      case ColorMode::Depth:
+        out[lane] =
+            finished ? kFinished
+                     : ramp_color(max_depth > 1 ? (depths[lane] - 1.0) / (max_depth - 1.0) : 0.0);
+        break;
+      case ColorMode::Error:
+        out[lane] = finished ? kFinished : kRunning;
+        break;
+      case ColorMode::Variable: {
+        const double v = leading_scalar(p.types(), p.vars[watched_].type,
+                                        regs.data() + lane * stride + var_offset_[watched_]);
+        out[lane] = ramp_color(hi > lo ? (v - lo) / (hi - lo) : 0.5);
+        break;
+      }
+    }
+  }
+}
+
+std::vector<LegendEntry> DebuggerModel::legend() const {
+  std::vector<LegendEntry> out;
+  const uint32_t faulted = faulted_lanes();
+  switch (color_mode_) {
+    case ColorMode::Block: {
+      const std::vector<uint32_t> waiting = waiting_per_block();
+      for (size_t b = 0; b < waiting.size(); ++b)
+        if (waiting[b])
+          out.push_back({fmt::format("{} ({})", lowered().blocks[b].name, waiting[b]),
+                         categorical_color(static_cast<uint32_t>(b))});
+      break;
+    }
+    case ColorMode::Depth: {
+      uint32_t max_depth = 1;
+      for (uint32_t d : source_->lane_depths())
+        max_depth = std::max(max_depth, d);
+      out.push_back({"depth 1", ramp_color(0)});
+      if (max_depth > 1) out.push_back({fmt::format("depth {}", max_depth), ramp_color(1)});
+      break;
+    }
+    case ColorMode::Error:
+      out.push_back({fmt::format("running ({})", live_lanes()), kRunning});
+      break;
+    case ColorMode::Variable: {
+      double lo, hi;
+      watch_range(lo, hi);
+      out.push_back({fmt::format("{} = {}", watched_name_, lo), ramp_color(0)});
+      if (hi > lo) out.push_back({fmt::format("{} = {}", watched_name_, hi), ramp_color(1)});
+      break;
+    }
+  }
+  const uint32_t finished = source_->lanes() - live_lanes() - faulted;
+  if (color_mode_ != ColorMode::Variable || finished)
+    out.push_back({fmt::format("finished ({})", finished), kFinished});
+  out.push_back({fmt::format("faulted ({})", faulted), kFaulted});
+  return out;
+}
+
+std::string DebuggerModel::lane_summary(uint32_t lane) const {
+  const ExecutionSource& s = *source_;
+  if (lane >= s.lanes()) return "";
+  const int32_t pc = s.lane_pcs()[lane];
+  std::string text;
+  if (s.lane_faulted()[lane]) {
+    text = fmt::format("lane {}: faulted", lane);
+  } else if (pc == lowered().exit_pc()) {
+    text = fmt::format("lane {}: finished", lane);
+  } else {
+    text = fmt::format("lane {}: {} (line {}), depth {}", lane, block_name(pc), block_line(pc),
+                       s.lane_depths()[lane]);
+  }
+  if (color_mode_ == ColorMode::Variable) {
+    const LoweredProgram& p = lowered();
+    const size_t stride = s.registers().size() / s.lanes();
+    text +=
+        fmt::format(", {} = {}", watched_name_,
+                    format_value(p.types(), p.vars[watched_].type,
+                                 s.registers().data() + lane * stride + var_offset_[watched_], 4));
+  }
+  return text;
+}
+
+LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
+  LaneDetails d;
+  d.lane = lane;
+  const ExecutionSource& s = *source_;
+  if (lane >= s.lanes()) return d;
+  const LoweredProgram& p = lowered();
+  const BatchSnapshot snap = s.snapshot(lane, 1);
+  const int32_t pc = snap.pc[0];
+  const bool finished = pc == p.exit_pc();
+  d.status = snap.faulted[0] ? "faulted" : finished ? "finished" : "waiting at " + block_name(pc);
+  auto frame_of = [&](int32_t block) {
+    const LoweredBlock& b = p.blocks[block];
+    return Frame{p.source->functions[b.function].name, b.name, block_line(block)};
+  };
+  if (!finished) {
+    d.frames.push_back(frame_of(pc));
+    // pc_stack[0] is the exit PC the entry function returns to; above it, return blocks.
+    for (uint32_t i = snap.pc_depth[0]; i-- > 1;)
+      d.frames.push_back(frame_of(snap.pc_stack[i]));
+  }
+  for (size_t v = 0; v < p.vars.size(); ++v) {
+    const LoweredVar& var = p.vars[v];
+    if (var.storage == Storage::Temp || var.source_var < 0) continue;
+    VariableView view;
+    view.name = var.name;
+    view.storage = storage_name(var.storage);
+    view.value = format_value(p.types(), var.type, snap.registers.data() + var_offset_[v]);
+    for (const BatchSnapshot::VarStack& st : snap.stacks) {
+      if (st.var != static_cast<VarId>(v)) continue;
+      const uint32_t w = p.types().words(var.type);
+      for (uint32_t i = 0; i < st.depth[0]; ++i)
+        view.stack.push_back(format_value(p.types(), var.type, st.words.data() + size_t{i} * w));
+    }
+    d.variables.push_back(std::move(view));
+  }
+  const RunResult r = s.result();
+  if (snap.faulted[0]) {
+    for (const LaneError& e : r.errors)
+      if (e.lane == lane)
+        d.error = fmt::format("{} in {}, line {}, lane step {}", fault_name(e.code), e.function,
+                              e.line, e.step);
+  } else if (finished && p.output >= 0) {
+    const uint32_t w = p.types().words(p.vars[p.output].type);
+    d.output = format_value(p.types(), p.vars[p.output].type, r.outputs.data() + size_t{lane} * w);
+  }
+  return d;
+}
+
+std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
+  nlohmann::json lanes = nlohmann::json::array();
+  const size_t words = snap.lanes ? snap.registers.size() / snap.lanes : 0;
+  for (uint32_t lane = 0; lane < snap.lanes; ++lane) {
+    nlohmann::json l;
+    l["pc"] = snap.pc[lane];
+    l["block"] = snap.pc[lane] == p.exit_pc() ? "finished" : p.blocks[snap.pc[lane]].name;
+    l["depth"] = snap.pc_depth[lane];
+    const auto pcs = snap.pc_stack.begin() + size_t{lane} * snap.stack_capacity;
+    l["pc_stack"] = std::vector<int32_t>(pcs, pcs + snap.pc_depth[lane]);
+    const auto regs = snap.registers.begin() + lane * words;
+    l["registers"] = std::vector<uint32_t>(regs, regs + words);
+    nlohmann::json stacks = nlohmann::json::object();
+    for (const BatchSnapshot::VarStack& st : snap.stacks) {
+      const uint32_t w = p.types().words(p.vars[st.var].type);
+      const auto first = st.words.begin() + size_t{lane} * snap.stack_capacity * w;
+      stacks[p.vars[st.var].name] =
+          std::vector<uint32_t>(first, first + size_t{st.depth[lane]} * w);
+    }
+    l["stacks"] = std::move(stacks);
+    l["lane_steps"] = snap.lane_steps[lane];
+    l["faulted"] = snap.faulted[lane] != 0;
+    lanes.push_back(std::move(l));
+  }
+  nlohmann::json out;
+  out["step"] = snap.step;
+  out["lanes"] = std::move(lanes);
+  return out.dump();
+}
+
+std::string DebuggerModel::dump_json() const {
+  nlohmann::json out;
+  out["program"] = source_->program().path;
+  out["step"] = position();
+  out["done"] = source_->done();
+  out["next_block"] = block_name(source_->next_block());
+  out["live_lanes"] = live_lanes();
+  out["faulted_lanes"] = faulted_lanes();
+  nlohmann::json bps = nlohmann::json::array();
+  for (const Breakpoint& b : breakpoints_)
+    bps.push_back(describe(b, lowered()));
+  out["breakpoints"] = std::move(bps);
+  out["selected_lane"] = selected_ ? nlohmann::json(*selected_) : nlohmann::json(nullptr);
+  out["color"] = color_mode_name(color_mode_);
+  if (color_mode_ == ColorMode::Variable) out["watched"] = watched_name_;
+  out["state"] =
+      nlohmann::json::parse(state_json(lowered(), source_->snapshot(0, source_->lanes())));
+  return out.dump(1);
+}
+
+}  // namespace ab::debugger

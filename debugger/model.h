@@ -1,0 +1,140 @@
+// The debugger's state as a plain model, with no window: the timeline position, breakpoints,
+// the selected lane, the lane grid's colouring, and every derived view the panels draw (per-line
+// and per-block lane counts, the lane inspector, the lane grid's colours and legend, the JSON
+// state dump). The ImGui window and the scripted runner only call this; the tests drive it
+// directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "debugger/breakpoints.h"
+#include "debugger/execution_source.h"
+#include "debugger/timeline.h"
+
+namespace ab::debugger {
+
+enum class ColorMode : uint8_t { Block, Depth, Error, Variable };
+const char* color_mode_name(ColorMode mode);
+
+struct LegendEntry {
+  std::string label;
+  uint32_t rgba = 0;  // 0xAABBGGRR (byte order R, G, B, A in memory)
+};
+
+struct Frame {
+  std::string function;
+  std::string block;
+  int line = 0;
+};
+
+struct VariableView {
+  std::string name;                // "fib.n"
+  std::string storage;             // "register" or "stacked"
+  std::string value;               // current register value
+  std::vector<std::string> stack;  // stacked values, bottom first
+};
+
+struct LaneDetails {
+  uint32_t lane = 0;
+  std::string status;         // "waiting at fib.b2", "finished", "faulted"
+  std::vector<Frame> frames;  // innermost first
+  std::vector<VariableView> variables;
+  std::string output;  // finished lanes
+  std::string error;   // faulted lanes: "division by zero in divide, line 7, step 12"
+};
+
+// Why `continue` stopped.
+struct StopReason {
+  enum class Kind : uint8_t { Breakpoint, Finished, StepLimit, SourceError };
+  Kind kind = Kind::Finished;
+  int breakpoint = -1;  // index into breakpoints()
+  std::string message;
+};
+
+class DebuggerModel {
+ public:
+  explicit DebuggerModel(std::unique_ptr<ExecutionSource> source,
+                         const TimelineOptions& timeline = {});
+
+  ExecutionSource& source() { return *source_; }
+  const ExecutionSource& source() const { return *source_; }
+  const LoweredProgram& lowered() const { return *source_->program().lowered; }
+  Timeline& timeline() { return timeline_; }
+  const Timeline& timeline() const { return timeline_; }
+  uint64_t position() const { return timeline_.position(); }
+
+  // ---- moving ----
+  uint64_t step(uint64_t n);  // ignores breakpoints
+  // Steps until a breakpoint hits, the run ends or `max_steps` ran.
+  StopReason continue_run(uint64_t max_steps = UINT64_MAX);
+  uint64_t back(uint64_t n);
+  uint64_t seek(uint64_t step);
+
+  // ---- breakpoints ----
+  // Parses and adds "line 4", "block fib.b2", ...; returns an error message or "".
+  std::string add_breakpoint(std::string_view text);
+  void add_breakpoint(const Breakpoint& b) { breakpoints_.push_back(b); }
+  void remove_breakpoint(size_t index);
+  std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
+  const std::vector<Breakpoint>& breakpoints() const { return breakpoints_; }
+  // Indices of the breakpoints that hold in the current state (after the last step).
+  std::vector<int> hits() const;
+
+  // ---- selection and colouring ----
+  std::string select_lane(uint32_t lane);  // error message or ""
+  std::optional<uint32_t> selected_lane() const { return selected_; }
+  // For ColorMode::Variable, `variable` names a lowered var ("fib.n") or a source variable of
+  // any function ("n"); returns an error message or "".
+  std::string set_color_mode(ColorMode mode, const std::string& variable = "");
+  ColorMode color_mode() const { return color_mode_; }
+  const std::string& watched_variable_name() const { return watched_name_; }
+
+  // ---- derived views ----
+  // The block name of a PC ("finished" for exit_pc()).
+  std::string block_name(int32_t pc) const;
+  // Source lines with code of each lowered block, and the line a lane waiting there is shown at.
+  const std::vector<std::vector<int>>& block_lines() const { return block_lines_; }
+  int block_line(int32_t block) const;
+  std::vector<uint32_t> waiting_per_block() const;  // [block] lanes waiting
+  std::vector<uint32_t> waiting_per_line() const;   // [line] lanes waiting (index 0 unused)
+  uint32_t live_lanes() const;                      // lanes not finished or faulted
+  uint32_t faulted_lanes() const;
+  // One RGBA colour per lane for the lane grid, and the legend that explains them.
+  void lane_colors(std::vector<uint32_t>& rgba) const;
+  std::vector<LegendEntry> legend() const;
+  // A one-line hover text: "lane 17: fib.b2 (line 3), depth 4, n = 7".
+  std::string lane_summary(uint32_t lane) const;
+  LaneDetails lane_details(uint32_t lane) const;
+  // The whole state as JSON: position, breakpoints, selection, colouring, and every lane's
+  // state (see state_json). Comparable across runs that reached the same state.
+  std::string dump_json() const;
+
+ private:
+  bool breakpoint_holds(const Breakpoint& b) const;
+  void watch_range(double& lo, double& hi) const;
+
+  std::unique_ptr<ExecutionSource> source_;
+  Timeline timeline_;
+  std::vector<Breakpoint> breakpoints_;
+  std::optional<uint32_t> selected_;
+  ColorMode color_mode_ = ColorMode::Block;
+  VarId watched_ = -1;
+  std::string watched_name_;
+  std::vector<std::vector<int>> block_lines_;
+  std::vector<uint32_t> var_offset_;
+};
+
+// Every lane's state as JSON, with stacks cut to their live entries so that equal states give
+// equal text whatever the stacks' capacity: {"step", "lanes": [{"pc", "block", "depth",
+// "pc_stack", "registers", "stacks", "lane_steps", "faulted"}...]}.
+std::string state_json(const LoweredProgram& program, const BatchSnapshot& snapshot);
+
+// Colour helpers shared with the UI.
+uint32_t categorical_color(uint32_t index);
+uint32_t ramp_color(double t);  // t in [0, 1]
+
+}  // namespace ab::debugger

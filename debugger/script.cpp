@@ -1,0 +1,175 @@
+#include "debugger/script.h"
+
+#include <fmt/format.h>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace ab::debugger {
+namespace {
+
+std::vector<std::string> split(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+bool number(const std::string& s, uint64_t& out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::string rest_after(const std::string& line, const std::string& word) {
+  const size_t at = line.find(word);
+  return line.substr(at + word.size());
+}
+
+// Runs one command; returns "" or an error message. Sets `quit` for `quit`.
+std::string run_command(DebuggerModel& m, const std::string& line, const ScriptHooks& hooks,
+                        std::ostream& log, bool& quit) {
+  const std::vector<std::string> w = split(line);
+  const std::string& cmd = w[0];
+  auto count_arg = [&](size_t i, uint64_t fallback, uint64_t& out) {
+    if (w.size() <= i) {
+      out = fallback;
+      return true;
+    }
+    return w.size() == i + 1 && number(w[i], out);
+  };
+  uint64_t n = 0;
+  if (cmd == "step") {
+    if (!count_arg(1, 1, n)) return "usage: step [N]";
+    const uint64_t taken = m.step(n);
+    log << fmt::format("step {}: ran {}, now at step {}{}\n", n, taken, m.position(),
+                       m.source().done() ? " (finished)" : "");
+    return m.source().error();
+  }
+  if (cmd == "back") {
+    if (!count_arg(1, 1, n)) return "usage: back [N]";
+    m.back(n);
+    log << fmt::format("back {}: now at step {}\n", n, m.position());
+    return "";
+  }
+  if (cmd == "seek") {
+    if (w.size() != 2 || !number(w[1], n)) return "usage: seek STEP";
+    m.seek(n);
+    log << fmt::format("seek {}: now at step {}\n", n, m.position());
+    return m.source().error();
+  }
+  if (cmd == "break") {
+    if (w.size() < 2)
+      return "usage: break line L | block NAME | lane N returns | depth > D | utilization < X | "
+             "fault";
+    if (std::string e = m.add_breakpoint(rest_after(line, "break")); !e.empty()) return e;
+    log << fmt::format("breakpoint {}: {}\n", m.breakpoints().size(),
+                       describe(m.breakpoints().back(), m.lowered()));
+    return "";
+  }
+  if (cmd == "continue") {
+    if (w.size() != 1) return "usage: continue";
+    const StopReason r = m.continue_run();
+    log << "continue: " << r.message << "\n";
+    return r.kind == StopReason::Kind::SourceError ? r.message : "";
+  }
+  if (cmd == "select") {
+    if (w.size() != 3 || w[1] != "lane" || !number(w[2], n)) return "usage: select lane N";
+    if (n > UINT32_MAX) return fmt::format("lane {} is out of range", w[2]);
+    if (std::string e = m.select_lane(static_cast<uint32_t>(n)); !e.empty()) return e;
+    log << "select " << m.lane_summary(static_cast<uint32_t>(n)) << "\n";
+    return "";
+  }
+  if (cmd == "color" || cmd == "colour") {
+    const std::string usage = "usage: color block | depth | error | var NAME";
+    if (w.size() < 2) return usage;
+    std::string e;
+    if (w[1] == "block" && w.size() == 2)
+      e = m.set_color_mode(ColorMode::Block);
+    else if (w[1] == "depth" && w.size() == 2)
+      e = m.set_color_mode(ColorMode::Depth);
+    else if (w[1] == "error" && w.size() == 2)
+      e = m.set_color_mode(ColorMode::Error);
+    else if (w[1] == "var" && w.size() == 3)
+      e = m.set_color_mode(ColorMode::Variable, w[2]);
+    else
+      return usage;
+    if (!e.empty()) return e;
+    log << "color " << color_mode_name(m.color_mode())
+        << (m.color_mode() == ColorMode::Variable ? " " + m.watched_variable_name() : "") << "\n";
+    return "";
+  }
+  if (cmd == "dump") {
+    if (w.size() != 2) return "usage: dump FILE.json";
+    std::ofstream out(w[1]);
+    out << m.dump_json() << "\n";
+    if (!out) return fmt::format("cannot write '{}'", w[1]);
+    log << "dump " << w[1] << "\n";
+    return "";
+  }
+  if (cmd == "screenshot") {
+    if (w.size() != 2) return "usage: screenshot FILE.png";
+    if (!hooks.screenshot)
+      return "screenshot needs the window (run with a display, e.g. under xvfb-run)";
+    if (std::string e = hooks.screenshot(w[1]); !e.empty()) return e;
+    log << "screenshot " << w[1] << "\n";
+    return "";
+  }
+  if (cmd == "save") {
+    uint64_t first = 0, last = m.timeline().known_end();
+    if (w.size() != 2 && !(w.size() == 4 && number(w[2], first) && number(w[3], last)))
+      return "usage: save FILE.abtrace [FIRST LAST]";
+    if (!hooks.save_trace) return "this session cannot save traces";
+    if (std::string e = hooks.save_trace(w[1], first, last); !e.empty()) return e;
+    log << fmt::format("save {}: steps {} to {}\n", w[1], first, last);
+    return "";
+  }
+  if (cmd == "frames") {
+    if (w.size() != 2 || !number(w[1], n) || n == 0) return "usage: frames N";
+    if (!hooks.frames) return "frames needs the window (run with a display, e.g. under xvfb-run)";
+    const std::string line_out = hooks.frames(n);
+    if (line_out.starts_with("error: ")) return line_out.substr(7);
+    log << line_out << "\n";
+    return "";
+  }
+  if (cmd == "quit" || cmd == "exit") {
+    quit = true;
+    return "";
+  }
+  return fmt::format(
+      "unknown command '{}' (commands: step, break, continue, back, seek, select, "
+      "color, screenshot, dump, save, frames, quit)",
+      cmd);
+}
+
+}  // namespace
+
+bool script_needs_window(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto w = split(line);
+    if (!w.empty() && (w[0] == "screenshot" || w[0] == "frames")) return true;
+  }
+  return false;
+}
+
+int run_script(DebuggerModel& model, const std::string& text, const std::string& name,
+               const ScriptHooks& hooks, std::ostream& log, std::ostream& errors) {
+  std::istringstream in(text);
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    const auto w = split(line);
+    if (w.empty() || w[0][0] == '#') continue;
+    bool quit = false;
+    if (std::string e = run_command(model, line, hooks, log, quit); !e.empty()) {
+      errors << fmt::format("{}:{}: {}\n", name, line_number, e);
+      return 1;
+    }
+    if (quit) break;
+  }
+  return 0;
+}
+
+}  // namespace ab::debugger

@@ -1,0 +1,370 @@
+#include "debugger/trace_file.h"
+
+#include <fmt/format.h>
+#include <zstd.h>
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace ab::debugger {
+
+uint64_t source_hash(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+namespace {
+
+constexpr char kMagic[8] = {'A', 'B', 'T', 'R', 'A', 'C', 'E', '\0'};
+
+class Writer {
+ public:
+  std::vector<uint8_t> bytes;
+  template <typename T>
+  void fixed(T v) {
+    const size_t at = bytes.size();
+    bytes.resize(at + sizeof(T));
+    std::memcpy(bytes.data() + at, &v, sizeof(T));
+  }
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      bytes.push_back(static_cast<uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    bytes.push_back(static_cast<uint8_t>(v));
+  }
+  void string(const std::string& s) {
+    varint(s.size());
+    bytes.insert(bytes.end(), s.begin(), s.end());
+  }
+  template <typename T>
+  void array(const std::vector<T>& v) {
+    varint(v.size());
+    const size_t at = bytes.size();
+    bytes.resize(at + v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(bytes.data() + at, v.data(), v.size() * sizeof(T));
+  }
+};
+
+// Reads with bounds checks; after any overrun `ok` is false and every read returns zeros.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+  bool ok = true;
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+  template <typename T>
+  T fixed() {
+    T v{};
+    if (!need(sizeof(T))) return v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (!need(1)) return 0;
+      const uint8_t b = *p_++;
+      v |= uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) return v;
+    }
+    ok = false;
+    return 0;
+  }
+  std::string string() {
+    const uint64_t n = varint();
+    if (!need(n)) return {};
+    std::string s(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return s;
+  }
+  template <typename T>
+  std::vector<T> array() {
+    const uint64_t n = varint();
+    if (n > left() / sizeof(T) || !need(n * sizeof(T))) {
+      ok = false;
+      return {};
+    }
+    std::vector<T> v(n);
+    if (n) std::memcpy(v.data(), p_, n * sizeof(T));
+    p_ += n * sizeof(T);
+    return v;
+  }
+
+ private:
+  bool need(uint64_t n) {
+    if (ok && n <= left()) return true;
+    ok = false;
+    return false;
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+void write_checkpoint(Writer& w, const VmCheckpoint& c) {
+  w.fixed(c.step);
+  w.array(c.pc);
+  w.array(c.pc_depth);
+  w.array(c.pc_stack);
+  w.array(c.registers);
+  w.varint(c.stacks.size());
+  for (const auto& s : c.stacks) {
+    w.array(s.depth);
+    w.array(s.words);
+  }
+  w.array(c.lane_steps);
+  w.array(c.random_draws);
+  w.array(c.faulted);
+  w.varint(c.errors.size());
+  for (const LaneError& e : c.errors) {
+    w.fixed(e.lane);
+    w.fixed(static_cast<uint8_t>(e.code));
+    w.string(e.function);
+    w.fixed(static_cast<int32_t>(e.line));
+    w.fixed(e.step);
+  }
+  w.fixed(c.calls);
+  w.array(c.block_executions);
+  w.fixed(c.max_stack_depth);
+  w.fixed(c.utilization_sum);
+}
+
+VmCheckpoint read_checkpoint(Reader& r) {
+  VmCheckpoint c;
+  c.step = r.fixed<uint64_t>();
+  c.pc = r.array<int32_t>();
+  c.pc_depth = r.array<uint32_t>();
+  c.pc_stack = r.array<int32_t>();
+  c.registers = r.array<uint32_t>();
+  const uint64_t stacks = r.varint();
+  for (uint64_t i = 0; i < stacks && r.ok; ++i) {
+    VmCheckpoint::VarStack s;
+    s.depth = r.array<uint32_t>();
+    s.words = r.array<uint32_t>();
+    c.stacks.push_back(std::move(s));
+  }
+  c.lane_steps = r.array<uint64_t>();
+  c.random_draws = r.array<uint64_t>();
+  c.faulted = r.array<uint8_t>();
+  const uint64_t errors = r.varint();
+  for (uint64_t i = 0; i < errors && r.ok; ++i) {
+    LaneError e;
+    e.lane = r.fixed<uint32_t>();
+    e.code = static_cast<Fault>(r.fixed<uint8_t>());
+    e.function = r.string();
+    e.line = r.fixed<int32_t>();
+    e.step = r.fixed<uint64_t>();
+    c.errors.push_back(std::move(e));
+  }
+  c.calls = r.fixed<uint64_t>();
+  c.block_executions = r.array<uint64_t>();
+  c.max_stack_depth = r.fixed<uint32_t>();
+  c.utilization_sum = r.fixed<double>();
+  return c;
+}
+
+std::string read_file(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fmt::format("cannot open trace '{}': {}", path, std::strerror(errno));
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return "";
+}
+
+std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
+  char magic[8] = {};
+  for (char& c : magic)
+    c = static_cast<char>(r.fixed<uint8_t>());
+  if (!r.ok || std::memcmp(magic, kMagic, 8) != 0)
+    return fmt::format("'{}' is not an autobatch trace (.abtrace)", path);
+  h.version = r.fixed<uint32_t>();
+  if (h.version != kTraceFormatVersion)
+    return fmt::format("trace '{}' has format version {}; this autobatch reads version {}", path,
+                       h.version, kTraceFormatVersion);
+  h.source_hash = r.fixed<uint64_t>();
+  h.source_path = r.string();
+  h.entry = r.string();
+  if (!r.ok) return fmt::format("trace '{}' is truncated (its header is incomplete)", path);
+  return "";
+}
+
+}  // namespace
+
+void Trace::add_step(int32_t block, std::vector<uint32_t> lanes) {
+  std::sort(lanes.begin(), lanes.end());
+  if (active_set_start.empty()) active_set_start.push_back(0);
+  steps.push_back({block, static_cast<uint32_t>(lanes.size())});
+  // Runs of consecutive lanes as (gap from the previous run's end, length) varint pairs.
+  Writer w;
+  uint32_t prev_end = 0;
+  for (size_t i = 0; i < lanes.size();) {
+    size_t j = i + 1;
+    while (j < lanes.size() && lanes[j] == lanes[j - 1] + 1)
+      ++j;
+    w.varint(lanes[i] - prev_end);
+    w.varint(j - i);
+    prev_end = lanes[j - 1] + 1;
+    i = j;
+  }
+  active_sets.insert(active_sets.end(), w.bytes.begin(), w.bytes.end());
+  active_set_start.push_back(active_sets.size());
+}
+
+std::vector<uint32_t> Trace::active_lanes(uint64_t step) const {
+  std::vector<uint32_t> lanes;
+  if (step < first_step || step >= end_step()) return lanes;
+  const uint64_t i = step - first_step;
+  Reader r(active_sets.data() + active_set_start[i], active_set_start[i + 1] - active_set_start[i]);
+  uint32_t at = 0;
+  while (lanes.size() < steps[i].active && r.ok) {
+    at += static_cast<uint32_t>(r.varint());
+    const uint64_t n = r.varint();
+    for (uint64_t k = 0; k < n && r.ok; ++k)
+      lanes.push_back(at++);
+  }
+  return lanes;
+}
+
+std::string write_trace(const std::string& path, const Trace& t) {
+  Writer body;
+  body.fixed(t.options.seed);
+  body.fixed(t.options.stack_depth);
+  body.fixed(t.options.max_steps);
+  body.fixed(static_cast<uint8_t>(t.options.heuristic));
+  body.fixed(t.batch.lanes);
+  body.varint(t.batch.inputs.size());
+  for (const auto& column : t.batch.inputs)
+    body.array(column);
+  body.varint(t.batch.uniforms.size());
+  for (const auto& u : t.batch.uniforms)
+    body.array(u);
+  body.fixed(t.first_step);
+  body.varint(t.steps.size());
+  for (const TraceStep& s : t.steps) {
+    body.fixed(s.block);
+    body.fixed(s.active);
+  }
+  body.array(t.active_sets);
+  body.array(t.active_set_start);
+  body.varint(t.checkpoints.size());
+  for (const VmCheckpoint& c : t.checkpoints)
+    write_checkpoint(body, c);
+  body.fixed(static_cast<uint8_t>(t.finished));
+
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  std::vector<uint8_t> packed(ZSTD_compressBound(body.bytes.size()));
+  const size_t packed_size =
+      ZSTD_compress2(cctx, packed.data(), packed.size(), body.bytes.data(), body.bytes.size());
+  ZSTD_freeCCtx(cctx);
+  if (ZSTD_isError(packed_size))
+    return fmt::format("cannot compress trace: {}", ZSTD_getErrorName(packed_size));
+
+  Writer head;
+  for (char c : kMagic)
+    head.fixed(static_cast<uint8_t>(c));
+  head.fixed(t.version);
+  head.fixed(t.source_hash);
+  head.string(t.source_path);
+  head.string(t.entry);
+  head.fixed(static_cast<uint64_t>(body.bytes.size()));
+  head.fixed(static_cast<uint64_t>(packed_size));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return fmt::format("cannot write trace '{}': {}", path, std::strerror(errno));
+  out.write(reinterpret_cast<const char*>(head.bytes.data()), head.bytes.size());
+  out.write(reinterpret_cast<const char*>(packed.data()), packed_size);
+  if (!out) return fmt::format("cannot write trace '{}': {}", path, std::strerror(errno));
+  return "";
+}
+
+std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  Reader r(bytes.data(), bytes.size());
+  TraceHeader h;
+  if (std::string e = parse_header(r, path, h); !e.empty()) return e;
+  return h;
+}
+
+std::variant<Trace, std::string> read_trace(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  Reader r(bytes.data(), bytes.size());
+  TraceHeader h;
+  if (std::string e = parse_header(r, path, h); !e.empty()) return e;
+  const uint64_t body_size = r.fixed<uint64_t>();
+  const uint64_t packed_size = r.fixed<uint64_t>();
+  if (!r.ok || packed_size > r.left())
+    return fmt::format("trace '{}' is truncated ({} of its bytes are missing)", path,
+                       r.ok ? packed_size - r.left() : 0);
+  if (body_size > (uint64_t{1} << 40))
+    return fmt::format("trace '{}' is corrupt (bad body size)", path);
+  std::vector<uint8_t> body(body_size);
+  const uint8_t* packed = bytes.data() + (bytes.size() - r.left());
+  const size_t got = ZSTD_decompress(body.data(), body.size(), packed, packed_size);
+  if (ZSTD_isError(got) || got != body_size)
+    return fmt::format("trace '{}' is corrupt: {}", path,
+                       ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong body size");
+
+  Reader b(body.data(), body.size());
+  Trace t;
+  t.version = h.version;
+  t.source_hash = h.source_hash;
+  t.source_path = h.source_path;
+  t.entry = h.entry;
+  t.options.seed = b.fixed<uint64_t>();
+  t.options.stack_depth = b.fixed<uint32_t>();
+  t.options.max_steps = b.fixed<uint64_t>();
+  t.options.heuristic = static_cast<Heuristic>(b.fixed<uint8_t>());
+  t.batch.lanes = b.fixed<uint32_t>();
+  const uint64_t inputs = b.varint();
+  for (uint64_t i = 0; i < inputs && b.ok; ++i)
+    t.batch.inputs.push_back(b.array<uint32_t>());
+  const uint64_t uniforms = b.varint();
+  for (uint64_t i = 0; i < uniforms && b.ok; ++i)
+    t.batch.uniforms.push_back(b.array<uint32_t>());
+  t.first_step = b.fixed<uint64_t>();
+  const uint64_t steps = b.varint();
+  if (steps > b.left() / 8) return fmt::format("trace '{}' is corrupt (bad step count)", path);
+  t.steps.resize(steps);
+  for (TraceStep& s : t.steps) {
+    s.block = b.fixed<int32_t>();
+    s.active = b.fixed<uint32_t>();
+  }
+  t.active_sets = b.array<uint8_t>();
+  t.active_set_start = b.array<uint64_t>();
+  const uint64_t checkpoints = b.varint();
+  for (uint64_t i = 0; i < checkpoints && b.ok; ++i)
+    t.checkpoints.push_back(read_checkpoint(b));
+  t.finished = b.fixed<uint8_t>() != 0;
+  if (!b.ok || b.left() != 0)
+    return fmt::format("trace '{}' is corrupt (its body does not parse)", path);
+  // Cross-checks, so that later code can index without bounds checks.
+  bool sane = !t.checkpoints.empty() && t.checkpoints.front().step == t.first_step &&
+              t.active_set_start.size() == t.steps.size() + 1 &&
+              t.active_set_start.back() == t.active_sets.size();
+  for (size_t i = 0; sane && i < t.steps.size(); ++i)
+    sane = t.active_set_start[i] <= t.active_set_start[i + 1] && t.steps[i].active <= t.batch.lanes;
+  for (const VmCheckpoint& c : t.checkpoints)
+    sane = sane && c.pc.size() == t.batch.lanes && c.pc_depth.size() == t.batch.lanes &&
+           c.lane_steps.size() == t.batch.lanes && c.random_draws.size() == t.batch.lanes &&
+           c.faulted.size() == t.batch.lanes;
+  if (!sane) return fmt::format("trace '{}' is corrupt (inconsistent sections)", path);
+  return t;
+}
+
+std::string check_trace_source(const TraceHeader& header, const std::string& trace_path,
+                               const std::string& source_path, const std::string& source_text) {
+  if (source_hash(source_text) == header.source_hash) return "";
+  return fmt::format(
+      "trace '{}' was recorded from a different version of the program: '{}' has changed since "
+      "(source hash {:016x}, the trace expects {:016x}); record the trace again",
+      trace_path, source_path, source_hash(source_text), header.source_hash);
+}
+
+}  // namespace ab::debugger

@@ -1,0 +1,542 @@
+#include "debugger/ui_panels.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "ir/text.h"
+
+namespace ab::debugger {
+namespace {
+
+constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                         ImGuiWindowFlags_NoCollapse |
+                                         ImGuiWindowFlags_NoSavedSettings;
+const ImU32 kHighlight = IM_COL32(60, 90, 150, 255);
+const ImU32 kCurrentStep = IM_COL32(255, 80, 80, 255);
+
+void place(const char* name, float x, float y, float w, float h) {
+  ImGui::SetNextWindowPos(ImVec2(x, y));
+  ImGui::SetNextWindowSize(ImVec2(w, h));
+  ImGui::Begin(name, nullptr, kPanelFlags);
+}
+
+ImU32 to_imgui(uint32_t rgba) {
+  return rgba;
+}  // both are R, G, B, A in memory order
+
+std::string with_commas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(i, ",");
+  return s;
+}
+
+}  // namespace
+
+void lane_grid_shape(uint32_t lanes, float aspect, uint32_t& columns, uint32_t& rows) {
+  lanes = std::max(1u, lanes);
+  columns =
+      std::max(1u, static_cast<uint32_t>(std::ceil(std::sqrt(lanes * std::max(0.1f, aspect)))));
+  columns = std::min(columns, lanes);
+  rows = (lanes + columns - 1) / columns;
+}
+
+Panels::Panels(DebuggerModel& model, std::string title) : model_(model), title_(std::move(title)) {
+  std::istringstream in(model.source().program().source_text);
+  for (std::string line; std::getline(in, line);)
+    source_lines_.push_back(line);
+}
+
+void Panels::refresh() {
+  const int mode = static_cast<int>(model_.color_mode());
+  if (cached_position_ == model_.position() && cached_mode_ == mode &&
+      cached_watch_ == model_.watched_variable_name())
+    return;
+  cached_position_ = model_.position();
+  cached_mode_ = mode;
+  cached_watch_ = model_.watched_variable_name();
+  per_block_ = model_.waiting_per_block();
+  per_line_ = model_.waiting_per_line();
+  legend_ = model_.legend();
+  executions_ = model_.source().result().stats.block_executions;
+  live_ = model_.live_lanes();
+  faulted_ = model_.faulted_lanes();
+  const uint32_t lanes = model_.source().lanes();
+  lane_grid_shape(lanes, grid_aspect_, grid_.columns, grid_.rows);
+  std::vector<uint32_t> colors;
+  model_.lane_colors(colors);
+  grid_.rgba.assign(size_t{grid_.columns} * grid_.rows, IM_COL32(24, 24, 28, 255));
+  std::copy(colors.begin(), colors.end(), grid_.rgba.begin());
+  ++grid_.version;
+}
+
+void Panels::tick() {
+  if (run_mode_ == RunMode::Paused) return;
+  // Step for about 12 ms per frame so the window stays responsive.
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(12)) {
+    if (run_mode_ == RunMode::Run) {
+      if (model_.step(64) == 0) break;
+    } else {
+      const StopReason r = model_.continue_run(64);
+      if (r.kind != StopReason::Kind::StepLimit) {
+        status_ = r.message;
+        run_mode_ = RunMode::Paused;
+        return;
+      }
+    }
+  }
+  if (model_.source().done()) {
+    status_ = fmt::format("run finished at step {}", model_.position());
+    run_mode_ = RunMode::Paused;
+  }
+}
+
+void Panels::draw(float w, float h) {
+  const float top = 84, gap = 4;
+  const float left_w = std::floor(w * 0.34f), right_w = std::floor(w * 0.25f);
+  const float mid_w = w - left_w - right_w;
+  const float body_h = h - top;
+  grid_aspect_ = (mid_w - 16) / std::max(40.0f, body_h * 0.58f - 70);
+  refresh();
+
+  place("Controls", 0, 0, w, top - gap);
+  draw_controls(w);
+  ImGui::End();
+
+  place("Source", 0, top, left_w, std::floor(body_h * 0.58f));
+  draw_source();
+  ImGui::End();
+  place("Blocks", 0, top + std::floor(body_h * 0.58f), left_w, body_h - std::floor(body_h * 0.58f));
+  draw_blocks();
+  ImGui::End();
+
+  place("Lanes", left_w, top, mid_w, std::floor(body_h * 0.62f));
+  draw_lane_grid();
+  ImGui::End();
+  place("Utilization", left_w, top + std::floor(body_h * 0.62f), mid_w,
+        body_h - std::floor(body_h * 0.62f));
+  draw_plot();
+  ImGui::End();
+
+  place("Lane inspector", left_w + mid_w, top, right_w, std::floor(body_h * 0.66f));
+  draw_inspector();
+  ImGui::End();
+  place("Breakpoints", left_w + mid_w, top + std::floor(body_h * 0.66f), right_w,
+        body_h - std::floor(body_h * 0.66f));
+  draw_breakpoints();
+  ImGui::End();
+}
+
+void Panels::draw_controls(float w) {
+  ExecutionSource& s = model_.source();
+  const bool busy = running();
+  ImGui::BeginDisabled(busy);
+  if (ImGui::Button("Step 1")) model_.step(1);
+  ImGui::SameLine();
+  if (ImGui::Button("Step N")) model_.step(static_cast<uint64_t>(std::max(1, step_n_)));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  ImGui::InputInt("##n", &step_n_);
+  ImGui::SameLine();
+  if (ImGui::Button("Back 1")) model_.back(1);
+  ImGui::SameLine();
+  if (ImGui::Button("Back N")) model_.back(static_cast<uint64_t>(std::max(1, step_n_)));
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (!busy) {
+    if (ImGui::Button("Run")) run_mode_ = RunMode::Run;
+    ImGui::SameLine();
+    if (ImGui::Button("Run to breakpoint")) {
+      run_mode_ = RunMode::ToBreakpoint;
+      status_.clear();
+    }
+  } else if (ImGui::Button("Pause")) {
+    run_mode_ = RunMode::Paused;
+  }
+  ImGui::SameLine();
+  const uint64_t end = std::max<uint64_t>(1, model_.timeline().known_end());
+  int64_t pos = static_cast<int64_t>(model_.position());
+  ImGui::SetNextItemWidth(std::max(120.0f, w - ImGui::GetCursorPosX() - 16));
+  const int64_t lo = 0, hi = static_cast<int64_t>(end);
+  if (ImGui::SliderScalar("##timeline", ImGuiDataType_S64, &pos, &lo, &hi, "step %lld") && !busy)
+    model_.seek(static_cast<uint64_t>(pos));
+  const int32_t next = s.next_block();
+  ImGui::Text(
+      "%s   |   step %s of %s%s   |   next: %s (line %d)   |   live %s / %s   |   faulted %s",
+      title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
+      s.knows_future() ? " (trace)"
+      : s.done()       ? " (finished)"
+                       : "+",
+      model_.block_name(next).c_str(), model_.block_line(next), with_commas(live_).c_str(),
+      with_commas(s.lanes()).c_str(), with_commas(faulted_).c_str());
+  if (!status_.empty() || !s.error().empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "  %s",
+                       s.error().empty() ? status_.c_str() : s.error().c_str());
+  }
+  if (last_frame_ms > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("  frame %.1f ms", last_frame_ms);
+  }
+}
+
+void Panels::draw_source() {
+  const int32_t next = model_.source().next_block();
+  const std::vector<int>* highlighted = next >= 0 ? &model_.block_lines()[next] : nullptr;
+  ImGui::TextDisabled("lanes  line");
+  ImGui::BeginChild("source_text");
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  for (size_t i = 0; i < source_lines_.size(); ++i) {
+    const int line = static_cast<int>(i + 1);
+    const bool hot =
+        highlighted && std::binary_search(highlighted->begin(), highlighted->end(), line);
+    bool has_break = false;
+    for (const Breakpoint& b : model_.breakpoints())
+      has_break |= b.kind == Breakpoint::Kind::Line && b.line == line;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    if (hot)
+      draw->AddRectFilled(
+          p, ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + ImGui::GetTextLineHeight()),
+          kHighlight);
+    const uint32_t waiting = static_cast<size_t>(line) < per_line_.size() ? per_line_[line] : 0;
+    ImGui::PushID(line);
+    const std::string count = waiting ? with_commas(waiting) : "";
+    ImGui::Text("%6s", count.c_str());
+    ImGui::SameLine();
+    // Clicking the line number toggles a line breakpoint.
+    if (ImGui::Selectable(fmt::format("{}{:>3}", has_break ? "*" : " ", line).c_str(), false, 0,
+                          ImVec2(34, 0))) {
+      auto& bps = model_.breakpoints();
+      auto it = std::find_if(bps.begin(), bps.end(), [&](const Breakpoint& b) {
+        return b.kind == Breakpoint::Kind::Line && b.line == line;
+      });
+      if (it != bps.end())
+        bps.erase(it);
+      else
+        model_.add_breakpoint(fmt::format("line {}", line));
+    }
+    ImGui::SameLine();
+    if (has_break)
+      ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", source_lines_[i].c_str());
+    else
+      ImGui::TextUnformatted(source_lines_[i].c_str());
+    ImGui::PopID();
+  }
+  ImGui::EndChild();
+}
+
+void Panels::draw_blocks() {
+  const LoweredProgram& p = model_.lowered();
+  const int32_t next = model_.source().next_block();
+  const float ir_h = shown_block_ >= 0 ? ImGui::GetContentRegionAvail().y * 0.45f : 0;
+  if (ImGui::BeginTable(
+          "blocks", 4,
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV,
+          ImVec2(0, ImGui::GetContentRegionAvail().y - ir_h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("block (> = next)");
+    ImGui::TableSetupColumn("line", ImGuiTableColumnFlags_WidthFixed, 40);
+    ImGui::TableSetupColumn("waiting", ImGuiTableColumnFlags_WidthFixed, 70);
+    ImGui::TableSetupColumn("runs", ImGuiTableColumnFlags_WidthFixed, 70);
+    ImGui::TableHeadersRow();
+    for (size_t b = 0; b < p.blocks.size(); ++b) {
+      ImGui::TableNextRow();
+      if (static_cast<int32_t>(b) == next)
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlight);
+      ImGui::TableNextColumn();
+      const std::string label =
+          fmt::format("{} {}", static_cast<int32_t>(b) == next ? ">" : " ", p.blocks[b].name);
+      if (ImGui::Selectable(label.c_str(), shown_block_ == static_cast<int>(b),
+                            ImGuiSelectableFlags_SpanAllColumns)) {
+        shown_block_ = shown_block_ == static_cast<int>(b) ? -1 : static_cast<int>(b);
+        lowered_text_.clear();
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", model_.block_line(static_cast<int32_t>(b)));
+      ImGui::TableNextColumn();
+      if (per_block_[b]) ImGui::Text("%s", with_commas(per_block_[b]).c_str());
+      ImGui::TableNextColumn();
+      if (b < executions_.size() && executions_[b])
+        ImGui::Text("%s", with_commas(executions_[b]).c_str());
+    }
+    ImGui::EndTable();
+  }
+  if (shown_block_ >= 0) {
+    if (lowered_text_.empty()) {
+      // The block's section of the lowered program's text form.
+      const std::string all = print_lowered(p);
+      const std::string header = p.blocks[shown_block_].name + " (pc";
+      const size_t at = all.find("\n" + header);
+      if (at != std::string::npos) {
+        const size_t end = all.find("\n\n", at + 1);
+        lowered_text_ =
+            all.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+      }
+    }
+    ImGui::BeginChild("lowered_ir", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::TextUnformatted(lowered_text_.c_str());
+    ImGui::EndChild();
+  }
+}
+
+void Panels::draw_lane_grid() {
+  int mode = static_cast<int>(model_.color_mode());
+  ImGui::SetNextItemWidth(110);
+  const char* modes[] = {"block", "depth", "error", "variable"};
+  if (ImGui::Combo("colour", &mode, modes, 4)) {
+    if (mode == static_cast<int>(ColorMode::Variable)) {
+      // Watch the first variable of the entry function's inputs by default.
+      const LoweredProgram& p = model_.lowered();
+      std::string e = p.inputs.empty()
+                          ? "no variable"
+                          : model_.set_color_mode(ColorMode::Variable, p.vars[p.inputs[0]].name);
+      if (!e.empty()) status_ = e;
+    } else {
+      model_.set_color_mode(static_cast<ColorMode>(mode));
+    }
+  }
+  if (model_.color_mode() == ColorMode::Variable) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("watching %s", model_.watched_variable_name().c_str());
+  }
+  // Legend, wrapped on as many lines as it needs.
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  for (size_t i = 0; i < legend_.size(); ++i) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float wid = 18 + ImGui::CalcTextSize(legend_[i].label.c_str()).x + 14;
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetCursorScreenPos().x + wid > right) ImGui::NewLine();
+    }
+    const ImVec2 q = ImGui::GetCursorScreenPos();
+    (void)p;
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(q.x, q.y + 3), ImVec2(q.x + 12, q.y + 15),
+                                              to_imgui(legend_[i].rgba));
+    ImGui::Dummy(ImVec2(16, 14));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(legend_[i].label.c_str());
+  }
+  // The grid: one texel per lane, scaled to square cells that fill the space.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!grid_.columns || avail.x < 8 || avail.y < 8) return;
+  const float cell = std::max(0.05f, std::min(avail.x / grid_.columns, avail.y / grid_.rows));
+  const ImVec2 size(cell * grid_.columns, cell * grid_.rows);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  if (grid_.texture)
+    ImGui::Image(grid_.texture, size);
+  else
+    ImGui::Dummy(size);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const uint32_t lanes = model_.source().lanes();
+  // Big cells get lane numbers and separators; small ones stay a plain image.
+  if (cell >= 22) {
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      const ImVec2 a(origin.x + (lane % grid_.columns) * cell,
+                     origin.y + (lane / grid_.columns) * cell);
+      draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(20, 20, 24, 255));
+      // Dark text on light cells, light text on dark ones.
+      const uint32_t c = grid_.rgba[lane];
+      const float luma =
+          0.299f * (c & 0xff) + 0.587f * ((c >> 8) & 0xff) + 0.114f * ((c >> 16) & 0xff);
+      draw->AddText(ImVec2(a.x + 4, a.y + 3),
+                    luma > 110 ? IM_COL32(10, 10, 10, 255) : IM_COL32(235, 235, 235, 255),
+                    std::to_string(lane).c_str());
+    }
+  }
+  if (auto sel = model_.selected_lane()) {
+    const ImVec2 a(origin.x + (*sel % grid_.columns) * cell,
+                   origin.y + (*sel / grid_.columns) * cell);
+    // Small cells get a larger ring so the selection stays visible at 100,000 lanes.
+    const float pad = cell < 6 ? 4.0f : 1.0f;
+    draw->AddRect(ImVec2(a.x - pad, a.y - pad), ImVec2(a.x + cell + pad, a.y + cell + pad),
+                  IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
+  }
+  if (hover_enabled && ImGui::IsItemHovered()) {
+    const ImVec2 m = ImGui::GetMousePos();
+    const uint32_t col = static_cast<uint32_t>((m.x - origin.x) / cell);
+    const uint32_t row = static_cast<uint32_t>((m.y - origin.y) / cell);
+    const uint64_t lane = uint64_t{row} * grid_.columns + col;
+    if (col < grid_.columns && lane < lanes) {
+      ImGui::SetTooltip("%s", model_.lane_summary(static_cast<uint32_t>(lane)).c_str());
+      if (ImGui::IsMouseClicked(0)) model_.select_lane(static_cast<uint32_t>(lane));
+    }
+  }
+}
+
+void Panels::draw_plot() {
+  const UtilizationHistory& h = model_.timeline().history();
+  const uint64_t known = std::max<uint64_t>(1, h.size());
+  uint64_t begin = view_begin_, end = view_end_ ? view_end_ : known;
+  end = std::min(end, known);
+  if (begin >= end) begin = 0;
+  const StepAggregate all = h.range(0, h.size());
+  const double lanes = std::max(1u, h.lanes());
+  ImGui::Text("steps %s  mean %.1f%%  min %.1f%%  max %.1f%%  last %.1f%%",
+              with_commas(h.size()).c_str(), 100 * all.mean() / lanes, 100 * all.min / lanes,
+              100 * all.max / lanes,
+              h.size() ? 100.0 *
+                             h.at(std::min(h.size(), model_.position())
+                                      ? std::min(h.size(), model_.position()) - 1
+                                      : 0) /
+                             lanes
+                       : 0.0);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float axis = 44;
+  const ImVec2 size(std::max(10.0f, avail.x - axis), std::max(10.0f, avail.y - 18));
+  const ImVec2 a(origin.x + axis, origin.y), b(a.x + size.x, a.y + size.y);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(a, b, IM_COL32(18, 20, 26, 255));
+  for (int pct : {0, 50, 100}) {
+    const float y = b.y - size.y * pct / 100.0f;
+    draw->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(60, 60, 70, 255));
+    draw->AddText(ImVec2(origin.x + 2, y - 7), IM_COL32(160, 160, 170, 255),
+                  fmt::format("{}%", pct).c_str());
+  }
+  const uint32_t columns = static_cast<uint32_t>(size.x);
+  if (end - begin < columns) {
+    // Zoomed in: one bar per step.
+    const float bar = size.x / static_cast<float>(end - begin);
+    for (uint64_t st = begin; st < end && st < h.size(); ++st) {
+      const float x = a.x + bar * static_cast<float>(st - begin);
+      const float y = b.y - size.y * static_cast<float>(h.at(st) / lanes);
+      draw->AddRectFilled(ImVec2(x + (bar > 3 ? 1 : 0), y), ImVec2(x + bar, b.y),
+                          IM_COL32(70, 130, 220, 255));
+    }
+  }
+  const auto cols =
+      end - begin < columns ? std::vector<StepAggregate>() : h.columns(begin, end, columns);
+  for (uint32_t c = 0; c < cols.size(); ++c) {
+    if (!cols[c].count) continue;
+    const float x = a.x + c + 0.5f;
+    const float y_min = b.y - size.y * static_cast<float>(cols[c].min / lanes);
+    const float y_max = b.y - size.y * static_cast<float>(cols[c].max / lanes);
+    const float y_mean = b.y - size.y * static_cast<float>(cols[c].mean() / lanes);
+    draw->AddLine(ImVec2(x, y_min + 0.5f), ImVec2(x, y_max - 0.5f), IM_COL32(70, 120, 200, 255));
+    draw->AddLine(ImVec2(x, b.y), ImVec2(x, y_mean), IM_COL32(90, 170, 255, 110));
+  }
+  const uint64_t here = model_.position();
+  if (here >= begin && here <= end) {
+    const float x =
+        a.x + size.x * static_cast<float>(here - begin) / static_cast<float>(end - begin);
+    draw->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), kCurrentStep, 2.0f);
+  }
+  draw->AddText(ImVec2(a.x, b.y + 2), IM_COL32(160, 160, 170, 255), with_commas(begin).c_str());
+  const std::string last = with_commas(end);
+  draw->AddText(ImVec2(b.x - ImGui::CalcTextSize(last.c_str()).x, b.y + 2),
+                IM_COL32(160, 160, 170, 255), last.c_str());
+  ImGui::SetCursorScreenPos(a);
+  ImGui::InvisibleButton("plot", size);
+  if (hover_enabled && ImGui::IsItemHovered()) {
+    const float fx = (ImGui::GetMousePos().x - a.x) / size.x;
+    const uint64_t at = begin + static_cast<uint64_t>(fx * static_cast<double>(end - begin));
+    const float wheel = ImGui::GetIO().MouseWheel;
+    if (wheel != 0) {
+      const double span = static_cast<double>(end - begin) * (wheel > 0 ? 0.5 : 2.0);
+      const double lo = std::max(0.0, at - span * fx);
+      view_begin_ = static_cast<uint64_t>(lo);
+      view_end_ = std::min<uint64_t>(known, static_cast<uint64_t>(lo + std::max(span, 16.0)));
+    }
+    if (ImGui::IsMouseDoubleClicked(0))
+      view_begin_ = view_end_ = 0;
+    else if (ImGui::IsMouseClicked(0) && !running())
+      model_.seek(at);
+    if (at < h.size())
+      ImGui::SetTooltip("step %s: %u of %u lanes ran block %s", with_commas(at).c_str(), h.at(at),
+                        h.lanes(),
+                        model_.source().knows_future()
+                            ? model_.block_name(model_.source().recorded_block(at)).c_str()
+                            : "");
+  }
+}
+
+void Panels::draw_inspector() {
+  const auto sel = model_.selected_lane();
+  if (!sel) {
+    ImGui::TextWrapped("Click a lane in the lane grid to inspect it.");
+    return;
+  }
+  // lane_details copies the run's results: only redo it when the state or selection changed.
+  if (details_position_ != model_.position() || details_.lane != *sel || details_stale_) {
+    details_ = model_.lane_details(*sel);
+    details_position_ = model_.position();
+    details_stale_ = false;
+  }
+  const LaneDetails& d = details_;
+  ImGui::Text("lane %u: %s", d.lane, d.status.c_str());
+  if (!d.output.empty()) ImGui::Text("output: %s", d.output.c_str());
+  if (!d.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", d.error.c_str());
+  ImGui::Separator();
+  ImGui::Text("call stack (innermost first)");
+  for (size_t i = 0; i < d.frames.size() && i < 64; ++i)
+    ImGui::BulletText("%s  line %d  (%s)", d.frames[i].function.c_str(), d.frames[i].line,
+                      d.frames[i].block.c_str());
+  if (d.frames.size() > 64) ImGui::TextDisabled("... %zu more frames", d.frames.size() - 64);
+  ImGui::Separator();
+  if (ImGui::BeginTable(
+          "vars", 2,
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV)) {
+    ImGui::TableSetupColumn("variable", ImGuiTableColumnFlags_WidthFixed, 110);
+    ImGui::TableSetupColumn("value  [stack, top last]");
+    ImGui::TableHeadersRow();
+    for (const VariableView& v : d.variables) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(v.name.c_str());
+      ImGui::TableNextColumn();
+      std::string text = v.value;
+      if (!v.stack.empty()) {
+        text += "   [";
+        const size_t from = v.stack.size() > 12 ? v.stack.size() - 12 : 0;
+        if (from) text += "..., ";
+        for (size_t i = from; i < v.stack.size(); ++i)
+          text += (i > from ? ", " : "") + v.stack[i];
+        text += "]";
+      }
+      ImGui::TextWrapped("%s", text.c_str());
+    }
+    ImGui::EndTable();
+  }
+}
+
+void Panels::draw_breakpoints() {
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 50);
+  const bool entered = ImGui::InputTextWithHint(
+      "##bp", "line 4 | lane 3 returns | depth > 8 | fault", breakpoint_text_,
+      sizeof breakpoint_text_, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if (ImGui::Button("Add") || entered) {
+    const std::string e = model_.add_breakpoint(breakpoint_text_);
+    status_ = e;
+    if (e.empty()) breakpoint_text_[0] = 0;
+  }
+  const std::vector<int> hits = model_.hits();
+  auto& bps = model_.breakpoints();
+  for (size_t i = 0; i < bps.size(); ++i) {
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::Checkbox("##on", &bps[i].enabled);
+    ImGui::SameLine();
+    const bool hit = std::find(hits.begin(), hits.end(), static_cast<int>(i)) != hits.end();
+    if (hit)
+      ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s  (hit)",
+                         describe(bps[i], model_.lowered()).c_str());
+    else
+      ImGui::TextUnformatted(describe(bps[i], model_.lowered()).c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("x")) {
+      bps.erase(bps.begin() + static_cast<long>(i));
+      ImGui::PopID();
+      break;
+    }
+    ImGui::PopID();
+  }
+  if (bps.empty())
+    ImGui::TextDisabled(
+        "No breakpoints. Click a line number in the source view, or type one above.");
+}
+
+}  // namespace ab::debugger

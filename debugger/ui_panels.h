@@ -1,0 +1,79 @@
+// The debugger's panels, drawn with Dear ImGui over the model: controls and timeline, source
+// view, block view, lane grid (one texture), utilization plot, lane inspector and breakpoints.
+// Knows nothing about Vulkan: the lane grid's pixels are handed to the window through
+// `LaneGridImage`, which the window uploads and names with an ImTextureID.
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "debugger/model.h"
+
+namespace ab::debugger {
+
+// The lane grid as an image: one pixel per lane, row-major, `columns` wide.
+struct LaneGridImage {
+  uint32_t columns = 0, rows = 0;
+  std::vector<uint32_t> rgba;
+  uint64_t version = 0;           // bumped whenever the pixels change
+  ImTextureID texture = nullptr;  // set by the window after uploading
+};
+
+// Chooses the grid's shape for `lanes` lanes in a panel of aspect width / height.
+void lane_grid_shape(uint32_t lanes, float aspect, uint32_t& columns, uint32_t& rows);
+
+class Panels {
+ public:
+  explicit Panels(DebuggerModel& model, std::string title);
+  // Draws every panel into a window of the given size. Call once per frame between
+  // ImGui::NewFrame and ImGui::Render.
+  void draw(float width, float height);
+  // Advances a running session (Run / Continue pressed) by one frame's worth of steps.
+  void tick();
+  LaneGridImage& grid() { return grid_; }
+  bool running() const { return run_mode_ != RunMode::Paused; }
+  void set_status(std::string s) { status_ = std::move(s); }
+  float last_frame_ms = 0;    // shown in the status line
+  bool hover_enabled = true;  // off in scripted runs: no tooltips from wherever the mouse is
+
+ private:
+  enum class RunMode { Paused, Run, ToBreakpoint };
+  void refresh();
+  void draw_controls(float w);
+  void draw_source();
+  void draw_blocks();
+  void draw_lane_grid();
+  void draw_plot();
+  void draw_inspector();
+  void draw_breakpoints();
+
+  DebuggerModel& model_;
+  std::string title_;
+  LaneGridImage grid_;
+  RunMode run_mode_ = RunMode::Paused;
+  int step_n_ = 10;
+  std::string status_;
+  char breakpoint_text_[128] = "";
+  int shown_block_ = -1;  // block whose lowered IR is shown
+  std::string lowered_text_;
+  float grid_aspect_ = 2.0f;
+  // Cached per state: recomputed when the position, colouring or selection changes.
+  uint64_t cached_position_ = UINT64_MAX;
+  int cached_mode_ = -1;
+  std::string cached_watch_;
+  std::vector<uint32_t> per_block_, per_line_;
+  std::vector<LegendEntry> legend_;
+  std::vector<uint64_t> executions_;
+  uint32_t live_ = 0, faulted_ = 0;
+  std::vector<std::string> source_lines_;
+  LaneDetails details_;
+  uint64_t details_position_ = UINT64_MAX;
+  bool details_stale_ = true;
+  // Utilization plot view: [view_begin_, view_end_) steps; view_end_ == 0 means "everything".
+  uint64_t view_begin_ = 0, view_end_ = 0;
+};
+
+}  // namespace ab::debugger

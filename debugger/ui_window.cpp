@@ -1,0 +1,529 @@
+#include "debugger/ui_window.h"
+
+#define GLFW_INCLUDE_NONE
+#define GLFW_INCLUDE_VULKAN
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_vulkan.h>
+#include <imgui.h>
+
+#include <fmt/format.h>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "debugger/debugger.h"
+#include "debugger/script.h"
+#include "debugger/ui_panels.h"
+#include "debugger/ui_raster.h"
+
+namespace ab::debugger {
+namespace {
+
+struct VulkanError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void check(VkResult r, const char* what) {
+  if (r != VK_SUCCESS)
+    throw VulkanError(fmt::format("Vulkan: {} failed ({})", what, static_cast<int>(r)));
+}
+
+void check_imgui(VkResult r) {
+  if (r < 0)
+    std::cerr << fmt::format("error: Vulkan call in Dear ImGui failed ({})\n", static_cast<int>(r));
+}
+
+// The lane grid's texture: a device image, a host staging buffer, and the descriptor set that
+// Dear ImGui's Vulkan backend binds for it (ImTextureID is a VkDescriptorSet there).
+struct GridTexture {
+  VkImage image = VK_NULL_HANDLE;
+  VkDeviceMemory image_memory = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  VkBuffer staging = VK_NULL_HANDLE;
+  VkDeviceMemory staging_memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  uint32_t width = 0, height = 0;
+  uint64_t uploaded_version = 0;
+  bool needs_layout = true;
+};
+
+class Window {
+ public:
+  Window(Session& session, const WindowOptions& options)
+      : session_(session), options_(options), panels_(session.model(), session.title()) {}
+  ~Window() { shutdown(); }
+
+  void open();
+  int run();
+
+ private:
+  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const;
+  void create_device();
+  void create_grid_texture(uint32_t width, uint32_t height);
+  void destroy_grid_texture();
+  void upload_grid(VkCommandBuffer cb);
+  // Builds one ImGui frame and presents it; returns false when the window should close.
+  bool frame();
+  void render(ImDrawData* data);
+  void present();
+  std::string screenshot(const std::string& path);
+  void shutdown();
+
+  Session& session_;
+  WindowOptions options_;
+  Panels panels_;
+  GLFWwindow* window_ = nullptr;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout grid_layout_ = VK_NULL_HANDLE;
+  VkSampler sampler_ = VK_NULL_HANDLE;
+  VkSurfaceKHR surface_ = VK_NULL_HANDLE;
+  ImGui_ImplVulkanH_Window wd_;
+  bool imgui_ready_ = false;
+  bool rebuild_swapchain_ = false;
+  GridTexture grid_;
+  int fb_width_ = 0, fb_height_ = 0;
+};
+
+uint32_t Window::memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const {
+  VkPhysicalDeviceMemoryProperties props;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &props);
+  for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
+    if ((bits & (1u << i)) && (props.memoryTypes[i].propertyFlags & flags) == flags) return i;
+  throw VulkanError("Vulkan: no suitable memory type");
+}
+
+void Window::create_device() {
+  uint32_t ext_count = 0;
+  const char** exts = glfwGetRequiredInstanceExtensions(&ext_count);
+  if (!exts) throw VulkanError("GLFW: this display cannot present Vulkan images");
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "autobatch debugger";
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ici.pApplicationInfo = &app;
+  ici.enabledExtensionCount = ext_count;
+  ici.ppEnabledExtensionNames = exts;
+  check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance");
+  check(glfwCreateWindowSurface(instance_, window_, nullptr, &surface_), "glfwCreateWindowSurface");
+
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance_, &count, nullptr);
+  if (!count) throw VulkanError("Vulkan: no device found");
+  std::vector<VkPhysicalDevice> devices(count);
+  vkEnumeratePhysicalDevices(instance_, &count, devices.data());
+  for (VkPhysicalDevice d : devices) {
+    uint32_t qcount = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d, &qcount, nullptr);
+    std::vector<VkQueueFamilyProperties> families(qcount);
+    vkGetPhysicalDeviceQueueFamilyProperties(d, &qcount, families.data());
+    for (uint32_t q = 0; q < qcount; ++q) {
+      VkBool32 present = VK_FALSE;
+      vkGetPhysicalDeviceSurfaceSupportKHR(d, q, surface_, &present);
+      if ((families[q].queueFlags & VK_QUEUE_GRAPHICS_BIT) && present) {
+        physical_ = d;
+        queue_family_ = q;
+        break;
+      }
+    }
+    if (physical_) break;
+  }
+  if (!physical_) throw VulkanError("Vulkan: no device can draw to this window");
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  const char* device_exts[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = 1;
+  dci.ppEnabledExtensionNames = device_exts;
+  check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice");
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+
+  VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 64}};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
+  pci.maxSets = 64;
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = sizes;
+  check(vkCreateDescriptorPool(device_, &pci, nullptr, &pool_), "vkCreateDescriptorPool");
+
+  // Nearest filtering: every lane stays one crisp cell however the grid is scaled.
+  VkSamplerCreateInfo sci{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+  sci.magFilter = sci.minFilter = VK_FILTER_NEAREST;
+  sci.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+  sci.addressModeU = sci.addressModeV = sci.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+  sci.maxLod = 0;
+  check(vkCreateSampler(device_, &sci, nullptr, &sampler_), "vkCreateSampler");
+  // Same shape as the backend's own layout (one combined image sampler for the fragment stage).
+  VkDescriptorSetLayoutBinding binding{};
+  binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+  binding.descriptorCount = 1;
+  binding.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT;
+  VkDescriptorSetLayoutCreateInfo lci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  lci.bindingCount = 1;
+  lci.pBindings = &binding;
+  check(vkCreateDescriptorSetLayout(device_, &lci, nullptr, &grid_layout_),
+        "vkCreateDescriptorSetLayout");
+}
+
+void Window::create_grid_texture(uint32_t width, uint32_t height) {
+  GridTexture& g = grid_;
+  g.width = width;
+  g.height = height;
+  VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  ici.imageType = VK_IMAGE_TYPE_2D;
+  ici.format = VK_FORMAT_R8G8B8A8_UNORM;
+  ici.extent = {width, height, 1};
+  ici.mipLevels = ici.arrayLayers = 1;
+  ici.samples = VK_SAMPLE_COUNT_1_BIT;
+  ici.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ici.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  check(vkCreateImage(device_, &ici, nullptr, &g.image), "vkCreateImage");
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, g.image, &req);
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  check(vkAllocateMemory(device_, &mai, nullptr, &g.image_memory), "vkAllocateMemory");
+  vkBindImageMemory(device_, g.image, g.image_memory, 0);
+  VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  vci.image = g.image;
+  vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vci.format = ici.format;
+  vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  check(vkCreateImageView(device_, &vci, nullptr, &g.view), "vkCreateImageView");
+
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = VkDeviceSize{width} * height * 4;
+  bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  check(vkCreateBuffer(device_, &bci, nullptr, &g.staging), "vkCreateBuffer");
+  vkGetBufferMemoryRequirements(device_, g.staging, &req);
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  check(vkAllocateMemory(device_, &mai, nullptr, &g.staging_memory), "vkAllocateMemory");
+  vkBindBufferMemory(device_, g.staging, g.staging_memory, 0);
+  check(vkMapMemory(device_, g.staging_memory, 0, bci.size, 0, &g.mapped), "vkMapMemory");
+
+  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dai.descriptorPool = pool_;
+  dai.descriptorSetCount = 1;
+  dai.pSetLayouts = &grid_layout_;
+  check(vkAllocateDescriptorSets(device_, &dai, &g.set), "vkAllocateDescriptorSets");
+  VkDescriptorImageInfo info{sampler_, g.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+  VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+  write.dstSet = g.set;
+  write.descriptorCount = 1;
+  write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+  write.pImageInfo = &info;
+  vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
+  g.needs_layout = true;
+  g.uploaded_version = 0;
+}
+
+void Window::destroy_grid_texture() {
+  GridTexture& g = grid_;
+  if (!device_ || !g.image) return;
+  vkDeviceWaitIdle(device_);
+  vkFreeDescriptorSets(device_, pool_, 1, &g.set);
+  vkDestroyImageView(device_, g.view, nullptr);
+  vkDestroyImage(device_, g.image, nullptr);
+  vkFreeMemory(device_, g.image_memory, nullptr);
+  vkDestroyBuffer(device_, g.staging, nullptr);
+  vkFreeMemory(device_, g.staging_memory, nullptr);
+  g = GridTexture{};
+}
+
+void Window::upload_grid(VkCommandBuffer cb) {
+  LaneGridImage& img = panels_.grid();
+  if (!img.columns || img.version == grid_.uploaded_version) return;
+  std::memcpy(grid_.mapped, img.rgba.data(), img.rgba.size() * 4);
+  VkImageMemoryBarrier to_dst{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+  to_dst.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  to_dst.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  to_dst.srcAccessMask = VK_ACCESS_SHADER_READ_BIT;
+  to_dst.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_dst.srcQueueFamilyIndex = to_dst.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_dst.image = grid_.image;
+  to_dst.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  vkCmdPipelineBarrier(cb,
+                       VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1, &to_dst);
+  VkBufferImageCopy region{};
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageExtent = {grid_.width, grid_.height, 1};
+  vkCmdCopyBufferToImage(cb, grid_.staging, grid_.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                         &region);
+  VkImageMemoryBarrier to_read = to_dst;
+  to_read.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  to_read.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  to_read.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_read.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0,
+                       0, nullptr, 0, nullptr, 1, &to_read);
+  grid_.uploaded_version = img.version;
+}
+
+void Window::open() {
+  glfwSetErrorCallback([](int, const char*) {});
+  if (!glfwInit())
+    throw VulkanError(
+        "no display: the debugger window needs one (set DISPLAY, or run under `xvfb-run -a`); "
+        "a --script without `screenshot` or `frames` runs without a window");
+  if (!glfwVulkanSupported()) throw VulkanError("no Vulkan loader or driver for the window");
+  glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
+  window_ =
+      glfwCreateWindow(options_.width, options_.height, session_.title().c_str(), nullptr, nullptr);
+  if (!window_) throw VulkanError("GLFW: cannot create the window");
+  create_device();
+
+  glfwGetFramebufferSize(window_, &fb_width_, &fb_height_);
+  wd_.Surface = surface_;
+  const VkFormat formats[] = {VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM};
+  wd_.SurfaceFormat = ImGui_ImplVulkanH_SelectSurfaceFormat(physical_, surface_, formats, 2,
+                                                            VK_COLORSPACE_SRGB_NONLINEAR_KHR);
+  // Immediate presentation where available, so frame times measure our work, not vsync.
+  const VkPresentModeKHR modes[] = {VK_PRESENT_MODE_IMMEDIATE_KHR, VK_PRESENT_MODE_FIFO_KHR};
+  wd_.PresentMode = ImGui_ImplVulkanH_SelectPresentMode(physical_, surface_, modes, 2);
+  ImGui_ImplVulkanH_CreateOrResizeWindow(instance_, physical_, device_, &wd_, queue_family_,
+                                         nullptr, fb_width_, fb_height_, 2);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().WindowRounding = 0;
+  const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+  if (std::filesystem::exists(font)) io.Fonts->AddFontFromFileTTF(font, 15.0f);
+  ImGui_ImplGlfw_InitForVulkan(window_, true);
+  ImGui_ImplVulkan_InitInfo info{};
+  info.Instance = instance_;
+  info.PhysicalDevice = physical_;
+  info.Device = device_;
+  info.QueueFamily = queue_family_;
+  info.Queue = queue_;
+  info.DescriptorPool = pool_;
+  info.MinImageCount = 2;
+  info.ImageCount = wd_.ImageCount;
+  info.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
+  info.CheckVkResultFn = check_imgui;
+  ImGui_ImplVulkan_Init(&info, wd_.RenderPass);
+  imgui_ready_ = true;
+
+  // Upload the font atlas once.
+  VkCommandPool pool = wd_.Frames[wd_.FrameIndex].CommandPool;
+  VkCommandBuffer cb = wd_.Frames[wd_.FrameIndex].CommandBuffer;
+  check(vkResetCommandPool(device_, pool, 0), "vkResetCommandPool");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
+  ImGui_ImplVulkan_CreateFontsTexture(cb);
+  check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+  check(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+  ImGui_ImplVulkan_DestroyFontUploadObjects();
+}
+
+void Window::render(ImDrawData* data) {
+  ImGui_ImplVulkanH_Frame* fd = &wd_.Frames[wd_.FrameIndex];
+  VkSemaphore acquired = wd_.FrameSemaphores[wd_.SemaphoreIndex].ImageAcquiredSemaphore;
+  VkSemaphore finished = wd_.FrameSemaphores[wd_.SemaphoreIndex].RenderCompleteSemaphore;
+  VkResult r = vkAcquireNextImageKHR(device_, wd_.Swapchain, UINT64_MAX, acquired, VK_NULL_HANDLE,
+                                     &wd_.FrameIndex);
+  if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR) {
+    rebuild_swapchain_ = true;
+    if (r == VK_ERROR_OUT_OF_DATE_KHR) return;
+  } else {
+    check(r, "vkAcquireNextImageKHR");
+  }
+  fd = &wd_.Frames[wd_.FrameIndex];
+  check(vkWaitForFences(device_, 1, &fd->Fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  check(vkResetFences(device_, 1, &fd->Fence), "vkResetFences");
+  check(vkResetCommandPool(device_, fd->CommandPool, 0), "vkResetCommandPool");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(fd->CommandBuffer, &begin), "vkBeginCommandBuffer");
+  upload_grid(fd->CommandBuffer);
+  VkRenderPassBeginInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
+  rp.renderPass = wd_.RenderPass;
+  rp.framebuffer = fd->Framebuffer;
+  rp.renderArea.extent = {static_cast<uint32_t>(wd_.Width), static_cast<uint32_t>(wd_.Height)};
+  VkClearValue clear{};
+  clear.color = {{0.08f, 0.08f, 0.1f, 1.0f}};
+  rp.clearValueCount = 1;
+  rp.pClearValues = &clear;
+  vkCmdBeginRenderPass(fd->CommandBuffer, &rp, VK_SUBPASS_CONTENTS_INLINE);
+  ImGui_ImplVulkan_RenderDrawData(data, fd->CommandBuffer);
+  vkCmdEndRenderPass(fd->CommandBuffer);
+  check(vkEndCommandBuffer(fd->CommandBuffer), "vkEndCommandBuffer");
+  VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.waitSemaphoreCount = 1;
+  submit.pWaitSemaphores = &acquired;
+  submit.pWaitDstStageMask = &wait_stage;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &fd->CommandBuffer;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &finished;
+  check(vkQueueSubmit(queue_, 1, &submit, fd->Fence), "vkQueueSubmit");
+  present();
+}
+
+void Window::present() {
+  if (rebuild_swapchain_) return;
+  VkSemaphore finished = wd_.FrameSemaphores[wd_.SemaphoreIndex].RenderCompleteSemaphore;
+  VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+  info.waitSemaphoreCount = 1;
+  info.pWaitSemaphores = &finished;
+  info.swapchainCount = 1;
+  info.pSwapchains = &wd_.Swapchain;
+  info.pImageIndices = &wd_.FrameIndex;
+  const VkResult r = vkQueuePresentKHR(queue_, &info);
+  if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR) {
+    rebuild_swapchain_ = true;
+    return;
+  }
+  check(r, "vkQueuePresentKHR");
+  wd_.SemaphoreIndex = (wd_.SemaphoreIndex + 1) % wd_.ImageCount;
+}
+
+bool Window::frame() {
+  const auto start = std::chrono::steady_clock::now();
+  glfwPollEvents();
+  if (glfwWindowShouldClose(window_)) return false;
+  if (rebuild_swapchain_) {
+    glfwGetFramebufferSize(window_, &fb_width_, &fb_height_);
+    if (fb_width_ > 0 && fb_height_ > 0) {
+      ImGui_ImplVulkan_SetMinImageCount(2);
+      ImGui_ImplVulkanH_CreateOrResizeWindow(instance_, physical_, device_, &wd_, queue_family_,
+                                             nullptr, fb_width_, fb_height_, 2);
+      wd_.FrameIndex = 0;
+      rebuild_swapchain_ = false;
+    }
+  }
+  panels_.tick();
+  ImGui_ImplVulkan_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  const ImVec2 size = ImGui::GetIO().DisplaySize;
+  panels_.draw(size.x, size.y);
+  ImGui::Render();
+  // The grid's pixels are known after draw(); make sure its texture has the right shape.
+  LaneGridImage& img = panels_.grid();
+  if (img.columns && (img.columns != grid_.width || img.rows != grid_.height)) {
+    destroy_grid_texture();
+    create_grid_texture(img.columns, img.rows);
+  }
+  img.texture = reinterpret_cast<ImTextureID>(grid_.set);
+  ImDrawData* data = ImGui::GetDrawData();
+  if (data->DisplaySize.x > 0 && data->DisplaySize.y > 0) render(data);
+  panels_.last_frame_ms =
+      std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+std::string Window::screenshot(const std::string& path) {
+  // A few frames let auto-sized items settle and the texture catch up with the state.
+  for (int i = 0; i < 3; ++i)
+    frame();
+  ImGuiIO& io = ImGui::GetIO();
+  unsigned char* font_pixels = nullptr;
+  int fw = 0, fh = 0;
+  io.Fonts->GetTexDataAsRGBA32(&font_pixels, &fw, &fh);
+  const LaneGridImage& img = panels_.grid();
+  const CpuImage shot = rasterize(
+      *ImGui::GetDrawData(), static_cast<int>(io.DisplaySize.x), static_cast<int>(io.DisplaySize.y),
+      [&](ImTextureID id) -> CpuTexture {
+        if (id == io.Fonts->TexID) return {reinterpret_cast<const uint32_t*>(font_pixels), fw, fh};
+        if (id && id == img.texture)
+          return {img.rgba.data(), static_cast<int>(img.columns), static_cast<int>(img.rows)};
+        return {};
+      });
+  return write_png(path, shot);
+}
+
+int Window::run() {
+  if (options_.script.empty()) {
+    while (frame()) {
+    }
+    return 0;
+  }
+  ScriptHooks hooks;
+  hooks.screenshot = [&](const std::string& path) { return screenshot(path); };
+  hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
+    return session_.save_trace(path, first, last);
+  };
+  hooks.frames = [&](uint64_t n) {
+    frame();  // warm up: texture creation and first upload are not steady-state
+    const auto start = std::chrono::steady_clock::now();
+    for (uint64_t i = 0; i < n; ++i)
+      frame();
+    vkDeviceWaitIdle(device_);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return fmt::format("frames {}: mean frame time {:.2f} ms with {} lanes", n, ms / n,
+                       session_.model().source().lanes());
+  };
+  panels_.hover_enabled = false;
+  frame();
+  return run_script(session_.model(), options_.script, options_.script_name, hooks, std::cout,
+                    std::cerr);
+}
+
+void Window::shutdown() {
+  if (device_) vkDeviceWaitIdle(device_);
+  destroy_grid_texture();
+  if (imgui_ready_) {
+    ImGui_ImplVulkan_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    imgui_ready_ = false;
+  }
+  if (device_) {
+    ImGui_ImplVulkanH_DestroyWindow(instance_, device_, &wd_, nullptr);
+    surface_ = VK_NULL_HANDLE;  // destroyed with the ImGui window
+    if (sampler_) vkDestroySampler(device_, sampler_, nullptr);
+    if (grid_layout_) vkDestroyDescriptorSetLayout(device_, grid_layout_, nullptr);
+    if (pool_) vkDestroyDescriptorPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+    device_ = VK_NULL_HANDLE;
+  }
+  if (surface_) vkDestroySurfaceKHR(instance_, surface_, nullptr);
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+  instance_ = VK_NULL_HANDLE;
+  if (window_) glfwDestroyWindow(window_);
+  window_ = nullptr;
+  glfwTerminate();
+}
+
+}  // namespace
+
+int run_window(Session& session, const WindowOptions& options) {
+  try {
+    Window window(session, options);
+    window.open();
+    return window.run();
+  } catch (const VulkanError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace ab::debugger

@@ -1,0 +1,58 @@
+// Shared fixture for the debugger tests: a compiled, lowered program with a batch, and a model
+// over a VmSource of it.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "debugger/model.h"
+#include "debugger/vm_source.h"
+#include "ir/frontend/frontend.h"
+#include "ir/passes/lower.h"
+
+namespace ab::debugger::testing {
+
+inline const char* kFibSource = R"(fn fib(n: int) -> int {
+    if n <= 1 { return 1; }
+    return fib(n - 1) + fib(n - 2);
+}
+fn main(n: int) -> int {
+    return fib(n);
+}
+)";
+
+struct Loaded {
+  std::string path, text;
+  Program program;
+  LoweredProgram lowered;
+  Batch batch;
+  RunOptions options;
+
+  Loaded(const std::string& source, std::vector<std::vector<uint32_t>> inputs, uint32_t lanes,
+         const std::string& path_ = "fib.ab")
+      : path(path_), text(source) {
+    Diagnostics diags(path, text);
+    auto p = compile_source(text, path, diags);
+    REQUIRE_MESSAGE(p.has_value(), diags.format());
+    program = std::move(*p);
+    lowered = lower(program, program.find_function("main"));
+    batch.lanes = lanes;
+    batch.inputs = std::move(inputs);
+  }
+  ProgramInfo info() const { return {path, text, &lowered}; }
+  std::unique_ptr<VmSource> source() const {
+    return std::make_unique<VmSource>(info(), batch, options);
+  }
+};
+
+// fib over `lanes` lanes with n = lane % 10: divergent depths.
+inline Loaded fib_batch(uint32_t lanes) {
+  std::vector<uint32_t> n;
+  for (uint32_t lane = 0; lane < lanes; ++lane)
+    n.push_back(lane % 10);
+  return Loaded(kFibSource, {n}, lanes);
+}
+
+}  // namespace ab::debugger::testing

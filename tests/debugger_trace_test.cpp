@@ -1,0 +1,183 @@
+// .abtrace files: recording, replaying with no GPU (the replay reaches the live run's states
+// step by step), saving a step range, and clear messages for wrong, corrupt or truncated files.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "debugger/trace_source.h"
+#include "debugger_test_support.h"
+
+using namespace ab;
+using namespace ab::debugger;
+using ab::debugger::testing::fib_batch;
+using ab::debugger::testing::Loaded;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("ab_dbg_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+Trace record(const Loaded& f, const TraceRange& range) {
+  VmSource source(f.info(), f.batch, f.options);
+  Timeline timeline(source, {.interval = 8});
+  auto t = record_trace(timeline, f.batch, f.options, "main", range);
+  REQUIRE(std::holds_alternative<Trace>(t));
+  return std::get<Trace>(std::move(t));
+}
+
+std::unique_ptr<TraceSource> open_trace(const Loaded& f, const std::string& path) {
+  auto read = read_trace(path);
+  REQUIRE_MESSAGE(std::holds_alternative<Trace>(read), std::get<std::string>(read));
+  auto source =
+      TraceSource::open(std::make_shared<const Trace>(std::get<Trace>(std::move(read))), f.info());
+  REQUIRE(std::holds_alternative<std::unique_ptr<TraceSource>>(source));
+  return std::move(std::get<std::unique_ptr<TraceSource>>(source));
+}
+
+std::string read_message(const std::string& path) {
+  auto r = read_trace(path);
+  REQUIRE(std::holds_alternative<std::string>(r));
+  return std::get<std::string>(r);
+}
+
+}  // namespace
+
+TEST_CASE("a replayed trace gives the live run's state at every step") {
+  const Loaded f = fib_batch(30);
+  const Trace t = record(f, {0, UINT64_MAX, 16});
+  CHECK(t.finished);
+  CHECK(t.first_step == 0);
+  CHECK(t.checkpoints.size() > 2);
+  const std::string path = temp_path("replay.abtrace");
+  REQUIRE(write_trace(path, t) == "");
+
+  auto replay = open_trace(f, path);
+  VmRun live(f.lowered, f.batch, f.options);
+  CHECK(replay->total_steps() == t.steps.size());
+  uint64_t step = 0;
+  while (!live.done()) {
+    CHECK(state_json(f.lowered, replay->snapshot(0, 30)) == state_json(f.lowered, live.snapshot()));
+    const int32_t block = live.next_block();
+    live.step(1);
+    REQUIRE(replay->step(1) == 1);
+    std::vector<uint32_t> ran = live.last_active();
+    std::sort(ran.begin(), ran.end());
+    CHECK(t.active_lanes(step) == ran);
+    CHECK(replay->recorded_block(step) == block);
+    ++step;
+  }
+  CHECK(replay->done());
+  CHECK(replay->error() == "");
+  CHECK(replay->result().outputs == live.result().outputs);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a trace compresses: runs of lanes and zstd") {
+  const Loaded f = fib_batch(4000);
+  const Trace t = record(f, {0, UINT64_MAX, 4096});
+  const std::string path = temp_path("size.abtrace");
+  REQUIRE(write_trace(path, t) == "");
+  uint64_t lane_entries = 0;
+  for (const TraceStep& s : t.steps)
+    lane_entries += s.active;
+  // Far smaller than 4 bytes per active lane per step.
+  CHECK(std::filesystem::file_size(path) < lane_entries);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a saved step range replays from its first step to its last") {
+  const Loaded f = fib_batch(20);
+  const Trace t = record(f, {40, 90, 16});
+  CHECK(t.first_step == 40);
+  CHECK(t.steps.size() == 50);
+  CHECK(!t.finished);
+  const std::string path = temp_path("range.abtrace");
+  REQUIRE(write_trace(path, t) == "");
+  DebuggerModel m(open_trace(f, path));
+  CHECK(m.position() == 40);
+  CHECK(m.timeline().known_end() == 90);
+  m.step(1000);
+  CHECK(m.position() == 90);
+  CHECK(m.source().done());
+  VmRun live(f.lowered, f.batch, f.options);
+  live.step(90);
+  CHECK(state_json(f.lowered, m.source().snapshot(0, 20)) ==
+        state_json(f.lowered, live.snapshot()));
+  m.seek(10);  // before the range: clamps to its start
+  CHECK(m.position() == 40);
+  m.seek(77);
+  VmRun live77(f.lowered, f.batch, f.options);
+  live77.step(77);
+  CHECK(state_json(f.lowered, m.source().snapshot(0, 20)) ==
+        state_json(f.lowered, live77.snapshot()));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a trace from another version of the program is rejected") {
+  const Loaded f = fib_batch(8);
+  const std::string path = temp_path("version.abtrace");
+  REQUIRE(write_trace(path, record(f, {})) == "");
+  auto header = read_trace_header(path);
+  REQUIRE(std::holds_alternative<TraceHeader>(header));
+  const TraceHeader& h = std::get<TraceHeader>(header);
+  CHECK(h.source_path == "fib.ab");
+  CHECK(check_trace_source(h, path, "fib.ab", f.text) == "");
+  const std::string message = check_trace_source(h, path, "fib.ab", f.text + "// edited\n");
+  CHECK(message.find("different version of the program") != std::string::npos);
+  CHECK(message.find("fib.ab") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messages") {
+  const Loaded f = fib_batch(8);
+  const std::string path = temp_path("bad.abtrace");
+  REQUIRE(write_trace(path, record(f, {})) == "");
+  std::vector<char> bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto write_bytes = [&](const std::vector<char>& b) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
+  CHECK(read_message(temp_path("nonexistent.abtrace")).find("cannot open trace") !=
+        std::string::npos);
+
+  write_bytes(
+      std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() - 10)));
+  CHECK(read_message(path).find("truncated") != std::string::npos);
+  write_bytes(std::vector<char>(bytes.begin(), bytes.begin() + 14));
+  CHECK(read_message(path).find("truncated") != std::string::npos);
+
+  std::vector<char> flipped = bytes;
+  flipped[flipped.size() - 20] ^= 0x5a;
+  write_bytes(flipped);
+  CHECK(read_message(path).find("corrupt") != std::string::npos);
+
+  write_bytes({'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '\n'});
+  CHECK(read_message(path).find("not an autobatch trace") != std::string::npos);
+
+  std::vector<char> future = bytes;
+  future[8] = 99;  // the format version follows the 8-byte magic
+  write_bytes(future);
+  CHECK(read_message(path).find("format version 99") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a trace that does not match its program is refused when opened") {
+  const Loaded f = fib_batch(8);
+  Trace t = record(f, {});
+  t.steps[3].block = 999;
+  CHECK(std::get<std::string>(TraceSource::open(std::make_shared<const Trace>(t), f.info()))
+            .find("program has") != std::string::npos);
+  Trace shifted = record(f, {});
+  shifted.checkpoints.front().pc_depth[0] = 5;  // stack sizes no longer add up
+  CHECK(std::get<std::string>(TraceSource::open(std::make_shared<const Trace>(shifted), f.info()))
+            .find("does not fit the program") != std::string::npos);
+}
