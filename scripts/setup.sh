@@ -9,7 +9,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev libstb-dev libzstd-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc libshaderc-dev glslang-tools spirv-tools
-  libimgui-dev libglfw3-dev xvfb xauth
+  libimgui-dev libglfw3-dev xvfb xauth gnuplot-nox
 )
 missing=()
 for p in "${packages[@]}"; do

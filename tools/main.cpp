@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "autobatch/engine.h"
+#include "bench/bench.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 
@@ -123,6 +124,11 @@ int run_cli(int argc, char** argv) {
   devices_app->add_flag("--validation", devices_validation,
                         "enable the Khronos validation layer while listing");
 
+  ab::bench::BenchOptions bench_options;
+  CLI::App* bench_app = app.add_subcommand(
+      "bench", "benchmark every system against the native and VM baselines (docs/performance.md)");
+  ab::bench::add_bench_options(*bench_app, bench_options);
+
   RunCommand run;
   run.backend = std::string(ab::cli::default_backend());
   std::optional<uint32_t> batch;
@@ -141,6 +147,7 @@ int run_cli(int argc, char** argv) {
   if (check->parsed()) return ab::cli::check_command(check_file);
   if (ir_app->parsed()) return ab::cli::ir_command(ir);
   if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
+  if (bench_app->parsed()) return ab::bench::run_bench(bench_options);
   run.batch = batch;
   return ab::cli::run_command(run);
 }

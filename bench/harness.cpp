@@ -1,0 +1,357 @@
+#include "bench/harness.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "autobatch/engine.h"
+#include "bench/sample_sources.h"
+#include "bench/systems.h"
+#include "bench/workloads.h"
+#include "ir/backends/interp.h"
+#include "ir/backends/vm.h"
+#include "ir/frontend/frontend.h"
+#include "ir/passes/lower.h"
+
+namespace ab::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One run of one system: its result, wall time and the Vulkan counters.
+struct Measured {
+  RunResult result;
+  double seconds = 0;
+  std::optional<uint64_t> dispatches, submissions;
+};
+
+// What a row needs that is the same for every system: the program, the batch, the reference.
+struct RowContext {
+  const Workload* workload = nullptr;
+  const Program* program = nullptr;
+  const LoweredProgram* lowered = nullptr;
+  int entry = -1;
+  const Batch* batch = nullptr;
+  RunOptions run_options;
+  const RunResult* reference = nullptr;
+  uint32_t out_words = 1;
+  bool float_output = false;
+};
+
+Expected<Measured> run_once(const System& system, const RowContext& row,
+                            const std::shared_ptr<VulkanProgram>& vulkan_program) {
+  Measured m;
+  const Clock::time_point start = Clock::now();
+  switch (system.kind) {
+    case SystemKind::Vm:
+      m.result = run_vm(*row.lowered, *row.batch, row.run_options);
+      break;
+    case SystemKind::Native:
+      m.result = run_native(row.workload->native, *row.batch, row.out_words, row.run_options.seed);
+      break;
+    case SystemKind::Vulkan: {
+      VulkanOptions options;
+      options.schedule = system.schedule;
+      options.global_mode = system.global_mode;
+      options.local_scope = system.local_scope;
+      options.disk_cache = false;
+      // Upload, run and read back: everything a caller waits for, compilation excluded (the
+      // program's kernels are compiled by the warm-up run and reported apart).
+      auto run = VulkanRun::create(vulkan_program, *row.batch, row.run_options, options);
+      if (!run) return Error{run.error()};
+      Status status = (*run)->run();
+      if (!status) return Error{status.error()};
+      auto result = (*run)->result();
+      if (!result) return Error{result.error()};
+      m.result = std::move(*result);
+      m.dispatches = (*run)->stats().dispatches;
+      m.submissions = (*run)->stats().submissions;
+      break;
+    }
+  }
+  m.seconds = seconds_since(start);
+  return m;
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+}
+
+BenchRow measure_row(const System& system, const RowContext& row,
+                     const std::shared_ptr<VulkanProgram>& vulkan_program, int repeats,
+                     double budget_seconds, const BenchOptions& options) {
+  BenchRow out;
+  out.program = row.workload->name;
+  out.system = system.name;
+  out.lanes = row.batch->lanes;
+  out.lane_calls = row.reference->stats.calls + row.batch->lanes;
+  out.lane_steps = row.reference->stats.lane_steps;
+  // Every run, the warm-up included, is checked: a system that is right only sometimes fails.
+  auto checked_run = [&]() -> std::optional<Measured> {
+    Expected<Measured> m = run_once(system, row, vulkan_program);
+    if (!m) {
+      out.status = "ERROR";
+      out.message = m.error();
+      return std::nullopt;
+    }
+    if (options.tamper_for_test) options.tamper_for_test(system.name, m->result);
+    const std::string diff =
+        compare_with_reference(*row.reference, m->result, row.out_words, row.float_output,
+                               system.kind == SystemKind::Vulkan);
+    if (!diff.empty()) {
+      out.status = "FAILED";
+      out.message = diff;
+      return std::nullopt;
+    }
+    return std::move(*m);
+  };
+  std::optional<Measured> last = checked_run();  // the warm-up
+  if (!last) return out;
+  std::vector<double> times;
+  // A warm-up that alone exceeds the budget is the row's only measurement (repeats = 0): the
+  // slowest schedules at the largest batches would otherwise dominate the suite's run time.
+  const bool warm_up_only = last->seconds > budget_seconds;
+  if (warm_up_only) times.push_back(last->seconds);
+  double spent = 0;
+  for (int i = 0; !warm_up_only && i < repeats && (i == 0 || spent < budget_seconds); ++i) {
+    last = checked_run();
+    if (!last) return out;
+    times.push_back(last->seconds);
+    spent += last->seconds;
+  }
+  out.checked = true;
+  out.repeats = warm_up_only ? 0 : static_cast<int>(times.size());
+  out.median_seconds = median(times);
+  out.min_seconds = *std::min_element(times.begin(), times.end());
+  const double t = std::max(out.median_seconds, 1e-9);
+  out.calls_per_second = static_cast<double>(out.lane_calls) / t;
+  out.steps_per_second = static_cast<double>(out.lane_steps) / t;
+  if (system.kind != SystemKind::Native) {
+    const RunStats& stats = last->result.stats;
+    out.steps = stats.steps;
+    out.utilization = stats.utilization;
+    if (stats.steps > 0)
+      out.seconds_per_step = out.median_seconds / static_cast<double>(stats.steps);
+  }
+  out.dispatches = last->dispatches;
+  out.submissions = last->submissions;
+  return out;
+}
+
+// Fills vs_native and vs_vm for the rows of one (program, batch) cell.
+void add_ratios(std::vector<BenchRow>& rows, size_t first) {
+  auto baseline = [&](const char* name) -> std::optional<double> {
+    for (size_t i = first; i < rows.size(); ++i)
+      if (rows[i].system == name && rows[i].checked) return rows[i].median_seconds;
+    return std::nullopt;
+  };
+  const std::optional<double> native = baseline("native"), vm = baseline("vm");
+  for (size_t i = first; i < rows.size(); ++i) {
+    BenchRow& row = rows[i];
+    if (!row.checked || row.median_seconds <= 0) continue;
+    if (native) row.vs_native = *native / row.median_seconds;
+    if (vm) row.vs_vm = *vm / row.median_seconds;
+  }
+}
+
+std::string lane_word(const RunResult& r, uint32_t lane, uint32_t word, uint32_t words,
+                      bool float_words) {
+  const uint32_t bits = r.outputs[size_t{lane} * words + word];
+  return float_words ? fmt::format("{}", std::bit_cast<float>(bits))
+                     : fmt::format("{}", static_cast<int32_t>(bits));
+}
+
+}  // namespace
+
+std::string compare_with_reference(const RunResult& expected, const RunResult& actual,
+                                   uint32_t words_per_lane, bool float_words,
+                                   bool float_tolerance) {
+  if (actual.outputs.size() != expected.outputs.size() ||
+      actual.faulted.size() != expected.faulted.size())
+    return fmt::format("result has {} words for {} lanes, expected {} words for {} lanes",
+                       actual.outputs.size(), actual.faulted.size(), expected.outputs.size(),
+                       expected.faulted.size());
+  const uint32_t lanes = static_cast<uint32_t>(expected.faulted.size());
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    if ((expected.faulted[lane] != 0) != (actual.faulted[lane] != 0))
+      return fmt::format("lane {}: expected {}, got {}", lane,
+                         expected.faulted[lane] ? "a fault" : "no fault",
+                         actual.faulted[lane] ? "a fault" : "no fault");
+    if (expected.faulted[lane]) continue;
+    for (uint32_t w = 0; w < words_per_lane; ++w) {
+      const size_t i = size_t{lane} * words_per_lane + w;
+      const uint32_t a = expected.outputs[i], b = actual.outputs[i];
+      if (a == b) continue;
+      if (float_words && float_tolerance) {
+        const float x = std::bit_cast<float>(a), y = std::bit_cast<float>(b);
+        const float scale = std::max(1.0f, std::max(std::fabs(x), std::fabs(y)));
+        if (std::fabs(x - y) <= 1e-4f * scale) continue;
+      }
+      return fmt::format("lane {} word {}: expected {}, got {}", lane, w,
+                         lane_word(expected, lane, w, words_per_lane, float_words),
+                         lane_word(actual, lane, w, words_per_lane, float_words));
+    }
+  }
+  return "";
+}
+
+std::string run_suite(const BenchOptions& options, BenchReport& report) {
+  report = BenchReport{};
+  report.quick = options.quick;
+  report.cpu_threads = std::max(1u, std::thread::hardware_concurrency());
+
+  std::vector<const Workload*> programs;
+  if (options.programs.empty()) {
+    for (const Workload& w : workloads())
+      programs.push_back(&w);
+  } else {
+    for (const std::string& name : options.programs) {
+      const Workload* w = find_workload(name);
+      if (!w) {
+        std::string known;
+        for (const Workload& k : workloads())
+          known += (known.empty() ? "" : ", ") + k.name;
+        return fmt::format("unknown program '{}' (known: {})", name, known);
+      }
+      programs.push_back(w);
+    }
+  }
+  std::vector<System> systems;
+  std::string unknown;
+  if (!select_systems(options.systems, systems, unknown)) {
+    std::string known = "vulkan, all";
+    for (const System& s : all_systems())
+      known += ", " + s.name;
+    return fmt::format("unknown system '{}' (known: {})", unknown, known);
+  }
+  for (uint32_t b : options.batches)
+    if (b == 0) return "batch sizes must be at least 1";
+
+  std::shared_ptr<VulkanContext> context;
+  const bool wants_vulkan = std::any_of(
+      systems.begin(), systems.end(), [](const System& s) { return s.kind == SystemKind::Vulkan; });
+  bool gpu = false;
+  if (wants_vulkan) {
+    ContextOptions context_options;
+    context_options.device_index = options.device;
+    auto created = VulkanContext::create(context_options);
+    if (created) {
+      context = *created;
+      const DeviceInfo& device = context->device();
+      report.device = fmt::format("{} ({}), subgroup size {}", device.name, device.driver,
+                                  device.subgroup_size);
+      gpu = device.type == "discrete" || device.type == "integrated";
+    } else {
+      report.vulkan_note = "Vulkan systems skipped: " + created.error();
+      std::erase_if(systems, [](const System& s) { return s.kind == SystemKind::Vulkan; });
+    }
+  }
+  report.notes.push_back(
+      "glsl (hand-written per-lane GLSL kernels, the device's ceiling) is not measured: the "
+      "engine's public API (autobatch/engine.h, context.h) exposes no way to dispatch a "
+      "custom kernel");
+  for (const System& s : systems)
+    report.systems.push_back(s.name);
+
+  report.batches = options.batches;
+  if (report.batches.empty()) {
+    report.batches = options.quick ? std::vector<uint32_t>{1, 64, 1024}
+                                   : std::vector<uint32_t>{1, 64, 1024, 16384};
+    if (gpu && !options.quick) report.batches.push_back(131072);
+  }
+  const int repeats = options.repeats > 0 ? options.repeats : (options.quick ? 3 : 5);
+  const double budget = options.repeat_budget_seconds > 0 ? options.repeat_budget_seconds
+                                                          : (options.quick ? 1.0 : 4.0);
+
+  const auto& sources = sample_sources();
+  for (const Workload* workload : programs) {
+    auto source = std::find_if(sources.begin(), sources.end(),
+                               [&](const SampleSource& s) { return s.name == workload->name; });
+    if (source == sources.end()) return fmt::format("no embedded source for '{}'", workload->name);
+    const std::string file = workload->name + ".ab";
+    Diagnostics diags(file, source->text);
+    std::optional<Program> program = compile_source(source->text, file, diags);
+    if (!program) return fmt::format("{} does not compile:\n{}", file, diags.format());
+    const int entry = program->find_function("main");
+    const LoweredProgram lowered = lower(*program, entry);
+
+    std::shared_ptr<VulkanProgram> vulkan_program;
+    std::string vulkan_error;
+    if (context) {
+      VulkanOptions compile_options;
+      compile_options.disk_cache = false;
+      auto compiled = VulkanProgram::compile(context, lowered, compile_options);
+      if (compiled)
+        vulkan_program = *compiled;
+      else
+        vulkan_error = compiled.error();
+    }
+
+    RowContext row;
+    row.workload = workload;
+    row.program = &*program;
+    row.lowered = &lowered;
+    row.entry = entry;
+    row.run_options.seed = workload->seed;
+    row.run_options.stack_depth = workload->stack_depth;
+    row.out_words = workload->out_words;
+    row.float_output =
+        lowered.types().is_array_of(lowered.vars[lowered.output].type, Scalar::Float);
+
+    // Each Vulkan variant compiles its kernels on first use. One untimed one-lane run per
+    // variant does that here, so no row's warm-up (which can be its only measurement) includes
+    // compilation; the time shows in the compile figures instead.
+    if (vulkan_program) {
+      const Batch primer = workload->make_batch(1, options.quick);
+      const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
+      row.batch = &primer;
+      row.reference = &primer_reference;
+      for (const System& system : systems)
+        if (system.kind == SystemKind::Vulkan) (void)run_once(system, row, vulkan_program);
+    }
+
+    for (uint32_t lanes : report.batches) {
+      const Batch batch = workload->make_batch(lanes, options.quick);
+      const RunResult reference = run_interp(*program, entry, batch, row.run_options);
+      row.batch = &batch;
+      row.reference = &reference;
+      const size_t first = report.rows.size();
+      for (const System& system : systems) {
+        BenchRow out;
+        if (system.kind == SystemKind::Vulkan && !vulkan_program) {
+          out.program = workload->name;
+          out.system = system.name;
+          out.lanes = lanes;
+          out.status = "ERROR";
+          out.message = "compile failed: " + vulkan_error;
+        } else {
+          out = measure_row(system, row, vulkan_program, repeats, budget, options);
+        }
+        if (options.print_table)
+          fmt::print(stderr, "  {:<10} {:>6} lanes  {:<17} {}\n", out.program, out.lanes,
+                     out.system,
+                     out.status == "ok" ? fmt::format("{:.4f} s", out.median_seconds)
+                                        : out.status + ": " + out.message);
+        report.rows.push_back(std::move(out));
+      }
+      add_ratios(report.rows, first);
+    }
+    if (vulkan_program)
+      report.compiles.push_back({workload->name, vulkan_program->compile_seconds()});
+  }
+  return "";
+}
+
+}  // namespace ab::bench

@@ -1,0 +1,23 @@
+// Runs the benchmark matrix (programs x batch sizes x systems) into a BenchReport: one warm-up
+// and up to `repeats` timed runs per row, every run's outputs checked against run_interp.
+#pragma once
+
+#include <string>
+
+#include "bench/bench.h"
+#include "bench/report.h"
+
+namespace ab::bench {
+
+// Returns "" and fills `report`, or the reason the options are unusable (unknown program or
+// system, batch size 0). Rows that fail or error are recorded in the report, not returned.
+std::string run_suite(const BenchOptions& options, BenchReport& report);
+
+// Compares a system's result with the interpreter's: fault flags and integer words exactly;
+// float words exactly too unless `float_tolerance` (Vulkan: transcendental functions may differ
+// by a few ulps between devices), then within 1e-4 relative. Returns "" on a match, else the
+// first difference ("lane 17 word 0: expected 89, got 90").
+std::string compare_with_reference(const RunResult& expected, const RunResult& actual,
+                                   uint32_t words_per_lane, bool float_words, bool float_tolerance);
+
+}  // namespace ab::bench

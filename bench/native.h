@@ -1,0 +1,26 @@
+// The native baseline: each benchmark program written by hand in plain C++ (ordinary recursion,
+// no batching machinery), run over the lanes with one std::thread per core. It is the CPU's
+// ceiling for that program. Each lane function reads lane `lane`'s inputs from the batch in the
+// Batch layout (ir/run.h) and writes its result words to `out`; results must equal the
+// interpreter's bit for bit (same float operations in the same order, same random draws).
+#pragma once
+
+#include <cstdint>
+
+#include "ir/run.h"
+
+namespace ab::bench {
+
+using NativeLaneFn = void (*)(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+
+// Runs `lane_fn` for every lane of `batch`, lanes split into contiguous chunks over
+// min(lanes, hardware threads) threads. `out_words` is the result's size per lane.
+RunResult run_native(NativeLaneFn lane_fn, const Batch& batch, uint32_t out_words, uint64_t seed);
+
+void native_fib(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+void native_ackermann(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+void native_collatz(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+void native_tak(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+void native_nuts_tree(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+
+}  // namespace ab::bench

@@ -1,0 +1,64 @@
+// A benchmark run's results as data (rows, compile times, device) and the three ways it is
+// written out: a table for people, JSON for tools, a gnuplot chart.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ab::bench {
+
+struct BenchRow {
+  std::string program, system;
+  uint32_t lanes = 0;
+  // "ok": outputs matched the interpreter; "FAILED": they did not (message says where);
+  // "ERROR": the system could not run the batch (message says why).
+  std::string status = "ok";
+  std::string message;
+  bool checked = false;  // outputs were compared with run_interp and matched
+  int repeats = 0;       // timed runs after the warm-up
+  double median_seconds = 0, min_seconds = 0;
+  // The work done, from the interpreter's run of the same batch (the same on every system):
+  // lane-calls = function calls + one entry call per lane; lane-steps = blocks run by all lanes.
+  uint64_t lane_calls = 0, lane_steps = 0;
+  double calls_per_second = 0, steps_per_second = 0;
+  // Scheduler figures, where the system has them (not native).
+  std::optional<uint64_t> steps;
+  std::optional<double> utilization;
+  std::optional<uint64_t> dispatches, submissions;  // Vulkan only
+  std::optional<double> seconds_per_step;           // median wall / steps
+  // Throughput relative to the native baseline and to the VM on the same program and batch
+  // (> 1: faster). Absent where that baseline was not run or failed.
+  std::optional<double> vs_native, vs_vm;
+};
+
+struct CompileRow {
+  std::string program;
+  double seconds = 0;  // VulkanProgram::compile plus every kernel variant the runs used
+};
+
+struct BenchReport {
+  bool quick = false;
+  std::string device;              // Vulkan device name and driver; "" when Vulkan was not used
+  std::string vulkan_note;         // why Vulkan systems were skipped, if they were
+  std::vector<std::string> notes;  // e.g. the GLSL ceiling's absence
+  unsigned cpu_threads = 0;
+  std::vector<uint32_t> batches;
+  std::vector<std::string> systems;
+  std::vector<BenchRow> rows;
+  std::vector<CompileRow> compiles;
+
+  bool all_ok() const;
+};
+
+std::string format_table(const BenchReport& report);
+nlohmann::json to_json(const BenchReport& report);
+// Draws lane-calls/s (lane-steps/s for collatz, which makes almost no calls) against batch size,
+// log-log, one panel per program, one line per system, with gnuplot into a PNG. Returns "" on
+// success, else the reason (gnuplot missing, gnuplot failed).
+std::string write_chart(const BenchReport& report, const std::string& png_path);
+
+}  // namespace ab::bench

@@ -1,0 +1,75 @@
+// The human-readable table (format_table) and BenchReport::all_ok.
+#include <fmt/format.h>
+
+#include "bench/report.h"
+
+namespace ab::bench {
+namespace {
+
+template <class T>
+std::string opt(const std::optional<T>& v, const char* spec = "{}") {
+  return v ? fmt::format(fmt::runtime(spec), *v) : "-";
+}
+
+std::string microseconds(const std::optional<double>& seconds) {
+  return seconds ? fmt::format("{:.3g}", *seconds * 1e6) : "-";
+}
+
+}  // namespace
+
+bool BenchReport::all_ok() const {
+  for (const BenchRow& row : rows)
+    if (row.status != "ok") return false;
+  return true;
+}
+
+std::string format_table(const BenchReport& report) {
+  std::string out;
+  out += fmt::format("device: {}\n", report.device.empty() ? "(no Vulkan)" : report.device);
+  out += fmt::format("cpu threads: {}   inputs: {}\n", report.cpu_threads,
+                     report.quick ? "quick" : "full");
+  if (!report.vulkan_note.empty()) out += report.vulkan_note + "\n";
+  for (const std::string& note : report.notes)
+    out += "note: " + note + "\n";
+  out += "\n";
+  const std::string header = fmt::format(
+      "{:<10} {:>6} {:<17} {:>6} {:>10} {:>4} {:>10} {:>10} {:>9} {:>5} {:>8} {:>7} {:>8} "
+      "{:>8} {:>8}\n",
+      "program", "lanes", "system", "check", "median s", "reps", "calls/s", "steps/s", "steps",
+      "util", "dispatch", "submits", "us/step", "x native", "x vm");
+  out += header;
+  out += std::string(header.size() - 1, '-') + "\n";
+  std::string last_cell;
+  for (const BenchRow& row : report.rows) {
+    const std::string cell = fmt::format("{}/{}", row.program, row.lanes);
+    if (!last_cell.empty() && cell != last_cell) out += "\n";
+    last_cell = cell;
+    if (row.status != "ok") {
+      out += fmt::format("{:<10} {:>6} {:<17} {:>6} {}\n", row.program, row.lanes, row.system,
+                         row.status, row.message);
+      continue;
+    }
+    out += fmt::format(
+        "{:<10} {:>6} {:<17} {:>6} {:>10.4g} {:>4} {:>10.3g} {:>10.3g} {:>9} {:>5} {:>8} {:>7} "
+        "{:>8} {:>8} {:>8}\n",
+        row.program, row.lanes, row.system, "ok", row.median_seconds, row.repeats,
+        row.calls_per_second, row.steps_per_second, opt(row.steps), opt(row.utilization, "{:.2f}"),
+        opt(row.dispatches), opt(row.submissions), microseconds(row.seconds_per_step),
+        opt(row.vs_native, "{:.3g}"), opt(row.vs_vm, "{:.3g}"));
+  }
+  if (!report.compiles.empty()) {
+    out +=
+        "\nVulkan compile time per program (GLSL generation, glslang, pipelines; all kernel "
+        "variants used; apart from the run times above):\n";
+    for (const CompileRow& c : report.compiles)
+      out += fmt::format("  {:<10} {:.3f} s\n", c.program, c.seconds);
+  }
+  size_t failed = 0;
+  for (const BenchRow& row : report.rows)
+    failed += row.status != "ok";
+  out += fmt::format("\n{} rows, {} checked against interp, {} failed or errored\n",
+                     report.rows.size(), report.rows.size() - failed, failed);
+  return out;
+}
+
+}  // namespace ab::bench

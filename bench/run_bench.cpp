@@ -1,0 +1,67 @@
+// run_bench and its CLI11 options: the `autobatch bench` command.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+
+#include "bench/bench.h"
+#include "bench/harness.h"
+
+namespace ab::bench {
+
+void add_bench_options(CLI::App& app, BenchOptions& options) {
+  app.add_flag("--quick", options.quick,
+               "smaller inputs and batches 1, 64, 1024 (about a minute on 2 cores)");
+  app.add_option("--programs", options.programs,
+                 "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all)")
+      ->delimiter(',');
+  app.add_option("--batches", options.batches,
+                 "batch sizes (default: 1,64,1024,16384; 131072 too on a GPU)")
+      ->delimiter(',');
+  app.add_option("--systems", options.systems,
+                 "systems: vm, native, global-masked, global-compacted, local-subgroup, "
+                 "local-workgroup, vulkan (the four), all (default: all)")
+      ->delimiter(',');
+  app.add_option("--repeats", options.repeats,
+                 "timed runs per row after one warm-up (default: 3 quick, 5 full)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--repeat-budget", options.repeat_budget_seconds,
+                 "stop repeating a row once its timed runs add up to this many seconds "
+                 "(default: 1 quick, 4 full; a longer warm-up is the only measurement)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--json", options.json_path, "write the report as JSON to this file");
+  app.add_option("--chart", options.chart_path,
+                 "draw throughput vs batch size (log-log, gnuplot) into this PNG");
+  app.add_option("--device", options.device,
+                 "Vulkan device index as `autobatch devices` lists them (default: best)");
+}
+
+int run_bench(const BenchOptions& options) {
+  BenchReport report;
+  const std::string error = run_suite(options, report);
+  if (!error.empty()) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
+  }
+  if (options.print_table) fmt::print("{}", format_table(report));
+  int rc = report.all_ok() ? 0 : 1;
+  if (!options.json_path.empty()) {
+    std::ofstream out(options.json_path);
+    out << to_json(report).dump(2) << "\n";
+    if (!out) {
+      fmt::print(stderr, "error: cannot write {}\n", options.json_path);
+      rc = 1;
+    }
+  }
+  if (!options.chart_path.empty()) {
+    const std::string chart_error = write_chart(report, options.chart_path);
+    if (!chart_error.empty()) {
+      fmt::print(stderr, "error: chart: {}\n", chart_error);
+      rc = 1;
+    }
+  }
+  if (!report.all_ok()) fmt::print(stderr, "error: some rows FAILED or errored (see the table)\n");
+  return rc;
+}
+
+}  // namespace ab::bench

@@ -1,0 +1,44 @@
+#include "bench/systems.h"
+
+#include <algorithm>
+
+namespace ab::bench {
+
+const std::vector<System>& all_systems() {
+  static const std::vector<System> systems = {
+      {"vm", SystemKind::Vm},
+      {"native", SystemKind::Native},
+      {"global-masked", SystemKind::Vulkan, Schedule::Global, GlobalMode::Masked},
+      {"global-compacted", SystemKind::Vulkan, Schedule::Global, GlobalMode::Compacted},
+      {"local-subgroup", SystemKind::Vulkan, Schedule::Local, GlobalMode::Compacted,
+       LocalScope::Subgroup},
+      {"local-workgroup", SystemKind::Vulkan, Schedule::Local, GlobalMode::Compacted,
+       LocalScope::Workgroup},
+  };
+  return systems;
+}
+
+bool select_systems(const std::vector<std::string>& names, std::vector<System>& selected,
+                    std::string& unknown) {
+  std::vector<bool> wanted(all_systems().size(), names.empty());
+  for (const std::string& name : names) {
+    bool matched = false;
+    for (size_t i = 0; i < all_systems().size(); ++i) {
+      const System& s = all_systems()[i];
+      if (name == s.name || name == "all" || (name == "vulkan" && s.kind == SystemKind::Vulkan)) {
+        wanted[i] = true;
+        matched = true;
+      }
+    }
+    if (!matched) {
+      unknown = name;
+      return false;
+    }
+  }
+  selected.clear();
+  for (size_t i = 0; i < all_systems().size(); ++i)
+    if (wanted[i]) selected.push_back(all_systems()[i]);
+  return true;
+}
+
+}  // namespace ab::bench

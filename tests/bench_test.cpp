@@ -1,0 +1,214 @@
+// The benchmark suite (bench/): rows are checked against the interpreter, a wrong result is
+// caught, the JSON has the documented keys, and every native baseline equals the interpreter.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "bench/bench.h"
+#include "bench/harness.h"
+#include "bench/report.h"
+#include "bench/workloads.h"
+
+namespace {
+
+using ab::bench::BenchOptions;
+using ab::bench::BenchReport;
+using ab::bench::BenchRow;
+
+// fib's call count by its definition: one call for n, plus the calls of both subproblems.
+uint64_t fib_calls(uint32_t n) {
+  return n <= 1 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2);
+}
+
+BenchOptions tiny_options() {
+  BenchOptions options;
+  options.quick = true;
+  options.programs = {"fib"};
+  options.batches = {1, 7};
+  options.systems = {"vm", "native"};
+  options.repeats = 1;
+  options.print_table = false;
+  return options;
+}
+
+const BenchRow* find_row(const BenchReport& report, const std::string& system, uint32_t lanes) {
+  for (const BenchRow& row : report.rows)
+    if (row.system == system && row.lanes == lanes) return &row;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("bench: a tiny run checks every row against the interpreter") {
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
+  REQUIRE(report.rows.size() == 4);
+  CHECK(report.all_ok());
+  for (const BenchRow& row : report.rows) {
+    CAPTURE(row.system);
+    CAPTURE(row.lanes);
+    CHECK(row.status == "ok");
+    CHECK(row.checked);
+    CHECK(row.repeats == 1);
+    CHECK(row.median_seconds > 0);
+    CHECK(row.calls_per_second > 0);
+  }
+  // The work per row comes from the inputs alone: sum over lanes of fib's calls, plus one entry
+  // call per lane.
+  for (uint32_t lanes : {1u, 7u}) {
+    const ab::Batch batch = ab::bench::find_workload("fib")->make_batch(lanes, true);
+    uint64_t expected = lanes;
+    for (uint32_t n : batch.inputs[0])
+      expected += fib_calls(n);
+    const BenchRow* vm = find_row(report, "vm", lanes);
+    const BenchRow* native = find_row(report, "native", lanes);
+    REQUIRE(vm);
+    REQUIRE(native);
+    CHECK(vm->lane_calls == expected);
+    CHECK(native->lane_calls == expected);
+    // Baselines compare with themselves at exactly 1; the VM has scheduler figures, native none.
+    CHECK(*vm->vs_vm == doctest::Approx(1.0));
+    CHECK(*native->vs_native == doctest::Approx(1.0));
+    CHECK(vm->steps.has_value());
+    CHECK(*vm->steps > 0);
+    CHECK_FALSE(native->steps.has_value());
+  }
+  // Inputs are divergent: at 7 lanes not every lane asks for the same n.
+  const ab::Batch seven = ab::bench::find_workload("fib")->make_batch(7, true);
+  bool divergent = false;
+  for (uint32_t n : seven.inputs[0])
+    divergent |= n != seven.inputs[0][0];
+  CHECK(divergent);
+}
+
+TEST_CASE("bench: the JSON report parses and has the documented keys") {
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
+  const nlohmann::json parsed = nlohmann::json::parse(ab::bench::to_json(report).dump());
+  for (const char* key :
+       {"quick", "device", "notes", "cpu_threads", "batches", "systems", "rows", "compile", "ok"})
+    CHECK_MESSAGE(parsed.contains(key), key);
+  CHECK(parsed["ok"] == true);
+  CHECK(parsed["batches"] == nlohmann::json::array({1, 7}));
+  REQUIRE(parsed["rows"].size() == 4);
+  for (const auto& row : parsed["rows"]) {
+    for (const char* key : {"program",          "system",         "lanes",
+                            "status",           "message",        "checked",
+                            "repeats",          "median_seconds", "min_seconds",
+                            "lane_calls",       "lane_steps",     "calls_per_second",
+                            "steps_per_second", "steps",          "utilization",
+                            "dispatches",       "submissions",    "seconds_per_step",
+                            "vs_native",        "vs_vm"})
+      CHECK_MESSAGE(row.contains(key), key);
+    CHECK(row["program"] == "fib");
+    CHECK(row["checked"] == true);
+  }
+  // run_bench writes the same document to --json.
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "autobatch_bench_test.json";
+  BenchOptions options = tiny_options();
+  options.json_path = path.string();
+  REQUIRE(ab::bench::run_bench(options) == 0);
+  std::ifstream in(path);
+  const nlohmann::json written = nlohmann::json::parse(in);
+  CHECK(written["rows"].size() == 4);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("bench: a wrong native result marks its row FAILED and the run exits 1") {
+  BenchOptions options = tiny_options();
+  options.tamper_for_test = [](const std::string& system, ab::RunResult& result) {
+    if (system == "native" && result.outputs.size() > 3) result.outputs[3] += 1;
+  };
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  CHECK_FALSE(report.all_ok());
+  const BenchRow* bad = find_row(report, "native", 7);
+  REQUIRE(bad);
+  CHECK(bad->status == "FAILED");
+  CHECK_FALSE(bad->checked);
+  CHECK(bad->message.find("lane 3") != std::string::npos);
+  // The one-lane batch has no lane 3 to corrupt, and the VM was not touched.
+  CHECK(find_row(report, "native", 1)->status == "ok");
+  CHECK(find_row(report, "vm", 7)->status == "ok");
+  // A failed row reports no ratio, and the table says FAILED.
+  CHECK_FALSE(bad->vs_vm.has_value());
+  CHECK(ab::bench::format_table(report).find("FAILED") != std::string::npos);
+  CHECK(ab::bench::run_bench(options) == 1);
+}
+
+TEST_CASE("bench: every native baseline equals the interpreter on divergent inputs") {
+  // Native code never faults, so this also proves each workload's stack depth suffices for both
+  // input sizes.
+  for (bool quick : {true, false}) {
+    CAPTURE(quick);
+    BenchOptions options;
+    options.quick = quick;
+    options.batches = {33};
+    options.systems = {"native"};
+    options.repeats = 1;
+    options.print_table = false;
+    BenchReport report;
+    REQUIRE(ab::bench::run_suite(options, report) == "");
+    REQUIRE(report.rows.size() == ab::bench::workloads().size());
+    for (const BenchRow& row : report.rows) {
+      CAPTURE(row.program);
+      CAPTURE(row.message);
+      CHECK(row.status == "ok");
+    }
+  }
+}
+
+TEST_CASE("bench: compare_with_reference is exact on the CPU and tolerant on float words only") {
+  ab::RunResult expected, actual;
+  expected.faulted = actual.faulted = {0, 0};
+  expected.outputs = {std::bit_cast<uint32_t>(1.0f), std::bit_cast<uint32_t>(2.0f)};
+  actual.outputs = {std::bit_cast<uint32_t>(1.00001f), std::bit_cast<uint32_t>(2.0f)};
+  using ab::bench::compare_with_reference;
+  CHECK(compare_with_reference(expected, expected, 1, true, false) == "");
+  CHECK(compare_with_reference(expected, actual, 1, true, false) != "");  // exact: differs
+  CHECK(compare_with_reference(expected, actual, 1, true, true) == "");   // within 1e-4
+  actual.outputs[0] = std::bit_cast<uint32_t>(1.01f);
+  CHECK(compare_with_reference(expected, actual, 1, true, true).find("lane 0") == 0);
+  // Integer words are never given a tolerance; a fault where none was expected is a mismatch.
+  expected.outputs = {5, 6};
+  actual.outputs = {5, 6};
+  actual.faulted = {0, 1};
+  CHECK(compare_with_reference(expected, actual, 1, false, true) ==
+        "lane 1: expected no fault, got a fault");
+}
+
+TEST_CASE("bench: bad options are refused with exit code 2") {
+  BenchOptions options = tiny_options();
+  options.programs = {"no_such_program"};
+  CHECK(ab::bench::run_bench(options) == 2);
+  options = tiny_options();
+  options.systems = {"warp-drive"};
+  CHECK(ab::bench::run_bench(options) == 2);
+  options = tiny_options();
+  options.batches = {0};
+  CHECK(ab::bench::run_bench(options) == 2);
+}
+
+TEST_CASE("bench: the chart is a PNG drawn by gnuplot") {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    MESSAGE("gnuplot not installed (scripts/setup.sh installs gnuplot-nox): chart not tested");
+    return;
+  }
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "autobatch_bench_test.png";
+  std::filesystem::remove(path);
+  REQUIRE(ab::bench::write_chart(report, path.string()) == "");
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, 8);
+  CHECK(std::string(magic + 1, 3) == "PNG");
+  CHECK(std::filesystem::file_size(path) > 1000);
+  std::filesystem::remove(path);
+}
