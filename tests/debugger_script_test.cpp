@@ -19,14 +19,9 @@ using namespace ab;
 using namespace ab::debugger;
 using ab::debugger::testing::fib_batch;
 using ab::debugger::testing::Loaded;
+using ab::debugger::testing::temp_path;
 
 namespace {
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ab_dbgs_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -13,6 +16,13 @@
 #include "ir/passes/lower.h"
 
 namespace ab::debugger::testing {
+
+// A path in the temp directory unique to this test process.
+inline std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("ab_dbg_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
 
 inline const char* kFibSource = R"(fn fib(n: int) -> int {
     if n <= 1 { return 1; }

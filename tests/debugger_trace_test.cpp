@@ -13,14 +13,9 @@ using namespace ab;
 using namespace ab::debugger;
 using ab::debugger::testing::fib_batch;
 using ab::debugger::testing::Loaded;
+using ab::debugger::testing::temp_path;
 
 namespace {
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ab_dbg_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
 
 Trace record(const Loaded& f, const TraceRange& range) {
   VmSource source(f.info(), f.batch, f.options);
