@@ -29,9 +29,14 @@ TEST_CASE("engine: every module generated for the samples passes spirv-val") {
     auto loaded = load_sample_case(sample);
     auto program = VulkanProgram::compile(context(), loaded->lowered);
     REQUIRE_MESSAGE(program.ok(), program.error());
-    for (size_t b = 0; b < loaded->lowered.blocks.size(); ++b)
-      CHECK((*program)->glsl().find(fmt::format("void block_{}(uint lane)", b)) !=
-            std::string::npos);
+    for (size_t b = 0; b < loaded->lowered.blocks.size(); ++b) {
+      // block_glsl (the debugger's view) is exactly the block's function in the whole module.
+      const std::string one = block_glsl(loaded->lowered, static_cast<int32_t>(b));
+      CHECK(one.find(fmt::format("void block_{}(uint lane)", b)) != std::string::npos);
+      CHECK((*program)->glsl().find(one) != std::string::npos);
+    }
+    CHECK(block_glsl(loaded->lowered, -1).empty());
+    CHECK(block_glsl(loaded->lowered, static_cast<int32_t>(loaded->lowered.blocks.size())).empty());
     check_modules_validate(**program);
     check_no_validation_messages();
   }

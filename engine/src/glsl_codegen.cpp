@@ -544,4 +544,12 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   return out;
 }
 
+std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,
+                                int32_t block) {
+  std::string out;
+  if (block >= 0 && static_cast<size_t>(block) < program.blocks.size())
+    BlockEmitter(program, layout, block, out).emit();
+  return out;
+}
+
 }  // namespace ab

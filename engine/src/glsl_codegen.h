@@ -20,5 +20,8 @@ enum class Kernel { GlobalMasked, GlobalCompacted, LocalSubgroup, LocalWorkgroup
 const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout);
+// The GLSL function of one block, as it appears in generate_glsl's output ("" for a bad index).
+std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,
+                                int32_t block);
 
 }  // namespace ab

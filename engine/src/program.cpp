@@ -188,4 +188,8 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
   return modules;
 }
 
+std::string block_glsl(const LoweredProgram& program, int32_t block) {
+  return generate_block_glsl(program, plan_state(program), block);
+}
+
 }  // namespace ab

@@ -37,7 +37,7 @@ const char* global_mode_name(GlobalMode m);  // "masked", "compacted"
 const char* local_scope_name(LocalScope s);  // "subgroup", "workgroup"
 
 struct VulkanOptions {
-  ContextOptions context;               // used when run_vulkan creates the context
+  ContextOptions context;                // used when run_vulkan creates the context
   Schedule schedule = Schedule::Global;  // fastest here (docs/engine.md, "Measurements")
   GlobalMode global_mode = GlobalMode::Compacted;
   LocalScope local_scope = LocalScope::Subgroup;
@@ -116,6 +116,10 @@ class VulkanRun {
   explicit VulkanRun(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The generated GLSL function of one block of `program` (what every kernel runs for it), for
+// viewers such as the debugger; "" when `block` is not a block of the program. Needs no device.
+std::string block_glsl(const LoweredProgram& program, int32_t block);
 
 // Compile, run to completion, read back: what the CLI's `--backend vulkan` needs. Creates a
 // context from vulkan.context unless one is given.
