@@ -42,43 +42,61 @@ TEST_CASE("engine: every module generated for the samples passes spirv-val") {
   }
 }
 
-TEST_CASE("engine: random programs equal interp on every schedule and pass spirv-val") {
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
+Batch random_program_batch(uint64_t seed, uint32_t lanes) {
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(2);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    batch.inputs[0].push_back(static_cast<uint32_t>(testing::lane_hash(seed, lane) % 64));
+    batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 99, lane)));
+  }
+  return batch;
+}
+
+// Random programs on the given schedules and batch sizes == interp; every module passes spirv-val.
+void check_random_programs(uint64_t first_seed, uint64_t last_seed,
+                           const std::vector<uint32_t>& sizes, const std::vector<Config>& which) {
+  for (uint64_t seed = first_seed; seed <= last_seed; ++seed) {
     CAPTURE(seed);
     const std::string source = testing::generate_program(seed);
     auto loaded = load_source(source, "main", fmt::format("gen{}.ab", seed));
-    Batch batch;
-    batch.lanes = 37;
-    batch.inputs.resize(2);
-    for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
-      batch.inputs[0].push_back(static_cast<uint32_t>(testing::lane_hash(seed, lane) % 64));
-      batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 99, lane)));
-    }
     RunOptions options;
     options.seed = seed;
     options.max_steps = 20000;
     options.stack_depth = 64;
-    const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
     auto program = VulkanProgram::compile(context(), loaded->lowered);
     REQUIRE_MESSAGE(program.ok(), program.error());
     check_modules_validate(**program);
-    for (const Config& c : configs()) {
-      // lavapipe compiles a workgroup barrier loop as an LLVM coroutine, which takes minutes for
-      // programs this size (docs/engine.md); the samples cover that variant.
-      if (c.schedule == Schedule::Local && c.scope == LocalScope::Workgroup) continue;
-      const std::string config = c.name;
-      CAPTURE(config);
-      auto run = VulkanRun::create(*program, batch, options, options_for(c));
-      REQUIRE_MESSAGE(run.ok(), run.error());
-      auto status = (*run)->run();
-      REQUIRE_MESSAGE(status.ok(), status.error());
-      auto result = (*run)->result();
-      REQUIRE_MESSAGE(result.ok(), result.error());
-      const std::string difference = compare_results(loaded->lowered, expected, *result);
-      CHECK_MESSAGE(difference.empty(), difference, "\n", source);
+    for (uint32_t lanes : sizes) {
+      CAPTURE(lanes);
+      const Batch batch = random_program_batch(seed, lanes);
+      const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+      for (const Config& c : which) {
+        const std::string config = c.name;
+        CAPTURE(config);
+        auto run = VulkanRun::create(*program, batch, options, options_for(c));
+        REQUIRE_MESSAGE(run.ok(), run.error());
+        auto status = (*run)->run();
+        REQUIRE_MESSAGE(status.ok(), status.error());
+        auto result = (*run)->result();
+        REQUIRE_MESSAGE(result.ok(), result.error());
+        const std::string difference = compare_results(loaded->lowered, expected, *result);
+        CHECK_MESSAGE(difference.empty(), difference, "\n", source);
+      }
     }
     check_no_validation_messages();
   }
+}
+
+TEST_CASE("engine: random programs equal interp on every schedule and pass spirv-val") {
+  // lavapipe compiles a workgroup barrier loop as an LLVM coroutine, which takes minutes for
+  // programs this size (docs/engine.md); the samples cover that variant.
+  const std::vector<Config> schedules = {configs()[0], configs()[1], configs()[2]};
+  check_random_programs(1, 8, {1, 7, 64, 1000}, schedules);
+}
+
+TEST_CASE("engine: random programs at 20000 lanes on global/compacted and local/subgroup") {
+  check_random_programs(9, 11, {20000}, {configs()[1], configs()[2]});
 }
 
 TEST_CASE("engine: compiled SPIR-V and the pipeline cache come back from the disk cache") {

@@ -70,6 +70,7 @@ DeviceInfo describe(const vk::VkApi& api, VkPhysicalDevice pd, uint32_t index) {
   info.api_version = props.properties.apiVersion;
   info.driver = fmt::format("{} {}", driver.driverName, driver.driverInfo);
   info.subgroup_size = subgroup.subgroupSize;
+  info.max_storage_buffer_range = props.properties.limits.maxStorageBufferRange;
   return info;
 }
 
