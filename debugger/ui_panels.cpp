@@ -165,14 +165,19 @@ void Panels::draw_controls(float w) {
   if (ImGui::SliderScalar("##timeline", ImGuiDataType_S64, &pos, &lo, &hi, "step %lld") && !busy)
     model_.seek(static_cast<uint64_t>(pos));
   const int32_t next = s.next_block();
-  ImGui::Text(
-      "%s   |   step %s of %s%s   |   next: %s (line %d)   |   live %s / %s   |   faulted %s",
-      title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
-      s.knows_future() ? " (trace)"
-      : s.done()       ? " (finished)"
-                       : "+",
-      model_.block_name(next).c_str(), model_.block_line(next), with_commas(live_).c_str(),
-      with_commas(s.lanes()).c_str(), with_commas(faulted_).c_str());
+  // With groups (local schedule) each group picks its own block: the lane inspector shows the
+  // selected lane's group, so the status line does not pretend there is one next block.
+  const std::string next_text =
+      s.group_width() > 0
+          ? std::string("per group (lane inspector)")
+          : fmt::format("{} (line {})", model_.block_name(next), model_.block_line(next));
+  ImGui::Text("%s   |   step %s of %s%s   |   next: %s   |   live %s / %s   |   faulted %s",
+              title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
+              s.knows_future() ? " (trace)"
+              : s.done()       ? " (finished)"
+                               : "+",
+              next_text.c_str(), with_commas(live_).c_str(), with_commas(s.lanes()).c_str(),
+              with_commas(faulted_).c_str());
   if (!status_.empty() || !s.error().empty()) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "  %s",
