@@ -108,7 +108,13 @@ uint64_t VulkanSource::step(uint64_t n) {
 BatchSnapshot VulkanSource::snapshot(uint32_t first, uint32_t count) const {
   if (!full_) {
     auto s = run_->snapshot();
-    if (!s) return slice(view_, 0, 0);
+    if (!s) {
+      // Without the stacks: no frames to show, and the error says why.
+      error_ = s.error();
+      BatchSnapshot partial = slice(view_, first, count);
+      std::fill(partial.pc_depth.begin(), partial.pc_depth.end(), 0u);
+      return partial;
+    }
     full_ = std::move(*s);
     full_->step = steps_;
   }

@@ -73,7 +73,7 @@ class VulkanSource final : public ExecutionSource {
   uint32_t live_ = 0;
   int32_t next_block_ = -1;
   std::vector<uint32_t> last_active_;
-  std::string error_;
+  mutable std::string error_;  // also set by a failed readback in snapshot()
   // Read on demand and kept until the state changes.
   mutable std::optional<BatchSnapshot> full_;
   mutable std::optional<RunResult> result_;
