@@ -7,6 +7,7 @@
 
 #include "debugger/script.h"
 #include "debugger/ui_window.h"
+#include "debugger/vulkan_source.h"
 #include "ir/frontend/frontend.h"
 #include "ir/passes/lower.h"
 
@@ -36,9 +37,16 @@ std::variant<std::unique_ptr<Session>, std::string> Session::open(const Debugger
     s->entry_name_ = t.program->functions[t.entry].name;
     if (std::string e = check_batch(*t.program, t.entry, s->batch_); !e.empty()) return e;
     ProgramInfo info{t.path, t.source_text, &s->lowered_};
-    s->model_ = std::make_unique<DebuggerModel>(
-        std::make_unique<VmSource>(info, s->batch_, s->options_), timeline);
-    s->title_ = fmt::format("{} - {} lanes", t.path, s->batch_.lanes);
+    std::unique_ptr<ExecutionSource> source;
+    if (t.vulkan) {
+      auto opened = VulkanSource::open(info, s->batch_, s->options_, *t.vulkan);
+      if (auto* e = std::get_if<std::string>(&opened)) return *e;
+      source = std::move(std::get<std::unique_ptr<VulkanSource>>(opened));
+    } else {
+      source = std::make_unique<VmSource>(info, s->batch_, s->options_);
+    }
+    s->title_ = fmt::format("{} - {} lanes - {}", t.path, s->batch_.lanes, source->describe());
+    s->model_ = std::make_unique<DebuggerModel>(std::move(source), timeline);
     return s;
   }
   if (o.trace_path.empty()) return std::string("nothing to debug: give a program or a trace");

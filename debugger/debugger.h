@@ -1,9 +1,8 @@
-// The debugger's entry points for the CLI (`autobatch debug`, `autobatch run --trace`).
+// The debugger's entry points for the CLI (tools/debug_command.cpp):
 //
-//   autobatch debug FILE.ab [run options] [--script cmds.txt]  -> run_debugger({.target = ...})
-//   autobatch debug TRACE.abtrace [--source FILE.ab] [--script] -> run_debugger({.trace_path =
-//   ...}) autobatch run FILE.ab ... --trace out.abtrace               -> record_trace_file(target,
-//   path)
+//   autobatch debug FILE.ab [run options] [--script cmds.txt]   run_debugger({.target = ...})
+//   autobatch debug TRACE.abtrace [--source FILE.ab] [--script]  run_debugger({.trace_path = ...})
+//   autobatch run FILE.ab ... --trace out.abtrace                record_trace_file(target, path)
 //
 // Without a script the window opens (an error if there is no display). With a script, the
 // commands run headless unless one of them needs the window (`screenshot`).
@@ -14,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "autobatch/engine.h"
 #include "debugger/model.h"
 #include "debugger/trace_source.h"
 #include "ir/ir.h"
@@ -29,6 +29,8 @@ struct DebugTarget {
   int entry = -1;
   const Batch* batch = nullptr;
   RunOptions options;
+  // Set: debug a live run on the Vulkan engine with these options; unset: on the CPU VM.
+  std::optional<VulkanOptions> vulkan;
 };
 
 struct DebuggerOptions {

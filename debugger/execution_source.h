@@ -1,6 +1,6 @@
 // Where the debugger's states come from. The model, the timeline and the UI talk only to this
-// interface; the CPU VM implements it now (vm_source.h), a recorded trace implements it
-// (trace_source.h), and the Vulkan engine's run can implement it later.
+// interface; the CPU VM (vm_source.h), a recorded trace (trace_source.h) and a live run of the
+// Vulkan engine (vulkan_source.h) implement it.
 //
 // A source is a batched run that moves forward one scheduler step at a time, shows every lane's
 // program counter, call depth and registers cheaply, and can save its whole state into an opaque
@@ -63,6 +63,14 @@ class ExecutionSource {
   virtual std::unique_ptr<SourceCheckpoint> checkpoint() const = 0;
   // Takes a checkpoint this source made; afterwards steps() == checkpoint.step.
   virtual void restore(const SourceCheckpoint& checkpoint) = 0;
+
+  // Sources whose lanes are scheduled in groups (the Vulkan engine's local schedule) give the
+  // lanes per group: lane L is in group L / group_width(), and each group picks its own block.
+  // 0: one scheduler for the whole batch.
+  virtual uint32_t group_width() const { return 0; }
+  // One line on where the states come from ("vm", "vulkan: llvmpipe, local/subgroup"), for the
+  // window's title and the state dump.
+  virtual std::string describe() const { return "vm"; }
 
   // Sources that know the future (a recorded trace) report the total number of steps and the
   // active-lane count of each step, so the utilization plot can show the whole run at once.

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/engine.h"
 #include "debugger/value_format.h"
 #include "ir/exec.h"
+#include "ir/text.h"
 
 namespace ab::debugger {
 
@@ -455,9 +458,56 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
   return out.dump();
 }
 
+std::string DebuggerModel::block_ir(int32_t block) const {
+  const LoweredProgram& p = lowered();
+  if (block < 0 || block >= static_cast<int32_t>(p.blocks.size())) return "";
+  // The block's section of the lowered program's text form: from its header to a blank line.
+  const std::string all = print_lowered(p);
+  const size_t at = all.find("\n" + p.blocks[block].name + " (pc");
+  if (at == std::string::npos) return "";
+  const size_t end = all.find("\n\n", at + 1);
+  return all.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+}
+
+std::string DebuggerModel::block_glsl(int32_t block) const {
+  return ab::block_glsl(lowered(), block);
+}
+
+int32_t DebuggerModel::find_block(const std::string& name_or_index) const {
+  const LoweredProgram& p = lowered();
+  for (size_t b = 0; b < p.blocks.size(); ++b)
+    if (p.blocks[b].name == name_or_index) return static_cast<int32_t>(b);
+  int32_t index = -1;
+  auto [ptr, ec] =
+      std::from_chars(name_or_index.data(), name_or_index.data() + name_or_index.size(), index);
+  if (ec != std::errc() || ptr != name_or_index.data() + name_or_index.size()) return -1;
+  return index >= 0 && index < static_cast<int32_t>(p.blocks.size()) ? index : -1;
+}
+
+std::optional<GroupView> DebuggerModel::group_view(uint32_t lane) const {
+  const uint32_t width = source_->group_width();
+  if (width == 0 || lane >= source_->lanes()) return std::nullopt;
+  GroupView g;
+  g.group = lane / width;
+  g.first_lane = g.group * width;
+  const uint32_t end = std::min(source_->lanes(), g.first_lane + width);
+  const auto& pcs = source_->lane_pcs();
+  const auto& faulted = source_->lane_faulted();
+  const int32_t exit_pc = lowered().exit_pc();
+  for (uint32_t l = g.first_lane; l < end; ++l) {
+    g.pcs.push_back(pcs[l]);
+    if (faulted[l] || pcs[l] >= exit_pc) continue;
+    if (g.next_block < 0 || pcs[l] < g.next_block) g.next_block = pcs[l];
+  }
+  for (uint32_t l = g.first_lane; l < end; ++l)
+    g.lanes_at_next += g.next_block >= 0 && pcs[l] == g.next_block && !faulted[l];
+  return g;
+}
+
 std::string DebuggerModel::dump_json() const {
   nlohmann::json out;
   out["program"] = source_->program().path;
+  out["source"] = source_->describe();
   out["step"] = position();
   out["done"] = source_->done();
   out["next_block"] = block_name(source_->next_block());
@@ -470,6 +520,16 @@ std::string DebuggerModel::dump_json() const {
   out["selected_lane"] = selected_ ? nlohmann::json(*selected_) : nlohmann::json(nullptr);
   out["color"] = color_mode_name(color_mode_);
   if (color_mode_ == ColorMode::Variable) out["watched"] = watched_name_;
+  if (selected_)
+    if (const auto g = group_view(*selected_)) {
+      nlohmann::json group;
+      group["group"] = g->group;
+      group["first_lane"] = g->first_lane;
+      group["pcs"] = g->pcs;
+      group["next_block"] = block_name(g->next_block);
+      group["lanes_at_next"] = g->lanes_at_next;
+      out["selected_group"] = std::move(group);
+    }
   out["state"] =
       nlohmann::json::parse(state_json(lowered(), source_->snapshot(0, source_->lanes())));
   return out.dump(1);

@@ -47,6 +47,16 @@ struct LaneDetails {
   std::string error;   // faulted lanes: "division by zero in divide, line 7, step 12"
 };
 
+// The local schedule's view of one group between dispatches: its lanes' PCs and the block the
+// group runs next (its own min-PC rule).
+struct GroupView {
+  uint32_t group = 0;
+  uint32_t first_lane = 0;  // lanes [first_lane, first_lane + pcs.size())
+  std::vector<int32_t> pcs;
+  int32_t next_block = -1;  // -1 when every lane of the group has finished or faulted
+  uint32_t lanes_at_next = 0;
+};
+
 // Why `continue` stopped.
 struct StopReason {
   enum class Kind : uint8_t { Breakpoint, Finished, StepLimit, SourceError };
@@ -109,6 +119,14 @@ class DebuggerModel {
   // A one-line hover text: "lane 17: fib.b2 (line 3), depth 4, n = 7".
   std::string lane_summary(uint32_t lane) const;
   LaneDetails lane_details(uint32_t lane) const;
+  // The lowered IR of a block (its section of print_lowered) and its generated GLSL function
+  // (ab::block_glsl; needs no device). "" for a block that does not exist.
+  std::string block_ir(int32_t block) const;
+  std::string block_glsl(int32_t block) const;
+  // A block by name ("fib.b2") or index ("3"); -1 if there is none.
+  int32_t find_block(const std::string& name_or_index) const;
+  // The group of `lane` when the source schedules lanes in groups (local schedule), else none.
+  std::optional<GroupView> group_view(uint32_t lane) const;
   // The whole state as JSON: position, breakpoints, selection, colouring, and every lane's
   // state (see state_json). Comparable across runs that reached the same state.
   std::string dump_json() const;

@@ -133,13 +133,38 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     log << line_out << "\n";
     return "";
   }
+  if (cmd == "show") {
+    const std::string usage = "usage: show ir BLOCK | show glsl BLOCK | show group [LANE]";
+    if (w.size() >= 2 && w[1] == "group") {
+      uint64_t lane = m.selected_lane().value_or(0);
+      if (w.size() > 3 || (w.size() == 3 && !number(w[2], lane))) return usage;
+      if (lane >= m.source().lanes()) return fmt::format("lane {} is out of range", lane);
+      const auto g = m.group_view(static_cast<uint32_t>(lane));
+      if (!g) return "show group needs a source with groups (--backend vulkan --schedule local)";
+      std::string blocks;
+      for (int32_t pc : g->pcs)
+        blocks += " " + m.block_name(pc);
+      log << fmt::format("group {} (lanes {}-{}): next {}, {} of {} lanes;{}\n", g->group,
+                         g->first_lane, g->first_lane + g->pcs.size() - 1,
+                         m.block_name(g->next_block), g->lanes_at_next, g->pcs.size(), blocks);
+      return "";
+    }
+    if (w.size() != 3 || (w[1] != "ir" && w[1] != "glsl")) return usage;
+    const int32_t block = m.find_block(w[2]);
+    if (block < 0)
+      return fmt::format("no block '{}' (give a name such as fib.b2, or an index)", w[2]);
+    const std::string text = w[1] == "ir" ? m.block_ir(block) : m.block_glsl(block);
+    log << fmt::format("{} of {}:\n{}{}", w[1], m.lowered().blocks[block].name, text,
+                       text.ends_with('\n') ? "" : "\n");
+    return "";
+  }
   if (cmd == "quit" || cmd == "exit") {
     quit = true;
     return "";
   }
   return fmt::format(
       "unknown command '{}' (commands: step, break, continue, back, seek, select, "
-      "color, screenshot, dump, save, frames, quit)",
+      "color, show, screenshot, dump, save, frames, quit)",
       cmd);
 }
 

@@ -7,6 +7,9 @@
 //   seek S                 go to step S
 //   select lane N
 //   color block | depth | error | var NAME
+//   show ir BLOCK | show glsl BLOCK   log a block's lowered IR or generated GLSL (name or index)
+//   show group [LANE]      log the group of LANE (default: the selected lane, else 0): its
+//                          lanes' blocks and its next block (local schedule only)
 //   screenshot FILE.png    (needs the window)
 //   dump FILE.json         the model's state (DebuggerModel::dump_json)
 //   save FILE.abtrace [FIRST LAST]   record a trace of steps [FIRST, LAST) (default: all so far)

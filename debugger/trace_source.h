@@ -56,6 +56,7 @@ class TraceSource final : public ExecutionSource {
   std::unique_ptr<SourceCheckpoint> checkpoint() const override { return vm_->checkpoint(); }
   void restore(const SourceCheckpoint& c) override;
 
+  std::string describe() const override { return "trace, replayed on the cpu vm"; }
   bool knows_future() const override { return true; }
   uint64_t total_steps() const override { return trace_->end_step(); }
   uint32_t recorded_active(uint64_t step) const override;

@@ -165,14 +165,19 @@ void Panels::draw_controls(float w) {
   if (ImGui::SliderScalar("##timeline", ImGuiDataType_S64, &pos, &lo, &hi, "step %lld") && !busy)
     model_.seek(static_cast<uint64_t>(pos));
   const int32_t next = s.next_block();
-  ImGui::Text(
-      "%s   |   step %s of %s%s   |   next: %s (line %d)   |   live %s / %s   |   faulted %s",
-      title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
-      s.knows_future() ? " (trace)"
-      : s.done()       ? " (finished)"
-                       : "+",
-      model_.block_name(next).c_str(), model_.block_line(next), with_commas(live_).c_str(),
-      with_commas(s.lanes()).c_str(), with_commas(faulted_).c_str());
+  // With groups (local schedule) each group picks its own block: the lane inspector shows the
+  // selected lane's group, so the status line does not pretend there is one next block.
+  const std::string next_text =
+      s.group_width() > 0
+          ? std::string("per group (lane inspector)")
+          : fmt::format("{} (line {})", model_.block_name(next), model_.block_line(next));
+  ImGui::Text("%s   |   step %s of %s%s   |   next: %s   |   live %s / %s   |   faulted %s",
+              title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
+              s.knows_future() ? " (trace)"
+              : s.done()       ? " (finished)"
+                               : "+",
+              next_text.c_str(), with_commas(live_).c_str(), with_commas(s.lanes()).c_str(),
+              with_commas(faulted_).c_str());
   if (!status_.empty() || !s.error().empty()) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "  %s",
@@ -266,17 +271,11 @@ void Panels::draw_blocks() {
     ImGui::EndTable();
   }
   if (shown_block_ >= 0) {
-    if (lowered_text_.empty()) {
-      // The block's section of the lowered program's text form.
-      const std::string all = print_lowered(p);
-      const std::string header = p.blocks[shown_block_].name + " (pc";
-      const size_t at = all.find("\n" + header);
-      if (at != std::string::npos) {
-        const size_t end = all.find("\n\n", at + 1);
-        lowered_text_ =
-            all.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-      }
-    }
+    if (ImGui::RadioButton("lowered IR", !show_glsl_)) show_glsl_ = false, lowered_text_.clear();
+    ImGui::SameLine();
+    if (ImGui::RadioButton("generated GLSL", show_glsl_)) show_glsl_ = true, lowered_text_.clear();
+    if (lowered_text_.empty())
+      lowered_text_ = show_glsl_ ? model_.block_glsl(shown_block_) : model_.block_ir(shown_block_);
     ImGui::BeginChild("lowered_ir", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextUnformatted(lowered_text_.c_str());
     ImGui::EndChild();
@@ -470,6 +469,7 @@ void Panels::draw_inspector() {
   ImGui::Text("lane %u: %s", d.lane, d.status.c_str());
   if (!d.output.empty()) ImGui::Text("output: %s", d.output.c_str());
   if (!d.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", d.error.c_str());
+  if (const auto g = model_.group_view(d.lane)) draw_group(*g);
   ImGui::Separator();
   ImGui::Text("call stack (innermost first)");
   for (size_t i = 0; i < d.frames.size() && i < 64; ++i)
@@ -500,6 +500,37 @@ void Panels::draw_inspector() {
       ImGui::TextWrapped("%s", text.c_str());
     }
     ImGui::EndTable();
+  }
+}
+
+// The local schedule: the selected lane's group and the block it runs at the next dispatch.
+void Panels::draw_group(const GroupView& g) {
+  ImGui::Separator();
+  ImGui::Text("group %u (lanes %u-%u): next %s, %u of %zu lanes", g.group, g.first_lane,
+              g.first_lane + static_cast<uint32_t>(g.pcs.size()) - 1,
+              model_.block_name(g.next_block).c_str(), g.lanes_at_next, g.pcs.size());
+  // One small cell per lane of the group, coloured by its block, the group's next block framed.
+  const float cell = 14.0f;
+  const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / cell));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const int32_t exit_pc = model_.lowered().exit_pc();
+  for (size_t i = 0; i < g.pcs.size(); ++i) {
+    const float x = origin.x + static_cast<float>(i % per_row) * cell;
+    const float y = origin.y + static_cast<float>(i / per_row) * cell;
+    const int32_t pc = g.pcs[i];
+    const uint32_t colour = pc >= exit_pc ? 0xFF505050u : categorical_color(pc);
+    draw->AddRectFilled(ImVec2(x + 1, y + 1), ImVec2(x + cell - 1, y + cell - 1), colour);
+    if (pc == g.next_block) draw->AddRect(ImVec2(x, y), ImVec2(x + cell, y + cell), 0xFFFFFFFFu);
+  }
+  const size_t rows = (g.pcs.size() + per_row - 1) / per_row;
+  ImGui::Dummy(ImVec2(per_row * cell, static_cast<float>(rows) * cell));
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 m = ImGui::GetMousePos();
+    const size_t i = static_cast<size_t>((m.y - origin.y) / cell) * per_row +
+                     static_cast<size_t>((m.x - origin.x) / cell);
+    if (i < g.pcs.size())
+      ImGui::SetTooltip("lane %zu: %s", g.first_lane + i, model_.block_name(g.pcs[i]).c_str());
   }
 }
 

@@ -49,6 +49,7 @@ class Panels {
   void draw_plot();
   void draw_inspector();
   void draw_breakpoints();
+  void draw_group(const GroupView& g);
 
   DebuggerModel& model_;
   std::string title_;
@@ -57,7 +58,8 @@ class Panels {
   int step_n_ = 10;
   std::string status_;
   char breakpoint_text_[128] = "";
-  int shown_block_ = -1;  // block whose lowered IR is shown
+  int shown_block_ = -1;  // block whose lowered IR (or GLSL) is shown
+  bool show_glsl_ = false;
   std::string lowered_text_;
   float grid_aspect_ = 2.0f;
   // Cached per state: recomputed when the position, colouring or selection changes.

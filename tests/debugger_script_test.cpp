@@ -1,6 +1,7 @@
 // The scripted mode, headless: commands drive the model; stepping N ends in the VM's state after
 // N steps (compared through the dumps); back then forward returns to the same state; bad
-// commands stop with FILE:LINE messages. The window's screenshot test runs under xvfb-run.
+// commands stop with FILE:LINE messages. The window's screenshot test runs `autobatch debug` under
+// xvfb-run; tests/debugger_cli_test.cpp covers the rest of the command line.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -129,7 +130,7 @@ TEST_CASE("script: save writes a trace of a step range that replays") {
   std::filesystem::remove(path);
 }
 
-#ifdef AB_DEBUG_CLI
+#ifdef AB_CLI
 TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
   if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
     MESSAGE("xvfb-run is not installed: window test skipped");
@@ -141,7 +142,7 @@ TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
     out << "step 12\nselect lane 5\ncolor depth\nscreenshot " << png << "\nquit\n";
   }
   const std::string command =
-      std::string("xvfb-run -a -s '-screen 0 1600x1000x24' ") + AB_DEBUG_CLI + " " + AB_SOURCE_DIR +
+      std::string("xvfb-run -a -s '-screen 0 1600x1000x24' ") + AB_CLI + " debug " + AB_SOURCE_DIR +
       "/samples/fib.ab -i n=range:0:10 --script " + cmds + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
   int w = 0, h = 0, channels = 0;
@@ -176,47 +177,5 @@ TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
   stbi_image_free(pixels);
   std::filesystem::remove(cmds);
   std::filesystem::remove(png);
-}
-#endif
-
-#ifdef AB_DEBUG_CLI
-namespace {
-
-// Runs the driver with `args` (after `env`, settings such as "DISPLAY="), stdout and stderr
-// together; returns the exit status.
-int run_driver(const std::string& args, std::string& output, const std::string& env = "") {
-  const std::string out = temp_path("driver.out");
-  const int status = std::system(
-      (env + " " + std::string(AB_DEBUG_CLI) + " " + args + " > " + out + " 2>&1").c_str());
-  std::ifstream in(out);
-  output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  std::filesystem::remove(out);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
-
-TEST_CASE("driver: a headless script, a recorded trace replayed, and no display") {
-  const std::string cmds = temp_path("drv.txt"), trace = temp_path("drv.abtrace");
-  const std::string fib = std::string(AB_SOURCE_DIR) + "/samples/fib.ab";
-  {
-    std::ofstream out(cmds);
-    out << "step 30\nback 4\nstep 4\nquit\n";
-  }
-  std::string out;
-  CHECK(run_driver("--trace " + trace + " " + fib + " -i n=range:0:12", out) == 0);
-  CHECK(run_driver(trace + " --script " + cmds, out) == 0);
-  CHECK(out.find("back 4: now at step 26") != std::string::npos);
-  CHECK(out.find("step 4: ran 4, now at step 30") != std::string::npos);
-
-  // No display: the window cannot open; one clear message, exit status 1.
-  {
-    std::ofstream out_cmds(cmds);
-    out_cmds << "screenshot x.png\n";
-  }
-  CHECK(run_driver(fib + " -i n=3 --script " + cmds, out, "DISPLAY= WAYLAND_DISPLAY=") == 1);
-  CHECK(out.find("no display") != std::string::npos);
-  std::filesystem::remove(cmds);
-  std::filesystem::remove(trace);
 }
 #endif

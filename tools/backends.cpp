@@ -15,23 +15,6 @@
 namespace ab::cli {
 namespace {
 
-std::vector<std::string> block_names(const LoweredProgram& lowered) {
-  std::vector<std::string> names;
-  for (const LoweredBlock& block : lowered.blocks) names.push_back(block.name);
-  return names;
-}
-
-BackendRun run_interpreter(const Program& program, int entry, const Batch& batch,
-                           const RunOptions& options, const DeviceOptions&) {
-  return BackendRun{run_interp(program, entry, batch, options), {}, {}, {}};
-}
-
-BackendRun run_batched_vm(const Program& program, int entry, const Batch& batch,
-                          const RunOptions& options, const DeviceOptions&) {
-  const LoweredProgram lowered = lower(program, entry);
-  return BackendRun{run_vm(lowered, batch, options), block_names(lowered), {}, {}};
-}
-
 template <class Enum>
 bool parse_name(const std::string& text, std::initializer_list<Enum> values,
                 const char* (*name)(Enum), Enum& out) {
@@ -44,18 +27,22 @@ bool parse_name(const std::string& text, std::initializer_list<Enum> values,
   return false;
 }
 
-Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
-  VulkanOptions vulkan;
-  vulkan.context.device_index = device.device;
-  vulkan.context.validation = device.validation;
-  if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
-                  vulkan.schedule) ||
-      !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted},
-                  global_mode_name, vulkan.global_mode) ||
-      !parse_name(device.local_scope, {LocalScope::Subgroup, LocalScope::Workgroup},
-                  local_scope_name, vulkan.local_scope))
-    return Error{"unknown schedule option"};
-  return vulkan;
+std::vector<std::string> block_names(const LoweredProgram& lowered) {
+  std::vector<std::string> names;
+  for (const LoweredBlock& block : lowered.blocks)
+    names.push_back(block.name);
+  return names;
+}
+
+BackendRun run_interpreter(const Program& program, int entry, const Batch& batch,
+                           const RunOptions& options, const DeviceOptions&) {
+  return BackendRun{run_interp(program, entry, batch, options), {}, {}, {}};
+}
+
+BackendRun run_batched_vm(const Program& program, int entry, const Batch& batch,
+                          const RunOptions& options, const DeviceOptions&) {
+  const LoweredProgram lowered = lower(program, entry);
+  return BackendRun{run_vm(lowered, batch, options), block_names(lowered), {}, {}};
 }
 
 BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
@@ -85,8 +72,8 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (device.progress && elapsed > 1.0 && !gpu.done()) {
-      fmt::print(stderr, "\r  running on {}: {:.1f} s, {} dispatches", gpu.stats().device,
-                 elapsed, gpu.stats().dispatches);
+      fmt::print(stderr, "\r  running on {}: {:.1f} s, {} dispatches", gpu.stats().device, elapsed,
+                 gpu.stats().dispatches);
       std::fflush(stderr);
       printed = true;
     }
@@ -114,6 +101,20 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
 
 }  // namespace
 
+Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
+  VulkanOptions vulkan;
+  vulkan.context.device_index = device.device;
+  vulkan.context.validation = device.validation;
+  if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
+                  vulkan.schedule) ||
+      !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,
+                  vulkan.global_mode) ||
+      !parse_name(device.local_scope, {LocalScope::Subgroup, LocalScope::Workgroup},
+                  local_scope_name, vulkan.local_scope))
+    return Error{"unknown schedule option"};
+  return vulkan;
+}
+
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> table = {
       {"vulkan", "the Vulkan engine: SPIR-V compute shaders on a GPU (or lavapipe on the CPU)",
@@ -131,7 +132,9 @@ const Backend* find_backend(std::string_view name) {
   return nullptr;
 }
 
-std::string_view default_backend() { return "vulkan"; }
+std::string_view default_backend() {
+  return "vulkan";
+}
 
 int list_devices_command(bool validation) {
   ContextOptions options;
@@ -142,8 +145,9 @@ int list_devices_command(bool validation) {
     return 1;
   }
   if (devices->empty()) {
-    fmt::print(stderr, "error: no Vulkan device found (install mesa-vulkan-drivers for the CPU "
-                       "device, or your GPU's Vulkan driver)\n");
+    fmt::print(stderr,
+               "error: no Vulkan device found (install mesa-vulkan-drivers for the CPU "
+               "device, or your GPU's Vulkan driver)\n");
     return 1;
   }
   for (const DeviceInfo& d : *devices)

@@ -8,8 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autobatch/engine.h"
 #include "ir/ir.h"
 #include "ir/run.h"
+#include "tools/expected.h"
 
 namespace ab::cli {
 
@@ -48,6 +50,9 @@ struct Backend {
 const std::vector<Backend>& backends();
 const Backend* find_backend(std::string_view name);
 std::string_view default_backend();
+
+// The engine's options for --schedule, --global-mode, --local-scope, --device, --validation.
+Expected<VulkanOptions> vulkan_options(const DeviceOptions& device);
 
 // `autobatch devices`: lists the Vulkan devices; returns the exit code.
 int list_devices_command(bool validation);

@@ -4,15 +4,15 @@
 
 #include <fmt/format.h>
 
+#include "debugger/debugger.h"
 #include "ir/passes/lower.h"
 #include "ir/text.h"
 #include "tools/backends.h"
 #include "tools/expected.h"
-#include "tools/inputs.h"
 #include "tools/output_files.h"
 #include "tools/program_loader.h"
 #include "tools/report.h"
-#include "tools/uniforms.h"
+#include "tools/run_setup.h"
 
 namespace ab::cli {
 
@@ -54,41 +54,36 @@ int run_command(const RunCommand& command) {
     return 2;
   }
 
-  auto program = load_program(command.file);
-  if (!program) return report_error(program.failure());
-  auto entry = find_entry(*program, command.entry);
-  if (!entry) return report_error(entry.failure());
-
-  auto inputs =
-      build_inputs(*program, *entry, {command.inputs, command.batch, command.options.seed});
-  if (!inputs) return report_error(inputs.failure());
-  auto uniforms = bind_uniforms(*program, command.uniforms);
-  if (!uniforms) return report_error(uniforms.failure());
-
-  Batch batch;
-  batch.lanes = inputs->lanes;
-  batch.inputs = std::move(inputs->columns);
-  batch.uniforms = std::move(*uniforms);
-  if (std::string problem = check_batch(*program, *entry, batch); !problem.empty())
-    return report_error(fail(problem));
-
-  RunOptions options = command.options;
-  options.heuristic = command.heuristic == "most-lanes" ? Heuristic::MostLanes : Heuristic::MinPc;
+  auto setup = set_up_run(command);
+  if (!setup) return report_error(setup.failure());
+  const Program& program = setup->program;
+  const int entry = setup->entry;
+  const Batch& batch = setup->batch;
+  const RunOptions& options = setup->options;
   DeviceOptions device = command.device;
   device.progress = command.format != "json";
-  const BackendRun run = backend->run(*program, *entry, batch, options, device);
+  const BackendRun run = backend->run(program, entry, batch, options, device);
   if (!run.error.empty()) return report_error(fail(run.error));
 
   if (!command.out_dir.empty()) {
-    auto written = write_output_files(command.out_dir, *program, *entry, batch.lanes, run.result);
+    auto written = write_output_files(command.out_dir, program, entry, batch.lanes, run.result);
     if (!written) return report_error(written.failure());
   }
   const RunReport report{
-      *program, *entry, batch, std::string(backend->name), run, options.record_trace};
+      program, entry, batch, std::string(backend->name), run, options.record_trace};
   if (command.format == "json")
     fmt::print("{}\n", report_json(report).dump());
   else
     fmt::print("{}", report_table(report));
+  if (!command.trace_out.empty()) {
+    // Recorded on the CPU VM whatever the backend: a trace's checkpoints are VM states, and the
+    // VM's steps are the ones the global schedule reproduces exactly.
+    const debugger::DebugTarget target{command.file, setup->source_text, &program, entry, &batch,
+                                       options,      std::nullopt};
+    if (std::string e = debugger::record_trace_file(target, command.trace_out); !e.empty())
+      return report_error(fail(fmt::format("cannot record the trace: {}", e)));
+    fmt::print(stderr, "trace written to {}\n", command.trace_out);
+  }
   return 0;
 }
 

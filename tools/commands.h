@@ -34,9 +34,21 @@ struct RunCommand {
   std::string heuristic = "min-pc";
   std::string format = "table";
   std::string out_dir;
+  std::string trace_out;  // --trace: also record the run (on the VM) to this .abtrace file
   DeviceOptions device;
 };
 int run_command(const RunCommand& command);
+
+// `autobatch debug`: the program and batch options of `run`, plus the debugger's own.
+struct DebugCommand {
+  RunCommand run;       // run.file is a .ab program or an .abtrace trace
+  std::string script;   // --script: run these commands (headless unless they need the window)
+  std::string source;   // --source: with a trace, the program it was recorded from
+  bool window = false;  // --window: open the window even for a script
+  uint64_t checkpoint_interval = 256;
+  bool run_options_given = false;  // any batch option was given (an error with a trace)
+};
+int debug_command(const DebugCommand& command);
 
 // Prints "error: <message>" (or a formatted message as it is) to stderr; returns 1.
 int report_error(const Error& error);

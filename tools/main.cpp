@@ -1,7 +1,8 @@
 // autobatch: compile, inspect and run .ab programs for many lanes at once.
 //   autobatch check FILE
 //   autobatch ir FILE [--lowered] [--entry NAME]
-//   autobatch run FILE [options]
+//   autobatch run FILE [options] [--trace out.abtrace]
+//   autobatch debug FILE.ab [run options] | TRACE.abtrace   (the visual debugger)
 // Exit codes: 0 success (lane faults included), 1 bad program or input, 2 bad usage.
 #include <cstdio>
 #include <exception>
@@ -34,38 +35,67 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
+// FILE and the options that say what to run and on which batch: shared by `run` and `debug`.
+void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint32_t>& batch_value) {
+  app.add_option("--entry", command.entry, "entry function: called once per lane")
+      ->capture_default_str();
+  app.add_option("--batch", batch_value,
+                 "number of lanes (default: the length of the per-lane inputs, else 1)")
+      ->check(CLI::Range(1u, 0xffffffffu));
+  app.add_option("--input,-i", command.inputs,
+                 "NAME=SPEC for entry parameter NAME, repeatable. SPEC: 5 (every lane), 1,2,3 "
+                 "(one per lane), range:A:B, randint:A:B (needs --batch), @file.npy, @file.csv")
+      ->allow_extra_args(false);
+  app.add_option("--uniform,-u", command.uniforms,
+                 "NAME=@file.npy or NAME=@file.csv (NAME=VALUE for a scalar), repeatable; every "
+                 "uniform must be bound")
+      ->allow_extra_args(false);
+  app.add_option("--seed", command.options.seed,
+                 "seed of the per-lane random streams and of randint: inputs")
+      ->capture_default_str();
+  app.add_option("--stack-depth", command.options.stack_depth,
+                 "max call frames per lane (deeper calls fault with stack_overflow)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 0xffffffffu));
+  app.add_option("--max-steps", command.options.max_steps,
+                 "max blocks one lane may run before it faults with step_budget")
+      ->capture_default_str();
+  app.add_option("--heuristic", command.heuristic,
+                 "block choice of the vm: min-pc (smallest waiting block) or most-lanes")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"min-pc", "most-lanes"}));
+}
+
+// The Vulkan engine's options: shared by `run` and `debug`.
+void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
+  const ab::VulkanOptions engine_defaults;
+  app.add_option("--schedule", device.schedule,
+                 fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
+                             "GPU) or local (each subgroup/workgroup runs its own PC loop); "
+                             "default: {}",
+                             ab::schedule_name(engine_defaults.schedule)))
+      ->check(CLI::IsMember({"global", "local"}));
+  app.add_option("--global-mode", device.global_mode,
+                 fmt::format("vulkan global: masked (every lane tests its PC) or compacted "
+                             "(only the active lanes run); default: {}",
+                             ab::global_mode_name(engine_defaults.global_mode)))
+      ->check(CLI::IsMember({"masked", "compacted"}));
+  app.add_option("--local-scope", device.local_scope,
+                 fmt::format("vulkan local: subgroup or workgroup PC loops; default: {}",
+                             ab::local_scope_name(engine_defaults.local_scope)))
+      ->check(CLI::IsMember({"subgroup", "workgroup"}));
+  app.add_option("--device", device.device,
+                 "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
+                 "integrated, else the CPU)");
+  app.add_flag("--validation", device.validation, "vulkan: enable the Khronos validation layer");
+}
+
 void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>& batch_value) {
   run.add_option("FILE", command.file, "the .ab program")->required();
   run.add_option("--backend", command.backend, backend_help())
       ->capture_default_str()
       ->check(CLI::IsMember(backend_names()));
-  run.add_option("--entry", command.entry, "entry function: called once per lane")
-      ->capture_default_str();
-  run.add_option("--batch", batch_value,
-                 "number of lanes (default: the length of the per-lane inputs, else 1)")
-      ->check(CLI::Range(1u, 0xffffffffu));
-  run.add_option("--input,-i", command.inputs,
-                 "NAME=SPEC for entry parameter NAME, repeatable. SPEC: 5 (every lane), 1,2,3 "
-                 "(one per lane), range:A:B, randint:A:B (needs --batch), @file.npy, @file.csv")
-      ->allow_extra_args(false);
-  run.add_option("--uniform,-u", command.uniforms,
-                 "NAME=@file.npy or NAME=@file.csv (NAME=VALUE for a scalar), repeatable; every "
-                 "uniform must be bound")
-      ->allow_extra_args(false);
-  run.add_option("--seed", command.options.seed,
-                 "seed of the per-lane random streams and of randint: inputs")
-      ->capture_default_str();
-  run.add_option("--stack-depth", command.options.stack_depth,
-                 "max call frames per lane (deeper calls fault with stack_overflow)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 0xffffffffu));
-  run.add_option("--max-steps", command.options.max_steps,
-                 "max blocks one lane may run before it faults with step_budget")
-      ->capture_default_str();
-  run.add_option("--heuristic", command.heuristic,
-                 "block choice of the vm: min-pc (smallest waiting block) or most-lanes")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"min-pc", "most-lanes"}));
+  add_program_options(run, command, batch_value);
   run.add_option("--format", command.format, "stdout format: table or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
@@ -74,27 +104,37 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
   run.add_flag("--trace-steps", command.options.record_trace,
                "record the step trace (block, active lanes) and report it "
                "(vm, or vulkan with --schedule global)");
-  const ab::VulkanOptions engine_defaults;
-  run.add_option("--schedule", command.device.schedule,
-                 fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
-                             "GPU) or local (each subgroup/workgroup runs its own PC loop); "
-                             "default: {}",
-                             ab::schedule_name(engine_defaults.schedule)))
-      ->check(CLI::IsMember({"global", "local"}));
-  run.add_option("--global-mode", command.device.global_mode,
-                 fmt::format("vulkan global: masked (every lane tests its PC) or compacted "
-                             "(only the active lanes run); default: {}",
-                             ab::global_mode_name(engine_defaults.global_mode)))
-      ->check(CLI::IsMember({"masked", "compacted"}));
-  run.add_option("--local-scope", command.device.local_scope,
-                 fmt::format("vulkan local: subgroup or workgroup PC loops; default: {}",
-                             ab::local_scope_name(engine_defaults.local_scope)))
-      ->check(CLI::IsMember({"subgroup", "workgroup"}));
-  run.add_option("--device", command.device.device,
-                 "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
-                 "integrated, else the CPU)");
-  run.add_flag("--validation", command.device.validation,
-               "vulkan: enable the Khronos validation layer");
+  run.add_option("--trace", command.trace_out,
+                 "after the run, also record it to this .abtrace file for `autobatch debug` "
+                 "(recorded on the CPU VM whatever the backend; the run's output is unchanged)");
+  add_device_options(run, command.device);
+}
+
+void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
+                       std::optional<uint32_t>& batch_value) {
+  debug.add_option("FILE", command.run.file, "a .ab program, or an .abtrace trace to replay")
+      ->required();
+  debug
+      .add_option("--backend", command.run.backend,
+                  "where the live run steps: vm (the batched CPU VM) or vulkan (the Vulkan "
+                  "engine; --schedule local shows each group's state between dispatches)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"vm", "vulkan"}));
+  add_program_options(debug, command.run, batch_value);
+  add_device_options(debug, command.run.device);
+  debug.add_option("--script", command.script,
+                   "run these debugger commands (docs/debugger.md); headless unless a command "
+                   "needs the window (screenshot, frames)");
+  debug.add_flag("--window", command.window, "with --script: open the window anyway");
+  debug
+      .add_option("--checkpoint-interval", command.checkpoint_interval,
+                  "steps between the timeline's checkpoints (going back replays at most this "
+                  "many steps)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
+  debug.add_option("--source", command.source,
+                   "with a trace: the .ab program it was recorded from (default: the path "
+                   "stored in the trace)");
 }
 
 int run_cli(int argc, char** argv) {
@@ -106,6 +146,7 @@ int run_cli(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 success (lane faults are reported, not failures), 1 bad program or input, "
       "2 bad usage.\nExample: autobatch run fib.ab --input n=range:0:10 --format json\n"
+      "         autobatch debug fib.ab --input n=randint:0:15 --batch 1000\n"
       "Each subcommand has its own --help; docs/cli.md has the details.");
 
   std::string check_file;
@@ -136,6 +177,15 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("run", "run a program's entry function for a batch of lanes");
   add_run_options(*run_app, run, batch);
 
+  ab::cli::DebugCommand debug;
+  debug.run.backend = "vm";
+  std::optional<uint32_t> debug_batch;
+  CLI::App* debug_app = app.add_subcommand(
+      "debug",
+      "open the visual debugger on a program's batched run (vm by default) or on a trace; "
+      "needs a display unless --script runs headless");
+  add_debug_options(*debug_app, debug, debug_batch);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -148,6 +198,14 @@ int run_cli(int argc, char** argv) {
   if (ir_app->parsed()) return ab::cli::ir_command(ir);
   if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
   if (bench_app->parsed()) return ab::bench::run_bench(bench_options);
+  if (debug_app->parsed()) {
+    debug.run.batch = debug_batch;
+    for (const char* name :
+         {"--input", "--uniform", "--batch", "--entry", "--seed", "--stack-depth", "--max-steps",
+          "--heuristic", "--backend", "--schedule", "--global-mode", "--local-scope", "--device"})
+      debug.run_options_given |= debug_app->count(name) > 0;
+    return ab::cli::debug_command(debug);
+  }
   run.batch = batch;
   return ab::cli::run_command(run);
 }

@@ -58,6 +58,19 @@ struct VulkanRun::Impl {
   uint64_t ctrl_words() const { return readback_words(); }
 
   Status allocate(const Batch& batch);
+  // Downloads the per-lane state (slot-major, see state_layout.h).
+  Status read_state(std::vector<uint32_t>& image);
+  // Entries in use in stack k: its deepest stack pointer over all lanes (clamped to the depth).
+  uint32_t live_entries(int k, const std::vector<uint32_t>& image) const;
+  // Downloads each stack's live prefix: entries [0, entries[k]) of stack k, laid out
+  // [entry][word][lane] as on the device (the prefix is contiguous there).
+  Status read_live_stacks(const std::vector<uint32_t>& image,
+                          std::vector<std::vector<uint32_t>>& stacks,
+                          std::vector<uint32_t>& entries);
+  uint64_t stack_offset_words(int k) const {
+    return uint64_t{layout->stacks[k].base} * depth * lanes;
+  }
+  Expected<BatchSnapshot> take_snapshot(bool with_stacks);
   Status upload_initial_state(const Batch& batch);
   Expected<VkCommandBuffer> record(uint64_t n);
   Status submit(uint64_t n);
@@ -185,6 +198,38 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
       ctx->api.vkCmdDispatch(cmd, groups_for(lanes), 1, 1);
       ++stats.dispatches;
     });
+  }
+  return Ok{};
+}
+
+Status VulkanRun::Impl::read_state(std::vector<uint32_t>& image) {
+  image.resize(size_t{layout->slots} * lanes);
+  return download(*ctx, state, 0, image.data(), image.size() * 4);
+}
+
+uint32_t VulkanRun::Impl::live_entries(int k, const std::vector<uint32_t>& image) const {
+  uint32_t sp_slot = AB_SLOT_PC_SP;
+  if (k > 0) sp_slot = static_cast<uint32_t>(layout->sp_slot[layout->stacks[k].var]);
+  uint32_t most = 0;
+  for (uint32_t lane = 0; lane < lanes; ++lane)
+    most = std::max(most, image[size_t{sp_slot} * lanes + lane]);
+  return std::min(most, depth);
+}
+
+Status VulkanRun::Impl::read_live_stacks(const std::vector<uint32_t>& image,
+                                         std::vector<std::vector<uint32_t>>& stacks,
+                                         std::vector<uint32_t>& entries) {
+  const int count = static_cast<int>(layout->stacks.size());
+  stacks.assign(count, {});
+  entries.assign(count, 0);
+  for (int k = 0; k < count; ++k) {
+    entries[k] = live_entries(k, image);
+    stacks[k].resize(size_t{entries[k]} * layout->stacks[k].words * lanes);
+    if (stacks[k].empty()) continue;
+    if (auto s = download(*ctx, arenas[layout->stacks[k].arena], stack_offset_words(k) * 4,
+                          stacks[k].data(), stacks[k].size() * 4);
+        !s)
+      return s;
   }
   return Ok{};
 }
@@ -364,6 +409,12 @@ bool VulkanRun::done() const {
 const VulkanStats& VulkanRun::stats() const {
   return impl_->stats;
 }
+uint32_t VulkanRun::group_width() const {
+  if (impl_->vulkan.schedule == Schedule::Global) return 0;
+  return impl_->vulkan.local_scope == LocalScope::Subgroup
+             ? std::max<uint32_t>(impl_->ctx->info.subgroup_size, 1)
+             : AB_GROUP_SIZE;
+}
 
 Expected<bool> VulkanRun::step(uint64_t n) {
   Impl& I = *impl_;
@@ -448,9 +499,7 @@ Expected<RunResult> VulkanRun::result() {
     result.trace = I.trace;
   } else {
     st.steps = I.stats.group_steps;
-    const uint32_t width = I.vulkan.local_scope == LocalScope::Subgroup
-                               ? std::max<uint32_t>(I.ctx->info.subgroup_size, 1)
-                               : AB_GROUP_SIZE;
+    const uint32_t width = group_width();
     st.utilization =
         st.steps ? static_cast<double>(st.lane_steps) / (static_cast<double>(st.steps) * width) : 0;
   }
@@ -459,28 +508,32 @@ Expected<RunResult> VulkanRun::result() {
 }
 
 Expected<BatchSnapshot> VulkanRun::snapshot() {
-  Impl& I = *impl_;
-  const LoweredProgram& lp = *I.lp;
+  return impl_->take_snapshot(true);
+}
+
+Expected<BatchSnapshot> VulkanRun::lane_state() {
+  return impl_->take_snapshot(false);
+}
+
+Expected<BatchSnapshot> VulkanRun::Impl::take_snapshot(bool with_stacks) {
+  const LoweredProgram& lp = *this->lp;
   const Types& types = lp.types();
-  const uint32_t lanes = I.lanes, depth = I.depth;
   BatchSnapshot snap;
-  snap.step = I.steps;
+  snap.step = steps;
   snap.lanes = lanes;
   snap.stack_depth = depth;
-  snap.stack_capacity = depth;  // the GPU allocates every stack at full depth
+  snap.stack_capacity = with_stacks ? depth : 0;  // the GPU allocates every stack at full depth
   if (lanes == 0) return snap;
-  std::vector<uint32_t> image(size_t{I.layout->slots} * lanes);
-  if (auto s = download(*I.ctx, I.state, 0, image.data(), image.size() * 4); !s)
-    return Error{s.error()};
-  std::vector<std::vector<uint32_t>> arenas(I.arenas.size());
-  for (size_t a = 0; a < arenas.size(); ++a) {
-    arenas[a].resize(size_t{I.layout->arena_words[a]} * depth * lanes);
-    if (auto s = download(*I.ctx, I.arenas[a], 0, arenas[a].data(), arenas[a].size() * 4); !s)
-      return Error{s.error()};
-  }
+  std::vector<uint32_t> image;
+  if (auto s = read_state(image); !s) return Error{s.error()};
+  std::vector<std::vector<uint32_t>> live;
+  std::vector<uint32_t> entries;
+  if (with_stacks)
+    if (auto s = read_live_stacks(image, live, entries); !s) return Error{s.error()};
   auto at = [&](uint32_t slot, uint32_t lane) { return image[size_t{slot} * lanes + lane]; };
-  auto stack_word = [&](int k, uint32_t sp, uint32_t w, uint32_t lane) {
-    return arenas[I.layout->stacks[k].arena][I.layout->stack_index(k, sp, w, lane, lanes, depth)];
+  auto stack_word = [&](int k, uint32_t sp, uint32_t w, uint32_t lane) -> uint32_t {
+    if (sp >= entries[k]) return 0u;  // above every lane's live entries
+    return live[k][(size_t{sp} * layout->stacks[k].words + w) * lanes + lane];
   };
   std::vector<TypeId> var_types;
   for (const LoweredVar& v : lp.vars)
@@ -488,37 +541,106 @@ Expected<BatchSnapshot> VulkanRun::snapshot() {
   std::vector<uint32_t> offset;
   const uint32_t frame = layout_words(types, var_types, offset);
   snap.registers.assign(size_t{lanes} * frame, 0u);
-  snap.pc_stack.assign(size_t{lanes} * depth, 0);
+  if (with_stacks) snap.pc_stack.assign(size_t{lanes} * depth, 0);
   for (uint32_t lane = 0; lane < lanes; ++lane) {
     snap.pc.push_back(static_cast<int32_t>(at(AB_SLOT_PC, lane)));
     snap.pc_depth.push_back(at(AB_SLOT_PC_SP, lane));
     snap.lane_steps.push_back(at(AB_SLOT_STEPS, lane));
     snap.faulted.push_back(at(AB_SLOT_FAULT, lane) != 0 ? 1 : 0);
-    for (uint32_t d = 0; d < depth; ++d)
-      snap.pc_stack[size_t{lane} * depth + d] = static_cast<int32_t>(stack_word(0, d, 0, lane));
+    if (with_stacks)
+      for (uint32_t d = 0; d < entries[0]; ++d)
+        snap.pc_stack[size_t{lane} * depth + d] = static_cast<int32_t>(stack_word(0, d, 0, lane));
     for (size_t v = 0; v < lp.vars.size(); ++v) {
-      if (I.layout->var_slot[v] < 0) continue;
+      if (layout->var_slot[v] < 0) continue;
       for (uint32_t k = 0; k < types.words(var_types[v]); ++k)
         snap.registers[size_t{lane} * frame + offset[v] + k] =
-            at(static_cast<uint32_t>(I.layout->var_slot[v]) + k, lane);
+            at(static_cast<uint32_t>(layout->var_slot[v]) + k, lane);
     }
   }
+  if (!with_stacks) return snap;
   for (size_t v = 0; v < lp.vars.size(); ++v) {
-    const int k = I.layout->stack_of[v];
+    const int k = layout->stack_of[v];
     if (k < 0) continue;
     const uint32_t w = types.words(var_types[v]);
     BatchSnapshot::VarStack vs;
     vs.var = static_cast<VarId>(v);
     vs.words.assign(size_t{lanes} * depth * w, 0u);
     for (uint32_t lane = 0; lane < lanes; ++lane) {
-      vs.depth.push_back(at(static_cast<uint32_t>(I.layout->sp_slot[v]), lane));
-      for (uint32_t d = 0; d < depth; ++d)
+      vs.depth.push_back(at(static_cast<uint32_t>(layout->sp_slot[v]), lane));
+      for (uint32_t d = 0; d < entries[k]; ++d)
         for (uint32_t j = 0; j < w; ++j)
           vs.words[(size_t{lane} * depth + d) * w + j] = stack_word(k, d, j, lane);
     }
     snap.stacks.push_back(std::move(vs));
   }
   return snap;
+}
+
+// ---- checkpoints ----
+
+struct RunCheckpoint::Data {
+  uint64_t steps = 0, group_steps = 0;
+  bool finished = false;
+  size_t trace_length = 0;
+  std::vector<uint32_t> ctrl, state;
+  std::vector<std::vector<uint32_t>> stacks;  // live prefix of each stack, as on the device
+  const void* run = nullptr;                  // the run that made it
+};
+
+RunCheckpoint::RunCheckpoint(std::unique_ptr<Data> data) : data_(std::move(data)) {}
+RunCheckpoint::~RunCheckpoint() = default;
+uint64_t RunCheckpoint::steps() const {
+  return data_->steps;
+}
+size_t RunCheckpoint::bytes() const {
+  size_t n = (data_->ctrl.size() + data_->state.size()) * 4;
+  for (const auto& s : data_->stacks)
+    n += s.size() * 4;
+  return n;
+}
+
+Expected<std::shared_ptr<const RunCheckpoint>> VulkanRun::checkpoint() {
+  Impl& I = *impl_;
+  auto d = std::make_unique<RunCheckpoint::Data>();
+  d->steps = I.steps;
+  d->group_steps = I.stats.group_steps;
+  d->finished = I.finished;
+  d->trace_length = I.trace.size();
+  d->run = this;
+  if (I.lanes > 0) {
+    if (auto s = I.read_state(d->state); !s) return Error{s.error()};
+    d->ctrl.resize(I.ctrl_words());
+    if (auto s = download(*I.ctx, I.ctrl, 0, d->ctrl.data(), d->ctrl.size() * 4); !s)
+      return Error{s.error()};
+    std::vector<uint32_t> entries;
+    if (auto s = I.read_live_stacks(d->state, d->stacks, entries); !s) return Error{s.error()};
+  }
+  return std::shared_ptr<const RunCheckpoint>(std::make_shared<RunCheckpoint>(std::move(d)));
+}
+
+Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
+  Impl& I = *impl_;
+  const RunCheckpoint::Data& d = checkpoint.data();
+  if (d.run != this) return Error{"this checkpoint was made by another run"};
+  if (I.lanes > 0) {
+    if (auto s = upload(*I.ctx, I.state, 0, d.state.data(), d.state.size() * 4); !s) return s;
+    if (auto s = upload(*I.ctx, I.ctrl, 0, d.ctrl.data(), d.ctrl.size() * 4); !s) return s;
+    // Entries above a stack's saved prefix were dead when it was saved; no lane reads them
+    // before pushing over them, so only the prefix goes back.
+    for (size_t k = 0; k < d.stacks.size(); ++k) {
+      if (d.stacks[k].empty()) continue;
+      const int kk = static_cast<int>(k);
+      if (auto s = upload(*I.ctx, I.arenas[I.layout->stacks[kk].arena],
+                          I.stack_offset_words(kk) * 4, d.stacks[k].data(), d.stacks[k].size() * 4);
+          !s)
+        return s;
+    }
+  }
+  I.steps = d.steps;
+  I.stats.group_steps = d.group_steps;
+  I.finished = d.finished;
+  I.trace.resize(std::min(I.trace.size(), d.trace_length));
+  return Ok{};
 }
 
 Expected<RunResult> run_vulkan(const LoweredProgram& program, const Batch& batch,

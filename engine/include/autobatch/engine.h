@@ -85,6 +85,22 @@ class VulkanProgram {
   std::unique_ptr<Impl> impl_;
 };
 
+// A copy of a VulkanRun's whole state (control words, per-lane state, the live part of every
+// stack) taken between steps; VulkanRun::restore continues from it exactly as the run did. Its
+// contents are the engine's own; a checkpoint fits only the run that made it.
+class RunCheckpoint {
+ public:
+  struct Data;
+  explicit RunCheckpoint(std::unique_ptr<Data> data);
+  ~RunCheckpoint();
+  uint64_t steps() const;  // VulkanRun's step count (scheduler steps, or group steps for local)
+  size_t bytes() const;    // host memory it holds
+  const Data& data() const { return *data_; }
+
+ private:
+  std::unique_ptr<Data> data_;
+};
+
 // One batch on the device.
 class VulkanRun {
  public:
@@ -110,7 +126,17 @@ class VulkanRun {
   // Temp variables live only inside a block on the GPU; their words read as zero. `step` is
   // the scheduler steps so far (global) or the group steps so far (local).
   Expected<BatchSnapshot> snapshot();
+  // snapshot() without the stacks (pc_stack and stacks stay empty): one readback of the per-lane
+  // state, cheap enough to take after every step (the debugger's lane views).
+  Expected<BatchSnapshot> lane_state();
+  // Saves the state between steps; stacks are copied only up to their deepest live entry.
+  Expected<std::shared_ptr<const RunCheckpoint>> checkpoint();
+  // Puts back a state this run saved with checkpoint(); the next step continues from it.
+  Status restore(const RunCheckpoint& checkpoint);
   const VulkanStats& stats() const;
+  // Local schedule: lanes per group (the subgroup size, or the workgroup size); lane L belongs to
+  // group L / group_width() and each group runs its own min-PC loop. 0 for the global schedule.
+  uint32_t group_width() const;
 
  private:
   explicit VulkanRun(std::unique_ptr<Impl> impl);
