@@ -67,30 +67,47 @@ std::string zero_of(Scalar s) {
   }
 }
 
+// Register residency: the lane's fixed and stack-pointer slots live in private globals
+// rs<slot> and each Register/Stacked variable's current value in rv<var>, loaded once per
+// dispatch (ab_load) and written back at its end (ab_store).
+std::string slot_register(uint32_t s) {
+  return fmt::format("rs{}", s);
+}
+std::string var_register(VarId v) {
+  return fmt::format("rv{}", v);
+}
+
 class BlockEmitter {
  public:
-  BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index, std::string& out)
-      : p_(p), L_(layout), T_(p.types()), b_(index), block_(p.blocks[index]), out_(out) {}
+  BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
+               Residency residency, std::string& out)
+      : p_(p),
+        L_(layout),
+        T_(p.types()),
+        b_(index),
+        block_(p.blocks[index]),
+        registers_(residency == Residency::Registers),
+        out_(out) {}
 
   void emit() {
     collect_vars();
     line(0, fmt::format("// block {} '{}'", b_, block_.name));
     line(0, fmt::format("void block_{}(uint lane) {{", b_));
     line(1, "const uint L = P.lanes;");
-    line(1, "uint steps = state.w[AB_SLOT_STEPS * L + lane];");
+    line(1, fmt::format("uint steps = {};", slot(AB_SLOT_STEPS)));
     line(1, fmt::format("if (steps >= P.max_steps) {{ ab_raise(lane, AB_FAULT_STEP_BUDGET, {}u, "
                         "AB_NO_BLOCK, steps); return; }}",
                         b_));
     line(1, "steps += 1u;");
-    line(1, "state.w[AB_SLOT_STEPS * L + lane] = steps;");
-    if (uses_random_) line(1, "uint draws = state.w[AB_SLOT_DRAWS * L + lane];");
+    line(1, fmt::format("{} = steps;", slot(AB_SLOT_STEPS)));
+    if (uses_random_) line(1, fmt::format("uint draws = {};", slot(AB_SLOT_DRAWS)));
     for (VarId v : referenced_)
       declare(v);
     for (size_t i = 0; i < block_.ops.size(); ++i)
       emit_op(block_.ops[i], static_cast<uint32_t>(i));
     for (VarId v : written_)
       store(v);
-    if (uses_random_) line(1, "state.w[AB_SLOT_DRAWS * L + lane] = draws;");
+    if (uses_random_) line(1, fmt::format("{} = draws;", slot(AB_SLOT_DRAWS)));
     emit_terminator();
     line(0, "}");
   }
@@ -107,6 +124,7 @@ class BlockEmitter {
     return words(v) == 1 ? name(v) : fmt::format("{}[{}]", name(v), idx);
   }
   std::string slot(uint32_t s, const std::string& plus = "") const {
+    if (registers_) return slot_register(s);  // only fixed and stack-pointer slots come here
     return plus.empty() ? fmt::format("state.w[{}u * L + lane]", s)
                         : fmt::format("state.w[({}u + uint({})) * L + lane]", s, plus);
   }
@@ -157,6 +175,10 @@ class BlockEmitter {
     else
       line(1, fmt::format("uint {}[{}];", name(v), n));
     if (p_.vars[v].storage == Storage::Temp) return;
+    if (registers_) {
+      line(1, fmt::format("{} = {};", name(v), var_register(v)));
+      return;
+    }
     const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
     for_words(1, n, [&](int ind, const std::string& i) {
       line(ind, fmt::format("{} = {};", word(v, i), n == 1 ? slot(s) : slot(s, i)));
@@ -164,6 +186,10 @@ class BlockEmitter {
   }
 
   void store(VarId v) {
+    if (registers_) {
+      line(1, fmt::format("{} = {};", var_register(v), name(v)));
+      return;
+    }
     const uint32_t n = words(v);
     const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
     for_words(1, n, [&](int ind, const std::string& i) {
@@ -412,12 +438,13 @@ class BlockEmitter {
   const Types& T_;
   int32_t b_;
   const LoweredBlock& block_;
+  bool registers_;
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   bool uses_random_ = false;
 };
 
-const char* kKernelMains = R"GLSL(
+const char* kRaiseInMemory = R"GLSL(
 void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
   const uint L = P.lanes;
   state.w[AB_SLOT_FAULT * L + lane] = code;
@@ -426,9 +453,59 @@ void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
   state.w[AB_SLOT_FAULT_STEP * L + lane] = step;
   state.w[AB_SLOT_PC * L + lane] = P.exit_pc;
 }
+#define AB_PC(lane) state.w[AB_SLOT_PC * P.lanes + (lane)]
 )GLSL";
 
-const char* kEntryPoints = R"GLSL(
+// The register-resident twin of kRaiseInMemory; the rs<slot> names are slot_register's.
+std::string raise_in_registers() {
+  return fmt::format(R"GLSL(
+void ab_raise(uint lane, uint code, uint block, uint op, uint step) {{
+  {} = code;
+  {} = block;
+  {} = op;
+  {} = step;
+  {} = P.exit_pc;
+}}
+#define AB_PC(lane) {}
+)GLSL",
+                     slot_register(AB_SLOT_FAULT), slot_register(AB_SLOT_FAULT_BLOCK),
+                     slot_register(AB_SLOT_FAULT_OP), slot_register(AB_SLOT_FAULT_STEP),
+                     slot_register(AB_SLOT_PC), slot_register(AB_SLOT_PC));
+}
+
+// The private globals of register residency and ab_load / ab_store, which move a lane's state
+// between them and the state buffer once per dispatch.
+std::string lane_registers(const LoweredProgram& program, const StateLayout& layout) {
+  const Types& types = program.types();
+  std::string decls, load, store;
+  auto both = [&](const std::string& reg, uint32_t s) {
+    load += fmt::format("  {} = state.w[{}u * L + lane];\n", reg, s);
+    store += fmt::format("  state.w[{}u * L + lane] = {};\n", s, reg);
+  };
+  const uint32_t fixed_and_sp = AB_FIXED_SLOTS + static_cast<uint32_t>(layout.stacks.size()) - 1;
+  for (uint32_t s = 0; s < fixed_and_sp; ++s) {
+    decls += fmt::format("uint {};\n", slot_register(s));
+    both(slot_register(s), s);
+  }
+  for (size_t v = 0; v < program.vars.size(); ++v) {
+    if (layout.var_slot[v] < 0) continue;
+    const uint32_t n = types.words(program.vars[v].type);
+    const uint32_t s = static_cast<uint32_t>(layout.var_slot[v]);
+    const std::string reg = var_register(static_cast<VarId>(v));
+    if (n == 1) {
+      decls += fmt::format("uint {};\n", reg);
+      both(reg, s);
+      continue;
+    }
+    decls += fmt::format("uint {}[{}];\n", reg, n);
+    for (uint32_t i = 0; i < n; ++i)
+      both(fmt::format("{}[{}]", reg, i), s + i);
+  }
+  return decls + "void ab_load(uint lane) {\n  const uint L = P.lanes;\n" + load +
+         "}\nvoid ab_store(uint lane) {\n  const uint L = P.lanes;\n" + store + "}\n";
+}
+
+const char* kGlobalEntryPoints = R"GLSL(
 #if defined(AB_GLOBAL_MASKED) || defined(AB_GLOBAL_COMPACTED)
 // One step of the global schedule: the lanes at the chosen block run it, then count themselves
 // in at their next block (global_pick.comp reads the counts).
@@ -448,22 +525,27 @@ void main() {
   if (pc < P.exit_pc) atomicAdd(ctrl.w[AB_CTRL_COUNTS + pc], 1u);
 }
 #endif
+)GLSL";
 
+// The local kernels keep a lane's state in registers for the whole dispatch (ab_load/ab_store).
+const char* kLocalEntryPoints = R"GLSL(
 #ifdef AB_LOCAL_SUBGROUP
 // The local schedule per subgroup: its own min-PC loop, at most P.budget steps per dispatch.
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
   if (lane >= P.lanes) return;
+  ab_load(lane);
   uint taken = 0u;
   for (uint it = 0u; it < P.budget; ++it) {
-    const uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
+    const uint pc = AB_PC(lane);
     const uint b = subgroupMin(pc < P.exit_pc ? pc : AB_NO_BLOCK);
     if (b == AB_NO_BLOCK) break;
     if (pc == b) run_block(lane, b);
     ++taken;
   }
+  ab_store(lane);
   if (subgroupElect()) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
-  if (state.w[AB_SLOT_PC * P.lanes + lane] < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+  if (AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
 }
 #endif
 
@@ -473,11 +555,12 @@ shared uint s_min;
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
   const bool in_batch = lane < P.lanes;
+  if (in_batch) ab_load(lane);
   uint taken = 0u;
   for (uint it = 0u; it < P.budget; ++it) {
     if (gl_LocalInvocationIndex == 0u) s_min = AB_NO_BLOCK;
     barrier();
-    const uint pc = in_batch ? state.w[AB_SLOT_PC * P.lanes + lane] : P.exit_pc;
+    const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
     if (pc < P.exit_pc) atomicMin(s_min, pc);
     barrier();
     const uint b = s_min;
@@ -486,9 +569,9 @@ void main() {
     if (pc == b) run_block(lane, b);
     ++taken;
   }
+  if (in_batch) ab_store(lane);
   if (gl_LocalInvocationIndex == 0u) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
-  if (in_batch && state.w[AB_SLOT_PC * P.lanes + lane] < P.exit_pc)
-    ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+  if (in_batch && AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
 }
 #endif
 )GLSL";
@@ -509,7 +592,13 @@ const char* kernel_macro(Kernel k) {
   return "";
 }
 
-std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout) {
+Residency residency_of(Kernel k) {
+  return k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup ? Residency::Registers
+                                                                   : Residency::Memory;
+}
+
+std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
+                          Residency residency) {
   std::string out;
   out += "#version 450\n";
   out +=
@@ -533,14 +622,18 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
         "arena{0};\n",
         a);
   out += kGlslPrelude;
-  out += kKernelMains;
+  const bool registers = residency == Residency::Registers;
+  if (registers)
+    out += lane_registers(program, layout) + raise_in_registers();
+  else
+    out += kRaiseInMemory;
   for (size_t b = 0; b < program.blocks.size(); ++b)
-    BlockEmitter(program, layout, static_cast<int32_t>(b), out).emit();
+    BlockEmitter(program, layout, static_cast<int32_t>(b), residency, out).emit();
   out += "void run_block(uint lane, uint b) {\n  switch (b) {\n";
   for (size_t b = 0; b < program.blocks.size(); ++b)
     out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b);
   out += "    default: break;\n  }\n}\n";
-  out += kEntryPoints;
+  out += registers ? kLocalEntryPoints : kGlobalEntryPoints;
   return out;
 }
 
@@ -548,7 +641,7 @@ std::string generate_block_glsl(const LoweredProgram& program, const StateLayout
                                 int32_t block) {
   std::string out;
   if (block >= 0 && static_cast<size_t>(block) < program.blocks.size())
-    BlockEmitter(program, layout, block, out).emit();
+    BlockEmitter(program, layout, block, Residency::Memory, out).emit();
   return out;
 }
 

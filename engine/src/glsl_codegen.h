@@ -1,6 +1,6 @@
-// GLSL code generation: LoweredProgram (Figure 4) -> one GLSL compute source holding every
-// block as a function over the per-lane state of state_layout.h, plus the entry points of the
-// generated kernels, selected by a macro at compile time:
+// GLSL code generation: LoweredProgram (Figure 4) -> a GLSL compute source holding every block as
+// a function over the per-lane state of state_layout.h, plus the entry points of the generated
+// kernels, selected by a macro at compile time (one source per Residency, below):
 //   AB_GLOBAL_MASKED     one global step; every lane tests whether its PC is the chosen block
 //   AB_GLOBAL_COMPACTED  one global step over the active-lane list (indirect dispatch)
 //   AB_LOCAL_SUBGROUP    a bounded PC loop per subgroup (min PC via subgroupMin)
@@ -19,7 +19,16 @@ namespace ab {
 enum class Kernel { GlobalMasked, GlobalCompacted, LocalSubgroup, LocalWorkgroup };
 const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 
-std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout);
+// Where blocks read and write a lane's state. Memory: the state buffer, every block (the global
+// kernels run one block per dispatch). Registers: private variables loaded once per dispatch and
+// stored at its end (the local kernels run thousands of blocks per dispatch; only the stacks stay
+// in memory). Each residency has its own kernels: the global ones with Memory, the local ones
+// with Registers.
+enum class Residency { Memory, Registers };
+Residency residency_of(Kernel k);
+
+std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
+                          Residency residency);
 // The GLSL function of one block, as it appears in generate_glsl's output ("" for a bad index).
 std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,
                                 int32_t block);

@@ -64,7 +64,7 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k) {
   const int key = static_cast<int>(k);
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
-  auto spirv = compile_glsl(glsl, kernel_macro(k), cache_dir);
+  auto spirv = compile_glsl(glsl_for(k), kernel_macro(k), cache_dir);
   if (!spirv) return Error{spirv.error()};
   spirv_from_cache = spirv_from_cache && spirv->from_cache;
   auto p = create_pipeline(spirv->spirv);
@@ -126,7 +126,8 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   impl->ctx = &context->impl();
   impl->program = &program;
   impl->layout = plan_state(program);
-  impl->glsl = generate_glsl(program, impl->layout);
+  impl->glsl = generate_glsl(program, impl->layout, Residency::Memory);
+  impl->local_glsl = generate_glsl(program, impl->layout, Residency::Registers);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;
@@ -179,7 +180,7 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
   std::vector<std::vector<uint32_t>> modules;
   for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::LocalSubgroup,
                    Kernel::LocalWorkgroup}) {
-    auto spirv = compile_glsl(impl_->glsl, kernel_macro(k), impl_->cache_dir);
+    auto spirv = compile_glsl(impl_->glsl_for(k), kernel_macro(k), impl_->cache_dir);
     if (!spirv) return Error{spirv.error()};
     modules.push_back(std::move(spirv->spirv));
   }

@@ -20,8 +20,9 @@ struct VulkanProgram::Impl {
   VulkanContext::Impl* ctx = nullptr;
   const LoweredProgram* program = nullptr;
   StateLayout layout;
-  std::string glsl;
-  std::string cache_dir;  // empty: no disk cache
+  std::string glsl;        // the global kernels' source (Residency::Memory)
+  std::string local_glsl;  // the local kernels' source (Residency::Registers)
+  std::string cache_dir;   // empty: no disk cache
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
@@ -34,6 +35,9 @@ struct VulkanProgram::Impl {
   ~Impl();
 
   Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv);
+  const std::string& glsl_for(Kernel k) const {
+    return residency_of(k) == Residency::Registers ? local_glsl : glsl;
+  }
   std::string pipeline_cache_path() const;
 };
 

@@ -72,6 +72,8 @@ class VulkanProgram {
   ~VulkanProgram();
 
   const LoweredProgram& program() const;
+  // The generated GLSL of the global kernels (blocks read and write the state buffer); the local
+  // kernels' source differs only in keeping a lane's state in registers during a dispatch.
   const std::string& glsl() const;
   // The SPIR-V of every module this program can use: the four generated kernel variants
   // (global masked, global compacted, local subgroup, local workgroup; compiled now if no run has
