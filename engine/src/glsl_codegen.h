@@ -27,8 +27,10 @@ const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 enum class Residency { Memory, Registers };
 Residency residency_of(Kernel k);
 
+// `subgroup_ballot`: the device has subgroup ballot in compute shaders; the global step then counts
+// lanes into their next blocks with one atomic per subgroup and block, not one per lane.
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency);
+                          Residency residency, bool subgroup_ballot);
 // The GLSL function of one block, as it appears in generate_glsl's output ("" for a bad index).
 std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,
                                 int32_t block);

@@ -126,8 +126,9 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   impl->ctx = &context->impl();
   impl->program = &program;
   impl->layout = plan_state(program);
-  impl->glsl = generate_glsl(program, impl->layout, Residency::Memory);
-  impl->local_glsl = generate_glsl(program, impl->layout, Residency::Registers);
+  const bool ballot = impl->ctx->info.subgroup_ballot;
+  impl->glsl = generate_glsl(program, impl->layout, Residency::Memory, ballot);
+  impl->local_glsl = generate_glsl(program, impl->layout, Residency::Registers, ballot);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;
