@@ -253,6 +253,10 @@ TEST_CASE("cli: fib over ten lanes gives the hand-computed values as JSON") {
                                 "--format json --trace-steps").document()["trace"];
   CHECK(vm_trace.size() > 10);
   CHECK(gpu_trace == vm_trace);
+  // Asking for the trace without naming a schedule selects the global one.
+  const json default_trace =
+      ws.run("run fib.ab -i n=range:0:10 --format json --trace-steps").document()["trace"];
+  CHECK(default_trace == vm_trace);
   // The local schedule has no single step trace.
   CHECK(ws.run("run fib.ab --backend vulkan --schedule local -i n=1 --trace-steps").exit_code == 1);
   // A list input gives the same values, one per lane.

@@ -53,6 +53,8 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
   run.block_names = block_names(lowered);
   auto vulkan = vulkan_options(device);
   if (!vulkan) return run.error = vulkan.error(), run;
+  // Only the global schedule has a batch-wide step trace: asking for one picks it by default.
+  if (options.record_trace && device.schedule.empty()) vulkan->schedule = Schedule::Global;
   if (options.record_trace && vulkan->schedule != Schedule::Global)
     return run.error = "--trace-steps needs --schedule global", run;
   auto context = VulkanContext::create(vulkan->context);

@@ -103,7 +103,7 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
                  "directory to write one .npy per output, plus faulted.npy (created if needed)");
   run.add_flag("--trace-steps", command.options.record_trace,
                "record the step trace (block, active lanes) and report it "
-               "(vm, or vulkan with --schedule global)");
+               "(vm, or vulkan with the global schedule, which it then selects by default)");
   run.add_option("--trace", command.trace_out,
                  "after the run, also record it to this .abtrace file for `autobatch debug` "
                  "(recorded on the CPU VM whatever the backend; the run's output is unchanged)");
