@@ -120,5 +120,17 @@ TEST_CASE("compute: wrong buffer or push-constant counts and zero groups are ref
   check_no_validation_messages();
 }
 
+TEST_CASE("compute: a kernel with no buffers and no push constants runs") {
+  ComputeKernelOptions options;
+  options.disk_cache = false;
+  auto kernel = ComputeKernel::create(
+      context(), "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n", 0, options);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.error());
+  std::vector<std::vector<uint32_t>> none;
+  Status run = (*kernel)->run(none, 2);
+  CHECK_MESSAGE(run.ok(), run.error());
+  check_no_validation_messages();
+}
+
 }  // namespace
 }  // namespace ab::enginetest

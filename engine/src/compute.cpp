@@ -49,6 +49,7 @@ Status make_descriptors(ComputeKernel::Impl& k, const std::vector<DeviceBuffer>&
                         RunDescriptors& out) {
   auto& ctx = *k.ctx;
   out.ctx = &ctx;
+  if (k.buffer_count == 0) return Ok{};  // nothing to bind (and a pool may not be empty)
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, k.buffer_count};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = 1;
@@ -212,8 +213,9 @@ Status ComputeKernel::run(std::vector<std::vector<uint32_t>>& buffers, uint32_t 
     }
     compute_barrier(ctx, cmd);
     ctx.api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
-    ctx.api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline_layout, 0, 1,
-                                    &descriptors.set, 0, nullptr);
+    if (descriptors.set)
+      ctx.api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline_layout, 0, 1,
+                                      &descriptors.set, 0, nullptr);
     if (!push_constants.empty())
       ctx.api.vkCmdPushConstants(cmd, k.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                  static_cast<uint32_t>(push_constants.size() * 4),
