@@ -1,9 +1,10 @@
 // The benchmark suite (`autobatch bench`): runs the sample programs fib, ackermann, collatz, tak
 // and nuts_tree with divergent per-lane inputs at several batch sizes on every system in ONE run
-// — the CPU VM, each Vulkan schedule, and the hand-written native C++ baseline (the CPU's
-// ceiling) — and prints, per row, the median wall time, throughput, steps, utilization, dispatch
-// counts and ratios to the baselines. Every row's outputs are checked against the interpreter
-// before they are reported; a mismatch marks the row FAILED and makes run_bench return 1.
+// — the CPU VM, each Vulkan schedule, and two hand-written baselines: native C++ (the CPU's
+// ceiling) and per-lane GLSL kernels (the device's ceiling) — and prints, per row, the median wall
+// time, throughput, steps, utilization, dispatch counts and ratios to the baselines. Every row's
+// outputs are checked against the interpreter before they are reported; a mismatch marks the row
+// FAILED and makes run_bench return 1.
 //
 // Entry points: run_bench() for the CLI (add_bench_options() declares its flags on a CLI11
 // subcommand), run_suite() and the report functions (report.h) for tests and other tools.

@@ -94,8 +94,11 @@ std::string write_chart(const BenchReport& report, const std::string& png_path) 
          << "\n";
       gp << "plot ";
       for (size_t s = 0; s < systems; ++s) {
+        // The two hand-written baselines (the CPU's and the device's ceiling) are dashed.
+        const bool baseline = report.systems[s] == "native" || report.systems[s] == "glsl";
         gp << (s ? ", " : "") << quoted(data_path.string()) << " index " << p * systems + s
-           << " using 1:2 with linespoints pt 7 ps 0.6 title " << quoted(report.systems[s]);
+           << " using 1:2 with linespoints pt 7 ps 0.6" << (baseline ? " dt 2" : "") << " title "
+           << quoted(report.systems[s]);
       }
       gp << "\n";
     }

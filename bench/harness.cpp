@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "autobatch/engine.h"
+#include "bench/ceiling.h"
 #include "bench/sample_sources.h"
 #include "bench/systems.h"
 #include "bench/workloads.h"
@@ -46,6 +47,7 @@ struct RowContext {
   const RunResult* reference = nullptr;
   uint32_t out_words = 1;
   bool float_output = false;
+  ComputeKernel* ceiling = nullptr;  // the program's glsl kernel; null when not compiled
 };
 
 Expected<Measured> run_once(const System& system, const RowContext& row,
@@ -59,6 +61,14 @@ Expected<Measured> run_once(const System& system, const RowContext& row,
     case SystemKind::Native:
       m.result = run_native(row.workload->native, *row.batch, row.out_words, row.run_options.seed);
       break;
+    case SystemKind::Glsl: {
+      // Upload, run and read back, as for the engine rows; compilation excluded.
+      auto result = run_ceiling(*row.ceiling, *row.batch, row.out_words, row.run_options.seed,
+                                row.workload->stack_depth);
+      if (!result) return Error{result.error()};
+      m.result = std::move(*result);
+      break;
+    }
     case SystemKind::Vulkan: {
       VulkanOptions options;
       options.schedule = system.schedule;
@@ -107,9 +117,10 @@ BenchRow measure_row(const System& system, const RowContext& row,
       return std::nullopt;
     }
     if (options.tamper_for_test) options.tamper_for_test(system.name, m->result);
-    const std::string diff =
-        compare_with_reference(*row.reference, m->result, row.out_words, row.float_output,
-                               system.kind == SystemKind::Vulkan);
+    // Device rows may differ from the CPU in the last bits of transcendental functions.
+    const bool on_device = system.kind == SystemKind::Vulkan || system.kind == SystemKind::Glsl;
+    const std::string diff = compare_with_reference(*row.reference, m->result, row.out_words,
+                                                    row.float_output, on_device);
     if (!diff.empty()) {
       out.status = "FAILED";
       out.message = diff;
@@ -138,7 +149,7 @@ BenchRow measure_row(const System& system, const RowContext& row,
   const double t = std::max(out.median_seconds, 1e-9);
   out.calls_per_second = static_cast<double>(out.lane_calls) / t;
   out.steps_per_second = static_cast<double>(out.lane_steps) / t;
-  if (system.kind != SystemKind::Native) {
+  if (system.kind == SystemKind::Vm || system.kind == SystemKind::Vulkan) {
     const RunStats& stats = last->result.stats;
     out.steps = stats.steps;
     out.utilization = stats.utilization;
@@ -150,19 +161,23 @@ BenchRow measure_row(const System& system, const RowContext& row,
   return out;
 }
 
-// Fills vs_native and vs_vm for the rows of one (program, batch) cell.
+// Fills vs_native and vs_vm for the rows of one (program, batch) cell, and vs_glsl for its
+// engine rows.
 void add_ratios(std::vector<BenchRow>& rows, size_t first) {
   auto baseline = [&](const char* name) -> std::optional<double> {
     for (size_t i = first; i < rows.size(); ++i)
       if (rows[i].system == name && rows[i].checked) return rows[i].median_seconds;
     return std::nullopt;
   };
-  const std::optional<double> native = baseline("native"), vm = baseline("vm");
+  const std::optional<double> native = baseline("native"), vm = baseline("vm"),
+                              glsl = baseline("glsl");
   for (size_t i = first; i < rows.size(); ++i) {
     BenchRow& row = rows[i];
     if (!row.checked || row.median_seconds <= 0) continue;
     if (native) row.vs_native = *native / row.median_seconds;
     if (vm) row.vs_vm = *vm / row.median_seconds;
+    if (glsl && row.system != "glsl" && row.system != "native" && row.system != "vm")
+      row.vs_glsl = *glsl / row.median_seconds;
   }
 }
 
@@ -240,7 +255,13 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
     if (b == 0) return "batch sizes must be at least 1";
 
   std::shared_ptr<VulkanContext> context;
-  const bool wants_vulkan = std::any_of(
+  auto on_device = [](const System& s) {
+    return s.kind == SystemKind::Vulkan || s.kind == SystemKind::Glsl;
+  };
+  const bool wants_vulkan = std::any_of(systems.begin(), systems.end(), on_device);
+  const bool wants_glsl = std::any_of(systems.begin(), systems.end(),
+                                      [](const System& s) { return s.kind == SystemKind::Glsl; });
+  const bool wants_engine = std::any_of(
       systems.begin(), systems.end(), [](const System& s) { return s.kind == SystemKind::Vulkan; });
   bool gpu = false;
   if (wants_vulkan) {
@@ -255,13 +276,9 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
       gpu = device.type == "discrete" || device.type == "integrated";
     } else {
       report.vulkan_note = "Vulkan systems skipped: " + created.error();
-      std::erase_if(systems, [](const System& s) { return s.kind == SystemKind::Vulkan; });
+      std::erase_if(systems, on_device);
     }
   }
-  report.notes.push_back(
-      "glsl (hand-written per-lane GLSL kernels, the device's ceiling) is not measured: the "
-      "engine's public API (autobatch/engine.h, context.h) exposes no way to dispatch a "
-      "custom kernel");
   for (const System& s : systems)
     report.systems.push_back(s.name);
 
@@ -289,7 +306,7 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
 
     std::shared_ptr<VulkanProgram> vulkan_program;
     std::string vulkan_error;
-    if (context) {
+    if (context && wants_engine) {
       VulkanOptions compile_options;
       compile_options.disk_cache = false;
       auto compiled = VulkanProgram::compile(context, lowered, compile_options);
@@ -297,6 +314,17 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
         vulkan_program = *compiled;
       else
         vulkan_error = compiled.error();
+    }
+    std::shared_ptr<ComputeKernel> ceiling;
+    std::string ceiling_error;
+    if (context && wants_glsl) {
+      auto compiled =
+          compile_ceiling(context, workload->name, static_cast<uint32_t>(lowered.inputs.size()),
+                          workload->stack_depth);
+      if (compiled)
+        ceiling = *compiled;
+      else
+        ceiling_error = compiled.error();
     }
 
     RowContext row;
@@ -309,17 +337,20 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
     row.out_words = workload->out_words;
     row.float_output =
         lowered.types().is_array_of(lowered.vars[lowered.output].type, Scalar::Float);
+    row.ceiling = ceiling.get();
 
     // Each Vulkan variant compiles its kernels on first use. One untimed one-lane run per
     // variant does that here, so no row's warm-up (which can be its only measurement) includes
     // compilation; the time shows in the compile figures instead.
-    if (vulkan_program) {
+    if (vulkan_program || ceiling) {
       const Batch primer = workload->make_batch(1, options.quick);
       const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
       row.batch = &primer;
       row.reference = &primer_reference;
       for (const System& system : systems)
-        if (system.kind == SystemKind::Vulkan) (void)run_once(system, row, vulkan_program);
+        if ((system.kind == SystemKind::Vulkan && vulkan_program) ||
+            (system.kind == SystemKind::Glsl && ceiling))
+          (void)run_once(system, row, vulkan_program);
     }
 
     for (uint32_t lanes : report.batches) {
@@ -330,12 +361,15 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
       const size_t first = report.rows.size();
       for (const System& system : systems) {
         BenchRow out;
-        if (system.kind == SystemKind::Vulkan && !vulkan_program) {
+        const bool not_compiled = (system.kind == SystemKind::Vulkan && !vulkan_program) ||
+                                  (system.kind == SystemKind::Glsl && !ceiling);
+        if (not_compiled) {
           out.program = workload->name;
           out.system = system.name;
           out.lanes = lanes;
           out.status = "ERROR";
-          out.message = "compile failed: " + vulkan_error;
+          out.message =
+              "compile failed: " + (system.kind == SystemKind::Glsl ? ceiling_error : vulkan_error);
         } else {
           out = measure_row(system, row, vulkan_program, repeats, budget, options);
         }
@@ -348,8 +382,13 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
       }
       add_ratios(report.rows, first);
     }
-    if (vulkan_program)
-      report.compiles.push_back({workload->name, vulkan_program->compile_seconds()});
+    if (vulkan_program || ceiling) {
+      CompileRow compile;
+      compile.program = workload->name;
+      if (vulkan_program) compile.seconds = vulkan_program->compile_seconds();
+      if (ceiling) compile.glsl_seconds = ceiling->compile_seconds();
+      report.compiles.push_back(compile);
+    }
   }
   return "";
 }

@@ -33,18 +33,23 @@ struct BenchRow {
   // Throughput relative to the native baseline and to the VM on the same program and batch
   // (> 1: faster). Absent where that baseline was not run or failed.
   std::optional<double> vs_native, vs_vm;
+  // Engine (Vulkan) rows only: throughput relative to the glsl ceiling on the same program and
+  // batch (1: as fast as the hand-written per-lane kernel; < 1: slower).
+  std::optional<double> vs_glsl;
 };
 
 struct CompileRow {
   std::string program;
-  double seconds = 0;  // VulkanProgram::compile plus every kernel variant the runs used
+  // VulkanProgram::compile plus every kernel variant the runs used; absent without engine rows.
+  std::optional<double> seconds;
+  std::optional<double> glsl_seconds;  // the ceiling kernel: glslang and its pipeline
 };
 
 struct BenchReport {
   bool quick = false;
   std::string device;              // Vulkan device name and driver; "" when Vulkan was not used
   std::string vulkan_note;         // why Vulkan systems were skipped, if they were
-  std::vector<std::string> notes;  // e.g. the GLSL ceiling's absence
+  std::vector<std::string> notes;  // e.g. a system that could not be set up
   unsigned cpu_threads = 0;
   std::vector<uint32_t> batches;
   std::vector<std::string> systems;

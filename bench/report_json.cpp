@@ -35,11 +35,14 @@ nlohmann::json to_json(const BenchReport& report) {
         {"seconds_per_step", opt(r.seconds_per_step)},
         {"vs_native", opt(r.vs_native)},
         {"vs_vm", opt(r.vs_vm)},
+        {"vs_glsl", opt(r.vs_glsl)},
     });
   }
   nlohmann::json compiles = nlohmann::json::array();
   for (const CompileRow& c : report.compiles)
-    compiles.push_back({{"program", c.program}, {"seconds", c.seconds}});
+    compiles.push_back({{"program", c.program},
+                        {"seconds", opt(c.seconds)},
+                        {"glsl_seconds", opt(c.glsl_seconds)}});
   return {
       {"quick", report.quick},
       {"device", report.device},

@@ -34,9 +34,9 @@ std::string format_table(const BenchReport& report) {
   out += "\n";
   const std::string header = fmt::format(
       "{:<10} {:>6} {:<17} {:>6} {:>10} {:>4} {:>10} {:>10} {:>9} {:>5} {:>8} {:>7} {:>8} "
-      "{:>8} {:>8}\n",
+      "{:>8} {:>8} {:>8}\n",
       "program", "lanes", "system", "check", "median s", "reps", "calls/s", "steps/s", "steps",
-      "util", "dispatch", "submits", "us/step", "x native", "x vm");
+      "util", "dispatch", "submits", "us/step", "x native", "x vm", "x glsl");
   out += header;
   out += std::string(header.size() - 1, '-') + "\n";
   std::string last_cell;
@@ -51,18 +51,19 @@ std::string format_table(const BenchReport& report) {
     }
     out += fmt::format(
         "{:<10} {:>6} {:<17} {:>6} {:>10.4g} {:>4} {:>10.3g} {:>10.3g} {:>9} {:>5} {:>8} {:>7} "
-        "{:>8} {:>8} {:>8}\n",
+        "{:>8} {:>8} {:>8} {:>8}\n",
         row.program, row.lanes, row.system, "ok", row.median_seconds, row.repeats,
         row.calls_per_second, row.steps_per_second, opt(row.steps), opt(row.utilization, "{:.2f}"),
         opt(row.dispatches), opt(row.submissions), microseconds(row.seconds_per_step),
-        opt(row.vs_native, "{:.3g}"), opt(row.vs_vm, "{:.3g}"));
+        opt(row.vs_native, "{:.3g}"), opt(row.vs_vm, "{:.3g}"), opt(row.vs_glsl, "{:.3g}"));
   }
   if (!report.compiles.empty()) {
     out +=
-        "\nVulkan compile time per program (GLSL generation, glslang, pipelines; all kernel "
-        "variants used; apart from the run times above):\n";
+        "\nVulkan compile time per program (engine: GLSL generation, glslang, pipelines of all "
+        "kernel variants used; glsl: the ceiling kernel; apart from the run times above):\n";
     for (const CompileRow& c : report.compiles)
-      out += fmt::format("  {:<10} {:.3f} s\n", c.program, c.seconds);
+      out += fmt::format("  {:<10} engine {:<9} glsl {}\n", c.program, opt(c.seconds, "{:.3f} s"),
+                         opt(c.glsl_seconds, "{:.3f} s"));
   }
   size_t failed = 0;
   for (const BenchRow& row : report.rows)

@@ -19,8 +19,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
                  "batch sizes (default: 1,64,1024,16384; 131072 too on a GPU)")
       ->delimiter(',');
   app.add_option("--systems", options.systems,
-                 "systems: vm, native, global-masked, global-compacted, local-subgroup, "
-                 "local-workgroup, vulkan (the four), all (default: all)")
+                 "systems: vm, native, glsl, global-masked, global-compacted, local-subgroup, "
+                 "local-workgroup, vulkan (the engine's four), all (default: all)")
       ->delimiter(',');
   app.add_option("--repeats", options.repeats,
                  "timed runs per row after one warm-up (default: 3 quick, 5 full)")

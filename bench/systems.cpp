@@ -8,6 +8,7 @@ const std::vector<System>& all_systems() {
   static const std::vector<System> systems = {
       {"vm", SystemKind::Vm},
       {"native", SystemKind::Native},
+      {"glsl", SystemKind::Glsl},
       {"global-masked", SystemKind::Vulkan, Schedule::Global, GlobalMode::Masked},
       {"global-compacted", SystemKind::Vulkan, Schedule::Global, GlobalMode::Compacted},
       {"local-subgroup", SystemKind::Vulkan, Schedule::Local, GlobalMode::Compacted,

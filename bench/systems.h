@@ -1,5 +1,6 @@
-// The systems a benchmark row can run on: the CPU VM, the hand-written native baseline, and the
-// Vulkan engine's four schedule variants. Names are what --systems takes and the report prints.
+// The systems a benchmark row can run on: the CPU VM, the two hand-written baselines (native C++,
+// the CPU's ceiling; per-lane GLSL kernels, the device's ceiling) and the Vulkan engine's four
+// schedule variants. Names are what --systems takes and the report prints.
 #pragma once
 
 #include <string>
@@ -9,7 +10,12 @@
 
 namespace ab::bench {
 
-enum class SystemKind { Vm, Native, Vulkan };
+enum class SystemKind {
+  Vm,
+  Native,  // bench/native*.cpp
+  Glsl,    // bench/ceiling/*.glsl through ComputeKernel (bench/ceiling.h)
+  Vulkan,  // the engine
+};
 
 struct System {
   std::string name;
@@ -19,10 +25,11 @@ struct System {
   LocalScope local_scope = LocalScope::Subgroup;
 };
 
-// vm, native, global-masked, global-compacted, local-subgroup, local-workgroup.
+// vm, native, glsl, global-masked, global-compacted, local-subgroup, local-workgroup.
 const std::vector<System>& all_systems();
-// Expands names ("vulkan" = the four Vulkan variants, "all" = every system) in the canonical
-// order, without duplicates. Returns false and names the culprit in `unknown` on a bad name.
+// Expands names ("vulkan" = the engine's four variants, not glsl; "all" = every system) in the
+// canonical order, without duplicates. Returns false and names the culprit in `unknown` on a bad
+// name.
 bool select_systems(const std::vector<std::string>& names, std::vector<System>& selected,
                     std::string& unknown);
 

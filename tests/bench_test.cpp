@@ -1,7 +1,9 @@
 // The benchmark suite (bench/): rows are checked against the interpreter, a wrong result is
-// caught, the JSON has the documented keys, and every native baseline equals the interpreter.
+// caught, the JSON has the documented keys, and every native baseline and every GLSL ceiling
+// kernel equals the interpreter.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
@@ -9,9 +11,13 @@
 #include <fstream>
 
 #include "bench/bench.h"
+#include "bench/ceiling.h"
 #include "bench/harness.h"
 #include "bench/report.h"
+#include "bench/sample_sources.h"
+#include "bench/systems.h"
 #include "bench/workloads.h"
+#include "engine_test_support.h"
 
 namespace {
 
@@ -102,7 +108,7 @@ TEST_CASE("bench: the JSON report parses and has the documented keys") {
                             "lane_calls",       "lane_steps",     "calls_per_second",
                             "steps_per_second", "steps",          "utilization",
                             "dispatches",       "submissions",    "seconds_per_step",
-                            "vs_native",        "vs_vm"})
+                            "vs_native",        "vs_vm",          "vs_glsl"})
       CHECK_MESSAGE(row.contains(key), key);
     CHECK(row["program"] == "fib");
     CHECK(row["checked"] == true);
@@ -163,6 +169,142 @@ TEST_CASE("bench: every native baseline equals the interpreter on divergent inpu
   }
 }
 
+TEST_CASE("bench: every GLSL ceiling kernel equals the interpreter on divergent inputs") {
+  // 1 lane, a partial workgroup, and two groups with the second partial (local size 64); both
+  // input sizes, so each workload's stack depth and iteration bound suffice for both.
+  for (bool quick : {true, false}) {
+    CAPTURE(quick);
+    BenchOptions options;
+    options.quick = quick;
+    options.batches = {1, 33, 70};
+    options.systems = {"glsl"};
+    options.repeats = 1;
+    options.print_table = false;
+    BenchReport report;
+    REQUIRE(ab::bench::run_suite(options, report) == "");
+    REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
+    REQUIRE(report.rows.size() == 3 * ab::bench::workloads().size());
+    for (const BenchRow& row : report.rows) {
+      CAPTURE(row.program);
+      CAPTURE(row.lanes);
+      CAPTURE(row.message);
+      CHECK(row.status == "ok");
+      CHECK(row.checked);
+      CHECK_FALSE(row.steps.has_value());  // no scheduler, no steps
+    }
+    REQUIRE(report.compiles.size() == ab::bench::workloads().size());
+    for (const ab::bench::CompileRow& c : report.compiles) {
+      CHECK(c.glsl_seconds.has_value());
+      CHECK_FALSE(c.seconds.has_value());  // the engine was not asked for
+    }
+  }
+}
+
+TEST_CASE("bench: ceiling kernels are clean under validation and match native and the engine") {
+  using namespace ab::bench;
+  for (const Workload& w : workloads()) {
+    CAPTURE(w.name);
+    const ab::Batch batch = w.make_batch(100, false);
+    auto kernel = compile_ceiling(ab::enginetest::context(), w.name,
+                                  static_cast<uint32_t>(batch.inputs.size()), w.stack_depth);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.error());
+    auto result = run_ceiling(**kernel, batch, w.out_words, w.seed, w.stack_depth);
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    const ab::RunResult native = run_native(w.native, batch, w.out_words, w.seed);
+    // Only nuts_tree's floats may differ from the CPU's (the device's log, sqrt and cos in
+    // normal()); from the engine's generated kernels on the same device they may not.
+    const bool floats = w.name == "nuts_tree";
+    CHECK(compare_with_reference(native, *result, w.out_words, floats, floats) == "");
+    if (floats) {
+      const auto& sources = sample_sources();
+      auto source = std::find_if(sources.begin(), sources.end(),
+                                 [&](const SampleSource& s) { return s.name == w.name; });
+      REQUIRE(source != sources.end());
+      auto loaded = ab::enginetest::load_source(source->text, "main", w.name + ".ab");
+      ab::RunOptions run_options;
+      run_options.seed = w.seed;
+      run_options.stack_depth = w.stack_depth;
+      ab::VulkanOptions vulkan;
+      vulkan.disk_cache = false;
+      auto engine = ab::run_vulkan(loaded->lowered, batch, run_options, vulkan, nullptr,
+                                   ab::enginetest::context());
+      REQUIRE_MESSAGE(engine.ok(), engine.error());
+      CHECK(compare_with_reference(*engine, *result, w.out_words, true, false) == "");
+    }
+    ab::enginetest::check_no_validation_messages();
+  }
+}
+
+TEST_CASE("bench: a ceiling lane that overflows its stack or loops too long errors clearly") {
+  using namespace ab::bench;
+  ab::Batch fib;
+  fib.lanes = 2;
+  fib.inputs = {{3, 10}};  // fib(3) needs 3 frames, fib(10) 10
+  auto small = compile_ceiling(ab::enginetest::context(), "fib", 1, 4);
+  REQUIRE_MESSAGE(small.ok(), small.error());
+  auto overflow = run_ceiling(**small, fib, 1, 1, 4);
+  REQUIRE_FALSE(overflow.ok());
+  CHECK(overflow.error() == "lane 1: its call chain needs more than 4 stack frames");
+
+  // collatz from 0 never reaches 1: the kernel stops at its bound instead of at the driver's.
+  ab::Batch collatz;
+  collatz.lanes = 3;
+  collatz.inputs = {{6, 7, 0}};
+  auto looping = compile_ceiling(ab::enginetest::context(), "collatz", 1, 8);
+  REQUIRE_MESSAGE(looping.ok(), looping.error());
+  auto endless = run_ceiling(**looping, collatz, 1, 1, 8);
+  REQUIRE_FALSE(endless.ok());
+  CHECK(endless.error() == fmt::format("lane 2: needs more than {} loop iterations in one dispatch",
+                                       kCeilingMaxIterations));
+  CHECK_FALSE(compile_ceiling(ab::enginetest::context(), "no_such_program", 1, 8).ok());
+  ab::enginetest::check_no_validation_messages();
+}
+
+TEST_CASE("bench: engine rows report their ratio to the glsl ceiling; baselines do not") {
+  BenchOptions options = tiny_options();
+  options.systems = {"vm", "glsl", "global-compacted"};
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
+  CHECK(report.all_ok());
+  for (uint32_t lanes : {1u, 7u}) {
+    const BenchRow* glsl = find_row(report, "glsl", lanes);
+    const BenchRow* engine = find_row(report, "global-compacted", lanes);
+    REQUIRE(glsl);
+    REQUIRE(engine);
+    REQUIRE(engine->vs_glsl.has_value());
+    CHECK(*engine->vs_glsl ==
+          doctest::Approx(glsl->median_seconds / engine->median_seconds).epsilon(1e-9));
+    CHECK_FALSE(glsl->vs_glsl.has_value());
+    CHECK_FALSE(find_row(report, "vm", lanes)->vs_glsl.has_value());
+    CHECK(glsl->vs_vm.has_value());
+  }
+  CHECK(ab::bench::format_table(report).find("x glsl") != std::string::npos);
+}
+
+TEST_CASE("bench: system names expand to the documented sets") {
+  auto names = [](const std::vector<std::string>& asked) {
+    std::vector<ab::bench::System> selected;
+    std::string unknown;
+    REQUIRE(ab::bench::select_systems(asked, selected, unknown));
+    std::vector<std::string> out;
+    for (const auto& s : selected)
+      out.push_back(s.name);
+    return out;
+  };
+  CHECK(names({"all"}) == std::vector<std::string>{"vm", "native", "glsl", "global-masked",
+                                                   "global-compacted", "local-subgroup",
+                                                   "local-workgroup"});
+  CHECK(names({}) == names({"all"}));
+  CHECK(names({"vulkan"}) == std::vector<std::string>{"global-masked", "global-compacted",
+                                                      "local-subgroup", "local-workgroup"});
+  CHECK(names({"glsl", "vm"}) == std::vector<std::string>{"vm", "glsl"});
+  std::vector<ab::bench::System> selected;
+  std::string unknown;
+  CHECK_FALSE(ab::bench::select_systems({"glsl", "gl5l"}, selected, unknown));
+  CHECK(unknown == "gl5l");
+}
+
 TEST_CASE("bench: compare_with_reference is exact on the CPU and tolerant on float words only") {
   ab::RunResult expected, actual;
   expected.faulted = actual.faulted = {0, 0};
@@ -188,6 +330,8 @@ TEST_CASE("bench: bad options are refused with exit code 2") {
   CHECK(ab::bench::run_bench(options) == 2);
   options = tiny_options();
   options.systems = {"warp-drive"};
+  CHECK(ab::bench::run_bench(options) == 2);
+  options.systems = {"glsl", "GLSL"};  // names are case-sensitive
   CHECK(ab::bench::run_bench(options) == 2);
   options = tiny_options();
   options.batches = {0};

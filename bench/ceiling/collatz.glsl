@@ -1,0 +1,30 @@
+// collatz.ab by hand: the number of Collatz steps from n down to 1. No calls, so no stack; the
+// loop is bounded like every ceiling kernel's.
+
+layout(set = 0, binding = 2, std430) readonly buffer ArgN { int w[]; } arg_n;
+
+void main() {
+  const uint lane = gl_GlobalInvocationID.x;
+  if (lane >= P.lanes) return;
+  uint status = CEILING_NOT_FINISHED;
+  int x = arg_n.w[lane];
+  int steps = 0;
+  for (uint iteration = 0u;; ++iteration) {
+    if (x == 1) {
+      status = CEILING_DONE;
+      break;
+    }
+    if (iteration == MAX_ITERATIONS) {
+      status = CEILING_TOO_MANY_ITERATIONS;
+      break;
+    }
+    // Truncating division and C's remainder (ab_rem), wrapping 3x + 1: the language's int.
+    if (ab_rem(x, 2) == 0)
+      x = x / 2;
+    else
+      x = 3 * x + 1;
+    ++steps;
+  }
+  results.w[lane] = uint(steps);
+  lane_status.w[lane] = status;
+}
