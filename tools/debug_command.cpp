@@ -49,7 +49,10 @@ int debug_command(const DebugCommand& command) {
   if (!setup) return report_error(setup.failure());
   std::optional<VulkanOptions> vulkan;
   if (backend->name == "vulkan") {
-    auto parsed = vulkan_options(command.run.device);
+    // A debugger step is clearest as one batch-wide scheduler step: global unless asked.
+    DeviceOptions device = command.run.device;
+    if (device.schedule.empty()) device.schedule = schedule_name(Schedule::Global);
+    auto parsed = vulkan_options(device);
     if (!parsed) return report_error(parsed.failure());
     vulkan = *parsed;
   }

@@ -117,7 +117,8 @@ void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
   debug
       .add_option("--backend", command.run.backend,
                   "where the live run steps: vm (the batched CPU VM) or vulkan (the Vulkan "
-                  "engine; --schedule local shows each group's state between dispatches)")
+                  "engine, global schedule unless --schedule local, which shows each group's "
+                  "state between dispatches)")
       ->capture_default_str()
       ->check(CLI::IsMember({"vm", "vulkan"}));
   add_program_options(debug, command.run, batch_value);
