@@ -10,14 +10,7 @@ void main() {
   int x = arg_n.w[lane];
   int steps = 0;
   for (uint iteration = 0u;; ++iteration) {
-    if (x == 1) {
-      status = CEILING_DONE;
-      break;
-    }
-    if (iteration == MAX_ITERATIONS) {
-      status = CEILING_TOO_MANY_ITERATIONS;
-      break;
-    }
+    CEILING_LOOP_EXIT(x == 1, iteration, status)
     // Truncating division and C's remainder (ab_rem), wrapping 3x + 1: the language's int.
     if (ab_rem(x, 2) == 0)
       x = x / 2;

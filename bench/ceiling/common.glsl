@@ -23,3 +23,15 @@ const uint CEILING_DONE = 0u;
 const uint CEILING_STACK_OVERFLOW = 1u;     // a call chain deeper than STACK_DEPTH frames
 const uint CEILING_TOO_MANY_ITERATIONS = 2u;  // past MAX_ITERATIONS: below the driver's cap
 const uint CEILING_NOT_FINISHED = 0xffffffffu;
+
+// The head of every kernel's loop: leave it done once `finished` holds, or flagged once the lane
+// has used up MAX_ITERATIONS.
+#define CEILING_LOOP_EXIT(finished, iteration, status) \
+  if (finished) {                                      \
+    status = CEILING_DONE;                             \
+    break;                                             \
+  }                                                    \
+  if ((iteration) == MAX_ITERATIONS) {                 \
+    status = CEILING_TOO_MANY_ITERATIONS;              \
+    break;                                             \
+  }

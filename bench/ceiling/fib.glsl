@@ -18,14 +18,7 @@ void main() {
   frame_step[0] = AT_START;
   int returned = 0;  // the value of the call that returned last
   for (uint iteration = 0u;; ++iteration) {
-    if (depth == 0) {
-      status = CEILING_DONE;
-      break;
-    }
-    if (iteration == MAX_ITERATIONS) {
-      status = CEILING_TOO_MANY_ITERATIONS;
-      break;
-    }
+    CEILING_LOOP_EXIT(depth == 0, iteration, status)
     const int top = depth - 1;
     const int n = frame_n[top];
     const uint step = frame_step[top];

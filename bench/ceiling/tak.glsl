@@ -21,14 +21,7 @@ void main() {
   frame_step[0] = AT_START;
   int returned = 0;
   for (uint iteration = 0u;; ++iteration) {
-    if (depth == 0) {
-      status = CEILING_DONE;
-      break;
-    }
-    if (iteration == MAX_ITERATIONS) {
-      status = CEILING_TOO_MANY_ITERATIONS;
-      break;
-    }
+    CEILING_LOOP_EXIT(depth == 0, iteration, status)
     const int top = depth - 1;
     const ivec3 a = frame_xyz[top];  // (x, y, z)
     const uint step = frame_step[top];

@@ -149,22 +149,9 @@ Expected<std::shared_ptr<ComputeKernel>> ComputeKernel::create(
   r = ctx.api.vkCreatePipelineLayout(ctx.device, &lci, nullptr, &impl->pipeline_layout);
   if (r != VK_SUCCESS) return Error{vk_error("vkCreatePipelineLayout", r)};
 
-  VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mci.codeSize = spirv->spirv.size() * 4;
-  mci.pCode = spirv->spirv.data();
-  VkShaderModule module = VK_NULL_HANDLE;
-  r = ctx.api.vkCreateShaderModule(ctx.device, &mci, nullptr, &module);
-  if (r != VK_SUCCESS) return Error{vk_error("vkCreateShaderModule", r)};
-  VkComputePipelineCreateInfo pci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  pci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  pci.stage.module = module;
-  pci.stage.pName = "main";
-  pci.layout = impl->pipeline_layout;
-  r = ctx.api.vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &pci, nullptr,
-                                       &impl->pipeline);
-  ctx.api.vkDestroyShaderModule(ctx.device, module, nullptr);
-  if (r != VK_SUCCESS) return Error{vk_error("vkCreateComputePipelines", r)};
+  auto pipeline = create_compute_pipeline(ctx, impl->pipeline_layout, VK_NULL_HANDLE, spirv->spirv);
+  if (!pipeline) return Error{pipeline.error()};
+  impl->pipeline = *pipeline;
   impl->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::shared_ptr<ComputeKernel>(new ComputeKernel(std::move(impl)));

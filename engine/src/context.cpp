@@ -210,6 +210,28 @@ std::string vk_error(const char* call, VkResult r) {
   return fmt::format("{} failed: {}", call, vk::result_name(r));
 }
 
+Expected<VkPipeline> create_compute_pipeline(VulkanContext::Impl& ctx, VkPipelineLayout layout,
+                                             VkPipelineCache cache,
+                                             const std::vector<uint32_t>& spirv) {
+  VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mci.codeSize = spirv.size() * 4;
+  mci.pCode = spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkResult r = ctx.api.vkCreateShaderModule(ctx.device, &mci, nullptr, &module);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateShaderModule", r)};
+  VkComputePipelineCreateInfo pci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pci.stage.module = module;
+  pci.stage.pName = "main";
+  pci.layout = layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  r = ctx.api.vkCreateComputePipelines(ctx.device, cache, 1, &pci, nullptr, &pipeline);
+  ctx.api.vkDestroyShaderModule(ctx.device, module, nullptr);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateComputePipelines", r)};
+  return pipeline;
+}
+
 VulkanContext::Impl::~Impl() {
   if (device) {
     api.vkDeviceWaitIdle(device);

@@ -34,4 +34,9 @@ struct VulkanContext::Impl {
 // "vkCreateBuffer failed: VK_ERROR_OUT_OF_DEVICE_MEMORY".
 std::string vk_error(const char* call, VkResult r);
 
+// A compute pipeline running `spirv`'s "main" with `layout`; `cache` may be VK_NULL_HANDLE.
+Expected<VkPipeline> create_compute_pipeline(VulkanContext::Impl& ctx, VkPipelineLayout layout,
+                                             VkPipelineCache cache,
+                                             const std::vector<uint32_t>& spirv);
+
 }  // namespace ab

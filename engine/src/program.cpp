@@ -41,23 +41,7 @@ std::string VulkanProgram::Impl::pipeline_cache_path() const {
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv) {
-  VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mci.codeSize = spirv.size() * 4;
-  mci.pCode = spirv.data();
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkResult r = ctx->api.vkCreateShaderModule(ctx->device, &mci, nullptr, &module);
-  if (r != VK_SUCCESS) return Error{vk_error("vkCreateShaderModule", r)};
-  VkComputePipelineCreateInfo pci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  pci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  pci.stage.module = module;
-  pci.stage.pName = "main";
-  pci.layout = pipeline_layout;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  r = ctx->api.vkCreateComputePipelines(ctx->device, pipeline_cache, 1, &pci, nullptr, &pipeline);
-  ctx->api.vkDestroyShaderModule(ctx->device, module, nullptr);
-  if (r != VK_SUCCESS) return Error{vk_error("vkCreateComputePipelines", r)};
-  return pipeline;
+  return create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv);
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k) {
