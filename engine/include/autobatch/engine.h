@@ -147,8 +147,10 @@ class VulkanRun {
   std::unique_ptr<Impl> impl_;
 };
 
-// The generated GLSL function of one block of `program` (what every kernel runs for it), for
-// viewers such as the debugger; "" when `block` is not a block of the program. Needs no device.
+// The generated GLSL function of one block of `program` as the global kernels run it (the local
+// kernels' version differs only in reading a lane's state from registers instead of the state
+// buffer), for viewers such as the debugger; "" when `block` is not a block of the program.
+// Needs no device.
 std::string block_glsl(const LoweredProgram& program, int32_t block);
 
 // Compile, run to completion, read back: what the CLI's `--backend vulkan` needs. Creates a
