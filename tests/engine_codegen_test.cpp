@@ -75,13 +75,8 @@ void check_random_programs(uint64_t first_seed, uint64_t last_seed,
       for (const Config& c : which) {
         const std::string config = c.name;
         CAPTURE(config);
-        auto run = VulkanRun::create(*program, batch, options, options_for(c));
-        REQUIRE_MESSAGE(run.ok(), run.error());
-        auto status = (*run)->run();
-        REQUIRE_MESSAGE(status.ok(), status.error());
-        auto result = (*run)->result();
-        REQUIRE_MESSAGE(result.ok(), result.error());
-        const std::string difference = compare_results(loaded->lowered, expected, *result);
+        const RunResult result = run_to_completion(*program, batch, options, c);
+        const std::string difference = compare_results(loaded->lowered, expected, result);
         CHECK_MESSAGE(difference.empty(), difference, "\n", source);
       }
     }

@@ -24,16 +24,11 @@ void check_sample(const testing::SampleCase& sample, const std::vector<uint32_t>
       CAPTURE(lanes);
       const Batch batch = testing::make_batch(sample, lanes);
       const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
-      auto run = VulkanRun::create(*program, batch, options, options_for(c));
-      REQUIRE_MESSAGE(run.ok(), run.error());
-      auto status = (*run)->run();
-      REQUIRE_MESSAGE(status.ok(), status.error());
-      auto result = (*run)->result();
-      REQUIRE_MESSAGE(result.ok(), result.error());
-      const std::string difference = compare_results(loaded->lowered, expected, *result);
+      const RunResult result = run_to_completion(*program, batch, options, c);
+      const std::string difference = compare_results(loaded->lowered, expected, result);
       CHECK_MESSAGE(difference.empty(), difference);
-      CHECK(result->stats.lane_steps == expected.stats.lane_steps);
-      CHECK(result->stats.max_stack_depth == expected.stats.max_stack_depth);
+      CHECK(result.stats.lane_steps == expected.stats.lane_steps);
+      CHECK(result.stats.max_stack_depth == expected.stats.max_stack_depth);
       check_no_validation_messages();
     }
   }

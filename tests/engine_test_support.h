@@ -167,4 +167,16 @@ inline VulkanOptions options_for(const Config& c) {
   return o;
 }
 
+// Runs `batch` to completion with `program` on one configuration; fails the test on any error.
+inline RunResult run_to_completion(const std::shared_ptr<VulkanProgram>& program,
+                                   const Batch& batch, const RunOptions& options, const Config& c) {
+  auto run = VulkanRun::create(program, batch, options, options_for(c));
+  REQUIRE_MESSAGE(run.ok(), run.error());
+  auto status = (*run)->run();
+  REQUIRE_MESSAGE(status.ok(), status.error());
+  auto result = (*run)->result();
+  REQUIRE_MESSAGE(result.ok(), result.error());
+  return *result;
+}
+
 }  // namespace ab::enginetest
