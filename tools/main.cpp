@@ -72,7 +72,7 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
   app.add_option("--schedule", device.schedule,
                  fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
                              "GPU) or local (each subgroup/workgroup runs its own PC loop); "
-                             "default: {}",
+                             "default: {} (run), global with --trace-steps and for debug",
                              ab::schedule_name(engine_defaults.schedule)))
       ->check(CLI::IsMember({"global", "local"}));
   app.add_option("--global-mode", device.global_mode,
