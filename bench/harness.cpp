@@ -339,18 +339,23 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
         lowered.types().is_array_of(lowered.vars[lowered.output].type, Scalar::Float);
     row.ceiling = ceiling.get();
 
-    // Each Vulkan variant compiles its kernels on first use. One untimed one-lane run per
-    // variant does that here, so no row's warm-up (which can be its only measurement) includes
-    // compilation; the time shows in the compile figures instead.
+    // Each Vulkan variant compiles its kernels on first use (and lavapipe finishes compiling a
+    // pipeline at its first dispatch). Untimed runs per variant do that here, so no row's warm-up
+    // (which can be its only measurement) includes compilation; the time shows in the compile
+    // figures instead. One lane, and for the global schedule also more lanes than a subgroup
+    // holds: a batch that fits one subgroup runs the fused kernel, a larger one the others.
     if (vulkan_program || ceiling) {
-      const Batch primer = workload->make_batch(1, options.quick);
-      const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
-      row.batch = &primer;
-      row.reference = &primer_reference;
-      for (const System& system : systems)
-        if ((system.kind == SystemKind::Vulkan && vulkan_program) ||
-            (system.kind == SystemKind::Glsl && ceiling))
-          (void)run_once(system, row, vulkan_program);
+      for (uint32_t lanes : {1u, 65u}) {
+        const Batch primer = workload->make_batch(lanes, options.quick);
+        const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
+        row.batch = &primer;
+        row.reference = &primer_reference;
+        for (const System& system : systems)
+          if ((system.kind == SystemKind::Vulkan && vulkan_program &&
+               (lanes == 1 || system.schedule == Schedule::Global)) ||
+              (system.kind == SystemKind::Glsl && ceiling && lanes == 1))
+            (void)run_once(system, row, vulkan_program);
+      }
     }
 
     for (uint32_t lanes : report.batches) {

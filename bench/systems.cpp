@@ -15,6 +15,7 @@ const std::vector<System>& all_systems() {
        LocalScope::Subgroup},
       {"local-workgroup", SystemKind::Vulkan, Schedule::Local, GlobalMode::Compacted,
        LocalScope::Workgroup},
+      {"local-lane", SystemKind::Vulkan, Schedule::Local, GlobalMode::Compacted, LocalScope::Lane},
   };
   return systems;
 }

@@ -58,7 +58,8 @@ std::variant<std::unique_ptr<VulkanSource>, std::string> VulkanSource::open(
       new VulkanSource(std::move(program), options, vulkan, batch.lanes));
   s->run_ = std::move(*run);
   s->device_ = device.name;
-  s->group_width_ = s->run_->group_width();
+  // Lane scope: every lane is its own PC loop, so there is no group choosing a block to show.
+  s->group_width_ = vulkan.local_scope == LocalScope::Lane ? 0 : s->run_->group_width();
   if (!s->refresh()) return s->error_;
   return s;
 }

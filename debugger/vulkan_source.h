@@ -3,7 +3,8 @@
 // Global schedule: one debugger step is one scheduler step (VulkanRun::step(1)), so after N steps
 // the state equals the CPU VM's after N steps. Local schedule: one debugger step is one
 // VulkanRun::step(1), in which every group (subgroup or workgroup) runs one step of its own
-// min-PC loop; the per-group view (group_width) shows each group's lanes between dispatches.
+// min-PC loop; the per-group view (group_width) shows each group's lanes between dispatches. With
+// the lane scope one step is one iteration of every lane's own loop, and there is no group view.
 //
 // After every step the per-lane state is read back once (VulkanRun::lane_state); the stacks are
 // read only when a snapshot asks for them. The lanes that ran a step are those whose own step

@@ -19,3 +19,55 @@ layout(push_constant) uniform Params {
   uint seed_hi;
   uint budget;      // local schedule: group steps per dispatch
 } P;
+
+void ab_add64(uint lo_word, uint value) {
+  uint carry;
+  ctrl.w[lo_word] = uaddCarry(ctrl.w[lo_word], value, carry);
+  ctrl.w[lo_word + 1u] += carry;
+}
+
+// Records one global step that runs `best` for `ran` of the `live` lanes: the step count, the
+// utilization sum, the block's executions and the trace entry.
+void ab_record_step(uint best, uint ran, uint live) {
+  ab_add64(AB_CTRL_STEPS_LO, 1u);
+  ab_add64(AB_CTRL_UTIL_LO, uint(float(ran) / float(live) * 16777216.0));
+  ctrl.w[AB_CTRL_COUNTS + P.exit_pc + best] += 1u;
+  const uint t = ctrl.w[AB_CTRL_TRACE_LEN];
+  if (t < P.trace_cap) {
+    const uint at = AB_CTRL_COUNTS + 2u * P.exit_pc + 2u * t;
+    ctrl.w[at] = best;
+    ctrl.w[at + 1u] = ran;
+    ctrl.w[AB_CTRL_TRACE_LEN] = t + 1u;
+  }
+}
+
+// One pick of the global schedule (one invocation runs it): the block the heuristic chooses among
+// the blocks with waiting lanes (their counts), recorded in the control words with the step's
+// statistics and trace entry; AB_NO_BLOCK, and AB_CTRL_DONE set, once no lane waits anywhere.
+uint ab_pick() {
+  ctrl.w[AB_CTRL_LIST_LEN] = 0u;
+  uint best = AB_NO_BLOCK, best_count = 0u, live = 0u;
+  if (ctrl.w[AB_CTRL_DONE] == 0u) {
+    for (uint b = 0u; b < P.exit_pc; ++b) {
+      const uint c = ctrl.w[AB_CTRL_COUNTS + b];
+      live += c;
+      if (c == 0u) continue;
+      if (best == AB_NO_BLOCK || (P.heuristic == 1u && c > best_count)) {
+        best = b;
+        best_count = c;
+      }
+    }
+  }
+  ctrl.w[AB_CTRL_BLOCK] = best;
+  ctrl.w[AB_CTRL_ACTIVE] = best_count;
+  ctrl.w[AB_CTRL_INDIRECT_X] = (best_count + AB_GROUP_SIZE - 1u) / AB_GROUP_SIZE;
+  ctrl.w[AB_CTRL_INDIRECT_Y] = 1u;
+  ctrl.w[AB_CTRL_INDIRECT_Z] = 1u;
+  if (best == AB_NO_BLOCK) {
+    ctrl.w[AB_CTRL_DONE] = 1u;
+    return best;
+  }
+  ctrl.w[AB_CTRL_COUNTS + best] = 0u;
+  ab_record_step(best, best_count, live);
+  return best;
+}

@@ -19,7 +19,10 @@
 #define AB_CTRL_UTIL_LO 11      // sum over steps of 2^24 * active / live (64-bit)
 #define AB_CTRL_UTIL_HI 12
 #define AB_CTRL_GROUP_STEPS 13  // local schedule: group steps taken in this dispatch (summed)
-#define AB_CTRL_HEADER_WORDS 16
+#define AB_CTRL_LANE_ITERATIONS 14  // local/lane: loop iterations summed over the lanes in them
+#define AB_CTRL_LANE_SLOTS 15       // local/lane: group iterations times the group's lanes
+#define AB_CTRL_UNFIT 16          // global/fused: the batch did not fit the kernel's subgroup
+#define AB_CTRL_HEADER_WORDS 20
 // After the header: counts[exit_pc] (lanes waiting per block), block_exec[exit_pc], then the
 // trace, two words (block, active) per step.
 #define AB_CTRL_COUNTS AB_CTRL_HEADER_WORDS

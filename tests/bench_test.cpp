@@ -294,10 +294,11 @@ TEST_CASE("bench: system names expand to the documented sets") {
   };
   CHECK(names({"all"}) == std::vector<std::string>{"vm", "native", "glsl", "global-masked",
                                                    "global-compacted", "local-subgroup",
-                                                   "local-workgroup"});
+                                                   "local-workgroup", "local-lane"});
   CHECK(names({}) == names({"all"}));
   CHECK(names({"vulkan"}) == std::vector<std::string>{"global-masked", "global-compacted",
-                                                      "local-subgroup", "local-workgroup"});
+                                                      "local-subgroup", "local-workgroup",
+                                                      "local-lane"});
   CHECK(names({"glsl", "vm"}) == std::vector<std::string>{"vm", "glsl"});
   std::vector<ab::bench::System> selected;
   std::string unknown;

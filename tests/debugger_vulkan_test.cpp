@@ -45,9 +45,11 @@ nlohmann::json comparable_state(const DebuggerModel& m) {
 }
 
 std::unique_ptr<VulkanSource> open_vulkan(const ProgramInfo& info, const Batch& batch,
-                                          const RunOptions& options, Schedule schedule) {
+                                          const RunOptions& options, Schedule schedule,
+                                          LocalScope scope = LocalScope::Subgroup) {
   VulkanOptions vulkan;
   vulkan.schedule = schedule;
+  vulkan.local_scope = scope;
   auto opened = VulkanSource::open(info, batch, options, vulkan, enginetest::context());
   if (auto* e = std::get_if<std::string>(&opened)) FAIL(*e);
   return std::move(std::get<std::unique_ptr<VulkanSource>>(opened));
@@ -124,3 +126,30 @@ TEST_CASE("vulkan source: local steps run each group's min-PC block, as the grou
   CHECK(m.source().last_active() == last);
   enginetest::check_no_validation_messages();
 }
+
+namespace {
+
+TEST_CASE("vulkan source: the lane scope steps to the VM's final state and shows no groups") {
+  const auto& sample = ab::testing::sample_case("faults.ab");
+  auto loaded = enginetest::load_sample_case(sample);
+  const Batch batch = ab::testing::make_batch(sample, 40);
+  RunOptions options = sample.options;
+  options.stack_depth = 64;
+  const ProgramInfo info{"faults.ab", "", &loaded->lowered};
+  DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
+  DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Local, LocalScope::Lane),
+                    {.interval = 8});
+  CHECK(gpu.source().describe().find("local/lane") != std::string::npos);
+  CHECK(gpu.source().group_width() == 0);
+  CHECK_FALSE(gpu.group_view(0).has_value());
+  uint64_t steps = 0;
+  while (!gpu.source().done() && steps < 100000)
+    steps += gpu.step(1);
+  while (!vm.source().done())
+    vm.step(1000);
+  REQUIRE(gpu.source().done());
+  CHECK(comparable_state(gpu)["lanes"] == comparable_state(vm)["lanes"]);
+  enginetest::check_no_validation_messages();
+}
+
+}  // namespace

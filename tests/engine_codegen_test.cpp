@@ -17,7 +17,7 @@ void check_modules_validate(VulkanProgram& program) {
   auto all = program.all_spirv();
   REQUIRE_MESSAGE(all.ok(), all.error());
   const auto& modules = *all;
-  CHECK(modules.size() == 7);  // 4 generated variants + 3 hand-written kernels
+  CHECK(modules.size() == 9);  // 6 generated variants + 3 hand-written kernels
   for (size_t i = 0; i < modules.size(); ++i) {
     const std::string problem = validate_spirv(modules[i]);
     CHECK_MESSAGE(problem.empty(), "module ", i, ": ", problem);
@@ -100,12 +100,13 @@ TEST_CASE("engine: the kernels for devices without subgroup ballot compile and p
 TEST_CASE("engine: random programs equal interp on every schedule and pass spirv-val") {
   // lavapipe compiles a workgroup barrier loop as an LLVM coroutine, which takes minutes for
   // programs this size (docs/engine.md); the samples cover that variant.
-  const std::vector<Config> schedules = {configs()[0], configs()[1], configs()[2]};
+  const std::vector<Config> schedules = {configs()[0], configs()[1], configs()[2], configs()[4]};
   check_random_programs(1, 8, {1, 7, 64, 1000}, schedules);
 }
 
-TEST_CASE("engine: random programs at 20000 lanes on global/compacted and local/subgroup") {
-  check_random_programs(9, 11, {20000}, {configs()[1], configs()[2]});
+TEST_CASE(
+    "engine: random programs at 20000 lanes on global/compacted, local/subgroup, local/lane") {
+  check_random_programs(9, 11, {20000}, {configs()[1], configs()[2], configs()[4]});
 }
 
 TEST_CASE("engine: compiled SPIR-V and the pipeline cache come back from the disk cache") {

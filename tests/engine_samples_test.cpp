@@ -42,13 +42,13 @@ TEST_CASE("engine: every sample on every schedule equals interp at 1, 7, 64 and 
   }
 }
 
-TEST_CASE("engine: every sample at 20000 lanes on global/compacted and local/subgroup") {
+TEST_CASE("engine: every sample at 20000 lanes on global/compacted, local/subgroup, local/lane") {
   // The masked variant costs ~Z per step on lavapipe (minutes at this size) and local/workgroup
   // compiles slowly; both are covered at 1000 lanes above. Stacks 64 deep (the samples need
   // far less): at the default 1024 a two-word stack of 20000 lanes needs 156 MiB, more than
   // lavapipe's 128 MiB maxStorageBufferRange, which the engine refuses with a message (tested
   // below).
-  const std::vector<Config> fast = {configs()[1], configs()[2]};
+  const std::vector<Config> fast = {configs()[1], configs()[2], configs()[4]};
   for (const auto& sample : testing::all_samples()) {
     SUBCASE(sample.file.c_str()) {
       check_sample(sample, {20000}, fast, 64);

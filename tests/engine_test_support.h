@@ -155,6 +155,7 @@ inline const std::vector<Config>& configs() {
       {"global/compacted", Schedule::Global, GlobalMode::Compacted, LocalScope::Subgroup},
       {"local/subgroup", Schedule::Local, GlobalMode::Compacted, LocalScope::Subgroup},
       {"local/workgroup", Schedule::Local, GlobalMode::Compacted, LocalScope::Workgroup},
+      {"local/lane", Schedule::Local, GlobalMode::Compacted, LocalScope::Lane},
   };
   return all;
 }

@@ -1,7 +1,8 @@
 // The global schedule is Algorithm 2 exactly: on every sample its step trace (block chosen,
-// lanes that ran it) equals the CPU VM's, under both heuristics and both variants (masked and
-// compacted), and so do the statistics derived from it. Stepping the GPU N steps reaches the
-// VM's state after N steps (PCs, PC stacks, every variable and variable stack).
+// lanes that ran it) equals the CPU VM's, under both heuristics and every variant (masked,
+// compacted, and fused for a batch of one workgroup), and so do the statistics derived from it.
+// Stepping the GPU N steps reaches the VM's state after N steps (PCs, PC stacks, every variable and
+// variable stack).
 #include "engine_test_support.h"
 #include "ir/backends/vm.h"
 
@@ -12,23 +13,34 @@ TEST_CASE("engine: global trace and statistics equal the VM's on every sample") 
   for (const auto& sample : testing::all_samples()) {
     SUBCASE(sample.file.c_str()) {
       auto loaded = load_sample_case(sample);
-      const Batch batch = testing::make_batch(sample, 50);
-      for (Heuristic h : {Heuristic::MinPc, Heuristic::MostLanes}) {
-        RunOptions options = sample.options;
-        options.heuristic = h;
-        options.record_trace = true;
-        const RunResult vm = run_vm(loaded->lowered, batch, options);
-        REQUIRE(!vm.trace.empty());
-        for (GlobalMode mode : {GlobalMode::Masked, GlobalMode::Compacted}) {
+      // The fused variant runs batches that fit one subgroup.
+      const uint32_t subgroup = std::min<uint32_t>(context()->device().subgroup_size, 50);
+      const Batch wide = testing::make_batch(sample, 50);
+      const Batch narrow = testing::make_batch(sample, subgroup);
+      for (Heuristic h : {Heuristic::MinPc, Heuristic::MostLanes})
+        for (const char* variant : {"masked", "compacted", "fused"}) {
+          const Batch& batch = variant == std::string("fused") ? narrow : wide;
+          RunOptions options = sample.options;
+          options.heuristic = h;
+          options.record_trace = true;
+          const RunResult vm = run_vm(loaded->lowered, batch, options);
+          REQUIRE(!vm.trace.empty());
           CAPTURE(sample.file);
           CAPTURE(std::string(heuristic_name(h)));
-          CAPTURE(std::string(global_mode_name(mode)));
+          CAPTURE(std::string(variant));
           VulkanOptions vulkan;
           vulkan.schedule = Schedule::Global;
-          vulkan.global_mode = mode;
+          vulkan.global_mode =
+              variant == std::string("masked") ? GlobalMode::Masked : GlobalMode::Compacted;
+          vulkan.fuse_small_batches = variant == std::string("fused");
           vulkan.steps_per_submission = 13;  // traces span many submissions
-          auto gpu = run_vulkan(loaded->lowered, batch, options, vulkan, nullptr, context());
+          vulkan.local_steps_per_dispatch = 13;
+          VulkanStats stats;
+          auto gpu = run_vulkan(loaded->lowered, batch, options, vulkan, &stats, context());
           REQUIRE_MESSAGE(gpu.ok(), gpu.error());
+          CHECK(stats.schedule == (variant == std::string("fused")
+                                       ? "global/fused"
+                                       : "global/" + std::string(variant)));
           REQUIRE(gpu->trace.size() == vm.trace.size());
           size_t first_difference = vm.trace.size();
           for (size_t i = 0; i < vm.trace.size(); ++i)
@@ -48,7 +60,6 @@ TEST_CASE("engine: global trace and statistics equal the VM's on every sample") 
           CHECK(compare_results(loaded->lowered, vm, *gpu) == "");
           check_no_validation_messages();
         }
-      }
     }
   }
 }
@@ -106,17 +117,22 @@ void check_same_state(const LoweredProgram& program, const BatchSnapshot& vm,
 }
 
 TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state after N steps") {
-  for (const char* file : {"fib.ab", "merge_sort.ab", "faults.ab", "nuts_tree.ab"}) {
-    SUBCASE(file) {
+  for (const char* file : {"fib.ab", "merge_sort.ab", "faults.ab", "nuts_tree.ab"})
+    for (bool fused : {false, true}) {
+      CAPTURE(file);
+      CAPTURE(fused);
       const auto& sample = testing::sample_case(file);
       auto loaded = load_sample_case(sample);
-      const Batch batch = testing::make_batch(sample, 24);
+      const Batch batch = testing::make_batch(
+          sample, fused ? std::min<uint32_t>(context()->device().subgroup_size, 24) : 24);
       RunOptions options = sample.options;
       options.stack_depth = 64;
       VmRun vm(loaded->lowered, batch, options);
       VulkanOptions vulkan;
       vulkan.schedule = Schedule::Global;
       vulkan.steps_per_submission = 8;
+      vulkan.local_steps_per_dispatch = 8;
+      vulkan.fuse_small_batches = fused;
       auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
       REQUIRE_MESSAGE(program.ok(), program.error());
       auto run = VulkanRun::create(*program, batch, options, vulkan);
@@ -133,7 +149,6 @@ TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state a
       }
       check_no_validation_messages();
     }
-  }
 }
 
 }  // namespace

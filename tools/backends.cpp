@@ -111,8 +111,9 @@ Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
                   vulkan.schedule) ||
       !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,
                   vulkan.global_mode) ||
-      !parse_name(device.local_scope, {LocalScope::Subgroup, LocalScope::Workgroup},
-                  local_scope_name, vulkan.local_scope))
+      !parse_name(device.local_scope,
+                  {LocalScope::Subgroup, LocalScope::Workgroup, LocalScope::Lane}, local_scope_name,
+                  vulkan.local_scope))
     return Error{"unknown schedule option"};
   return vulkan;
 }

@@ -19,7 +19,7 @@ namespace ab::cli {
 struct DeviceOptions {
   std::string schedule;     // "global" | "local"; empty: the engine's default
   std::string global_mode;  // "masked" | "compacted"; empty: the engine's default
-  std::string local_scope;  // "subgroup" | "workgroup"; empty: the engine's default
+  std::string local_scope;  // "subgroup" | "workgroup" | "lane"; empty: the engine's default
   int device = -1;          // index from `autobatch devices`; -1: the best device
   bool validation = false;  // enable the Khronos validation layer
   bool progress = false;    // print a progress line on stderr for runs longer than a second

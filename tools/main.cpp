@@ -81,9 +81,11 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
                              ab::global_mode_name(engine_defaults.global_mode)))
       ->check(CLI::IsMember({"masked", "compacted"}));
   app.add_option("--local-scope", device.local_scope,
-                 fmt::format("vulkan local: subgroup or workgroup PC loops; default: {}",
+                 fmt::format("vulkan local: who runs a PC loop: each subgroup or workgroup "
+                             "(min PC), or each lane (a sweep over the blocks in PC order); "
+                             "default: {}",
                              ab::local_scope_name(engine_defaults.local_scope)))
-      ->check(CLI::IsMember({"subgroup", "workgroup"}));
+      ->check(CLI::IsMember({"subgroup", "workgroup", "lane"}));
   app.add_option("--device", device.device,
                  "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
                  "integrated, else the CPU)");

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
       {"local/subgroup", ab::Schedule::Local, ab::GlobalMode::Compacted, ab::LocalScope::Subgroup},
       {"local/workgroup", ab::Schedule::Local, ab::GlobalMode::Compacted,
        ab::LocalScope::Workgroup},
+      {"local/lane", ab::Schedule::Local, ab::GlobalMode::Compacted, ab::LocalScope::Lane},
   };
   for (uint32_t lanes : sizes) {
     ab::Batch batch;

@@ -73,6 +73,8 @@ DeviceInfo describe(const vk::VkApi& api, VkPhysicalDevice pd, uint32_t index) {
   info.max_storage_buffer_range = props.properties.limits.maxStorageBufferRange;
   info.subgroup_ballot = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
+  info.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   return info;
 }
 

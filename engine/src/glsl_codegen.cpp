@@ -7,6 +7,7 @@
 #include "ab_layout.h"
 #include "engine/src/glsl_prelude.h"
 #include "engine/src/shader_texts.h"
+#include "ir/analysis/sweep_order.h"
 
 namespace ab {
 namespace {
@@ -538,6 +539,7 @@ void main() {
 #endif
 }
 #endif
+
 )GLSL";
 
 // The local kernels keep a lane's state in registers for the whole dispatch (ab_load/ab_store).
@@ -559,6 +561,53 @@ void main() {
   ab_store(lane);
   if (subgroupElect()) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
   if (AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+}
+#endif
+
+#ifdef AB_GLOBAL_FUSED
+// The global schedule for a batch that fits one subgroup: P.budget steps of Algorithm 2 in one
+// dispatch, the state in registers. The pick (ab_pick's choice: the smallest waiting PC, or the
+// block with most lanes, ties to the smallest) comes from subgroup operations over the lanes'
+// PCs instead of the per-block counts, so the steps and the trace are the dispatch loop's. At the
+// end the counts are rebuilt for the host and for a later dispatch of the other variants.
+void main() {
+  if (gl_WorkGroupID.x != 0u || gl_SubgroupID != 0u) return;
+  if (gl_SubgroupSize < P.lanes) {
+    if (subgroupElect()) ctrl.w[AB_CTRL_UNFIT] = 1u;
+    return;
+  }
+  const uint lane = gl_SubgroupInvocationID;
+  const bool in_batch = lane < P.lanes;
+  if (in_batch) ab_load(lane);
+  for (uint s = 0u; s < P.budget; ++s) {
+    const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
+    const bool waiting = pc < P.exit_pc;
+    const uint live = subgroupAdd(waiting ? 1u : 0u);
+    uint best = subgroupMin(waiting ? pc : AB_NO_BLOCK);
+    uint best_count = subgroupAdd(pc == best ? 1u : 0u);
+    if (P.heuristic == 1u) {  // most lanes: visit the waiting PCs in increasing order
+      for (uint next = best; next != AB_NO_BLOCK;) {
+        const uint c = subgroupAdd(pc == next ? 1u : 0u);
+        if (c > best_count) {
+          best = next;
+          best_count = c;
+        }
+        next = subgroupMin(waiting && pc > next ? pc : AB_NO_BLOCK);
+      }
+    }
+    if (best == AB_NO_BLOCK) {
+      if (subgroupElect()) ctrl.w[AB_CTRL_DONE] = 1u;
+      break;
+    }
+    if (subgroupElect()) ab_record_step(best, best_count, live);
+    if (pc == best) run_block(lane, best);
+  }
+  if (in_batch) ab_store(lane);
+  if (subgroupElect())
+    for (uint b = 0u; b < P.exit_pc; ++b) ctrl.w[AB_CTRL_COUNTS + b] = 0u;
+  subgroupMemoryBarrierBuffer();
+  subgroupBarrier();
+  if (in_batch && AB_PC(lane) < P.exit_pc) atomicAdd(ctrl.w[AB_CTRL_COUNTS + AB_PC(lane)], 1u);
 }
 #endif
 
@@ -589,6 +638,77 @@ void main() {
 #endif
 )GLSL";
 
+// Emits the items of a sweep: a block runs for the lanes waiting at it; a component is a loop
+// that goes on while any lane of the subgroup is inside it (its blocks are the positions
+// first..last of ab_position).
+void emit_sweep(const std::vector<SweepItem>& items, int indent, std::string& out) {
+  const std::string pad(indent * 2, ' ');
+  for (const SweepItem& item : items) {
+    if (item.block >= 0) {
+      out +=
+          fmt::format("{}if (AB_PC(lane) == {}u) block_{}(lane);\n", pad, item.block, item.block);
+      continue;
+    }
+    // A do-while with the test at its end: a while loop's test at its top would cost one more
+    // (masked) pass over the body on devices that run every branch, such as lavapipe. Entering
+    // does not test the budget, so every dispatch runs each live lane's block at least once,
+    // however small the budget (one iteration more per nesting level at most).
+    const std::string inside = fmt::format("ab_inside({}u, {}u)", item.first, item.last);
+    out += fmt::format("{}{{\n{}  bool go = {};\n{}  do {{\n{}    if (go) {{\n", pad, pad, inside,
+                       pad, pad);
+    out += pad + "      AB_ITERATION\n";
+    emit_sweep(item.children, indent + 3, out);
+    out += fmt::format(
+        "{}    }}\n{}    go = go && {} && taken < P.budget;\n{}  }} while (go);\n{}}}\n", pad, pad,
+        inside, pad, pad);
+  }
+}
+
+// The local schedule per lane: each lane runs its own PC loop, visiting the blocks in sweep order
+// (ir/analysis/sweep_order.h) with a loop per component, so lanes of a subgroup at the same block
+// still run it together, a lane follows its forward edges within one iteration, and only a cycle
+// costs another. A step is one loop iteration of the subgroup (at any nesting level).
+std::string lane_entry_point(const LoweredProgram& program) {
+  const std::vector<SweepItem> order = sweep_order(program);
+  const std::vector<int32_t> position = sweep_positions(order, program.blocks.size());
+  std::string table;
+  for (int32_t p : position)
+    table += fmt::format("{}u, ", p);
+  std::string out = "#ifdef AB_LOCAL_LANE\n";
+  out += fmt::format("const uint ab_position[{}] = uint[]({}0xFFFFFFFFu);\n",
+                     program.blocks.size() + 1, table);
+  out += R"GLSL(bool ab_inside(uint first, uint last) {
+  const uint at = ab_position[min(AB_PC(gl_GlobalInvocationID.x), P.exit_pc)];
+  return at >= first && at <= last;
+}
+// Counts a loop iteration: the lane's own (taken, which the budget bounds) and, once per
+// subgroup, the group's.
+#define AB_ITERATION ++taken; if (subgroupElect()) ++group_steps;
+void main() {
+  const uint lane = gl_GlobalInvocationID.x;
+  if (lane >= P.lanes) return;
+  ab_load(lane);
+  uint taken = 0u, group_steps = 0u;
+  while (AB_PC(lane) < P.exit_pc && taken < P.budget) {
+    AB_ITERATION
+)GLSL";
+  emit_sweep(order, 2, out);
+  out += R"GLSL(  }
+  ab_store(lane);
+  const uint steps = subgroupAdd(group_steps), busy = subgroupAdd(taken);
+  const uint width = subgroupAdd(1u);
+  if (subgroupElect()) {
+    atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], steps);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_ITERATIONS], busy);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_SLOTS], steps * width);
+  }
+  if (AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+}
+#endif
+)GLSL";
+  return out;
+}
+
 }  // namespace
 
 const char* kernel_macro(Kernel k) {
@@ -601,13 +721,19 @@ const char* kernel_macro(Kernel k) {
       return "AB_LOCAL_SUBGROUP";
     case Kernel::LocalWorkgroup:
       return "AB_LOCAL_WORKGROUP";
+    case Kernel::LocalLane:
+      return "AB_LOCAL_LANE";
+    case Kernel::GlobalFused:
+      return "AB_GLOBAL_FUSED";
   }
   return "";
 }
 
 Residency residency_of(Kernel k) {
-  return k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup ? Residency::Registers
-                                                                   : Residency::Memory;
+  return k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup || k == Kernel::LocalLane ||
+                 k == Kernel::GlobalFused
+             ? Residency::Registers
+             : Residency::Memory;
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
@@ -615,7 +741,8 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   std::string out;
   out += "#version 450\n";
   out +=
-      "#ifdef AB_LOCAL_SUBGROUP\n#extension GL_KHR_shader_subgroup_basic : require\n"
+      "#if defined(AB_LOCAL_SUBGROUP) || defined(AB_LOCAL_LANE) || defined(AB_GLOBAL_FUSED)\n"
+      "#extension GL_KHR_shader_subgroup_basic : require\n"
       "#extension GL_KHR_shader_subgroup_arithmetic : require\n#endif\n";
   if (subgroup_ballot)
     out +=
@@ -651,6 +778,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
     out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b);
   out += "    default: break;\n  }\n}\n";
   out += registers ? kLocalEntryPoints : kGlobalEntryPoints;
+  if (registers) out += lane_entry_point(program);
   return out;
 }
 

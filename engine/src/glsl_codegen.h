@@ -3,8 +3,10 @@
 // kernels, selected by a macro at compile time (one source per Residency, below):
 //   AB_GLOBAL_MASKED     one global step; every lane tests whether its PC is the chosen block
 //   AB_GLOBAL_COMPACTED  one global step over the active-lane list (indirect dispatch)
+//   AB_GLOBAL_FUSED      many global steps, pick included, for a batch of one workgroup
 //   AB_LOCAL_SUBGROUP    a bounded PC loop per subgroup (min PC via subgroupMin)
 //   AB_LOCAL_WORKGROUP   a bounded PC loop per workgroup (min PC via shared memory)
+//   AB_LOCAL_LANE        a bounded PC loop per lane, in sweep order (ir/analysis/sweep_order.h)
 // Op semantics are not restated here: elementwise ops are spelled from OpInfo::glsl, whose
 // helpers live in the prelude (glsl_prelude.h).
 #pragma once
@@ -16,7 +18,14 @@
 
 namespace ab {
 
-enum class Kernel { GlobalMasked, GlobalCompacted, LocalSubgroup, LocalWorkgroup };
+enum class Kernel {
+  GlobalMasked,
+  GlobalCompacted,
+  GlobalFused,
+  LocalSubgroup,
+  LocalWorkgroup,
+  LocalLane
+};
 const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 
 // Where blocks read and write a lane's state. Memory: the state buffer, every block (the global

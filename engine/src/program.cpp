@@ -29,7 +29,15 @@ const char* global_mode_name(GlobalMode m) {
   return m == GlobalMode::Masked ? "masked" : "compacted";
 }
 const char* local_scope_name(LocalScope s) {
-  return s == LocalScope::Subgroup ? "subgroup" : "workgroup";
+  switch (s) {
+    case LocalScope::Subgroup:
+      return "subgroup";
+    case LocalScope::Workgroup:
+      return "workgroup";
+    case LocalScope::Lane:
+      return "lane";
+  }
+  return "";
 }
 
 std::string VulkanProgram::Impl::pipeline_cache_path() const {
@@ -163,8 +171,8 @@ double VulkanProgram::compile_seconds() const {
 }
 Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
   std::vector<std::vector<uint32_t>> modules;
-  for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::LocalSubgroup,
-                   Kernel::LocalWorkgroup}) {
+  for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::GlobalFused,
+                   Kernel::LocalSubgroup, Kernel::LocalWorkgroup, Kernel::LocalLane}) {
     auto spirv = compile_glsl(impl_->glsl_for(k), kernel_macro(k), impl_->cache_dir);
     if (!spirv) return Error{spirv.error()};
     modules.push_back(std::move(spirv->spirv));

@@ -14,6 +14,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+Kernel local_kernel(LocalScope scope) {
+  switch (scope) {
+    case LocalScope::Subgroup:
+      return Kernel::LocalSubgroup;
+    case LocalScope::Workgroup:
+      return Kernel::LocalWorkgroup;
+    case LocalScope::Lane:
+      return Kernel::LocalLane;
+  }
+  return Kernel::LocalSubgroup;
+}
+
 uint32_t groups_for(uint32_t n) {
   return (n + AB_GROUP_SIZE - 1) / AB_GROUP_SIZE;
 }
@@ -29,6 +41,7 @@ struct VulkanRun::Impl {
   RunOptions options;
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
+  bool global = false, fused = false;  // fused: the global schedule in one subgroup
   DeviceBuffer ctrl, state, list, uniforms, readback, dummy;
   std::vector<DeviceBuffer> arenas;
   VkDescriptorPool pool = VK_NULL_HANDLE;
@@ -38,6 +51,8 @@ struct VulkanRun::Impl {
   PushConstants push;
   bool finished = false;
   uint64_t steps = 0;
+  // local/lane: loop iterations summed over the lanes in them, and over the lanes of the group
+  uint64_t lane_iterations = 0, lane_slots = 0;
   std::vector<TraceStep> trace;
   VulkanStats stats;
   Clock::time_point created;
@@ -73,6 +88,11 @@ struct VulkanRun::Impl {
   Expected<BatchSnapshot> take_snapshot(bool with_stacks);
   Status upload_initial_state(const Batch& batch);
   Expected<VkCommandBuffer> record(uint64_t n);
+  // Steps one submission runs at most: global scheduler steps (fused: in one dispatch), or local
+  // group steps per dispatch.
+  uint64_t steps_per_submission() const {
+    return global && !fused ? vulkan.steps_per_submission : vulkan.local_steps_per_dispatch;
+  }
   Status submit(uint64_t n);
   void bind(VkCommandBuffer cmd, VkPipeline p) {
     ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
@@ -237,10 +257,13 @@ Status VulkanRun::Impl::read_live_stacks(const std::vector<uint32_t>& image,
 // Global: n scheduler steps. Local: one dispatch letting each group run up to n steps.
 Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   if (auto it = recorded.find(n); it != recorded.end()) return it->second;
-  const bool global = vulkan.schedule == Schedule::Global;
   const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
   VkPipeline pick = VK_NULL_HANDLE, compact = VK_NULL_HANDLE, step = VK_NULL_HANDLE;
-  if (global) {
+  if (fused) {
+    auto s = prog->pipeline(Kernel::GlobalFused);
+    if (!s) return Error{s.error()};
+    step = *s;
+  } else if (global) {
     auto p = prog->pipeline(HandKernel::GlobalPick);
     if (!p) return Error{p.error()};
     pick = *p;
@@ -253,8 +276,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     if (!s) return Error{s.error()};
     step = *s;
   } else {
-    auto s = prog->pipeline(vulkan.local_scope == LocalScope::Subgroup ? Kernel::LocalSubgroup
-                                                                       : Kernel::LocalWorkgroup);
+    auto s = prog->pipeline(local_kernel(vulkan.local_scope));
     if (!s) return Error{s.error()};
     step = *s;
   }
@@ -274,12 +296,13 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   } else {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
+    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_LANE_ITERATIONS * 4, 8, 0);
   }
   compute_barrier(*ctx, cmd);
   api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0, 1,
                               &set, 0, nullptr);
   PushConstants pc = push;
-  if (!global) pc.budget = static_cast<uint32_t>(n);
+  if (!global || fused) pc.budget = static_cast<uint32_t>(n);
   api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc),
                          &pc);
   auto dispatch = [&](VkPipeline p, uint32_t groups) {
@@ -287,7 +310,9 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     api.vkCmdDispatch(cmd, groups, 1, 1);
     compute_barrier(*ctx, cmd);
   };
-  if (global) {
+  if (fused) {
+    dispatch(step, 1);
+  } else if (global) {
     for (uint64_t s = 0; s < n; ++s) {
       dispatch(pick, 1);
       if (compacted) {
@@ -322,14 +347,17 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
   ctx->api.vkResetFences(ctx->device, 1, &fence);
   ++stats.submissions;
-  const bool global = vulkan.schedule == Schedule::Global;
-  if (global) {
+  if (global && !fused) {
     const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
     stats.dispatches += n * (compacted ? 3 : 2);
   } else {
     stats.dispatches += 1;
   }
   const auto* w = static_cast<const uint32_t*>(readback.mapped());
+  if (w[AB_CTRL_UNFIT] != 0)
+    return Error{
+        "the device ran the fused global kernel with subgroups smaller than it reports: "
+        "set VulkanOptions::fuse_small_batches = false"};
   if (global) {
     steps = w[AB_CTRL_STEPS_LO] | uint64_t{w[AB_CTRL_STEPS_HI]} << 32;
     const uint32_t len = std::min(w[AB_CTRL_TRACE_LEN], trace_cap);
@@ -342,6 +370,8 @@ Status VulkanRun::Impl::submit(uint64_t n) {
     finished = w[AB_CTRL_DONE] != 0 || live == 0;
   } else {
     stats.group_steps += w[AB_CTRL_GROUP_STEPS];
+    lane_iterations += w[AB_CTRL_LANE_ITERATIONS];
+    lane_slots += w[AB_CTRL_LANE_SLOTS];
     steps = stats.group_steps;
     finished = w[AB_CTRL_NOT_FINISHED] == 0;
   }
@@ -365,6 +395,12 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     return Error{
         "local_steps_per_dispatch must stay below 60,000 (lavapipe ends longer shader "
         "loops silently)"};
+  if (vulkan.schedule == Schedule::Local && vulkan.local_scope != LocalScope::Workgroup &&
+      !program->impl().ctx->info.subgroup_arithmetic)
+    return Error{fmt::format(
+        "the local/{} schedule needs subgroup arithmetic in compute shaders, which this device "
+        "lacks: use --local-scope workgroup or --schedule global",
+        local_scope_name(vulkan.local_scope))};
   auto impl = std::make_unique<Impl>();
   impl->created = Clock::now();
   impl->compile_seconds_at_creation = program->compile_seconds();
@@ -378,10 +414,14 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   impl->lanes = batch.lanes;
   impl->depth = options.stack_depth;
   impl->nblocks = static_cast<uint32_t>(lp.blocks.size());
-  impl->trace_cap =
-      options.record_trace && vulkan.schedule == Schedule::Global ? vulkan.steps_per_submission : 0;
+  impl->global = vulkan.schedule == Schedule::Global;
+  const DeviceInfo& device = impl->ctx->info;
+  impl->fused = impl->global && vulkan.fuse_small_batches && device.subgroup_arithmetic &&
+                batch.lanes <= device.subgroup_size;
+  impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
   impl->stats.device = impl->ctx->info.name;
-  impl->stats.schedule = vulkan.schedule == Schedule::Global
+  impl->stats.schedule = impl->fused ? std::string("global/fused")
+                         : impl->global
                              ? fmt::format("global/{}", global_mode_name(vulkan.global_mode))
                              : fmt::format("local/{}", local_scope_name(vulkan.local_scope));
   PushConstants& p = impl->push;
@@ -411,15 +451,14 @@ const VulkanStats& VulkanRun::stats() const {
 }
 uint32_t VulkanRun::group_width() const {
   if (impl_->vulkan.schedule == Schedule::Global) return 0;
-  return impl_->vulkan.local_scope == LocalScope::Subgroup
-             ? std::max<uint32_t>(impl_->ctx->info.subgroup_size, 1)
-             : AB_GROUP_SIZE;
+  return impl_->vulkan.local_scope == LocalScope::Workgroup
+             ? AB_GROUP_SIZE
+             : std::max<uint32_t>(impl_->ctx->info.subgroup_size, 1);
 }
 
 Expected<bool> VulkanRun::step(uint64_t n) {
   Impl& I = *impl_;
-  const uint64_t chunk = I.vulkan.schedule == Schedule::Global ? I.vulkan.steps_per_submission
-                                                               : I.vulkan.local_steps_per_dispatch;
+  const uint64_t chunk = I.steps_per_submission();
   while (n > 0 && !I.finished) {
     const uint64_t k = std::min(n, chunk);
     if (auto s = I.submit(k); !s) return Error{s.error()};
@@ -499,9 +538,14 @@ Expected<RunResult> VulkanRun::result() {
     result.trace = I.trace;
   } else {
     st.steps = I.stats.group_steps;
-    const uint32_t width = group_width();
-    st.utilization =
-        st.steps ? static_cast<double>(st.lane_steps) / (static_cast<double>(st.steps) * width) : 0;
+    // Lane scope: a step is one loop iteration of a subgroup; a lane is busy in it when it is
+    // inside that loop (it runs at least one block there).
+    if (I.vulkan.local_scope == LocalScope::Lane)
+      st.utilization = I.lane_slots ? static_cast<double>(I.lane_iterations) / I.lane_slots : 0;
+    else
+      st.utilization = st.steps ? static_cast<double>(st.lane_steps) /
+                                      (static_cast<double>(st.steps) * group_width())
+                                : 0;
   }
   st.wall_seconds = I.stats.run_seconds;
   return result;
@@ -579,7 +623,7 @@ Expected<BatchSnapshot> VulkanRun::Impl::take_snapshot(bool with_stacks) {
 // ---- checkpoints ----
 
 struct RunCheckpoint::Data {
-  uint64_t steps = 0, group_steps = 0;
+  uint64_t steps = 0, group_steps = 0, lane_iterations = 0, lane_slots = 0;
   bool finished = false;
   size_t trace_length = 0;
   std::vector<uint32_t> ctrl, state;
@@ -604,6 +648,8 @@ Expected<std::shared_ptr<const RunCheckpoint>> VulkanRun::checkpoint() {
   auto d = std::make_unique<RunCheckpoint::Data>();
   d->steps = I.steps;
   d->group_steps = I.stats.group_steps;
+  d->lane_iterations = I.lane_iterations;
+  d->lane_slots = I.lane_slots;
   d->finished = I.finished;
   d->trace_length = I.trace.size();
   d->run = this;
@@ -638,6 +684,8 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
   }
   I.steps = d.steps;
   I.stats.group_steps = d.group_steps;
+  I.lane_iterations = d.lane_iterations;
+  I.lane_slots = d.lane_slots;
   I.finished = d.finished;
   I.trace.resize(std::min(I.trace.size(), d.trace_length));
   return Ok{};

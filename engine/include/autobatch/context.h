@@ -28,9 +28,11 @@ struct DeviceInfo {
   uint32_t api_version = 0;
   std::string driver;  // driver name and info where the device reports them
   uint32_t subgroup_size = 0;
-  uint64_t max_storage_buffer_range = 0;
-  bool subgroup_ballot = false;  // compute shaders have subgroup ballot (fewer atomics per step) //
-                                 // bytes one stack binding may span (bounds a batch)
+  uint64_t max_storage_buffer_range = 0;  // bytes one stack binding may span (bounds a batch)
+  bool subgroup_ballot = false;  // compute shaders have subgroup ballot (fewer atomics per step)
+  // compute shaders have subgroup arithmetic (subgroupMin, subgroupAdd): the local schedule's
+  // subgroup and lane scopes need it
+  bool subgroup_arithmetic = false;
 };
 
 class VulkanContext {

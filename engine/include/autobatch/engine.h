@@ -30,22 +30,30 @@ enum class GlobalMode : uint8_t {
   Masked,     // every step dispatches all lanes; each tests its PC
   Compacted,  // every step lists the active lanes and dispatches only those (indirect)
 };
-enum class LocalScope : uint8_t { Subgroup, Workgroup };
+// Who runs a PC loop in the local schedule: each subgroup or workgroup (its lanes run the block
+// with the smallest PC among them, as Algorithm 2 does for a batch), or each lane (it visits the
+// blocks in a fixed order, looping over cycles, and runs the one it waits at; lanes of a subgroup
+// at the same block run it together).
+enum class LocalScope : uint8_t { Subgroup, Workgroup, Lane };
 
 const char* schedule_name(Schedule s);       // "global", "local"
 const char* global_mode_name(GlobalMode m);  // "masked", "compacted"
-const char* local_scope_name(LocalScope s);  // "subgroup", "workgroup"
+const char* local_scope_name(LocalScope s);  // "subgroup", "workgroup", "lane"
 
 struct VulkanOptions {
-  ContextOptions context;                // used when run_vulkan creates the context
-  // local/subgroup: fastest and best utilized on every benchmark program at 1024 and 16384 lanes
-  // (docs/engine.md, "Measurements"); global is the one with a batch-wide step trace.
+  ContextOptions context;  // used when run_vulkan creates the context
+  // local/lane: the fastest on every benchmark program at 1024 and 16384 lanes
+  // (docs/performance.md); global is the one with a batch-wide step trace.
   Schedule schedule = Schedule::Local;
   GlobalMode global_mode = GlobalMode::Compacted;
-  LocalScope local_scope = LocalScope::Subgroup;
+  LocalScope local_scope = LocalScope::Lane;
   uint32_t steps_per_submission = 32;  // global: scheduler steps recorded per submission
-  // local: group steps per dispatch. Must stay well below lavapipe's silent 65,535-iteration
-  // loop cap; completion is always confirmed through a flag, never assumed.
+  // global, batches that fit one subgroup (DeviceInfo::subgroup_size lanes): run up to
+  // local_steps_per_dispatch scheduler steps in one dispatch, the pick done with subgroup
+  // operations (the same steps and trace) instead of two or three dispatches per step.
+  bool fuse_small_batches = true;
+  // local (and fused global): steps per dispatch. Must stay well below lavapipe's silent
+  // 65,535-iteration loop cap; completion is always confirmed through a flag, never assumed.
   uint32_t local_steps_per_dispatch = 4096;
   bool disk_cache = true;  // cache SPIR-V (and the pipeline cache) on disk
   std::string cache_dir;   // empty: $XDG_CACHE_HOME/autobatch or ~/.cache/autobatch
@@ -77,8 +85,8 @@ class VulkanProgram {
   // The generated GLSL of the global kernels (blocks read and write the state buffer); the local
   // kernels' source differs only in keeping a lane's state in registers during a dispatch.
   const std::string& glsl() const;
-  // The SPIR-V of every module this program can use: the four generated kernel variants
-  // (global masked, global compacted, local subgroup, local workgroup; compiled now if no run has
+  // The SPIR-V of every module this program can use: the six generated kernel variants (global
+  // masked, compacted and fused; local subgroup, workgroup and lane; compiled now if no run has
   // needed them yet, without creating pipelines) and the three hand-written kernels.
   Expected<std::vector<std::vector<uint32_t>>> all_spirv();
   double compile_seconds() const;
@@ -139,7 +147,8 @@ class VulkanRun {
   Status restore(const RunCheckpoint& checkpoint);
   const VulkanStats& stats() const;
   // Local schedule: lanes per group (the subgroup size, or the workgroup size); lane L belongs to
-  // group L / group_width() and each group runs its own min-PC loop. 0 for the global schedule.
+  // group L / group_width() and each group runs its own min-PC loop (lane scope: the subgroup whose
+  // lanes run their loops side by side). 0 for the global schedule.
   uint32_t group_width() const;
 
  private:
