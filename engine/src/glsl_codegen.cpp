@@ -96,9 +96,11 @@ class BlockEmitter {
     line(0, fmt::format("void block_{}(uint lane) {{", b_));
     line(1, "const uint L = P.lanes;");
     line(1, fmt::format("uint steps = {};", slot(AB_SLOT_STEPS)));
-    line(1, fmt::format("if (steps >= P.max_steps) {{ ab_raise(lane, AB_FAULT_STEP_BUDGET, {}u, "
-                        "AB_NO_BLOCK, steps); return; }}",
-                        b_));
+    // Register residency: the caller checks the step budget (run_statement).
+    if (!registers_)
+      line(1, fmt::format("if (steps >= P.max_steps) {{ ab_raise(lane, AB_FAULT_STEP_BUDGET, {}u, "
+                          "AB_NO_BLOCK, steps); return; }}",
+                          b_));
     line(1, "steps += 1u;");
     line(1, fmt::format("{} = steps;", slot(AB_SLOT_STEPS)));
     if (uses_random_) line(1, fmt::format("uint draws = {};", slot(AB_SLOT_DRAWS)));
@@ -638,6 +640,16 @@ void main() {
 #endif
 )GLSL";
 
+// The statement that runs block b for a lane. Register residency checks the step budget here,
+// which spares every block an early return; memory residency checks it inside the block.
+std::string run_statement(Residency residency, size_t b) {
+  if (residency == Residency::Memory) return fmt::format("block_{}(lane);", b);
+  return fmt::format(
+      "{{ if ({0} >= P.max_steps) ab_raise(lane, AB_FAULT_STEP_BUDGET, {1}u, AB_NO_BLOCK, {0}); "
+      "else block_{1}(lane); }}",
+      slot_register(AB_SLOT_STEPS), b);
+}
+
 // Emits the items of a sweep: a block runs for the lanes waiting at it; a component is a loop
 // that goes on while any lane of the subgroup is inside it (its blocks are the positions
 // first..last of ab_position).
@@ -645,8 +657,8 @@ void emit_sweep(const std::vector<SweepItem>& items, int indent, std::string& ou
   const std::string pad(indent * 2, ' ');
   for (const SweepItem& item : items) {
     if (item.block >= 0) {
-      out +=
-          fmt::format("{}if (AB_PC(lane) == {}u) block_{}(lane);\n", pad, item.block, item.block);
+      out += fmt::format("{}if (AB_PC(lane) == {}u) {}\n", pad, item.block,
+                         run_statement(Residency::Registers, item.block));
       continue;
     }
     // A do-while with the test at its end: a while loop's test at its top would cost one more
@@ -775,7 +787,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
     BlockEmitter(program, layout, static_cast<int32_t>(b), residency, out).emit();
   out += "void run_block(uint lane, uint b) {\n  switch (b) {\n";
   for (size_t b = 0; b < program.blocks.size(); ++b)
-    out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b);
+    out += fmt::format("    case {}u: {} break;\n", b, run_statement(residency, b));
   out += "    default: break;\n  }\n}\n";
   out += registers ? kLocalEntryPoints : kGlobalEntryPoints;
   if (registers) out += lane_entry_point(program);
