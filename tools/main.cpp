@@ -71,7 +71,7 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
   const ab::VulkanOptions engine_defaults;
   app.add_option("--schedule", device.schedule,
                  fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
-                             "GPU) or local (each subgroup/workgroup runs its own PC loop); "
+                             "GPU) or local (PC loops per lane, subgroup or workgroup: --local-scope); "
                              "default: {} (run), global with --trace-steps and for debug",
                              ab::schedule_name(engine_defaults.schedule)))
       ->check(CLI::IsMember({"global", "local"}));
@@ -82,8 +82,8 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
       ->check(CLI::IsMember({"masked", "compacted"}));
   app.add_option("--local-scope", device.local_scope,
                  fmt::format("vulkan local: who runs a PC loop: each subgroup or workgroup "
-                             "(min PC), or each lane (a sweep over the blocks in PC order); "
-                             "default: {}",
+                             "(min PC), or each lane (it sweeps the blocks in a fixed order, "
+                             "looping over cycles); default: {} (run), subgroup for debug",
                              ab::local_scope_name(engine_defaults.local_scope)))
       ->check(CLI::IsMember({"subgroup", "workgroup", "lane"}));
   app.add_option("--device", device.device,
