@@ -1,7 +1,10 @@
 // The lane schedule's sweep order (ir/analysis/sweep_order.h): a weak topological order of the
-// merged control-flow graph. Checked as properties on the samples and on random programs: every
-// block once, positions contiguous per component, every edge forward unless it goes back to the
-// head of a component that holds its source; and on small programs, which blocks form loops.
+// sweep graph, the merged control-flow graph with a copy of each shared non-recursive callee per
+// call site. Checked as properties on the samples and on random programs, against edges derived
+// here from the terminators: the graph's nodes and edges stand for real blocks and edges and
+// cover every edge a lane can take; the order lists every node once, positions are contiguous per
+// component, and every edge goes forward unless it goes back to the head of a component that
+// holds its source. On small programs: which blocks form loops, and which callees are copied.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -33,90 +36,103 @@ std::unique_ptr<Lowered> lower_source(const std::string& source) {
   return out;
 }
 
-// The edges of the merged graph, derived here from the terminators independently of the analysis:
-// Jump/Branch targets, a PushJump's callee entry, and a Return to every continuation of a call
-// into its function.
-std::vector<std::pair<int32_t, int32_t>> edges_of(const ab::LoweredProgram& p) {
-  std::vector<std::pair<int32_t, int32_t>> edges;
+// The block-level edges a lane can take: Jump/Branch targets, a PushJump's callee entry, and a
+// Return to every continuation of a call into its function.
+std::set<std::pair<int32_t, int32_t>> block_edges(const ab::LoweredProgram& p) {
+  std::set<std::pair<int32_t, int32_t>> edges;
   for (size_t i = 0; i < p.blocks.size(); ++i) {
     const ab::Terminator& t = p.blocks[i].term;
     const auto from = static_cast<int32_t>(i);
     if (t.kind == ab::Terminator::Kind::Jump || t.kind == ab::Terminator::Kind::PushJump)
-      edges.emplace_back(from, t.target);
+      edges.emplace(from, t.target);
     if (t.kind == ab::Terminator::Kind::Branch) {
-      edges.emplace_back(from, t.target);
-      edges.emplace_back(from, t.target_else);
+      edges.emplace(from, t.target);
+      edges.emplace(from, t.target_else);
     }
     if (t.kind == ab::Terminator::Kind::Return)
       for (const ab::LoweredBlock& caller : p.blocks)
         if (caller.term.kind == ab::Terminator::Kind::PushJump &&
             p.blocks[caller.term.target].function == p.blocks[i].function)
-          edges.emplace_back(from, caller.term.target_else);
+          edges.emplace(from, caller.term.target_else);
   }
   return edges;
 }
 
-// Checks the weak-topological-order properties; returns the heads of the components.
+// Checks the graph and the order; returns the blocks that head a component.
 std::set<int32_t> check_order(const ab::LoweredProgram& p) {
+  const ab::SweepGraph g = ab::sweep_graph(p);
+  const auto edges = block_edges(p);
+  REQUIRE(!g.block.empty());
+  CHECK(g.block[0] == p.entry_block);
+  // Every node edge is a block edge, and from every node every block edge of its block is taken
+  // by some node edge, except a Return's: a copy returns only to its own caller.
+  for (size_t n = 0; n < g.block.size(); ++n) {
+    std::set<int32_t> targets;
+    for (int32_t m : g.succ[n]) {
+      CHECK(edges.count({g.block[n], g.block[m]}) == 1);
+      targets.insert(g.block[m]);
+    }
+    const ab::Terminator& t = p.blocks[g.block[n]].term;
+    if (t.kind == ab::Terminator::Kind::Return) {
+      if (g.block[n] != p.exit_pc() && p.blocks[g.block[n]].function != p.entry_function)
+        CHECK(!targets.empty());
+      continue;
+    }
+    for (auto [from, to] : edges)
+      if (from == g.block[n]) CHECK(targets.count(to) == 1);
+  }
+  // Every block a lane can reach from the entry has a node.
+  std::set<int32_t> reached = {p.entry_block}, with_node(g.block.begin(), g.block.end());
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto [from, to] : edges)
+      if (reached.count(from) && !reached.count(to)) grew = reached.insert(to).second;
+  }
+  CHECK(reached == with_node);
+
   const auto order = ab::sweep_order(p);
-  const auto position = ab::sweep_positions(order, p.blocks.size());
-  std::set<int32_t> positions;
-  for (int32_t at : position) {
-    CHECK(at >= 0);
-    positions.insert(at);
-  }
-  CHECK(positions.size() == p.blocks.size());  // every block exactly once
-  if (!p.blocks.empty()) {
-    CHECK(*positions.begin() == 0);
-    CHECK(*positions.rbegin() == static_cast<int32_t>(p.blocks.size()) - 1);
-  }
-  // For each block, the components holding it: (first, last, head position).
-  std::vector<std::vector<std::array<int32_t, 3>>> holders(p.blocks.size());
+  std::vector<int32_t> position(g.block.size(), -1);
+  std::vector<std::vector<std::array<int32_t, 2>>> holders(g.block.size());  // (first, last)
   std::set<int32_t> heads;
-  std::function<void(const std::vector<ab::SweepItem>&, std::vector<std::array<int32_t, 3>>&)>
+  int32_t next = 0;
+  std::function<void(const std::vector<ab::SweepItem>&, std::vector<std::array<int32_t, 2>>&)>
       walk = [&](const auto& items, auto& enclosing) {
         for (const ab::SweepItem& i : items) {
           if (i.block >= 0) {
-            CHECK(i.first == position[i.block]);
-            CHECK(i.last == i.first);
-            holders[i.block] = enclosing;
+            REQUIRE(i.node >= 0);
+            CHECK(g.block[i.node] == i.block);
+            CHECK(position[i.node] == -1);  // once
+            CHECK(i.first == next);
+            CHECK(i.last == next);
+            position[i.node] = next++;
+            holders[i.node] = enclosing;
             continue;
           }
           REQUIRE(!i.children.empty());
           REQUIRE(i.children.front().block >= 0);  // a component starts with its head
-          CHECK(i.first == i.children.front().first);
-          CHECK(i.last == i.children.back().last);
           heads.insert(i.children.front().block);
-          enclosing.push_back({i.first, i.last, i.first});
+          enclosing.push_back({i.first, i.last});
           walk(i.children, enclosing);
           enclosing.pop_back();
+          CHECK(i.last == next - 1);
+          const std::vector<bool> in = ab::blocks_inside(i, p.blocks.size());
+          CHECK(in[i.children.front().block]);
         }
       };
-  std::vector<std::array<int32_t, 3>> none;
+  std::vector<std::array<int32_t, 2>> none;
   walk(order, none);
-  // Blocks no lane can reach (the order appends them) are exempt.
-  const auto edges = edges_of(p);
-  std::vector<bool> reached(p.blocks.size(), false);
-  std::vector<int32_t> work = {p.entry_block};
-  reached[p.entry_block] = true;
-  while (!work.empty()) {
-    const int32_t b = work.back();
-    work.pop_back();
-    for (auto [from, to] : edges)
-      if (from == b && !reached[to]) {
-        reached[to] = true;
-        work.push_back(to);
-      }
-  }
-  for (auto [from, to] : edges) {
-    if (!reached[from] || position[to] > position[from]) continue;  // forward
-    bool back_to_head = false;
-    for (const auto& c : holders[from])
-      back_to_head |= c[2] == position[to];
-    CAPTURE(from);
-    CAPTURE(to);
-    CHECK(back_to_head);
-  }
+  for (int32_t at : position)
+    CHECK(at >= 0);  // every node listed
+  for (size_t n = 0; n < g.block.size(); ++n)
+    for (int32_t m : g.succ[n]) {
+      if (position[m] > position[n]) continue;  // forward
+      bool back_to_head = false;
+      for (const auto& c : holders[n])
+        back_to_head |= c[0] == position[m];
+      CAPTURE(p.blocks[g.block[n]].name);
+      CAPTURE(p.blocks[g.block[m]].name);
+      CHECK(back_to_head);
+    }
   return heads;
 }
 
@@ -133,7 +149,14 @@ TEST_CASE("sweep order: the samples and random programs form weak topological or
   }
 }
 
-TEST_CASE("sweep order: loops and recursion are components, straight code is not") {
+int count_copies(const ab::LoweredProgram& p, const std::string& block) {
+  int n = 0;
+  for (int32_t b : ab::sweep_graph(p).block)
+    n += p.blocks[b].name == block;
+  return n;
+}
+
+TEST_CASE("sweep order: loops and recursion are components; a shared callee is copied") {
   auto straight = lower_source(R"(
 fn twice(x: int) -> int { return x + x; }
 fn main(n: int) -> int {
@@ -141,10 +164,9 @@ fn main(n: int) -> int {
     if r > 10 { r = r - 10; }
     return twice(r);
 })");
-  // `twice` is called twice: its Return goes to both continuations, and the second call jumps
-  // back to its entry, so the two calls form one cycle; nothing else does.
-  const auto heads = check_order(straight->lowered);
-  CHECK(heads.size() <= 1);
+  // `twice` has a copy per call, so its two calls form no cycle: no component at all.
+  CHECK(check_order(straight->lowered).empty());
+  CHECK(count_copies(straight->lowered, "twice.b0") == 2);
 
   auto loop = lower_source(R"(
 fn main(n: int) -> int {
@@ -162,7 +184,8 @@ fn fib(n: int) -> int {
 }
 fn main(n: int) -> int { return fib(n); })");
   const auto fib_heads = check_order(fib->lowered);
-  // fib's entry block heads the recursion; main's blocks are in no component.
+  // fib's entry block heads the recursion; main's blocks are in no component; a recursive
+  // function is never copied.
   const ab::LoweredProgram& p = fib->lowered;
   bool entry_is_head = false;
   for (int32_t h : fib_heads) {
@@ -170,6 +193,7 @@ fn main(n: int) -> int { return fib(n); })");
     entry_is_head |= p.blocks[h].name == "fib.b0";
   }
   CHECK(entry_is_head);
+  CHECK(count_copies(p, "fib.b0") == 1);
 }
 
 }  // namespace

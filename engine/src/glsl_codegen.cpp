@@ -651,49 +651,76 @@ std::string run_statement(Residency residency, size_t b) {
 }
 
 // Emits the items of a sweep: a block runs for the lanes waiting at it; a component is a loop
-// that goes on while any lane of the subgroup is inside it (its blocks are the positions
-// first..last of ab_position).
-void emit_sweep(const std::vector<SweepItem>& items, int indent, std::string& out) {
-  const std::string pad(indent * 2, ' ');
-  for (const SweepItem& item : items) {
-    if (item.block >= 0) {
-      out += fmt::format("{}if (AB_PC(lane) == {}u) {}\n", pad, item.block,
-                         run_statement(Residency::Registers, item.block));
-      continue;
+// that goes on while any lane of the subgroup waits at one of its blocks (its row of
+// ab_members, a bit per block).
+class SweepEmitter {
+ public:
+  explicit SweepEmitter(size_t blocks) : blocks_(blocks), words_(blocks / 32 + 1) {}
+
+  void emit(const std::vector<SweepItem>& items, int indent, std::string& out) {
+    const std::string pad(indent * 2, ' ');
+    for (const SweepItem& item : items) {
+      if (item.block >= 0) {
+        out += fmt::format("{}if (AB_PC(lane) == {}u) {}\n", pad, item.block,
+                           run_statement(Residency::Registers, item.block));
+        continue;
+      }
+      const int component = components_++;
+      const std::vector<bool> in = blocks_inside(item, blocks_);
+      for (uint32_t w = 0; w < words_; ++w) {
+        uint32_t bits = 0;
+        for (uint32_t i = 0; i < 32 && w * 32 + i < blocks_; ++i)
+          if (in[w * 32 + i]) bits |= 1u << i;
+        members_.push_back(bits);
+      }
+      // A do-while with the test at its end: a while loop's test at its top would cost one more
+      // (masked) pass over the body on devices that run every branch, such as lavapipe. Entering
+      // does not test the budget, so every dispatch runs each live lane's block at least once,
+      // however small the budget (one iteration more per nesting level at most).
+      const std::string inside = fmt::format("ab_inside({}u)", component);
+      out += fmt::format("{}{{\n{}  bool go = {};\n{}  do {{\n{}    if (go) {{\n", pad, pad, inside,
+                         pad, pad);
+      out += pad + "      AB_ITERATION\n";
+      emit(item.children, indent + 3, out);
+      out += fmt::format(
+          "{}    }}\n{}    go = go && {} && taken < P.budget;\n{}  }} while (go);\n{}}}\n", pad,
+          pad, inside, pad, pad);
     }
-    // A do-while with the test at its end: a while loop's test at its top would cost one more
-    // (masked) pass over the body on devices that run every branch, such as lavapipe. Entering
-    // does not test the budget, so every dispatch runs each live lane's block at least once,
-    // however small the budget (one iteration more per nesting level at most).
-    const std::string inside = fmt::format("ab_inside({}u, {}u)", item.first, item.last);
-    out += fmt::format("{}{{\n{}  bool go = {};\n{}  do {{\n{}    if (go) {{\n", pad, pad, inside,
-                       pad, pad);
-    out += pad + "      AB_ITERATION\n";
-    emit_sweep(item.children, indent + 3, out);
-    out += fmt::format(
-        "{}    }}\n{}    go = go && {} && taken < P.budget;\n{}  }} while (go);\n{}}}\n", pad, pad,
-        inside, pad, pad);
   }
-}
+
+  // The membership table and ab_inside, which the emitted loops call.
+  std::string declarations() const {
+    if (members_.empty()) return "";
+    std::string table;
+    for (size_t i = 0; i < members_.size(); ++i)
+      table += fmt::format("{}0x{:08x}u", i ? ", " : "", members_[i]);
+    return fmt::format(
+        "const uint ab_members[{0}] = uint[]({1});\n"
+        "bool ab_inside(uint component) {{\n"
+        "  const uint pc = min(AB_PC(gl_GlobalInvocationID.x), P.exit_pc);\n"
+        "  return (ab_members[component * {2}u + (pc >> 5u)] & (1u << (pc & 31u))) != 0u;\n"
+        "}}\n",
+        members_.size(), table, words_);
+  }
+
+ private:
+  size_t blocks_;
+  uint32_t words_;  // per component: a bit per block, and one for the exit PC (never set)
+  int components_ = 0;
+  std::vector<uint32_t> members_;
+};
 
 // The local schedule per lane: each lane runs its own PC loop, visiting the blocks in sweep order
 // (ir/analysis/sweep_order.h) with a loop per component, so lanes of a subgroup at the same block
 // still run it together, a lane follows its forward edges within one iteration, and only a cycle
 // costs another. A step is one loop iteration of the subgroup (at any nesting level).
 std::string lane_entry_point(const LoweredProgram& program) {
-  const std::vector<SweepItem> order = sweep_order(program);
-  const std::vector<int32_t> position = sweep_positions(order, program.blocks.size());
-  std::string table;
-  for (int32_t p : position)
-    table += fmt::format("{}u, ", p);
-  std::string out = "#ifdef AB_LOCAL_LANE\n";
-  out += fmt::format("const uint ab_position[{}] = uint[]({}0xFFFFFFFFu);\n",
-                     program.blocks.size() + 1, table);
-  out += R"GLSL(bool ab_inside(uint first, uint last) {
-  const uint at = ab_position[min(AB_PC(gl_GlobalInvocationID.x), P.exit_pc)];
-  return at >= first && at <= last;
-}
-// Counts a loop iteration: the lane's own (taken, which the budget bounds) and, once per
+  SweepEmitter sweep(program.blocks.size());
+  std::string body;
+  sweep.emit(sweep_order(program), 2, body);
+  std::string out = "#ifdef AB_LOCAL_LANE\n" + sweep.declarations();
+  out +=
+      R"GLSL(// Counts a loop iteration: the lane's own (taken, which the budget bounds) and, once per
 // subgroup, the group's.
 #define AB_ITERATION ++taken; if (subgroupElect()) ++group_steps;
 void main() {
@@ -704,7 +731,7 @@ void main() {
   while (AB_PC(lane) < P.exit_pc && taken < P.budget) {
     AB_ITERATION
 )GLSL";
-  emit_sweep(order, 2, out);
+  out += body;
   out += R"GLSL(  }
   ab_store(lane);
   const uint steps = subgroupAdd(group_steps), busy = subgroupAdd(taken);

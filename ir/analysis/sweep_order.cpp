@@ -2,69 +2,152 @@
 
 #include <algorithm>
 #include <climits>
-#include <functional>
+#include <map>
+#include <utility>
 
 namespace ab {
 namespace {
 
-// Successors of every block in the merged control-flow graph.
-std::vector<std::vector<int32_t>> merged_successors(const LoweredProgram& p) {
-  const size_t n = p.blocks.size();
-  std::vector<std::vector<int32_t>> succ(n);
-  std::vector<std::vector<int32_t>> continuations(p.source ? p.source->functions.size() : 0);
+// Functions that get a copy per call site: not recursive, called from more than one block.
+std::vector<bool> copied_functions(const LoweredProgram& p) {
+  const size_t functions = p.source ? p.source->functions.size() : 0;
+  std::vector<std::vector<bool>> calls(functions, std::vector<bool>(functions, false));
+  std::vector<int> call_sites(functions, 0);
   for (const LoweredBlock& b : p.blocks)
-    if (b.term.kind == Terminator::Kind::PushJump && b.term.target >= 0 &&
-        static_cast<size_t>(b.term.target) < n) {
-      const int32_t callee = p.blocks[b.term.target].function;
-      if (callee >= 0 && static_cast<size_t>(callee) < continuations.size())
-        continuations[callee].push_back(b.term.target_else);
+    if (b.term.kind == Terminator::Kind::PushJump) {
+      const int32_t caller = b.function, callee = p.blocks[b.term.target].function;
+      if (caller < 0 || callee < 0) continue;
+      calls[caller][callee] = true;
+      ++call_sites[callee];
     }
-  auto add = [&](size_t from, int32_t to) {
-    if (to >= 0 && static_cast<size_t>(to) < n) succ[from].push_back(to);
-  };
-  for (size_t i = 0; i < n; ++i) {
-    const Terminator& t = p.blocks[i].term;
-    switch (t.kind) {
-      case Terminator::Kind::Jump:
-      case Terminator::Kind::PushJump:  // the continuation is reached through the Return
-        add(i, t.target);
-        break;
-      case Terminator::Kind::Branch:
-        add(i, t.target);
-        add(i, t.target_else);
-        break;
-      case Terminator::Kind::Return: {
-        const int32_t f = p.blocks[i].function;
-        if (f >= 0 && static_cast<size_t>(f) < continuations.size())
-          for (int32_t c : continuations[f])
-            add(i, c);
-        break;
-      }
-    }
-  }
-  return succ;
+  // Transitive closure (programs have few functions).
+  for (size_t k = 0; k < functions; ++k)
+    for (size_t i = 0; i < functions; ++i)
+      if (calls[i][k])
+        for (size_t j = 0; j < functions; ++j)
+          if (calls[k][j]) calls[i][j] = true;
+  std::vector<bool> copied(functions, false);
+  for (size_t f = 0; f < functions; ++f)
+    copied[f] = !calls[f][f] && call_sites[f] > 1;
+  return copied;
 }
 
-// Bourdoncle's recursive construction of a weak topological order.
-class Builder {
+// Builds the sweep graph: nodes are (block, context) pairs, the context being the call node that
+// made a copy of a copied function, or -1.
+class GraphBuilder {
  public:
-  explicit Builder(std::vector<std::vector<int32_t>> succ)
-      : succ_(std::move(succ)), number_(succ_.size(), 0) {}
+  GraphBuilder(const LoweredProgram& p, std::vector<bool> copied)
+      : p_(p), copied_(std::move(copied)) {}
+
+  // False when the copies exceeded the node limit.
+  bool build(SweepGraph& g) {
+    const size_t limit = kMaxSweepNodesPerBlock * p_.blocks.size();
+    node(p_.entry_block, -1);
+    for (size_t n = 0; n < keys_.size(); ++n) {  // keys_ grows as nodes are found
+      if (keys_.size() > limit) return false;
+      const auto [b, context] = keys_[n];
+      const Terminator& t = p_.blocks[b].term;
+      switch (t.kind) {
+        case Terminator::Kind::Jump:
+          edge(n, node(t.target, context));
+          break;
+        case Terminator::Kind::Branch:
+          edge(n, node(t.target, context));
+          edge(n, node(t.target_else, context));
+          break;
+        case Terminator::Kind::PushJump: {
+          const int32_t callee = p_.blocks[t.target].function;
+          const bool copy = callee >= 0 && copied_[callee];
+          edge(n, node(t.target, copy ? static_cast<int32_t>(n) : -1));
+          node(t.target_else, context);  // reached through the callee's Return
+          calls_.push_back(static_cast<int32_t>(n));
+          break;
+        }
+        case Terminator::Kind::Return:
+          break;
+      }
+    }
+    // Returns: a copy to its own call's continuation; a shared function to every continuation
+    // of a call into it that is not copied.
+    for (size_t n = 0; n < keys_.size(); ++n) {
+      const auto [b, context] = keys_[n];
+      if (p_.blocks[b].term.kind != Terminator::Kind::Return) continue;
+      if (context >= 0) {
+        edge(n, continuation(context));
+        continue;
+      }
+      for (int32_t call : calls_) {
+        const int32_t callee = p_.blocks[p_.blocks[keys_[call].first].term.target].function;
+        if (callee == p_.blocks[b].function && !copied_[callee]) edge(n, continuation(call));
+      }
+    }
+    // Keep the nodes reachable from the entry: a continuation whose callee never returns was
+    // made above but no lane can get there.
+    std::vector<int32_t> renumber(keys_.size(), -1), work = {0};
+    renumber[0] = 0;
+    g.block = {keys_[0].first};
+    while (!work.empty()) {
+      const int32_t n = work.back();
+      work.pop_back();
+      for (int32_t m : succ_[n])
+        if (renumber[m] < 0) {
+          renumber[m] = static_cast<int32_t>(g.block.size());
+          g.block.push_back(keys_[m].first);
+          work.push_back(m);
+        }
+    }
+    g.succ.assign(g.block.size(), {});
+    for (size_t n = 0; n < keys_.size(); ++n)
+      if (renumber[n] >= 0)
+        for (int32_t m : succ_[n])
+          g.succ[renumber[n]].push_back(renumber[m]);
+    return true;
+  }
+
+ private:
+  int32_t node(int32_t block, int32_t context) {
+    const auto key = std::make_pair(block, context);
+    if (auto it = index_.find(key); it != index_.end()) return it->second;
+    const auto n = static_cast<int32_t>(keys_.size());
+    index_[key] = n;
+    keys_.push_back(key);
+    succ_.emplace_back();
+    return n;
+  }
+  int32_t continuation(int32_t call) {
+    const auto [b, context] = keys_[call];
+    return index_.at(std::make_pair(p_.blocks[b].term.target_else, context));
+  }
+  void edge(size_t from, int32_t to) { succ_[from].push_back(to); }
+
+  const LoweredProgram& p_;
+  std::vector<bool> copied_;
+  std::map<std::pair<int32_t, int32_t>, int32_t> index_;
+  std::vector<std::pair<int32_t, int32_t>> keys_;
+  std::vector<std::vector<int32_t>> succ_;
+  std::vector<int32_t> calls_;
+};
+
+// Bourdoncle's recursive construction of a weak topological order.
+class OrderBuilder {
+ public:
+  explicit OrderBuilder(const SweepGraph& g) : g_(g), number_(g.succ.size(), 0) {}
 
   std::vector<SweepItem> from(int32_t root) {
     std::vector<SweepItem> out;
     visit(root, out);
     return out;
   }
-  bool seen(int32_t b) const { return number_[b] != 0; }
 
  private:
+  SweepItem leaf(int32_t v) const { return SweepItem{v, g_.block[v], {}}; }
+
   int visit(int32_t v, std::vector<SweepItem>& out) {
     stack_.push_back(v);
     number_[v] = ++count_;
     int head = number_[v];
     bool loop = false;
-    for (int32_t w : succ_[v]) {
+    for (int32_t w : g_.succ[v]) {
       const int low = number_[w] == 0 ? visit(w, out) : number_[w];
       if (low <= head) {
         head = low;
@@ -83,7 +166,7 @@ class Builder {
         }
         out.insert(out.begin(), component(v));
       } else {
-        out.insert(out.begin(), SweepItem{v, {}});
+        out.insert(out.begin(), leaf(v));
       }
     }
     return head;
@@ -91,16 +174,16 @@ class Builder {
 
   SweepItem component(int32_t v) {
     std::vector<SweepItem> inner;
-    for (int32_t w : succ_[v])
+    for (int32_t w : g_.succ[v])
       if (number_[w] == 0) visit(w, inner);
     SweepItem c;
-    c.children.push_back(SweepItem{v, {}});
+    c.children.push_back(leaf(v));
     for (SweepItem& i : inner)
       c.children.push_back(std::move(i));
     return c;
   }
 
-  std::vector<std::vector<int32_t>> succ_;
+  const SweepGraph& g_;
   std::vector<int> number_;
   std::vector<int32_t> stack_;
   int count_ = 0;
@@ -117,32 +200,36 @@ void number(std::vector<SweepItem>& items, int32_t& next) {
   }
 }
 
+void mark(const SweepItem& item, std::vector<bool>& in) {
+  if (item.block >= 0 && static_cast<size_t>(item.block) < in.size()) in[item.block] = true;
+  for (const SweepItem& c : item.children)
+    mark(c, in);
+}
+
 }  // namespace
 
+SweepGraph sweep_graph(const LoweredProgram& program) {
+  SweepGraph g;
+  if (program.blocks.empty()) return g;
+  if (GraphBuilder(program, copied_functions(program)).build(g)) return g;
+  GraphBuilder(program, std::vector<bool>(copied_functions(program).size(), false)).build(g);
+  return g;
+}
+
 std::vector<SweepItem> sweep_order(const LoweredProgram& program) {
-  const size_t n = program.blocks.size();
+  const SweepGraph g = sweep_graph(program);
   std::vector<SweepItem> order;
-  if (n == 0) return order;
-  Builder builder(merged_successors(program));
-  order = builder.from(std::clamp<int32_t>(program.entry_block, 0, static_cast<int32_t>(n) - 1));
-  for (size_t b = 0; b < n; ++b)
-    if (!builder.seen(static_cast<int32_t>(b)))
-      order.push_back(SweepItem{static_cast<int32_t>(b), {}});
+  if (g.block.empty()) return order;
+  order = OrderBuilder(g).from(0);
   int32_t next = 0;
   number(order, next);
   return order;
 }
 
-std::vector<int32_t> sweep_positions(const std::vector<SweepItem>& order, size_t blocks) {
-  std::vector<int32_t> position(blocks, -1);
-  std::function<void(const std::vector<SweepItem>&)> walk = [&](const auto& items) {
-    for (const SweepItem& i : items) {
-      if (i.block >= 0 && static_cast<size_t>(i.block) < blocks) position[i.block] = i.first;
-      walk(i.children);
-    }
-  };
-  walk(order);
-  return position;
+std::vector<bool> blocks_inside(const SweepItem& item, size_t blocks) {
+  std::vector<bool> in(blocks, false);
+  mark(item, in);
+  return in;
 }
 
 }  // namespace ab
