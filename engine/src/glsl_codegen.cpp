@@ -769,10 +769,9 @@ const char* kernel_macro(Kernel k) {
 }
 
 Residency residency_of(Kernel k) {
-  return k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup || k == Kernel::LocalLane ||
-                 k == Kernel::GlobalFused
-             ? Residency::Registers
-             : Residency::Memory;
+  // Only the global kernels that run one block per dispatch read and write the state buffer.
+  return k == Kernel::GlobalMasked || k == Kernel::GlobalCompacted ? Residency::Memory
+                                                                   : Residency::Registers;
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,

@@ -28,11 +28,11 @@ enum class Kernel {
 };
 const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 
-// Where blocks read and write a lane's state. Memory: the state buffer, every block (the global
-// kernels run one block per dispatch). Registers: private variables loaded once per dispatch and
-// stored at its end (the local kernels run thousands of blocks per dispatch; only the stacks stay
-// in memory). Each residency has its own kernels: the global ones with Memory, the local ones
-// with Registers.
+// Where blocks read and write a lane's state. Memory: the state buffer, every block (the masked
+// and compacted global kernels run one block per dispatch). Registers: private variables loaded
+// once per dispatch and stored at its end (the local kernels and the fused global kernel run
+// thousands of blocks per dispatch; only the stacks stay in memory). Each residency has its own
+// source and kernels.
 enum class Residency { Memory, Registers };
 Residency residency_of(Kernel k);
 

@@ -21,7 +21,7 @@ struct VulkanProgram::Impl {
   const LoweredProgram* program = nullptr;
   StateLayout layout;
   std::string glsl;        // the global kernels' source (Residency::Memory)
-  std::string local_glsl;  // the local kernels' source (Residency::Registers)
+  std::string local_glsl;  // the local and fused global kernels' source (Residency::Registers)
   std::string cache_dir;   // empty: no disk cache
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;

@@ -189,17 +189,6 @@ class OrderBuilder {
   int count_ = 0;
 };
 
-void number(std::vector<SweepItem>& items, int32_t& next) {
-  for (SweepItem& i : items) {
-    i.first = next;
-    if (i.block >= 0)
-      ++next;
-    else
-      number(i.children, next);
-    i.last = next - 1;
-  }
-}
-
 void mark(const SweepItem& item, std::vector<bool>& in) {
   if (item.block >= 0 && static_cast<size_t>(item.block) < in.size()) in[item.block] = true;
   for (const SweepItem& c : item.children)
@@ -220,10 +209,7 @@ std::vector<SweepItem> sweep_order(const LoweredProgram& program) {
   const SweepGraph g = sweep_graph(program);
   std::vector<SweepItem> order;
   if (g.block.empty()) return order;
-  order = OrderBuilder(g).from(0);
-  int32_t next = 0;
-  number(order, next);
-  return order;
+  return OrderBuilder(g).from(0);
 }
 
 std::vector<bool> blocks_inside(const SweepItem& item, size_t blocks) {

@@ -38,7 +38,6 @@ struct SweepItem {
   int32_t node = -1;                // a node of the sweep graph, or -1 for a component
   int32_t block = -1;               // the node's block (-1 for a component)
   std::vector<SweepItem> children;  // a component's items, its head first
-  int32_t first = 0, last = 0;      // the positions in the flattened order this item spans
 };
 
 // The nodes of sweep_graph(program) in sweep order, nested. Blocks unreachable from the entry
