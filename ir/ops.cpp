@@ -1,5 +1,7 @@
 #include "ir/ops.h"
 
+#include "ir/float_math.h"
+
 #include <array>
 #include <bit>
 #include <cmath>
@@ -10,7 +12,8 @@ namespace {
 
 using C = OpClass;
 
-// Indexed by OpCode. GLSL helpers named ab_* live in the code generator's prelude.
+// Indexed by OpCode. GLSL helpers named ab_* live in the code generator's prelude; the
+// transcendental ones (ab_exp ... ab_pow) are shaders/ab_math.glsl, which is also ir/float_math.
 constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"const", C::Structural, 0, true, nullptr},
     {"copy", C::Structural, 1, true, nullptr},
@@ -24,10 +27,10 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"bitnot", C::Unary, 1, true, "(~{0})"},
     {"abs", C::Unary, 1, true, "ab_abs({0})"},
     {"sqrt", C::Unary, 1, true, "sqrt({0})"},
-    {"exp", C::Unary, 1, true, "exp({0})"},
-    {"log", C::Unary, 1, true, "log({0})"},
-    {"sin", C::Unary, 1, true, "sin({0})"},
-    {"cos", C::Unary, 1, true, "cos({0})"},
+    {"exp", C::Unary, 1, true, "ab_exp({0})"},
+    {"log", C::Unary, 1, true, "ab_log({0})"},
+    {"sin", C::Unary, 1, true, "ab_sin({0})"},
+    {"cos", C::Unary, 1, true, "ab_cos({0})"},
     {"tanh", C::Unary, 1, true, "ab_tanh({0})"},
     {"floor", C::Unary, 1, true, "floor({0})"},
     {"ceil", C::Unary, 1, true, "ceil({0})"},
@@ -54,7 +57,7 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"or", C::Binary, 2, true, "({0} || {1})"},
     {"min", C::Binary, 2, true, "ab_min({0}, {1})"},
     {"max", C::Binary, 2, true, "ab_max({0}, {1})"},
-    {"pow", C::Binary, 2, true, "pow({0}, {1})"},
+    {"pow", C::Binary, 2, true, "ab_pow({0}, {1})"},
     {"clamp", C::Ternary, 3, true, "ab_min(ab_max({0}, {1}), {2})"},
     {"dot", C::Reduction, 2, true, nullptr},
     {"sum", C::Reduction, 1, true, nullptr},
@@ -159,11 +162,11 @@ bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t
       else r = a;
       return true;
     case OpCode::Sqrt: r = float_bits(std::sqrt(fa)); return true;
-    case OpCode::Exp: r = float_bits(std::exp(fa)); return true;
-    case OpCode::Log: r = float_bits(std::log(fa)); return true;
-    case OpCode::Sin: r = float_bits(std::sin(fa)); return true;
-    case OpCode::Cos: r = float_bits(std::cos(fa)); return true;
-    case OpCode::Tanh: r = float_bits(std::tanh(fa)); return true;
+    case OpCode::Exp: r = float_bits(ab_exp(fa)); return true;
+    case OpCode::Log: r = float_bits(ab_log(fa)); return true;
+    case OpCode::Sin: r = float_bits(ab_sin(fa)); return true;
+    case OpCode::Cos: r = float_bits(ab_cos(fa)); return true;
+    case OpCode::Tanh: r = float_bits(ab_tanh(fa)); return true;
     case OpCode::Floor: r = float_bits(std::floor(fa)); return true;
     case OpCode::Ceil: r = float_bits(std::ceil(fa)); return true;
     case OpCode::ToInt:
@@ -234,7 +237,7 @@ bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t
       r = (code == OpCode::Min) == b_less ? b : a;
       return true;
     }
-    case OpCode::Pow: r = float_bits(std::pow(fa, fb())); return true;
+    case OpCode::Pow: r = float_bits(ab_pow(fa, fb())); return true;
     case OpCode::Clamp: {
       uint32_t lo_first[2] = {a, b}, m = 0;
       eval_scalar(OpCode::Max, in, out, lo_first, m, fault);

@@ -1,5 +1,7 @@
 #include "ir/random.h"
 
+#include "ir/float_math.h"
+
 #include <cmath>
 
 namespace ab {
@@ -37,7 +39,7 @@ float random_normal(uint64_t seed, uint32_t lane, uint64_t draw) {
   const auto w = draw_words(seed, lane, draw);
   const float u1 = static_cast<float>((w[0] >> 8) + 1u) * kTwoToMinus24;  // (0, 1]: log is finite
   const float u2 = static_cast<float>(w[1] >> 8) * kTwoToMinus24;
-  return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
+  return std::sqrt(-2.0f * ab_log(u1)) * ab_cos(6.2831853f * u2);
 }
 
 }  // namespace ab

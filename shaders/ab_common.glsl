@@ -18,6 +18,10 @@ layout(push_constant) uniform Params {
   uint seed_lo;
   uint seed_hi;
   uint budget;      // local schedule: group steps per dispatch
+  // Always 0. Generated code XORs float constants with it: a driver that cannot see a constant
+  // cannot apply fast-math algebra to it (lavapipe folds x * 0.0 to 0 and -0.0 + 0.0 to -0.0
+  // even under SignedZeroInfNanPreserve and NoContraction).
+  uint zero;
 } P;
 
 void ab_add64(uint lo_word, uint value) {

@@ -89,7 +89,7 @@ TEST_CASE("engine: the kernels for devices without subgroup ballot compile and p
   auto loaded = load_sample_case(testing::sample_case("nuts_tree.ab"));
   const StateLayout layout = plan_state(loaded->lowered);
   for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::LocalSubgroup}) {
-    const std::string glsl = generate_glsl(loaded->lowered, layout, residency_of(k), false);
+    const std::string glsl = generate_glsl(loaded->lowered, layout, residency_of(k), GlslTarget{});
     CHECK(glsl.find("GL_KHR_shader_subgroup_ballot") == std::string::npos);
     auto spirv = compile_glsl(glsl, kernel_macro(k), "");
     REQUIRE_MESSAGE(spirv.ok(), spirv.error());

@@ -79,7 +79,6 @@ TEST_CASE("engine: integer, conversion and float edge cases equal interp on ever
     }
   const RunResult expected = run_interp(loaded->program, loaded->entry, batch, {});
   const size_t per_lane = expected.outputs.size() / batch.lanes;
-  const size_t tanh_word = 24;  // the one transcendental field: compared with the tolerance
   for (const Config& c : configs()) {
     const std::string config = c.name;
     CAPTURE(config);
@@ -88,11 +87,7 @@ TEST_CASE("engine: integer, conversion and float edge cases equal interp on ever
     REQUIRE(result->outputs.size() == expected.outputs.size());
     int shown = 0;
     for (size_t i = 0; i < expected.outputs.size(); ++i) {
-      const bool same = i % per_lane == tanh_word
-                            ? floats_close(expected.outputs[i], result->outputs[i])
-                            : expected.outputs[i] == result->outputs[i] ||
-                                  (std::isnan(bits_float(expected.outputs[i])) &&
-                                   std::isnan(bits_float(result->outputs[i])));
+      const bool same = same_float(expected.outputs[i], result->outputs[i]);
       if (!same && shown++ < 10)
         FAIL_CHECK("lane ", i / per_lane, " field ", i % per_lane, ": expected ",
                    expected.outputs[i], ", got ", result->outputs[i]);
@@ -137,7 +132,7 @@ fn main(k: int) -> Draws {
         // uniform() is exact arithmetic on Philox words: bit-identical. normal() goes through
         // the device's log and cos: within the tolerance.
         if (i % 4 == 2)
-          REQUIRE(floats_close(expected.outputs[i], result->outputs[i]));
+          REQUIRE(same_float(expected.outputs[i], result->outputs[i]));
         else
           REQUIRE(expected.outputs[i] == result->outputs[i]);
       }

@@ -1,7 +1,6 @@
 // Shared by the engine's tests (tests/engine_*_test.cpp): one validation-enabled Vulkan context
 // for the whole test binary, sample loading and lowering, and a result comparison that is exact
-// for integers and error records and allows a stated tolerance on float words (transcendental
-// functions are the device's own; see docs/engine.md).
+// for integers, floats (NaN = NaN) and error records.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -92,19 +91,14 @@ inline void word_kinds(const Types& types, TypeId t, std::vector<Scalar>& out) {
   }
 }
 
-// Float words may differ by this much (relative, or absolute near zero); see docs/engine.md.
-constexpr float kFloatTolerance = 1e-4f;
-
-inline bool floats_close(uint32_t a, uint32_t b) {
-  if (a == b) return true;
-  const float x = bits_float(a), y = bits_float(b);
-  if (std::isnan(x) && std::isnan(y)) return true;
-  const float scale = std::max(1.0f, std::max(std::fabs(x), std::fabs(y)));
-  return std::fabs(x - y) <= kFloatTolerance * scale;
+// Float words are bit-identical on every backend (docs/language.md); any NaN equals any NaN
+// (the language does not define NaN payloads or signs).
+inline bool same_float(uint32_t a, uint32_t b) {
+  return a == b || (std::isnan(bits_float(a)) && std::isnan(bits_float(b)));
 }
 
-// Empty when `actual` matches `expected`: faulted lanes, error records and integer words exactly,
-// float words within kFloatTolerance.
+// Empty when `actual` matches `expected`: faulted lanes, error records and every word exactly
+// (NaN = NaN).
 inline std::string compare_results(const LoweredProgram& program, const RunResult& expected,
                                    const RunResult& actual) {
   std::vector<Scalar> kinds;
@@ -118,7 +112,7 @@ inline std::string compare_results(const LoweredProgram& program, const RunResul
   const size_t per_lane = kinds.size();
   for (size_t i = 0; i < expected.outputs.size() && shown < 5; ++i) {
     const Scalar k = kinds[i % per_lane];
-    const bool same = k == Scalar::Float ? floats_close(expected.outputs[i], actual.outputs[i])
+    const bool same = k == Scalar::Float ? same_float(expected.outputs[i], actual.outputs[i])
                                          : expected.outputs[i] == actual.outputs[i];
     if (!same) {
       out += fmt::format("lane {} word {}: expected {:#x}, got {:#x}\n", i / per_lane, i % per_lane,

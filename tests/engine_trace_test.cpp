@@ -91,9 +91,8 @@ void check_same_state(const LoweredProgram& program, const BatchSnapshot& vm,
       word_kinds(program.types(), types[v], kinds);
       for (uint32_t k = 0; k < kinds.size(); ++k) {
         const size_t at = size_t{lane} * frame + offset[v] + k;
-        // Floats may carry the device's own transcendental rounding (see kFloatTolerance).
         const bool same = kinds[k] == Scalar::Float
-                              ? floats_close(gpu.registers[at], vm.registers[at])
+                              ? same_float(gpu.registers[at], vm.registers[at])
                               : gpu.registers[at] == vm.registers[at];
         REQUIRE_MESSAGE(same, "lane ", lane, " variable ", program.vars[v].name, " word ", k);
       }
@@ -111,7 +110,7 @@ void check_same_state(const LoweredProgram& program, const BatchSnapshot& vm,
         for (uint32_t k = 0; k < w; ++k) {
           const uint32_t a = gpu.stacks[s].words[(size_t{lane} * gpu.stack_capacity + d) * w + k];
           const uint32_t b = vm.stacks[s].words[(size_t{lane} * vm.stack_capacity + d) * w + k];
-          REQUIRE((kinds[k] == Scalar::Float ? floats_close(a, b) : a == b));
+          REQUIRE((kinds[k] == Scalar::Float ? same_float(a, b) : a == b));
         }
   }
 }

@@ -237,8 +237,7 @@ double ComputeKernel::compile_seconds() const {
 }
 
 const std::string& op_prelude_glsl() {
-  static const std::string text = kGlslPrelude;
-  return text;
+  return glsl_prelude();
 }
 
 }  // namespace ab

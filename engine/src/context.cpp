@@ -60,6 +60,9 @@ DeviceInfo describe(const vk::VkApi& api, VkPhysicalDevice pd, uint32_t index) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   subgroup.pNext = &driver;
+  VkPhysicalDeviceFloatControlsProperties floats{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  driver.pNext = &floats;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &subgroup;
   api.vkGetPhysicalDeviceProperties2(pd, &props);
@@ -75,6 +78,8 @@ DeviceInfo describe(const vk::VkApi& api, VkPhysicalDevice pd, uint32_t index) {
                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
   info.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                              (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  info.float_specials_preserved = floats.shaderSignedZeroInfNanPreserveFloat32;
+  info.denorms_preserved = floats.shaderDenormPreserveFloat32;
   return info;
 }
 

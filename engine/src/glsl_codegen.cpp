@@ -282,10 +282,16 @@ class BlockEmitter {
     const OpInfo& info = op_info(op.code);
     line(1, fmt::format("// {} {}: {}", index, op.loc.line, info.name));
     switch (op.code) {
-      case OpCode::Const:
+      case OpCode::Const: {
+        // Float constants (and structs, which may hold floats) go through P.zero; see
+        // ab_common.glsl. Integer constants stay visible for the compiler to fold.
+        const TypeId type = p_.vars[op.dst].type;
+        const bool hide = T_.is_struct(type) || leaf_kind(op.dst) == Scalar::Float;
         for (uint32_t i = 0; i < op.imm.size(); ++i)
-          line(1, fmt::format("{} = 0x{:08x}u;", word(op.dst, std::to_string(i)), op.imm[i]));
+          line(1, fmt::format("{} = 0x{:08x}u{};", word(op.dst, std::to_string(i)), op.imm[i],
+                              hide ? " ^ P.zero" : ""));
         return;
+      }
       case OpCode::Copy:
         if (op.dst == op.args[0]) return;
         for_words(1, words(op.dst), [&](int ind, const std::string& i) {
@@ -775,14 +781,21 @@ Residency residency_of(Kernel k) {
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, bool subgroup_ballot) {
+                          Residency residency, const GlslTarget& target) {
   std::string out;
   out += "#version 450\n";
+  // Float controls (SPIR-V 1.4 core): capability and execution mode ids, for 32-bit floats.
+  if (target.preserve_float_specials || target.preserve_denorms)
+    out += "#extension GL_EXT_spirv_intrinsics : require\n";
+  if (target.preserve_float_specials)  // SignedZeroInfNanPreserve
+    out += "spirv_execution_mode(capabilities = [4466], 4461, 32);\n";
+  if (target.preserve_denorms)  // DenormPreserve
+    out += "spirv_execution_mode(capabilities = [4464], 4459, 32);\n";
   out +=
       "#if defined(AB_LOCAL_SUBGROUP) || defined(AB_LOCAL_LANE) || defined(AB_GLOBAL_FUSED)\n"
       "#extension GL_KHR_shader_subgroup_basic : require\n"
       "#extension GL_KHR_shader_subgroup_arithmetic : require\n#endif\n";
-  if (subgroup_ballot)
+  if (target.subgroup_ballot)
     out +=
         "#define AB_SUBGROUP_BALLOT 1\n#extension GL_KHR_shader_subgroup_basic : require\n"
         "#extension GL_KHR_shader_subgroup_ballot : require\n";
@@ -803,7 +816,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
         "layout(set = 0, binding = AB_BIND_ARENA0 + {0}, std430) buffer Arena{0} {{ uint w[]; }} "
         "arena{0};\n",
         a);
-  out += kGlslPrelude;
+  out += glsl_prelude();
   const bool registers = residency == Residency::Registers;
   if (registers)
     out += lane_registers(program, layout) + raise_in_registers();

@@ -36,10 +36,19 @@ const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 enum class Residency { Memory, Registers };
 Residency residency_of(Kernel k);
 
-// `subgroup_ballot`: the device has subgroup ballot in compute shaders; the global step then counts
-// lanes into their next blocks with one atomic per subgroup and block, not one per lane.
+// What the device offers that changes the generated source.
+struct GlslTarget {
+  // Subgroup ballot in compute shaders: the global step then counts lanes into their next blocks
+  // with one atomic per subgroup and block, not one per lane.
+  bool subgroup_ballot = false;
+  // shaderSignedZeroInfNanPreserveFloat32: the kernels declare the SignedZeroInfNanPreserve
+  // execution mode, so the driver may not fold `x * 0.0` to 0 or `x / 0.0` away (fast math).
+  bool preserve_float_specials = false;
+  // shaderDenormPreserveFloat32: the kernels declare DenormPreserve (no flush to zero).
+  bool preserve_denorms = false;
+};
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, bool subgroup_ballot);
+                          Residency residency, const GlslTarget& target);
 // The GLSL function of one block, as it appears in generate_glsl's output ("" for a bad index).
 std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,
                                 int32_t block);

@@ -1,8 +1,11 @@
 #include "engine/src/glsl_prelude.h"
 
-namespace ab {
+#include "engine/src/shader_texts.h"
 
-const char* const kGlslPrelude = R"GLSL(
+namespace ab {
+namespace {
+
+const char* const kOpHelpers = R"GLSL(
 // ---- prelude: op helpers (semantics of ir/ops.cpp eval_scalar) ----
 uint ab_fault_code = 0u;
 const uint AB_FAULT_STACK_OVERFLOW = 1u;
@@ -20,19 +23,6 @@ float ab_neg(float a) { return uintBitsToFloat(floatBitsToUint(a) ^ 0x80000000u)
 int ab_abs(int a) { return a < 0 ? 0 - a : a; }
 uint ab_abs(uint a) { return a; }
 float ab_abs(float a) { return uintBitsToFloat(floatBitsToUint(a) & 0x7fffffffu); }
-
-// tanh without the overflow of (e^2x - 1) / (e^2x + 1): odd series near 0, +-1 where tanhf
-// rounds to +-1 (|x| >= 9.01).
-float ab_tanh(float x) {
-  const float ax = abs(x);
-  if (ax < 0.004) {
-    precise float r = x - x * x * x / 3.0;
-    return r;
-  }
-  if (ax >= 9.1) return x < 0.0 ? -1.0 : 1.0;
-  precise float t = 1.0 - 2.0 / (exp(2.0 * ax) + 1.0);
-  return x < 0.0 ? -t : t;
-}
 
 int ab_to_int(int a) { return a; }
 int ab_to_int(uint a) { return int(a); }
@@ -157,9 +147,16 @@ float ab_rand_normal(uint lane, uint draw) {
   const uvec4 w = ab_draw(lane, draw);
   const float u1 = float((w.x >> 8) + 1u) * (1.0 / 16777216.0);
   const float u2 = float(w.y >> 8) * (1.0 / 16777216.0);
-  precise float r = sqrt(-2.0 * log(u1)) * cos(6.2831853 * u2);
+  precise float r = sqrt(-2.0 * ab_log(u1)) * ab_cos(6.2831853 * u2);
   return r;
 }
 )GLSL";
+
+}  // namespace
+
+const std::string& glsl_prelude() {
+  static const std::string text = std::string(kAbMathText) + kOpHelpers;
+  return text;
+}
 
 }  // namespace ab

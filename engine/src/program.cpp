@@ -118,9 +118,11 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   impl->ctx = &context->impl();
   impl->program = &program;
   impl->layout = plan_state(program);
-  const bool ballot = impl->ctx->info.subgroup_ballot;
-  impl->glsl = generate_glsl(program, impl->layout, Residency::Memory, ballot);
-  impl->local_glsl = generate_glsl(program, impl->layout, Residency::Registers, ballot);
+  const DeviceInfo& device = impl->ctx->info;
+  const GlslTarget target{device.subgroup_ballot, device.float_specials_preserved,
+                          device.denorms_preserved};
+  impl->glsl = generate_glsl(program, impl->layout, Residency::Memory, target);
+  impl->local_glsl = generate_glsl(program, impl->layout, Residency::Registers, target);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;

@@ -33,6 +33,11 @@ struct DeviceInfo {
   // compute shaders have subgroup arithmetic (subgroupMin, subgroupAdd): the local schedule's
   // subgroup and lane scopes need it
   bool subgroup_arithmetic = false;
+  // Float controls (Vulkan 1.2) for 32-bit floats. Without signed-zero/inf/NaN preservation the
+  // driver may treat float math as fast math (x * 0.0 -> 0, x / 0.0 -> 0): results then can differ
+  // from the CPU backends wherever a NaN, an infinity or a -0 occurs (`autobatch devices` warns).
+  bool float_specials_preserved = false;  // shaderSignedZeroInfNanPreserveFloat32
+  bool denorms_preserved = false;         // shaderDenormPreserveFloat32 (else may flush to zero)
 };
 
 class VulkanContext {
