@@ -380,6 +380,18 @@ std::string DebuggerModel::lane_summary(uint32_t lane) const {
   return text;
 }
 
+namespace {
+
+// The function called by the PushJump whose return block is `ret`; -1 if none.
+int32_t callee_at_return(const LoweredProgram& p, int32_t ret) {
+  for (const LoweredBlock& b : p.blocks)
+    if (b.term.kind == Terminator::Kind::PushJump && b.term.target_else == ret)
+      return p.blocks[b.term.target].function;
+  return -1;
+}
+
+}  // namespace
+
 LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
   LaneDetails d;
   d.lane = lane;
@@ -399,6 +411,15 @@ LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
     // pc_stack[0] is the exit PC the entry function returns to; above it, return blocks.
     for (uint32_t i = snap.pc_depth[0]; i-- > 1;)
       d.frames.push_back(frame_of(snap.pc_stack[i]));
+    // A frame whose function differs from the callee of the call its caller waits in was
+    // reached by tail calls; the entry function's frame is the lane's start.
+    for (size_t f = 0; f < d.frames.size(); ++f) {
+      const int32_t called = f + 1 < d.frames.size()
+                                 ? callee_at_return(p, snap.pc_stack[snap.pc_depth[0] - 1 - f])
+                                 : p.entry_function;
+      d.frames[f].after_tail_calls =
+          called >= 0 && p.source->functions[called].name != d.frames[f].function;
+    }
   }
   for (size_t v = 0; v < p.vars.size(); ++v) {
     const LoweredVar& var = p.vars[v];

@@ -29,6 +29,9 @@ struct Frame {
   std::string function;
   std::string block;
   int line = 0;
+  // This frame's function is not the one its caller called: tail calls (docs/language.md)
+  // replaced the frames between them.
+  bool after_tail_calls = false;
 };
 
 struct VariableView {

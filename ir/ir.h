@@ -8,7 +8,9 @@
 //
 // Figure 4 form (`LoweredProgram`, built by passes/lower.h): all functions' blocks merged into one
 // CFG over one merged set of variables; Calls are replaced by Push/Pop/Update ops and the
-// PushJump terminator; Return pops the program-counter stack. Ops keep their source locations.
+// PushJump terminator; Return pops the program-counter stack. A tail call (ir/analysis/tail_calls.h)
+// becomes TailJump: it reuses the caller's frame, so nothing is pushed. Ops keep their source
+// locations.
 #pragma once
 
 #include <cstdint>
@@ -48,10 +50,12 @@ struct Op {
 };
 
 struct Terminator {
-  enum class Kind : uint8_t { Jump, Branch, Return, PushJump };
+  // PushJump and TailJump belong to the lowered form only. TailJump is a Jump into a callee's
+  // entry that counts as a call but pushes nothing: the callee returns to the caller's caller.
+  enum class Kind : uint8_t { Jump, Branch, Return, PushJump, TailJump };
   Kind kind = Kind::Return;
   VarId cond = -1;    // Branch: bool variable
-  int32_t target = -1;       // Jump; Branch if true; PushJump: block to enter (callee entry)
+  int32_t target = -1;       // Jump; Branch if true; PushJump, TailJump: callee entry
   int32_t target_else = -1;  // Branch if false; PushJump: block to return to
   SourceLoc loc;
 };

@@ -257,6 +257,9 @@ std::string print_terminator(const PrintScope& s, const Terminator& t) {
     case Terminator::Kind::PushJump:
       out = fmt::format("pushjump {}, {}", block_ref(s, t.target), block_ref(s, t.target_else));
       break;
+    case Terminator::Kind::TailJump:
+      out = "tailjump " + block_ref(s, t.target);
+      break;
   }
   return out + loc_suffix(t.loc);
 }
@@ -785,7 +788,7 @@ class Parser {
       fail(loc, "statement after the block's terminator (start a new block with a label)");
     const bool has_dst = peek(1).kind == Token::Kind::Punct && peek(1).text == "=";
     if (!has_dst && (first.text == "jump" || first.text == "branch" || first.text == "return" ||
-                     first.text == "pushjump"))
+                     first.text == "pushjump" || first.text == "tailjump"))
       return parse_terminator();
     parse_op();
   }
@@ -913,6 +916,9 @@ class Parser {
       t.target = parse_block_ref();
       expect(",");
       t.target_else = parse_block_ref();
+    } else if (word == "tailjump") {
+      t.kind = Terminator::Kind::TailJump;
+      t.target = parse_block_ref();
     } else if (word == "pushjump") {
       t.kind = Terminator::Kind::PushJump;
       t.target = parse_block_ref();

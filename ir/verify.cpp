@@ -150,6 +150,13 @@ class OpChecker {
         check_target(t.target, "pushjump callee");
         check_target(t.target_else, "pushjump return");
         break;
+      case Terminator::Kind::TailJump:
+        if (!lowered) {
+          report("tailjump belongs to the lowered (Figure 4) form");
+          break;
+        }
+        check_target(t.target, "tailjump callee");
+        break;
       default:
         report(fmt::format("invalid terminator kind {}", static_cast<int>(t.kind)));
     }

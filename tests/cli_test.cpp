@@ -232,7 +232,8 @@ TEST_CASE("cli: fib over ten lanes gives the hand-computed values as JSON") {
     // main's call of fib(n) makes C(n) calls, C(n) = 1 + C(n-1) + C(n-2), C(0) = C(1) = 1:
     // 1 1 3 5 9 15 25 41 67 109 for n = 0..9, 276 in all (the entry itself is not a call).
     CHECK(doc["stats"]["calls"] == 276);
-    CHECK(doc["stats"]["max_stack_depth"] == 10);  // main + fib(9) ... fib(1)
+    // fib(9) ... fib(1): main's `return fib(n)` is a tail call, so fib(9) took main's frame.
+    CHECK(doc["stats"]["max_stack_depth"] == 9);
   }
   // Every schedule of the Vulkan engine gives the same values.
   for (const char* schedule : {"--schedule global --global-mode masked",
@@ -272,11 +273,11 @@ TEST_CASE("cli: interp and vm agree on outputs and faults") {
   const json interp = ws.run("run fib.ab --backend interp " + args).document();
   CHECK(vm["outputs"] == interp["outputs"]);
   CHECK(vm["errors"] == interp["errors"]);
-  // With 8 frames (main + 7 fib), fib(7) fits and fib(8) overflows.
-  CHECK(vm["outputs"]["result"][7] == 21);
-  CHECK(vm["outputs"]["result"][8].is_null());
-  REQUIRE(vm["errors"].size() == 4);
-  CHECK(vm["errors"][0]["lane"] == 8);
+  // With 8 frames (main's tail call hands its frame to fib(n)), fib(8) fits and fib(9) overflows.
+  CHECK(vm["outputs"]["result"][8] == 34);
+  CHECK(vm["outputs"]["result"][9].is_null());
+  REQUIRE(vm["errors"].size() == 3);
+  CHECK(vm["errors"][0]["lane"] == 9);
   CHECK(vm["errors"][0]["code"] == "stack_overflow");
   CHECK(vm["errors"][0]["function"] == "fib");
 }

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -35,14 +36,36 @@ std::unique_ptr<Lowered> lower_source(const std::string& source) {
   return out;
 }
 
-// The block-level edges a lane can take: Jump/Branch targets, a PushJump's callee entry, and a
-// Return to every continuation of a call into its function.
+// tail[f][g]: f reaches g through tail calls alone (reflexive), so a Return in g ends a call into
+// f.
+std::vector<std::vector<bool>> tail_reach(const ab::LoweredProgram& p) {
+  const size_t nf = p.source->functions.size();
+  std::vector<std::vector<bool>> tail(nf, std::vector<bool>(nf, false));
+  for (size_t f = 0; f < nf; ++f)
+    tail[f][f] = true;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const ab::LoweredBlock& b : p.blocks) {
+      if (b.term.kind != ab::Terminator::Kind::TailJump) continue;
+      const int32_t callee = p.blocks[b.term.target].function;
+      for (size_t f = 0; f < nf; ++f)
+        if (tail[f][b.function] && !tail[f][callee]) grew = tail[f][callee] = true;
+    }
+  }
+  return tail;
+}
+
+// The block-level edges a lane can take: Jump/Branch targets, a PushJump's or TailJump's callee
+// entry, and a Return to every continuation of a call into its function or into a function that
+// tail-calls its way to it.
 std::set<std::pair<int32_t, int32_t>> block_edges(const ab::LoweredProgram& p) {
+  const auto tail = tail_reach(p);
   std::set<std::pair<int32_t, int32_t>> edges;
   for (size_t i = 0; i < p.blocks.size(); ++i) {
     const ab::Terminator& t = p.blocks[i].term;
     const auto from = static_cast<int32_t>(i);
-    if (t.kind == ab::Terminator::Kind::Jump || t.kind == ab::Terminator::Kind::PushJump)
+    if (t.kind == ab::Terminator::Kind::Jump || t.kind == ab::Terminator::Kind::PushJump ||
+        t.kind == ab::Terminator::Kind::TailJump)
       edges.emplace(from, t.target);
     if (t.kind == ab::Terminator::Kind::Branch) {
       edges.emplace(from, t.target);
@@ -51,10 +74,20 @@ std::set<std::pair<int32_t, int32_t>> block_edges(const ab::LoweredProgram& p) {
     if (t.kind == ab::Terminator::Kind::Return)
       for (const ab::LoweredBlock& caller : p.blocks)
         if (caller.term.kind == ab::Terminator::Kind::PushJump &&
-            p.blocks[caller.term.target].function == p.blocks[i].function)
+            tail[p.blocks[caller.term.target].function][p.blocks[i].function])
           edges.emplace(from, caller.term.target_else);
   }
   return edges;
+}
+
+// True when some PushJump's callee can end in a Return of `function`.
+bool returns_to_a_caller(const ab::LoweredProgram& p, int32_t function) {
+  const auto tail = tail_reach(p);
+  for (const ab::LoweredBlock& caller : p.blocks)
+    if (caller.term.kind == ab::Terminator::Kind::PushJump &&
+        tail[p.blocks[caller.term.target].function][function])
+      return true;
+  return false;
 }
 
 // Checks the graph and the order; returns the blocks that head a component.
@@ -64,7 +97,10 @@ std::set<int32_t> check_order(const ab::LoweredProgram& p) {
   REQUIRE(!g.block.empty());
   CHECK(g.block[0] == p.entry_block);
   // Every node edge is a block edge, and from every node every block edge of its block is taken
-  // by some node edge, except a Return's: a copy returns only to its own caller.
+  // by some node edge, except a Return's: a copy returns only to its own caller (or, made for a
+  // tail call from the entry function, to none), but some copy of a Return that can end a call
+  // goes somewhere.
+  std::map<int32_t, bool> return_goes_somewhere;
   for (size_t n = 0; n < g.block.size(); ++n) {
     std::set<int32_t> targets;
     for (int32_t m : g.succ[n]) {
@@ -73,12 +109,16 @@ std::set<int32_t> check_order(const ab::LoweredProgram& p) {
     }
     const ab::Terminator& t = p.blocks[g.block[n]].term;
     if (t.kind == ab::Terminator::Kind::Return) {
-      if (g.block[n] != p.exit_pc() && p.blocks[g.block[n]].function != p.entry_function)
-        CHECK(!targets.empty());
+      if (returns_to_a_caller(p, p.blocks[g.block[n]].function))
+        return_goes_somewhere[g.block[n]] |= !targets.empty();
       continue;
     }
     for (auto [from, to] : edges)
       if (from == g.block[n]) CHECK(targets.count(to) == 1);
+  }
+  for (auto [block, somewhere] : return_goes_somewhere) {
+    CAPTURE(p.blocks[block].name);
+    CHECK(somewhere);
   }
   // Every block a lane can reach from the entry has a node.
   std::set<int32_t> reached = {p.entry_block}, with_node(g.block.begin(), g.block.end());

@@ -432,6 +432,10 @@ class BlockEmitter {
         line(2, fmt::format("{0} = max({0}, psp + 1u);", slot(AB_SLOT_MAX_DEPTH)));
         line(1, "}");
         return;
+      case Terminator::Kind::TailJump:  // a call that reuses the frame: nothing to push
+        line(1, fmt::format("{} = {}u;", pc, t.target));
+        line(1, fmt::format("{} += 1u;", slot(AB_SLOT_CALLS)));
+        return;
       case Terminator::Kind::Return:
         line(1, "{");
         line(2, fmt::format("const uint psp = {} - 1u;", slot(AB_SLOT_PC_SP)));

@@ -22,7 +22,8 @@ std::vector<int> successors(const Terminator& t) {
     case Terminator::Kind::Jump: return {t.target};
     case Terminator::Kind::Branch: return {t.target, t.target_else};
     case Terminator::Kind::PushJump: return {t.target_else};  // the caller continues there
-    case Terminator::Kind::Return: return {};
+    case Terminator::Kind::Return:
+    case Terminator::Kind::TailJump: return {};  // leaves the function (lowered form only)
   }
   return {};
 }

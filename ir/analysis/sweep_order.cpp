@@ -8,27 +8,49 @@
 namespace ab {
 namespace {
 
-// Functions that get a copy per call site: not recursive, called from more than one block.
-std::vector<bool> copied_functions(const LoweredProgram& p) {
+// calls[f][g]: f calls g, transitively, through PushJump or TailJump. tail[f][g]: f reaches g
+// through tail calls alone (reflexive): a Return in g may end a call into f.
+struct FunctionGraph {
+  std::vector<std::vector<bool>> calls, tail;
+  std::vector<int> call_sites;  // PushJumps and TailJumps into each function
+};
+
+void close_transitively(std::vector<std::vector<bool>>& r) {
+  for (size_t k = 0; k < r.size(); ++k)
+    for (size_t i = 0; i < r.size(); ++i)
+      if (r[i][k])
+        for (size_t j = 0; j < r.size(); ++j)
+          if (r[k][j]) r[i][j] = true;
+}
+
+FunctionGraph function_graph(const LoweredProgram& p) {
   const size_t functions = p.source ? p.source->functions.size() : 0;
-  std::vector<std::vector<bool>> calls(functions, std::vector<bool>(functions, false));
-  std::vector<int> call_sites(functions, 0);
-  for (const LoweredBlock& b : p.blocks)
-    if (b.term.kind == Terminator::Kind::PushJump) {
-      const int32_t caller = b.function, callee = p.blocks[b.term.target].function;
-      if (caller < 0 || callee < 0) continue;
-      calls[caller][callee] = true;
-      ++call_sites[callee];
-    }
-  // Transitive closure (programs have few functions).
-  for (size_t k = 0; k < functions; ++k)
-    for (size_t i = 0; i < functions; ++i)
-      if (calls[i][k])
-        for (size_t j = 0; j < functions; ++j)
-          if (calls[k][j]) calls[i][j] = true;
-  std::vector<bool> copied(functions, false);
+  FunctionGraph g;
+  g.calls.assign(functions, std::vector<bool>(functions, false));
+  g.tail = g.calls;
+  g.call_sites.assign(functions, 0);
   for (size_t f = 0; f < functions; ++f)
-    copied[f] = !calls[f][f] && call_sites[f] > 1;
+    g.tail[f][f] = true;
+  for (const LoweredBlock& b : p.blocks) {
+    const bool push = b.term.kind == Terminator::Kind::PushJump;
+    if (!push && b.term.kind != Terminator::Kind::TailJump) continue;
+    const int32_t caller = b.function, callee = p.blocks[b.term.target].function;
+    if (caller < 0 || callee < 0) continue;
+    g.calls[caller][callee] = true;
+    ++g.call_sites[callee];
+    if (!push) g.tail[caller][callee] = true;
+  }
+  // Transitive closure (programs have few functions).
+  close_transitively(g.calls);
+  close_transitively(g.tail);
+  return g;
+}
+
+// Functions that get a copy per call site: not recursive, called from more than one block.
+std::vector<bool> copied_functions(const FunctionGraph& g) {
+  std::vector<bool> copied(g.calls.size(), false);
+  for (size_t f = 0; f < copied.size(); ++f)
+    copied[f] = !g.calls[f][f] && g.call_sites[f] > 1;
   return copied;
 }
 
@@ -36,8 +58,8 @@ std::vector<bool> copied_functions(const LoweredProgram& p) {
 // made a copy of a copied function, or -1.
 class GraphBuilder {
  public:
-  GraphBuilder(const LoweredProgram& p, std::vector<bool> copied)
-      : p_(p), copied_(std::move(copied)) {}
+  GraphBuilder(const LoweredProgram& p, const FunctionGraph& functions, std::vector<bool> copied)
+      : p_(p), functions_(functions), copied_(std::move(copied)) {}
 
   // False when the copies exceeded the node limit.
   bool build(SweepGraph& g) {
@@ -51,6 +73,12 @@ class GraphBuilder {
         case Terminator::Kind::Jump:
           edge(n, node(t.target, context));
           break;
+        case Terminator::Kind::TailJump: {  // a copied callee gets its own copy for this site
+          const int32_t callee = p_.blocks[t.target].function;
+          const bool copy = callee >= 0 && copied_[callee];
+          edge(n, node(t.target, copy ? static_cast<int32_t>(n) : context));
+          break;
+        }
         case Terminator::Kind::Branch:
           edge(n, node(t.target, context));
           edge(n, node(t.target_else, context));
@@ -68,17 +96,25 @@ class GraphBuilder {
       }
     }
     // Returns: a copy to its own call's continuation; a shared function to every continuation
-    // of a call into it that is not copied.
+    // of a call that is not copied into it or into a function that tail-calls it. A copy made
+    // for a tail call returns where the function that made the tail call would have.
     for (size_t n = 0; n < keys_.size(); ++n) {
-      const auto [b, context] = keys_[n];
+      auto [b, context] = keys_[n];
       if (p_.blocks[b].term.kind != Terminator::Kind::Return) continue;
+      int32_t returning = p_.blocks[b].function;
+      while (context >= 0 &&
+             p_.blocks[keys_[context].first].term.kind == Terminator::Kind::TailJump) {
+        returning = p_.blocks[keys_[context].first].function;
+        context = keys_[context].second;
+      }
       if (context >= 0) {
         edge(n, continuation(context));
         continue;
       }
       for (int32_t call : calls_) {
         const int32_t callee = p_.blocks[p_.blocks[keys_[call].first].term.target].function;
-        if (callee == p_.blocks[b].function && !copied_[callee]) edge(n, continuation(call));
+        if (ends_call_into(returning, callee) && (callee < 0 || !copied_[callee]))
+          edge(n, continuation(call));
       }
     }
     // Keep the nodes reachable from the entry: a continuation whose callee never returns was
@@ -119,8 +155,16 @@ class GraphBuilder {
     return index_.at(std::make_pair(p_.blocks[b].term.target_else, context));
   }
   void edge(size_t from, int32_t to) { succ_[from].push_back(to); }
+  // A Return in `returning` can end a call into `callee`: the same function, or one it tail-calls.
+  bool ends_call_into(int32_t returning, int32_t callee) const {
+    if (returning == callee) return true;
+    const auto n = static_cast<int32_t>(functions_.tail.size());
+    return returning >= 0 && callee >= 0 && returning < n && callee < n &&
+           functions_.tail[callee][returning];
+  }
 
   const LoweredProgram& p_;
+  const FunctionGraph& functions_;
   std::vector<bool> copied_;
   std::map<std::pair<int32_t, int32_t>, int32_t> index_;
   std::vector<std::pair<int32_t, int32_t>> keys_;
@@ -200,8 +244,10 @@ void mark(const SweepItem& item, std::vector<bool>& in) {
 SweepGraph sweep_graph(const LoweredProgram& program) {
   SweepGraph g;
   if (program.blocks.empty()) return g;
-  if (GraphBuilder(program, copied_functions(program)).build(g)) return g;
-  GraphBuilder(program, std::vector<bool>(copied_functions(program).size(), false)).build(g);
+  const FunctionGraph functions = function_graph(program);
+  const std::vector<bool> copied = copied_functions(functions);
+  if (GraphBuilder(program, functions, copied).build(g)) return g;
+  GraphBuilder(program, functions, std::vector<bool>(copied.size(), false)).build(g);
   return g;
 }
 

@@ -5,7 +5,9 @@
 // block and a Return to the continuation of a call into its function, with one refinement: a
 // non-recursive function called from several places is copied per call site, so its Return goes
 // back to its own caller only. Without the copies a callee shared by two callers would join their
-// cycles into one (its Return reaching both continuations). A node is a block in such a calling
+// cycles into one (its Return reaching both continuations). A tail call (TailJump) is a call site
+// too; a function reached by tail calls returns to the continuations of calls into the function
+// that made them. A node is a block in such a calling
 // context; a block may so appear more than once. Copies stop at kMaxSweepNodesPerBlock times the
 // blocks, past which every function is shared.
 //

@@ -1,5 +1,7 @@
 #include "ir/backends/interp.h"
 
+#include "ir/analysis/tail_calls.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -82,7 +84,8 @@ class LaneRun {
       if (frame.next_op < block.ops.size()) {
         const Op& op = block.ops[frame.next_op++];
         if (op.code == OpCode::Call) {
-          if (!call(op, fn)) return false;
+          const bool tail = is_tail_call(program_, fn, block, frame.next_op - 1);
+          if (!(tail ? tail_call(op) : call(op, fn))) return false;
           continue;
         }
         const FunctionLayout& layout = layouts_[frame.function];
@@ -104,20 +107,23 @@ class LaneRun {
           break;
         case Terminator::Kind::Return:
           switch (ret(fn, output)) {
-            case Returned::ToCaller: break;
-            case Returned::Finished: return true;
-            case Returned::Faulted: return false;
+            case Returned::ToCaller:
+              break;
+            case Returned::Finished:
+              return true;
+            case Returned::Faulted:
+              return false;
           }
           break;
         case Terminator::Kind::PushJump:
+        case Terminator::Kind::TailJump:
           return fault(Fault::None, fn, t.loc);  // not Figure 2: the verifier rejects it
       }
     }
   }
 
   bool call(const Op& op, const Function& caller) {
-    if (frames_.size() >= options_.stack_depth)
-      return fault(Fault::StackOverflow, caller, op.loc);
+    if (frames_.size() >= options_.stack_depth) return fault(Fault::StackOverflow, caller, op.loc);
     ++calls_;
     const Function& callee = program_.functions[op.index];
     const size_t caller_index = frames_.size() - 1;
@@ -126,6 +132,29 @@ class LaneRun {
       const uint32_t w = program_.types.words(callee.vars[callee.params[k]].type);
       std::memcpy(var(frames_.back(), callee.params[k]), var(frames_[caller_index], op.args[k]),
                   w * sizeof(uint32_t));
+    }
+    return begin_segment(callee, callee.blocks[0].loc);
+  }
+
+  // A tail call replaces the caller's frame (docs/language.md): the stack does not grow, and the
+  // callee returns straight to where the caller would have.
+  bool tail_call(const Op& op) {
+    ++calls_;
+    const Function& callee = program_.functions[op.index];
+    const Frame caller = frames_.back();
+    std::vector<uint32_t> args;  // read every argument before the frame is overwritten
+    for (VarId a : op.args) {
+      const uint32_t w = program_.types.words(layouts_[caller.function].type[a]);
+      args.insert(args.end(), var(caller, a), var(caller, a) + w);
+    }
+    frames_.pop_back();
+    memory_.resize(caller.base);
+    push_frame(op.index, caller.caller_dst);
+    const uint32_t* from = args.data();
+    for (VarId p : callee.params) {
+      const uint32_t w = program_.types.words(callee.vars[p].type);
+      std::memcpy(var(frames_.back(), p), from, w * sizeof(uint32_t));
+      from += w;
     }
     return begin_segment(callee, callee.blocks[0].loc);
   }
@@ -171,7 +200,8 @@ RunResult run_interp(const Program& program, int entry, const Batch& batch,
   std::vector<FunctionLayout> layouts(program.functions.size());
   for (size_t f = 0; f < program.functions.size(); ++f) {
     FunctionLayout& l = layouts[f];
-    for (const Var& v : program.functions[f].vars) l.type.push_back(v.type);
+    for (const Var& v : program.functions[f].vars)
+      l.type.push_back(v.type);
     l.words = layout_words(program.types, l.type, l.offset);
   }
   const Function& fn = program.functions[entry];

@@ -29,10 +29,15 @@ BlockPicker block_picker(Heuristic h) {
 class VmRun::State {
  public:
   State(const LoweredProgram& p, const Batch& batch, const RunOptions& options)
-      : program_(p), batch_(batch), options_(options), picker_(block_picker(options.heuristic)),
-        lanes_(batch.lanes), depth_(options.stack_depth),
+      : program_(p),
+        batch_(batch),
+        options_(options),
+        picker_(block_picker(options.heuristic)),
+        lanes_(batch.lanes),
+        depth_(options.stack_depth),
         capacity_(std::clamp<uint32_t>(options.stack_depth, 1, 8)) {
-    for (const LoweredVar& v : p.vars) var_type_.push_back(v.type);
+    for (const LoweredVar& v : p.vars)
+      var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
     regs_.assign(size_t{lanes_} * words_, 0u);
     stack_slot_.assign(p.vars.size(), -1);
@@ -71,7 +76,8 @@ class VmRun::State {
 
   int32_t next_block() {
     if (done()) return -1;
-    for (size_t b = 0; b < counts_.size(); ++b) counts_[b] = static_cast<uint32_t>(waiting_[b].size());
+    for (size_t b = 0; b < counts_.size(); ++b)
+      counts_[b] = static_cast<uint32_t>(waiting_[b].size());
     return picker_(counts_);
   }
 
@@ -104,15 +110,15 @@ class VmRun::State {
   RunResult result() const {
     RunResult r = result_;
     r.stats.lane_steps = 0;
-    for (uint64_t s : lane_steps_) r.stats.lane_steps += s;
+    for (uint64_t s : lane_steps_)
+      r.stats.lane_steps += s;
     const uint32_t out_words =
         program_.output < 0 ? 0 : program_.types().words(program_.vars[program_.output].type);
     r.outputs.assign(size_t{lanes_} * out_words, 0u);
     for (uint32_t lane = 0; lane < lanes_; ++lane)
       if (!r.faulted[lane] && out_words && pc_[lane] == program_.exit_pc())
         std::memcpy(r.outputs.data() + size_t{lane} * out_words,
-                    regs_.data() + size_t{lane} * words_ + offset_[program_.output],
-                    out_words * 4);
+                    regs_.data() + size_t{lane} * words_ + offset_[program_.output], out_words * 4);
     std::sort(r.errors.begin(), r.errors.end(),
               [](const LaneError& a, const LaneError& b) { return a.lane < b.lane; });
     return r;
@@ -134,15 +140,17 @@ class VmRun::State {
     s.stack_depth = depth_;
     s.stack_capacity = capacity_;
     auto part = [&](const auto& v, size_t per_lane) {
-      return std::remove_cvref_t<decltype(v)>(v.begin() + first * per_lane, v.begin() + end * per_lane);
+      return std::remove_cvref_t<decltype(v)>(v.begin() + first * per_lane,
+                                              v.begin() + end * per_lane);
     };
     s.pc = part(pc_, 1);
     s.pc_depth = part(pc_depth_, 1);
     s.pc_stack = part(pc_stack_, capacity_);
     s.registers = part(regs_, words_);
     for (const BatchSnapshot::VarStack& st : stacks_)
-      s.stacks.push_back({st.var, part(st.depth, 1),
-                          part(st.words, size_t{capacity_} * program_.types().words(program_.vars[st.var].type))});
+      s.stacks.push_back(
+          {st.var, part(st.depth, 1),
+           part(st.words, size_t{capacity_} * program_.types().words(program_.vars[st.var].type))});
     s.lane_steps = part(lane_steps_, 1);
     s.faulted = part(result_.faulted, 1);
     return s;
@@ -169,7 +177,8 @@ class VmRun::State {
     }
     c.lane_steps = lane_steps_;
     c.random_draws.resize(lanes_);
-    for (uint32_t lane = 0; lane < lanes_; ++lane) c.random_draws[lane] = rng_[lane].draws;
+    for (uint32_t lane = 0; lane < lanes_; ++lane)
+      c.random_draws[lane] = rng_[lane].draws;
     c.faulted = result_.faulted;
     c.errors = result_.errors;
     c.calls = result_.stats.calls;
@@ -181,15 +190,18 @@ class VmRun::State {
 
   void restore(const VmCheckpoint& c) {
     uint32_t deepest = 1;
-    for (uint32_t d : c.pc_depth) deepest = std::max(deepest, d);
+    for (uint32_t d : c.pc_depth)
+      deepest = std::max(deepest, d);
     for (const VmCheckpoint::VarStack& st : c.stacks)
-      for (uint32_t d : st.depth) deepest = std::max(deepest, d);
+      for (uint32_t d : st.depth)
+        deepest = std::max(deepest, d);
     capacity_ = std::min(depth_, std::max(capacity_, deepest));
     pc_ = c.pc;
     pc_depth_ = c.pc_depth;
     pc_stack_.assign(size_t{lanes_} * capacity_, 0);
     for (uint32_t lane = 0, at = 0; lane < lanes_; at += pc_depth_[lane], ++lane)
-      std::copy_n(c.pc_stack.begin() + at, pc_depth_[lane], pc_stack_.begin() + size_t{lane} * capacity_);
+      std::copy_n(c.pc_stack.begin() + at, pc_depth_[lane],
+                  pc_stack_.begin() + size_t{lane} * capacity_);
     regs_ = c.registers;
     for (size_t i = 0; i < stacks_.size(); ++i) {
       BatchSnapshot::VarStack& st = stacks_[i];
@@ -199,12 +211,14 @@ class VmRun::State {
       size_t at = 0;
       for (uint32_t lane = 0; lane < lanes_; ++lane) {
         const size_t n = size_t{st.depth[lane]} * w;
-        std::copy_n(c.stacks[i].words.begin() + at, n, st.words.begin() + size_t{lane} * capacity_ * w);
+        std::copy_n(c.stacks[i].words.begin() + at, n,
+                    st.words.begin() + size_t{lane} * capacity_ * w);
         at += n;
       }
     }
     lane_steps_ = c.lane_steps;
-    for (uint32_t lane = 0; lane < lanes_; ++lane) rng_[lane].draws = c.random_draws[lane];
+    for (uint32_t lane = 0; lane < lanes_; ++lane)
+      rng_[lane].draws = c.random_draws[lane];
     result_.faulted = c.faulted;
     result_.errors = c.errors;
     result_.stats.steps = c.step;
@@ -216,7 +230,8 @@ class VmRun::State {
     if (result_.trace.size() > c.step) result_.trace.resize(c.step);
     // Lanes in a block's waiting list run independently, so rebuilding the lists in lane order
     // gives the same states as the original order.
-    for (auto& w : waiting_) w.clear();
+    for (auto& w : waiting_)
+      w.clear();
     active_.clear();
     live_ = 0;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
@@ -263,14 +278,15 @@ class VmRun::State {
       words.swap(out);
     };
     relayout(pc_stack_, 1);
-    for (auto& s : stacks_) relayout(s.words, program_.types().words(program_.vars[s.var].type));
+    for (auto& s : stacks_)
+      relayout(s.words, program_.types().words(program_.vars[s.var].type));
     capacity_ = grown;
   }
 
   int32_t fault(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
     result_.faulted[lane] = 1;
-    result_.errors.push_back({lane, code, program_.source->functions[block.function].name,
-                              loc.line, lane_steps_[lane]});
+    result_.errors.push_back(
+        {lane, code, program_.source->functions[block.function].name, loc.line, lane_steps_[lane]});
     return -1;
   }
 
@@ -302,8 +318,10 @@ class VmRun::State {
     }
     const Terminator& t = block.term;
     switch (t.kind) {
-      case Terminator::Kind::Jump: return t.target;
-      case Terminator::Kind::Branch: return *reg(lane, t.cond) ? t.target : t.target_else;
+      case Terminator::Kind::Jump:
+        return t.target;
+      case Terminator::Kind::Branch:
+        return *reg(lane, t.cond) ? t.target : t.target_else;
       case Terminator::Kind::PushJump: {
         uint32_t& sp = pc_depth_[lane];
         if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, t.loc);
@@ -313,6 +331,9 @@ class VmRun::State {
         result_.stats.max_stack_depth = std::max(result_.stats.max_stack_depth, sp);
         return t.target;
       }
+      case Terminator::Kind::TailJump:  // a call that reuses the frame: nothing to push
+        ++result_.stats.calls;
+        return t.target;
       case Terminator::Kind::Return:
         return pc_stack_[size_t{lane} * capacity_ + --pc_depth_[lane]];
     }
@@ -346,26 +367,53 @@ class VmRun::State {
 VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options)
     : state_(std::make_unique<State>(program, batch, options)) {}
 VmRun::~VmRun() = default;
-void VmRun::set_picker(BlockPicker picker) { state_->set_picker(picker); }
-bool VmRun::done() const { return state_->done(); }
-int32_t VmRun::next_block() const { return state_->next_block(); }
-uint64_t VmRun::steps() const { return state_->steps(); }
-BatchSnapshot VmRun::snapshot() const { return state_->snapshot(); }
-RunResult VmRun::result() const { return state_->result(); }
-const std::vector<int32_t>& VmRun::lane_pcs() const { return state_->lane_pcs(); }
-const std::vector<uint32_t>& VmRun::lane_depths() const { return state_->lane_depths(); }
-const std::vector<uint8_t>& VmRun::lane_faulted() const { return state_->lane_faulted(); }
-const std::vector<uint32_t>& VmRun::registers() const { return state_->registers(); }
-const std::vector<uint32_t>& VmRun::last_active() const { return state_->last_active(); }
+void VmRun::set_picker(BlockPicker picker) {
+  state_->set_picker(picker);
+}
+bool VmRun::done() const {
+  return state_->done();
+}
+int32_t VmRun::next_block() const {
+  return state_->next_block();
+}
+uint64_t VmRun::steps() const {
+  return state_->steps();
+}
+BatchSnapshot VmRun::snapshot() const {
+  return state_->snapshot();
+}
+RunResult VmRun::result() const {
+  return state_->result();
+}
+const std::vector<int32_t>& VmRun::lane_pcs() const {
+  return state_->lane_pcs();
+}
+const std::vector<uint32_t>& VmRun::lane_depths() const {
+  return state_->lane_depths();
+}
+const std::vector<uint8_t>& VmRun::lane_faulted() const {
+  return state_->lane_faulted();
+}
+const std::vector<uint32_t>& VmRun::registers() const {
+  return state_->registers();
+}
+const std::vector<uint32_t>& VmRun::last_active() const {
+  return state_->last_active();
+}
 BatchSnapshot VmRun::snapshot(uint32_t first, uint32_t count) const {
   return state_->snapshot(first, count);
 }
-VmCheckpoint VmRun::checkpoint() const { return state_->checkpoint(); }
-void VmRun::restore(const VmCheckpoint& checkpoint) { state_->restore(checkpoint); }
+VmCheckpoint VmRun::checkpoint() const {
+  return state_->checkpoint();
+}
+void VmRun::restore(const VmCheckpoint& checkpoint) {
+  state_->restore(checkpoint);
+}
 
 uint64_t VmRun::step(uint64_t n) {
   uint64_t taken = 0;
-  for (; taken < n && !state_->done(); ++taken) state_->step();
+  for (; taken < n && !state_->done(); ++taken)
+    state_->step();
   return taken;
 }
 

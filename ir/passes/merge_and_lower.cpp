@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/analysis/call_graph.h"
 #include "ir/passes/split_at_calls.h"
 
@@ -35,6 +37,27 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
   out.source = source;
   out.entry_function = entry;
 
+  // Functions joined by tail calls share one result variable: a tail-called function returns
+  // straight to its caller's caller, whose continuation reads the result of the function it
+  // called. Each group's owner is its lowest-numbered function.
+  std::vector<size_t> result_owner(nf);
+  for (size_t f = 0; f < nf; ++f)
+    result_owner[f] = f;
+  auto owner = [&](size_t f) {
+    while (result_owner[f] != f)
+      f = result_owner[f] = result_owner[result_owner[f]];
+    return f;
+  };
+  for (size_t f = 0; f < nf; ++f) {
+    if (!calls.reachable_from_entry[f]) continue;
+    const Function& fn = split.functions[f];
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      if (!ends_in_tail_call(fn, static_cast<int>(b))) continue;
+      const size_t x = owner(f), y = owner(static_cast<size_t>(fn.blocks[b].ops.back().index));
+      result_owner[std::max(x, y)] = std::min(x, y);
+    }
+  }
+
   // Number every reachable function's variables and blocks in the merged program.
   std::vector<std::vector<VarId>> var_id(nf);
   std::vector<int32_t> first_block(nf, -1);
@@ -43,8 +66,15 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
     if (!calls.reachable_from_entry[f]) continue;
     const Function& fn = split.functions[f];
     for (size_t v = 0; v < fn.vars.size(); ++v) {
+      const Storage storage = plan.storage[f][v];
+      if (static_cast<VarId>(v) == fn.result && owner(f) != f) {  // numbered with its owner
+        const VarId shared = var_id[owner(f)][split.functions[owner(f)].result];
+        out.vars[shared].storage = std::max(out.vars[shared].storage, storage);
+        var_id[f].push_back(shared);
+        continue;
+      }
       var_id[f].push_back(static_cast<VarId>(out.vars.size()));
-      out.vars.push_back({fn.name + "." + fn.vars[v].name, fn.vars[v].type, plan.storage[f][v],
+      out.vars.push_back({fn.name + "." + fn.vars[v].name, fn.vars[v].type, storage,
                           static_cast<int32_t>(f), static_cast<VarId>(v)});
     }
     first_block[f] = next_block;
@@ -67,7 +97,8 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
         if (op.code == OpCode::Call) continue;  // handled below: it is the block's last op
         Op mapped = op;
         if (mapped.dst >= 0) mapped.dst = vid[mapped.dst];
-        for (VarId& a : mapped.args) a = vid[a];
+        for (VarId& a : mapped.args)
+          a = vid[a];
         lb.ops.push_back(std::move(mapped));
       }
       lb.term = block.term;
@@ -75,9 +106,11 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
       lb.term.target = block.term.target < 0 ? -1 : first_block[f] + block.term.target;
       lb.term.target_else =
           block.term.target_else < 0 ? -1 : first_block[f] + block.term.target_else;
-      if (!ends_in_call(fn, static_cast<int>(b))) continue;
+      const bool tail = ends_in_tail_call(fn, static_cast<int>(b));
+      if (!tail && !ends_in_call(fn, static_cast<int>(b))) continue;
 
-      // The call: save, pass arguments, jump; the continuation: take the result, restore.
+      // The call: save, pass arguments, jump; the continuation: take the result, restore. A tail
+      // call only passes the arguments and jumps: its callee returns to our caller.
       const Op& call = block.ops.back();
       const Function& callee = split.functions[call.index];
       const std::vector<VarId>& saved = plan.saved[f][b];
@@ -94,9 +127,16 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
         }
         args.push_back(arg);
       }
-      for (VarId v : saved) lb.ops.push_back(stack_op(OpCode::Push, vid[v], call.loc));
+      for (VarId v : saved)
+        lb.ops.push_back(stack_op(OpCode::Push, vid[v], call.loc));
       for (size_t k = 0; k < args.size(); ++k)
         lb.ops.push_back(copy_op(var_id[call.index][callee.params[k]], args[k], call.loc));
+      if (tail) {
+        lb.term.kind = Terminator::Kind::TailJump;
+        lb.term.target = first_block[call.index];
+        lb.term.loc = call.loc;
+        continue;
+      }
       lb.term.kind = Terminator::Kind::PushJump;
       lb.term.target = first_block[call.index];
       lb.term.target_else = first_block[f] + block.term.target;
@@ -116,7 +156,8 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
   }
 
   out.entry_block = first_block[entry];
-  for (VarId p : split.functions[entry].params) out.inputs.push_back(var_id[entry][p]);
+  for (VarId p : split.functions[entry].params)
+    out.inputs.push_back(var_id[entry][p]);
   const VarId result = split.functions[entry].result;
   out.output = result < 0 ? -1 : var_id[entry][result];
   return out;

@@ -4,7 +4,10 @@
 // sequence: Push the saved variables, copy the arguments into the callee's params (through
 // temporaries for a self-call, so `f(b, a)` cannot clobber itself), PushJump(callee entry,
 // continuation). The continuation starts by copying the callee's result into the destination and
-// Popping the saved variables in reverse order. Return pops the PC stack.
+// Popping the saved variables in reverse order. Return pops the PC stack. A tail call copies the
+// arguments (through temporaries for a self-call: a parallel assignment) and ends in TailJump to
+// the callee's entry, saving nothing; functions joined by tail calls share one result variable,
+// so whichever of them returns leaves the value where the original caller's continuation reads it.
 // Ensures: block i of the result is a block of the split program (same ops, same loc), so a lane
 // runs the same number of blocks here as the interpreter counts steps.
 #pragma once

@@ -110,7 +110,7 @@ class Generator {
     depth_arg_ = "d - 1";
 
     block_statements(opt_.max_statements);
-    line(fmt::format("return {};", expr(sig.result, opt_.max_expr_depth)));
+    line(fmt::format("return {};", returned(sig.result, opt_.max_expr_depth)));
     scopes_.pop_back();
     return header + body_ + "}\n";
   }
@@ -189,7 +189,7 @@ class Generator {
     }
     if (roll < 96) {
       return line(fmt::format("if {} {{ return {}; }}", expr(Ty::Bool, 2),
-                              returns_out_ ? out_literal() : expr(result_, 2)));
+                              returns_out_ ? out_literal() : returned(result_, 2)));
     }
     declaration();
   }
@@ -364,6 +364,13 @@ class Generator {
     }
     if (names.empty()) return std::nullopt;
     return pick(names);
+  }
+
+  // What a `return` returns: sometimes a call, which is then a tail call (docs/language.md).
+  std::string returned(Ty type, int depth) {
+    if (chance(30))
+      if (auto call = call_of(type, depth)) return *call;
+    return expr(type, depth);
   }
 
   std::optional<std::string> call_of(Ty type, int depth) {
