@@ -452,6 +452,15 @@ LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
 std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
   nlohmann::json lanes = nlohmann::json::array();
   const size_t words = snap.lanes ? snap.registers.size() / snap.lanes : 0;
+  std::vector<TypeId> types;
+  for (const LoweredVar& v : p.vars) types.push_back(v.type);
+  std::vector<uint32_t> offset;
+  layout_words(p.types(), types, offset);
+  std::vector<bool> temp_word(words, false);
+  for (size_t v = 0; v < p.vars.size(); ++v)
+    if (p.vars[v].storage == Storage::Temp)
+      for (uint32_t k = 0; k < p.types().words(p.vars[v].type) && offset[v] + k < words; ++k)
+        temp_word[offset[v] + k] = true;
   for (uint32_t lane = 0; lane < snap.lanes; ++lane) {
     nlohmann::json l;
     l["pc"] = snap.pc[lane];
@@ -459,8 +468,13 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
     l["depth"] = snap.pc_depth[lane];
     const auto pcs = snap.pc_stack.begin() + size_t{lane} * snap.stack_capacity;
     l["pc_stack"] = std::vector<int32_t>(pcs, pcs + snap.pc_depth[lane]);
-    const auto regs = snap.registers.begin() + lane * words;
-    l["registers"] = std::vector<uint32_t>(regs, regs + words);
+    // Temporaries hold nothing between blocks: the VM leaves stale words there and Vulkan never
+    // stores them, so they are written as 0 and every source dumps the same state.
+    std::vector<uint32_t> regs(snap.registers.begin() + lane * words,
+                               snap.registers.begin() + (lane + 1) * words);
+    for (size_t k = 0; k < temp_word.size() && k < regs.size(); ++k)
+      if (temp_word[k]) regs[k] = 0;
+    l["registers"] = std::move(regs);
     nlohmann::json stacks = nlohmann::json::object();
     for (const BatchSnapshot::VarStack& st : snap.stacks) {
       const uint32_t w = p.types().words(p.vars[st.var].type);

@@ -89,6 +89,17 @@ TEST_CASE("cli: run --trace records a trace that replays to the live run's state
   std::filesystem::remove(trace);
 }
 
+TEST_CASE("cli: dumps of the VM and of the Vulkan global schedule at the same step are equal") {
+  const std::string args = kFib + " --input n=range:0:12 --seed 3";
+  const auto vm = dumped_states(args + " --backend vm", "vm");
+  const auto vulkan = dumped_states(args + " --backend vulkan --schedule global", "vk");
+  REQUIRE(vm.size() == vulkan.size());
+  for (size_t i = 0; i < vm.size(); ++i) {
+    CAPTURE(i);
+    CHECK(vm[i] == vulkan[i]);  // registers included: temporaries dump as 0 on both
+  }
+}
+
 TEST_CASE("cli: debug --script shows a block's IR and generated GLSL") {
   const std::string cmds = write_temp("glsl.txt", "show ir fib.b0\nshow glsl 1\n");
   const Outcome o = autobatch("debug " + kFib + " -i n=4 --script " + cmds);
