@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev libstb-dev libzstd-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev libstb-dev libzstd-dev libxxhash-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc libshaderc-dev glslang-tools spirv-tools
   libimgui-dev libglfw3-dev xvfb xauth gnuplot-nox

@@ -1,10 +1,14 @@
+// VulkanProgram (program_impl.h): the layouts, the pipeline cache (loaded from disk only after
+// the checks of docs/engine.md "The disk cache", saved atomically on release) and the pipelines,
+// created on first use.
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "ab_layout.h"
+#include "engine/src/cache_file.h"
 #include "engine/src/program_impl.h"
 #include "engine/src/shader_compiler.h"
 
@@ -15,9 +19,34 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+// The saved pipeline cache's key: the device and driver it belongs to. A file copied from
+// another device or left by another driver version reads as absent.
+CacheKey pipeline_cache_key(const VkPhysicalDeviceProperties& p) {
+  CacheKeyBuilder key;
+  key.add("autobatch VkPipelineCache");
+  key.add(&p.vendorID, sizeof p.vendorID).add(&p.deviceID, sizeof p.deviceID);
+  key.add(&p.driverVersion, sizeof p.driverVersion);
+  key.add(p.pipelineCacheUUID, VK_UUID_SIZE);
+  return key.finish();
+}
+
+// The Vulkan spec's own header of pipeline cache data (VkPipelineCacheHeaderVersionOne, each
+// field least significant byte first whatever the host's order) must name this device. Data that
+// vkGetPipelineCacheData did not return breaks a valid-usage rule of vkCreatePipelineCache, so
+// what a driver does with it is undefined; the outer hash and this check keep it from the driver.
+bool pipeline_cache_header_matches(const std::vector<char>& data,
+                                   const VkPhysicalDeviceProperties& p) {
+  constexpr size_t kHeaderOneSize = 16 + VK_UUID_SIZE;
+  if (data.size() < kHeaderOneSize) return false;
+  auto field = [&](size_t offset) {
+    const auto* b = reinterpret_cast<const uint8_t*>(data.data()) + offset;
+    return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
+  };
+  const uint32_t header_size = field(0);
+  return header_size >= kHeaderOneSize && header_size <= data.size() &&
+         field(4) == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && field(8) == p.vendorID &&
+         field(12) == p.deviceID &&
+         std::memcmp(data.data() + 16, p.pipelineCacheUUID, VK_UUID_SIZE) == 0;
 }
 
 }  // namespace
@@ -46,6 +75,31 @@ std::string VulkanProgram::Impl::pipeline_cache_path() const {
   for (uint8_t b : ctx->properties.pipelineCacheUUID)
     uuid += fmt::format("{:02x}", b);
   return (std::filesystem::path(cache_dir) / ("pipelines-" + uuid + ".bin")).string();
+}
+
+std::vector<char> VulkanProgram::Impl::load_pipeline_cache() const {
+  const std::string path = pipeline_cache_path();
+  if (path.empty()) return {};
+  const VkPhysicalDeviceProperties& p = ctx->properties;
+  auto data = read_cache_file(path, CacheFileKind::PipelineCache, pipeline_cache_key(p));
+  if (!data || !pipeline_cache_header_matches(*data, p)) return {};
+  return std::move(*data);
+}
+
+// Replaces the file atomically, so a concurrent run reads either the old cache or this one.
+void VulkanProgram::Impl::save_pipeline_cache() const {
+  const std::string path = pipeline_cache_path();
+  auto& api = ctx->api;
+  size_t size = 0;
+  if (path.empty() ||
+      api.vkGetPipelineCacheData(ctx->device, pipeline_cache, &size, nullptr) != VK_SUCCESS ||
+      size == 0)
+    return;
+  std::vector<char> data(size);
+  if (api.vkGetPipelineCacheData(ctx->device, pipeline_cache, &size, data.data()) != VK_SUCCESS)
+    return;
+  write_cache_file(path, CacheFileKind::PipelineCache, pipeline_cache_key(ctx->properties),
+                   data.data(), size);
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv) {
@@ -81,21 +135,7 @@ VulkanProgram::Impl::~Impl() {
   if (!ctx) return;
   auto& api = ctx->api;
   if (pipeline_cache) {
-    const std::string path = pipeline_cache_path();
-    size_t size = 0;
-    if (!path.empty() &&
-        api.vkGetPipelineCacheData(ctx->device, pipeline_cache, &size, nullptr) == VK_SUCCESS &&
-        size > 0) {
-      std::vector<char> data(size);
-      if (api.vkGetPipelineCacheData(ctx->device, pipeline_cache, &size, data.data()) ==
-          VK_SUCCESS) {
-        std::error_code ec;
-        std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-        const std::string tmp = path + ".tmp";
-        std::ofstream(tmp, std::ios::binary).write(data.data(), static_cast<long>(size));
-        std::filesystem::rename(tmp, path, ec);
-      }
-    }
+    save_pipeline_cache();
     api.vkDestroyPipelineCache(ctx->device, pipeline_cache, nullptr);
   }
   for (auto& [key, p] : pipelines)
@@ -145,19 +185,20 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   r = ctx.api.vkCreatePipelineLayout(ctx.device, &lci, nullptr, &impl->pipeline_layout);
   if (r != VK_SUCCESS) return Error{vk_error("vkCreatePipelineLayout", r)};
 
-  std::vector<char> cache_data;
-  if (const std::string path = impl->pipeline_cache_path(); !path.empty())
-    cache_data = read_bytes(path);
+  // Data that fails any check never reaches the driver: the program starts with an empty cache,
+  // and the file is replaced when the program is released.
+  const std::vector<char> cache_data = impl->load_pipeline_cache();
   VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   cci.initialDataSize = cache_data.size();
   cci.pInitialData = cache_data.empty() ? nullptr : cache_data.data();
   r = ctx.api.vkCreatePipelineCache(ctx.device, &cci, nullptr, &impl->pipeline_cache);
-  if (r != VK_SUCCESS) {  // a stale or corrupt cache file: start empty
+  impl->pipeline_cache_from_disk = r == VK_SUCCESS && !cache_data.empty();
+  if (r != VK_SUCCESS && !cache_data.empty()) {  // the driver refused it after all: start empty
     cci.initialDataSize = 0;
     cci.pInitialData = nullptr;
     r = ctx.api.vkCreatePipelineCache(ctx.device, &cci, nullptr, &impl->pipeline_cache);
-    if (r != VK_SUCCESS) return Error{vk_error("vkCreatePipelineCache", r)};
   }
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreatePipelineCache", r)};
   impl->compile_seconds = seconds_since(start);
   return std::shared_ptr<VulkanProgram>(new VulkanProgram(std::move(impl)));
 }

@@ -29,6 +29,7 @@ struct VulkanProgram::Impl {
   std::map<int, VkPipeline> pipelines;  // generated kernels by Kernel, hand-written by 100 + id
   double compile_seconds = 0;
   bool spirv_from_cache = true;
+  bool pipeline_cache_from_disk = false;  // a verified pipelines-<uuid>.bin seeded pipeline_cache
 
   Expected<VkPipeline> pipeline(Kernel k);
   Expected<VkPipeline> pipeline(HandKernel k);
@@ -39,6 +40,9 @@ struct VulkanProgram::Impl {
     return residency_of(k) == Residency::Registers ? local_glsl : glsl;
   }
   std::string pipeline_cache_path() const;
+  // The saved VkPipelineCache data if the file is intact and was made by this device and driver.
+  std::vector<char> load_pipeline_cache() const;
+  void save_pipeline_cache() const;
 };
 
 }  // namespace ab

@@ -420,6 +420,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
                 batch.lanes <= device.subgroup_size;
   impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
   impl->stats.device = impl->ctx->info.name;
+  impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
   impl->stats.schedule = impl->fused ? std::string("global/fused")
                          : impl->global
                              ? fmt::format("global/{}", global_mode_name(vulkan.global_mode))

@@ -1,16 +1,19 @@
+// See shader_compiler.h: glslang, the SPIR-V disk cache and its checks, spirv-val.
 #include "engine/src/shader_compiler.h"
 
 #include <fmt/format.h>
 #include <glslang/Include/glslang_c_interface.h>
 #include <glslang/Public/resource_limits_c.h>
+#include <glslang/build_info.h>
 #include <spirv-tools/libspirv.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
-#include <unistd.h>
+#include "engine/src/cache_file.h"
 
 namespace ab {
 namespace {
@@ -18,6 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kCompilerSettings = "glslang vulkan1.2 spirv1.5 opt";
+constexpr uint32_t kSpirvMagic = 0x07230203u;
 
 // glslang's process-wide state, initialized once (glslang_initialize_process is not reentrant).
 void initialize_glslang() {
@@ -68,42 +72,29 @@ Expected<std::vector<uint32_t>> glslang_compile(const std::string& glsl, const s
   return words;
 }
 
-bool read_file(const fs::path& path, std::vector<uint32_t>& words) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<size_t>(in.tellg());
-  if (size == 0 || size % 4 != 0) return false;
-  words.resize(size / 4);
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(size));
-  return static_cast<bool>(in) && words[0] == 0x07230203u;
+CacheKey spirv_cache_key(const std::string& glsl, const std::string& macro) {
+  CacheKeyBuilder key;
+  key.add("autobatch spirv").add(kCompilerSettings);
+  key.add(fmt::format("glslang {}.{}.{}{}", GLSLANG_VERSION_MAJOR, GLSLANG_VERSION_MINOR,
+                      GLSLANG_VERSION_PATCH, GLSLANG_VERSION_FLAVOR));
+  // glslang's optimizer is SPIRV-Tools (linked statically): its version changes the output too.
+  key.add(spvSoftwareVersionDetailsString());
+  key.add(macro).add(glsl);
+  return key.finish();
 }
 
-void write_file_atomically(const fs::path& path, const void* data, size_t size) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + fmt::format(".tmp{}", static_cast<long>(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    if (!out) return;
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
+// The words of a cached payload if they are a SPIR-V module spirv-val accepts. The file hash
+// already caught accidents; this keeps a module that the driver could crash on (say, an entry
+// written by a broken build) from ever reaching vkCreateShaderModule.
+std::optional<std::vector<uint32_t>> checked_spirv(const std::vector<char>& payload) {
+  if (payload.empty() || payload.size() % 4 != 0) return std::nullopt;
+  std::vector<uint32_t> words(payload.size() / 4);
+  std::memcpy(words.data(), payload.data(), payload.size());
+  if (words[0] != kSpirvMagic || !validate_spirv(words).empty()) return std::nullopt;
+  return words;
 }
 
 }  // namespace
-
-uint64_t fnv1a64(const std::string& bytes, uint64_t seed) {
-  uint64_t h = seed;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 std::string default_cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
@@ -120,20 +111,28 @@ Expected<CompiledShader> compile_glsl(const std::string& glsl, const std::string
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   CompiledShader result;
-  fs::path cached;
+  std::string cached;
+  CacheKey key;
   if (!cache_dir.empty()) {
-    const uint64_t key = fnv1a64(glsl, fnv1a64(macro + "|" + kCompilerSettings));
-    cached = fs::path(cache_dir) / fmt::format("{:016x}.spv", key);
-    if (read_file(cached, result.spirv)) {
-      result.from_cache = true;
-      result.seconds = elapsed();
-      return result;
+    key = spirv_cache_key(glsl, macro);
+    cached = (fs::path(cache_dir) / (key.hex() + ".spv")).string();
+    if (auto payload = read_cache_file(cached, CacheFileKind::Spirv, key)) {
+      if (auto words = checked_spirv(*payload)) {
+        result.spirv = std::move(*words);
+        result.from_cache = true;
+        result.seconds = elapsed();
+        return result;
+      }
     }
   }
   auto words = glslang_compile(glsl, macro);
   if (!words) return Error{words.error()};
   result.spirv = std::move(*words);
-  if (!cached.empty()) write_file_atomically(cached, result.spirv.data(), result.spirv.size() * 4);
+  // Only what a later read would accept is stored; a module spirv-val rejects is still returned
+  // (as before the cache checked it), so the driver's or the validation layer's message shows.
+  if (!cached.empty() && validate_spirv(result.spirv).empty())
+    write_cache_file(cached, CacheFileKind::Spirv, key, result.spirv.data(),
+                     result.spirv.size() * 4);
   result.seconds = elapsed();
   return result;
 }

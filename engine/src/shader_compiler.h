@@ -4,9 +4,12 @@
 // cannot be linked into an application: it expects glslang's C++ symbols from the executable
 // with an ABI that glslang-dev's archives do not match, and crashes in GlslangToSpv.
 //
-// The cache key is a hash of the GLSL text, the macro and the compiler settings; entries live in
-// `cache_dir` (default: $XDG_CACHE_HOME/autobatch, else ~/.cache/autobatch) as <key>.spv. A cache
-// that cannot be read or written is skipped silently: it only saves time.
+// The cache key is a 128-bit hash of the GLSL text, the macro, the compiler settings and the
+// glslang and SPIRV-Tools versions; entries live in `cache_dir` (default:
+// $XDG_CACHE_HOME/autobatch, else ~/.cache/autobatch) as <key>.spv, in the self-verifying format of
+// cache_file.h. An entry is used only if its header names this key, its SPIR-V hashes to the stored
+// hash and spirv-val accepts it; anything else is a miss: compile, and replace the entry
+// atomically. A cache that cannot be read or written is skipped silently: it only saves time.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +34,5 @@ Expected<CompiledShader> compile_glsl(const std::string& glsl, const std::string
 
 // Runs the SPIR-V validator (Vulkan 1.2 rules) on a module; empty string if valid.
 std::string validate_spirv(const std::vector<uint32_t>& spirv);
-
-// 64-bit FNV-1a, used for cache keys.
-uint64_t fnv1a64(const std::string& bytes, uint64_t seed = 0xcbf29ce484222325ull);
 
 }  // namespace ab

@@ -69,6 +69,8 @@ struct VulkanStats {
   double compile_seconds = 0;  // GLSL generation, glslang (or the cache), pipeline creation
   double run_seconds = 0;      // creation to completion, uploads included, compilation excluded
   bool spirv_from_cache = false;
+  // The program's VkPipelineCache started from the one saved on disk (pipelines-<uuid>.bin).
+  bool pipeline_cache_from_disk = false;
 };
 
 // A lowered program compiled for one context. Kernels are compiled on first use.
