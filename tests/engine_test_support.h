@@ -77,64 +77,10 @@ inline std::unique_ptr<Loaded> load_sample_case(const testing::SampleCase& sampl
   return loaded;
 }
 
-// The scalar kind of each word of a type, in flattening order.
-inline void word_kinds(const Types& types, TypeId t, std::vector<Scalar>& out) {
-  const Type& type = types[t];
-  if (type.kind == Type::Kind::Scalar) {
-    out.push_back(type.scalar);
-  } else if (type.kind == Type::Kind::Array) {
-    for (uint32_t i = 0; i < type.count; ++i)
-      word_kinds(types, type.elem, out);
-  } else if (type.kind == Type::Kind::Struct) {
-    for (const Field& f : types.struct_def(t).fields)
-      word_kinds(types, f.type, out);
-  }
-}
-
-// Float words are bit-identical on every backend (docs/language.md); any NaN equals any NaN
-// (the language does not define NaN payloads or signs).
-inline bool same_float(uint32_t a, uint32_t b) {
-  return a == b || (std::isnan(bits_float(a)) && std::isnan(bits_float(b)));
-}
-
-// Empty when `actual` matches `expected`: faulted lanes, error records and every word exactly
-// (NaN = NaN).
-inline std::string compare_results(const LoweredProgram& program, const RunResult& expected,
-                                   const RunResult& actual) {
-  std::vector<Scalar> kinds;
-  if (program.output >= 0) word_kinds(program.types(), program.vars[program.output].type, kinds);
-  std::string out;
-  int shown = 0;
-  if (expected.faulted != actual.faulted) out += "faulted lanes differ\n";
-  if (expected.outputs.size() != actual.outputs.size())
-    return out + fmt::format("output sizes differ: {} vs {}\n", expected.outputs.size(),
-                             actual.outputs.size());
-  const size_t per_lane = kinds.size();
-  for (size_t i = 0; i < expected.outputs.size() && shown < 5; ++i) {
-    const Scalar k = kinds[i % per_lane];
-    const bool same = k == Scalar::Float ? same_float(expected.outputs[i], actual.outputs[i])
-                                         : expected.outputs[i] == actual.outputs[i];
-    if (!same) {
-      out += fmt::format("lane {} word {}: expected {:#x}, got {:#x}\n", i / per_lane, i % per_lane,
-                         expected.outputs[i], actual.outputs[i]);
-      ++shown;
-    }
-  }
-  if (expected.errors.size() != actual.errors.size())
-    out += fmt::format("{} errors expected, {} reported\n", expected.errors.size(),
-                       actual.errors.size());
-  for (size_t i = 0; i < std::min(expected.errors.size(), actual.errors.size()) && shown < 10;
-       ++i) {
-    const LaneError &e = expected.errors[i], &a = actual.errors[i];
-    if (e.lane != a.lane || e.code != a.code || e.function != a.function || e.line != a.line ||
-        e.step != a.step) {
-      out += fmt::format("expected {}\n     got {}\n", testing::describe_error(e),
-                         testing::describe_error(a));
-      ++shown;
-    }
-  }
-  return out;
-}
+// The comparisons live in support/result_compare.h (the soak tool uses them too).
+using testing::compare_results;
+using testing::same_float;
+using testing::word_kinds;
 
 // The engine configurations every sample is checked under.
 struct Config {

@@ -450,6 +450,11 @@ class Generator {
       case Ty::Float: {
         static const std::vector<std::string> kFloats = {"0.0", "1.0", "0.5",   "2.25", "(-1.5)",
                                                          "3.0", "0.1", "100.0", "1e3",  "2.0e-3"};
+        // inf, -inf, NaN (spelled as the language computes them), -0, a denormal, huge values.
+        static const std::vector<std::string> kSpecials = {
+            "(1.0 / 0.0)", "(-1.0 / 0.0)", "(0.0 / 0.0)", "(-0.0)",
+            "1e-40",       "3e9",          "(-1e30)",     "16777217.0"};
+        if (opt_.float_specials && chance(20)) return pick(kSpecials);
         return pick(kFloats);
       }
       case Ty::Bool:
@@ -537,6 +542,11 @@ class Generator {
 
   std::string float_expr(int depth) {
     const int d = depth - 1;
+    if (opt_.float_specials && chance(12)) {  // any argument, however large or special
+      static const std::vector<std::string> kFns = {"exp", "log", "sin", "cos", "tanh"};
+      if (chance(25)) return fmt::format("pow({}, {})", expr(Ty::Float, d), expr(Ty::Float, d));
+      return fmt::format("{}({})", pick(kFns), expr(Ty::Float, d));
+    }
     switch (below(13)) {
       case 0:
       case 1: {

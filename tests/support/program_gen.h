@@ -2,9 +2,10 @@
 //
 // Each program has several functions with a depth parameter `d` and a guard that returns without
 // calling when d reaches 0; every call passes d - 1, so recursion (self and mutual) always ends.
-// Loops have small fixed trip counts. Bodies mix int/uint/float/bool arithmetic, arrays and a
+// Loops have small fixed trip counts. Bodies mix int/uint/float/bool arithmetic (floats with
+// IEEE special values and transcendentals of any argument), arrays and a
 // struct (with computed indices), if/else chains, while and for loops with break and continue,
-// calls in expressions and on the right of && and ||, random draws and asserts. With `faults`,
+// calls in expressions and on the right of && and ||, tail calls, random draws and asserts. With `faults`,
 // some indices may fall out of range, some divisors may be zero and some asserts may fail, so
 // per-lane faults are exercised too.
 //
@@ -27,6 +28,9 @@ struct GenOptions {
   int calls_per_function = 3;  // static call budget (a call in a loop costs its trip count)
   bool faults = true;          // allow out-of-range indices, zero divisors, failing asserts
   bool random_draws = true;    // uniform() and normal()
+  // Float leaves include NaN, +-inf, -0, denormals and huge values, and the transcendental
+  // functions get unclamped and huge arguments, so every backend must agree on special values.
+  bool float_specials = true;
 };
 
 std::string generate_program(uint64_t seed, const GenOptions& options = {});

@@ -1,0 +1,13 @@
+# Test cases that take 5 s or more on the 2-core development machine (ctest's timings):
+# labelled `slow` instead of `quick`. Re-measure with `ctest -j2` and update when cases move.
+set(AB_SLOW_TEST_CASES
+  "engine_codegen_test: engine: random programs equal interp on every schedule and pass spirv-val"
+  "engine_samples_test: engine: every sample at 20000 lanes on global/compacted, local/subgroup, local/lane"
+  "engine_samples_test: engine: every sample on every schedule equals interp at 1, 7, 64 and 1000 lanes"
+  "engine_trace_test: engine: global trace and statistics equal the VM's on every sample"
+  "engine_codegen_test: engine: random programs at 20000 lanes on global/compacted, local/subgroup, local/lane"
+  "engine_codegen_test: engine: every module generated for the samples passes spirv-val"
+  "engine_cache_test: engine cache: a damaged SPIR-V entry is recompiled and replaced"
+  "tail_calls_test: tail calls: a million iterations at depth 3, mutual recursion to 100000"
+  "engine_trace_test: engine: stepping the global schedule N steps reaches the VM's state after N steps"
+)
