@@ -95,6 +95,10 @@ TEST_CASE("inputs: scalar text parsing follows each type's rules") {
   CHECK_FALSE(parse_scalar("1.5", Scalar::Int).ok());
   CHECK_FALSE(parse_scalar("99999999999999999999999", Scalar::Int).ok());
   CHECK_FALSE(parse_scalar("", Scalar::Int).ok());
+  // A long value is quoted as a short excerpt.
+  auto long_value = parse_scalar(std::string(100'000, 'z'), Scalar::Int);
+  REQUIRE_FALSE(long_value.ok());
+  CHECK(long_value.error() == "'" + std::string(60, 'z') + "…' is not a valid int");
 
   CHECK(word_of(parse_scalar("4294967295", Scalar::UInt)) == 0xffffffffu);
   auto negative = parse_scalar("-3", Scalar::UInt);

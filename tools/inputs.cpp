@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/data_file.h"
+#include "tools/excerpt.h"
 #include "tools/shape.h"
 #include "tools/values.h"
 
@@ -20,13 +21,14 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 Expected<std::pair<int64_t, int64_t>> parse_bounds(std::string_view spec, std::string_view rest) {
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos)
-    return fail(fmt::format("'{}' should look like {}A:B", spec,
+    return fail(fmt::format("'{}' should look like {}A:B", excerpt(spec),
                             spec.substr(0, spec.size() - rest.size())));
   auto low = parse_int64(rest.substr(0, colon));
-  if (!low) return fail(fmt::format("in '{}': {}", spec, low.error()));
+  if (!low) return fail(fmt::format("in '{}': {}", excerpt(spec), low.error()));
   auto high = parse_int64(rest.substr(colon + 1));
-  if (!high) return fail(fmt::format("in '{}': {}", spec, high.error()));
-  if (*low >= *high) return fail(fmt::format("'{}' is empty: A must be less than B", spec));
+  if (!high) return fail(fmt::format("in '{}': {}", excerpt(spec), high.error()));
+  if (*low >= *high)
+    return fail(fmt::format("'{}' is empty: A must be less than B", excerpt(spec)));
   return std::pair{*low, *high};
 }
 
@@ -192,7 +194,7 @@ Expected<InputSpec> parse_input_spec(std::string_view text) {
 Expected<Binding> parse_binding(std::string_view text, std::string_view what) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
-    return fail(fmt::format("expected {}, got '{}'", what, text));
+    return fail(fmt::format("expected {}, got '{}'", what, excerpt(text)));
   return Binding{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
@@ -209,7 +211,8 @@ Expected<BatchInputs> build_inputs(const Program& program, int entry, const Inpu
     if (!binding) return binding.failure();
     const auto it = std::find(param_names.begin(), param_names.end(), binding->name);
     if (it == param_names.end())
-      return fail(fmt::format("unknown input '{}': {} takes {}", binding->name, function.name,
+      return fail(fmt::format("unknown input '{}': {} takes {}", excerpt(binding->name),
+                              function.name,
                               param_names.empty() ? "no parameters" : list_names(param_names)));
     const size_t index = static_cast<size_t>(it - param_names.begin());
     if (specs[index]) return fail(fmt::format("input '{}' is given twice", binding->name));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ir/ops.h"
+#include "tools/excerpt.h"
 
 namespace ab::cli {
 namespace {
@@ -106,7 +107,7 @@ Expected<uint32_t> encode_double(double value, Scalar type, const std::string& s
 
 Expected<uint32_t> parse_scalar(std::string_view raw, Scalar type) {
   const std::string_view text = trim_spaces(raw);
-  const std::string shown(text);
+  const std::string shown = excerpt(text);
   if (text.empty())
     return fail(fmt::format("empty value where a {} was expected", scalar_name(type)));
   if (type == Scalar::Bool) {
@@ -128,7 +129,7 @@ Expected<int64_t> parse_int64(std::string_view raw) {
   auto whole = parse_whole(text);
   const uint64_t limit = whole && whole->negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
   if (!whole || whole->magnitude > limit)
-    return fail(fmt::format("'{}' is not a whole number", text));
+    return fail(fmt::format("'{}' is not a whole number", excerpt(text)));
   if (whole->negative) return static_cast<int64_t>(0 - whole->magnitude);
   return static_cast<int64_t>(whole->magnitude);
 }
