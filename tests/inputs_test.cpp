@@ -95,6 +95,15 @@ TEST_CASE("inputs: scalar text parsing follows each type's rules") {
   CHECK_FALSE(parse_scalar("1.5", Scalar::Int).ok());
   CHECK_FALSE(parse_scalar("99999999999999999999999", Scalar::Int).ok());
   CHECK_FALSE(parse_scalar("", Scalar::Int).ok());
+  // Digits that overflow and then stop being digits are no number, not a number out of range.
+  auto not_a_number = parse_scalar("99999999999999999999999x", Scalar::Int);
+  REQUIRE_FALSE(not_a_number.ok());
+  CHECK(not_a_number.error() == "'99999999999999999999999x' is not a valid int");
+  auto huge_bound = parse_int64("99999999999999999999");
+  REQUIRE_FALSE(huge_bound.ok());
+  CHECK(huge_bound.error() ==
+        "'99999999999999999999' is out of range (-9223372036854775808 to 9223372036854775807)");
+  CHECK(parse_int64("12x").error() == "'12x' is not a whole number");
   // A long value is quoted as a short excerpt.
   auto long_value = parse_scalar(std::string(100'000, 'z'), Scalar::Int);
   REQUIRE_FALSE(long_value.ok());

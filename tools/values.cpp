@@ -43,9 +43,11 @@ std::optional<WholeNumber> parse_whole(std::string_view text) {
   }
   if (text.empty()) return std::nullopt;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number.magnitude, base);
+  // Every character must be a digit, whether or not the digits overflow: "9999...9x" is no number.
+  if (end != text.data() + text.size()) return std::nullopt;
   if (ec == std::errc::result_out_of_range) {
     number.magnitude = std::numeric_limits<uint64_t>::max();  // reported as out of range below
-  } else if (ec != std::errc() || end != text.data() + text.size()) {
+  } else if (ec != std::errc()) {
     return std::nullopt;
   }
   return number;
@@ -128,8 +130,10 @@ Expected<int64_t> parse_int64(std::string_view raw) {
   const std::string_view text = trim_spaces(raw);
   auto whole = parse_whole(text);
   const uint64_t limit = whole && whole->negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (!whole || whole->magnitude > limit)
-    return fail(fmt::format("'{}' is not a whole number", excerpt(text)));
+  if (!whole) return fail(fmt::format("'{}' is not a whole number", excerpt(text)));
+  if (whole->magnitude > limit)
+    return fail(fmt::format("'{}' is out of range (-9223372036854775808 to 9223372036854775807)",
+                            excerpt(text)));
   if (whole->negative) return static_cast<int64_t>(0 - whole->magnitude);
   return static_cast<int64_t>(whole->magnitude);
 }
