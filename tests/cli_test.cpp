@@ -390,6 +390,30 @@ TEST_CASE("cli: --out writes one npy per output plus faulted.npy") {
   CHECK(std::get<bool>(faulted->at(1)) == true);
 }
 
+TEST_CASE("cli: messages quote a short excerpt of a huge bad value, not all of it") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  ws.write("cell.csv", std::string(1'000'000, '7') + "x\n");
+  const CliResult cell = ws.run("run fib.ab --backend vm -i n=@cell.csv");
+  CHECK(cell.exit_code == 1);
+  CHECK(cell.err.size() < 200);
+  CHECK(cell.err.find("cell.csv") != std::string::npos);
+  CHECK(cell.err.find(std::string(60, '7') + "…'") != std::string::npos);
+  CHECK(cell.err.find("is not a valid int") != std::string::npos);
+
+  // A header this long needs format version 2.0, whose length field has 4 bytes.
+  const std::string header =
+      "{'descr': '" + std::string(200'000, 'q') + "', 'fortran_order': False, 'shape': (1,)}\n";
+  const uint32_t length = static_cast<uint32_t>(header.size());
+  ws.write("dtype.npy", std::string("\x93NUMPY\x02\x00", 8) +
+                            std::string(reinterpret_cast<const char*>(&length), 4) + header +
+                            std::string(4, '\0'));
+  const CliResult npy = ws.run("run fib.ab --backend vm -i n=@dtype.npy");
+  CHECK(npy.exit_code == 1);
+  CHECK(npy.err.size() < 300);
+  CHECK(npy.err.find("has dtype '" + std::string(60, 'q') + "…'") != std::string::npos);
+}
+
 TEST_CASE("cli: the table shows the first 20 lanes and the statistics") {
   Workspace ws;
   ws.write("fib.ab", kFib);
