@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "ir/read_file.h"
+
 namespace ab::debugger {
 
 uint64_t source_hash(const std::string& text) {
@@ -168,10 +170,10 @@ VmCheckpoint read_checkpoint(Reader& r) {
   return c;
 }
 
-std::string read_file(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fmt::format("cannot open trace '{}': {}", path, std::strerror(errno));
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+std::string read_file(const std::string& path, std::string& out) {
+  FileContents file = read_regular_file(path);
+  if (!file.ok()) return fmt::format("cannot read trace '{}': {}", path, file.error);
+  out = std::move(file.bytes);
   return "";
 }
 
@@ -283,18 +285,18 @@ std::string write_trace(const std::string& path, const Trace& t) {
 }
 
 std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
-  std::vector<uint8_t> bytes;
+  std::string bytes;
   if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(bytes.data(), bytes.size());
+  Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   return h;
 }
 
 std::variant<Trace, std::string> read_trace(const std::string& path) {
-  std::vector<uint8_t> bytes;
+  std::string bytes;
   if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(bytes.data(), bytes.size());
+  Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   const uint64_t body_size = r.fixed<uint64_t>();
@@ -305,7 +307,7 @@ std::variant<Trace, std::string> read_trace(const std::string& path) {
   if (body_size > (uint64_t{1} << 40))
     return fmt::format("trace '{}' is corrupt (bad body size)", path);
   std::vector<uint8_t> body(body_size);
-  const uint8_t* packed = bytes.data() + (bytes.size() - r.left());
+  const auto* packed = reinterpret_cast<const uint8_t*>(bytes.data()) + (bytes.size() - r.left());
   const size_t got = ZSTD_decompress(body.data(), body.size(), packed, packed_size);
   if (ZSTD_isError(got) || got != body_size)
     return fmt::format("trace '{}' is corrupt: {}", path,

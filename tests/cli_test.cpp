@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -412,6 +413,39 @@ TEST_CASE("cli: messages quote a short excerpt of a huge bad value, not all of i
   CHECK(npy.exit_code == 1);
   CHECK(npy.err.size() < 300);
   CHECK(npy.err.find("has dtype '" + std::string(60, 'q') + "…'") != std::string::npos);
+}
+
+TEST_CASE("cli: files that are not regular files are refused at once, never read") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  fs::create_symlink("/dev/zero", ws.dir() / "zero.npy");
+  fs::create_symlink("/dev/zero", ws.dir() / "zero.ab");
+  REQUIRE(::mkfifo((ws.dir() / "fifo.csv").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((ws.dir() / "fifo.ab").c_str(), 0600) == 0);
+  fs::create_directory(ws.dir() / "dir.ab");
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"run fib.ab --backend vm -i n=@zero.npy",
+       "error: cannot read 'zero.npy': it is not a regular file (a character device)\n"},
+      {"run fib.ab --backend vm -i n=@fifo.csv",
+       "error: cannot read 'fifo.csv': it is not a regular file (a FIFO)\n"},
+      {"check zero.ab",
+       "error: cannot read 'zero.ab': it is not a regular file (a character device)\n"},
+      {"check fifo.ab", "error: cannot read 'fifo.ab': it is not a regular file (a FIFO)\n"},
+      {"debug fifo.ab -i n=3 --script fib.ab",
+       "error: cannot read 'fifo.ab': it is not a regular file (a FIFO)\n"},
+      {"check dir.ab", "error: cannot read 'dir.ab': it is a directory\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    // A hang would be the bug: give up after a while instead of stalling the suite.
+    const CliResult result = ws.run(c.args, "timeout 20");
+    CHECK(result.exit_code == 1);
+    CHECK(result.err == c.message);
+  }
 }
 
 TEST_CASE("cli: the table shows the first 20 lanes and the statistics") {

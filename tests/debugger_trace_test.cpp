@@ -141,7 +141,7 @@ TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messag
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(b.data(), static_cast<std::streamsize>(b.size()));
   };
-  CHECK(read_message(temp_path("nonexistent.abtrace")).find("cannot open trace") !=
+  CHECK(read_message(temp_path("nonexistent.abtrace")).find("cannot read trace") !=
         std::string::npos);
 
   write_bytes(
