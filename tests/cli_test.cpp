@@ -355,7 +355,7 @@ TEST_CASE("cli: array inputs and uniforms from npy; shape mismatches are errors"
   CHECK(batch_mismatch.err == "error: input 'k' has 3 values but the batch has 2 lanes\n");
 }
 
-TEST_CASE("cli: --out writes one npy per output plus faulted.npy") {
+TEST_CASE("cli: --out writes one npy per output plus faulted-lanes.npy") {
   Workspace ws;
   ws.write("st.ab", kStruct);
   ws.write("v.csv", "1,2,3\n0.5,0.5,0.5\n");
@@ -384,11 +384,31 @@ TEST_CASE("cli: --out writes one npy per output plus faulted.npy") {
   CHECK(lo->type == ab::cli::NpyType::Int32);
   CHECK(std::get<int64_t>(lo->at(0)) == -4);
 
-  auto faulted = ab::cli::read_npy((out / "faulted.npy").string());
+  auto faulted = ab::cli::read_npy((out / "faulted-lanes.npy").string());
   REQUIRE(faulted.ok());
   CHECK(faulted->shape == std::vector<uint64_t>{2});
   CHECK(std::get<bool>(faulted->at(0)) == false);
   CHECK(std::get<bool>(faulted->at(1)) == true);
+}
+
+TEST_CASE("cli: --out keeps a field named like the fault mask apart from the mask") {
+  Workspace ws;
+  // Lane 0 divides by zero; a field may be called `faulted` (or anything else).
+  ws.write("f.ab",
+           "struct R { faulted: int, ok: bool }\n"
+           "fn main(n: int) -> R { return R { faulted: 7 * n, ok: 10 / n > 0 }; }\n");
+  const CliResult result = ws.run("run f.ab --backend vm -i n=range:0:3 --out out");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  auto field = ab::cli::read_npy((ws.dir() / "out" / "faulted.npy").string());
+  REQUIRE(field.ok());
+  CHECK(field->type == ab::cli::NpyType::Int32);
+  CHECK(std::get<int64_t>(field->at(1)) == 7);
+  CHECK(std::get<int64_t>(field->at(2)) == 14);
+  auto mask = ab::cli::read_npy((ws.dir() / "out" / "faulted-lanes.npy").string());
+  REQUIRE(mask.ok());
+  CHECK(mask->type == ab::cli::NpyType::Bool);
+  CHECK(std::get<bool>(mask->at(0)) == true);
+  CHECK(std::get<bool>(mask->at(1)) == false);
 }
 
 TEST_CASE("cli: messages quote a short excerpt of a huge bad value, not all of it") {

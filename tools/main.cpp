@@ -102,7 +102,8 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
   run.add_option("--out", command.out_dir,
-                 "directory to write one .npy per output, plus faulted.npy (created if needed)");
+                 "directory to write one .npy per output, plus faulted-lanes.npy (created if "
+                 "needed)");
   run.add_flag("--trace-steps", command.options.record_trace,
                "record the step trace (block, active lanes) and report it "
                "(vm, or vulkan with the global schedule, which it then selects by default)");
