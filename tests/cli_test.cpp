@@ -411,6 +411,83 @@ TEST_CASE("cli: --out keeps a field named like the fault mask apart from the mas
   CHECK(std::get<bool>(mask->at(1)) == false);
 }
 
+TEST_CASE("cli: empty output paths are refused, not taken as 'not given'") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"run fib.ab --backend vm -i n=3 --out ''",
+       "error: --out: expected a directory, got an empty path\n"},
+      {"run fib.ab --backend vm -i n=3 --trace ''",
+       "error: --trace: expected a trace file name, got an empty path\n"},
+      {"debug fib.ab -i n=3 --script ''",
+       "error: --script: expected a script file, got an empty path\n"},
+      {"bench --json ''", "error: --json: expected a JSON file name, got an empty path\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CliResult result = ws.run(c.args);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.rfind(c.message, 0) == 0);
+    CHECK(result.out.empty());
+  }
+}
+
+TEST_CASE("cli: every numeric option refuses values outside its range, naming both") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  const std::string run = "run fib.ab --backend vm -i n=3 ";
+  const std::string debug = "debug fib.ab -i n=3 ";
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string u32 = "from 1 to 4294967295, got '";
+  const std::string u64 = "from 0 to 18446744073709551615, got '";
+  const Case cases[] = {
+      {run + "--max-steps -5", "--max-steps: expected a whole number " + u32 + "-5'"},
+      {run + "--max-steps -1", "--max-steps: expected a whole number " + u32 + "-1'"},
+      {run + "--max-steps 0", "--max-steps: expected a whole number " + u32 + "0'"},
+      {run + "--max-steps 4294967296",
+       "--max-steps: expected a whole number " + u32 + "4294967296'"},
+      {run + "--seed -1", "--seed: expected a whole number " + u64 + "-1'"},
+      {run + "--seed 99999999999999999999999",
+       "--seed: expected a whole number " + u64 + "99999999999999999999999'"},
+      {run + "--seed 1.5", "--seed: expected a whole number " + u64 + "1.5'"},
+      {run + "--batch 0", "--batch: expected a whole number " + u32 + "0'"},
+      {run + "--batch -1", "--batch: expected a whole number " + u32 + "-1'"},
+      {run + "--stack-depth -1", "--stack-depth: expected a whole number " + u32 + "-1'"},
+      {run + "--device -1", "--device: expected a whole number from 0 to 2147483647, got '-1'"},
+      {debug + "--max-steps -1", "--max-steps: expected a whole number " + u32 + "-1'"},
+      {debug + "--seed -1", "--seed: expected a whole number " + u64 + "-1'"},
+      {debug + "--checkpoint-interval -5",
+       "--checkpoint-interval: expected a whole number from 1 to 18446744073709551615, got '-5'"},
+      {"bench --repeats -1", "--repeats: expected a whole number from 0 to 2147483647, got '-1'"},
+      {"bench --batches 64,-1", "--batches: expected a whole number " + u32 + "-1'"},
+      {"bench --device -2", "--device: expected a whole number from 0 to 2147483647, got '-2'"},
+      {"bench --repeat-budget nan",
+       "--repeat-budget: expected a number of seconds from 0 to 86400, got 'nan'"},
+      {"bench --repeat-budget -1",
+       "--repeat-budget: expected a number of seconds from 0 to 86400, got '-1'"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CliResult result = ws.run(c.args);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err == "error: " + c.message + "\nrun 'autobatch --help'\n");
+    CHECK(result.out.empty());
+  }
+  // Values in range still work, in decimal or hex; a leading zero is decimal, not octal.
+  const json decimal = ws.run(run + "--seed 16 --max-steps 010 --format json").document();
+  const json hex = ws.run(run + "--seed 0x10 --max-steps 10 --format json").document();
+  CHECK(decimal["outputs"] == hex["outputs"]);
+  CHECK(decimal["errors"][0]["code"] == "step_budget");
+  CHECK(decimal["errors"][0]["step"] == 10);
+}
+
 TEST_CASE("cli: messages quote a short excerpt of a huge bad value, not all of it") {
   Workspace ws;
   ws.write("fib.ab", kFib);

@@ -4,6 +4,7 @@
 //   autobatch run FILE [options] [--trace out.abtrace]
 //   autobatch debug FILE.ab [run options] | TRACE.abtrace   (the visual debugger)
 // Exit codes: 0 success (lane faults included), 1 bad program or input, 2 bad usage.
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -16,10 +17,17 @@
 #include "bench/bench.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/option_checks.h"
 
 namespace {
 
+using ab::cli::non_empty_path;
 using ab::cli::RunCommand;
+using ab::cli::whole_number_in;
+
+// The Vulkan engine counts a lane's steps in 32 bits, so a larger budget could not mean the same
+// on every backend.
+constexpr uint64_t kMaxStepBudget = UINT32_MAX;
 
 std::string backend_help() {
   std::string text = "backend to run on:";
@@ -41,7 +49,7 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
       ->capture_default_str();
   app.add_option("--batch", batch_value,
                  "number of lanes (default: the length of the per-lane inputs, else 1)")
-      ->check(CLI::Range(1u, 0xffffffffu));
+      ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--input,-i", command.inputs,
                  "NAME=SPEC for entry parameter NAME, repeatable. SPEC: 5 (every lane), 1,2,3 "
                  "(one per lane), range:A:B, randint:A:B (needs --batch), @file.npy, @file.csv")
@@ -52,14 +60,16 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
       ->allow_extra_args(false);
   app.add_option("--seed", command.options.seed,
                  "seed of the per-lane random streams and of randint: inputs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(whole_number_in(0, UINT64_MAX));
   app.add_option("--stack-depth", command.options.stack_depth,
                  "max call frames per lane (deeper calls fault with stack_overflow)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 0xffffffffu));
+      ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--max-steps", command.options.max_steps,
                  "max blocks one lane may run before it faults with step_budget")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(whole_number_in(1, kMaxStepBudget));
   app.add_option("--heuristic", command.heuristic,
                  "block choice of the vm: min-pc (smallest waiting block) or most-lanes")
       ->capture_default_str()
@@ -88,7 +98,8 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
       ->check(CLI::IsMember({"subgroup", "workgroup", "lane"}));
   app.add_option("--device", device.device,
                  "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
-                 "integrated, else the CPU)");
+                 "integrated, else the CPU)")
+      ->transform(whole_number_in(0, INT32_MAX));
   app.add_flag("--validation", device.validation, "vulkan: enable the Khronos validation layer");
 }
 
@@ -103,13 +114,15 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
       ->check(CLI::IsMember({"table", "json"}));
   run.add_option("--out", command.out_dir,
                  "directory to write one .npy per output, plus faulted-lanes.npy (created if "
-                 "needed)");
+                 "needed)")
+      ->transform(non_empty_path("a directory"));
   run.add_flag("--trace-steps", command.options.record_trace,
                "record the step trace (block, active lanes) and report it "
                "(vm, or vulkan with the global schedule, which it then selects by default)");
   run.add_option("--trace", command.trace_out,
                  "after the run, also record it to this .abtrace file for `autobatch debug` "
-                 "(recorded on the CPU VM whatever the backend; the run's output is unchanged)");
+                 "(recorded on the CPU VM whatever the backend; the run's output is unchanged)")
+      ->transform(non_empty_path("a trace file name"));
   add_device_options(run, command.device);
 }
 
@@ -126,19 +139,23 @@ void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
       ->check(CLI::IsMember({"vm", "vulkan"}));
   add_program_options(debug, command.run, batch_value);
   add_device_options(debug, command.run.device);
-  debug.add_option("--script", command.script,
-                   "run these debugger commands (docs/debugger.md); headless unless a command "
-                   "needs the window (screenshot, frames)");
+  debug
+      .add_option("--script", command.script,
+                  "run these debugger commands (docs/debugger.md); headless unless a command "
+                  "needs the window (screenshot, frames)")
+      ->transform(non_empty_path("a script file"));
   debug.add_flag("--window", command.window, "with --script: open the window anyway");
   debug
       .add_option("--checkpoint-interval", command.checkpoint_interval,
                   "steps between the timeline's checkpoints (going back replays at most this "
                   "many steps)")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
-  debug.add_option("--source", command.source,
-                   "with a trace: the .ab program it was recorded from (default: the path "
-                   "stored in the trace)");
+      ->transform(whole_number_in(1, UINT64_MAX));
+  debug
+      .add_option("--source", command.source,
+                  "with a trace: the .ab program it was recorded from (default: the path "
+                  "stored in the trace)")
+      ->transform(non_empty_path("a program file"));
 }
 
 int run_cli(int argc, char** argv) {
