@@ -545,6 +545,18 @@ TEST_CASE("cli: files that are not regular files are refused at once, never read
   }
 }
 
+TEST_CASE("cli: an unknown subcommand is named, with the list of subcommands") {
+  Workspace ws;
+  const CliResult unknown = ws.run("frobnicate");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err ==
+        "error: unknown subcommand 'frobnicate'; the subcommands are check, ir, devices, bench, "
+        "run, debug\nrun 'autobatch --help'\n");
+  const CliResult none = ws.run("");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.rfind("error: a subcommand is required: one of check, ir,", 0) == 0);
+}
+
 TEST_CASE("cli: the table shows the first 20 lanes and the statistics") {
   Workspace ws;
   ws.write("fib.ab", kFib);
@@ -608,4 +620,10 @@ TEST_CASE("cli: ir prints the program and its lowered form") {
   const CliResult no_entry = ws.run("ir fib.ab --lowered --entry nothere");
   CHECK(no_entry.exit_code == 1);
   CHECK(no_entry.err.find("'nothere'") != std::string::npos);
+  // Without --lowered, an --entry that names no function is the same mistake.
+  const CliResult unlowered = ws.run("ir fib.ab --entry nothere");
+  CHECK(unlowered.exit_code == 1);
+  CHECK(unlowered.err == no_entry.err);
+  CHECK(unlowered.out.empty());
+  CHECK(ws.run("ir fib.ab --entry fib").out == ir.out);
 }

@@ -9,6 +9,8 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -17,6 +19,7 @@
 #include "bench/bench.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/excerpt.h"
 #include "tools/option_checks.h"
 
 namespace {
@@ -158,6 +161,22 @@ void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
       ->transform(non_empty_path("a program file"));
 }
 
+// CLI11 answers both a misspelt subcommand and none at all with "A subcommand is required";
+// say which it is, and what the subcommands are.
+std::string missing_subcommand_message(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  const std::string known = fmt::format("{}", fmt::join(names, ", "));
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("-")) continue;
+    return fmt::format("unknown subcommand '{}'; the subcommands are {}", ab::cli::excerpt(arg),
+                       known);
+  }
+  return fmt::format("a subcommand is required: one of {}", known);
+}
+
 int run_cli(int argc, char** argv) {
   CLI::App app{
       "autobatch: run a program written for one example on many lanes at once "
@@ -211,12 +230,17 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    fmt::print(stderr, "error: {}\nrun 'autobatch --help'\n", e.what());
+    const std::string message =
+        app.get_subcommands().empty() ? missing_subcommand_message(app, argc, argv) : e.what();
+    fmt::print(stderr, "error: {}\nrun 'autobatch --help'\n", message);
     return 2;
   }
 
   if (check->parsed()) return ab::cli::check_command(check_file);
-  if (ir_app->parsed()) return ab::cli::ir_command(ir);
+  if (ir_app->parsed()) {
+    ir.entry_given = ir_app->count("--entry") > 0;
+    return ab::cli::ir_command(ir);
+  }
   if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
   if (bench_app->parsed()) return ab::bench::run_bench(bench_options);
   if (debug_app->parsed()) {
