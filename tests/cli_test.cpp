@@ -488,6 +488,34 @@ TEST_CASE("cli: every numeric option refuses values outside its range, naming bo
   CHECK(decimal["errors"][0]["step"] == 10);
 }
 
+TEST_CASE("cli: a randint or range input is checked against its type before any value is drawn") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  // Whatever the seed, the spec is refused, and the message names the spec, not a drawn value.
+  for (int seed = 0; seed < 4; ++seed) {
+    CAPTURE(seed);
+    const CliResult result = ws.run(
+        fmt::format("run fib.ab --backend vm -i n=randint:0:4294967296 --batch 3 --seed {}", seed));
+    CHECK(result.exit_code == 1);
+    CHECK(result.err ==
+          "error: input 'n': 'randint:0:4294967296' gives values from 0 to 4294967295, but 'n' "
+          "is int (-2147483648 to 2147483647)\n");
+  }
+  ws.write("u.ab", "fn main(u: uint, b: bool) -> uint { return u; }\n");
+  const CliResult negative = ws.run("run u.ab --backend vm -i u=randint:-1:5 -i b=0 --batch 2");
+  CHECK(negative.exit_code == 1);
+  CHECK(negative.err.find("'randint:-1:5' gives values from -1 to 4, but 'u' is uint (0 to "
+                          "4294967295)") != std::string::npos);
+  const CliResult range = ws.run("run u.ab --backend vm -i u=range:0:2 -i b=range:0:3");
+  CHECK(range.exit_code == 1);
+  CHECK(range.err.find("'range:0:3' gives values from 0 to 2, but 'b' is bool (0 to 1)") !=
+        std::string::npos);
+  // The full range of the type is fine.
+  CHECK(ws.run("run fib.ab --backend vm -i n=randint:-2147483648:2147483648 --batch 2 "
+               "--max-steps 1")
+            .exit_code == 0);
+}
+
 TEST_CASE("cli: messages quote a short excerpt of a huge bad value, not all of it") {
   Workspace ws;
   ws.write("fib.ab", kFib);

@@ -42,6 +42,31 @@ struct ResolvedInput {
   std::string what;               // "values" or "rows", for the size-mismatch message
 };
 
+// The whole numbers a scalar type holds; none for float, which takes any whole number (rounded).
+std::optional<std::pair<int64_t, int64_t>> whole_range(Scalar type) {
+  switch (type) {
+    case Scalar::Bool:
+      return std::pair<int64_t, int64_t>{0, 1};
+    case Scalar::Int:
+      return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+    case Scalar::UInt:
+      return std::pair<int64_t, int64_t>{0, UINT32_MAX};
+    case Scalar::Float:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// A generator's values [low, high] must all fit `param`'s type, whichever of them the seed picks.
+Status check_generated_values(const Var& param, Scalar leaf, const std::string& type_name,
+                              const std::string& spec, int64_t low, int64_t high) {
+  const auto fits = whole_range(leaf);
+  if (!fits || (low >= fits->first && high <= fits->second)) return ok_status();
+  return fail(fmt::format("input '{}': '{}' gives values from {} to {}, but '{}' is {} ({} to {})",
+                          param.name, excerpt(spec), low, high, param.name, type_name, fits->first,
+                          fits->second));
+}
+
 std::string list_names(const std::vector<std::string>& names) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
@@ -69,13 +94,21 @@ Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputS
           fmt::format("input '{}' is {}: range: gives one value per lane, so it needs a "
                       "scalar parameter",
                       param.name, type_name));
+    if (auto fits = check_generated_values(param, shape->leaf, type_name, range->text, range->begin,
+                                           range->end - 1);
+        !fits)
+      return fits.failure();
     input.lanes = static_cast<uint64_t>(range->end) - static_cast<uint64_t>(range->begin);
-  } else if (std::holds_alternative<RandIntSpec>(input.spec)) {
+  } else if (const auto* rand = std::get_if<RandIntSpec>(&input.spec)) {
     if (is_array)
       return fail(
           fmt::format("input '{}' is {}: randint: gives one value per lane, so it needs "
                       "a scalar parameter",
                       param.name, type_name));
+    if (auto fits = check_generated_values(param, shape->leaf, type_name, rand->text, rand->low,
+                                           rand->high - 1);
+        !fits)
+      return fits.failure();
   } else if (const auto* file_spec = std::get_if<FileSpec>(&input.spec)) {
     auto file = DataFile::load(file_spec->path);
     if (!file) return file.failure();
@@ -168,12 +201,12 @@ Expected<InputSpec> parse_input_spec(std::string_view text) {
   if (starts_with(text, "range:")) {
     auto bounds = parse_bounds(text, text.substr(6));
     if (!bounds) return bounds.failure();
-    return InputSpec{RangeSpec{bounds->first, bounds->second}};
+    return InputSpec{RangeSpec{bounds->first, bounds->second, std::string(text)}};
   }
   if (starts_with(text, "randint:")) {
     auto bounds = parse_bounds(text, text.substr(8));
     if (!bounds) return bounds.failure();
-    return InputSpec{RandIntSpec{bounds->first, bounds->second}};
+    return InputSpec{RandIntSpec{bounds->first, bounds->second, std::string(text)}};
   }
   if (text.front() == '@') {
     if (text.size() == 1) return fail("'@' must be followed by a file name");
