@@ -142,6 +142,11 @@ const ErrorCase kErrorCases[] = {
     {"fn main() { $@ }", "unexpected character '@'"},
     {"fn main() -> int { return $12abc; }", "invalid suffix 'abc' on number"},
     {"fn main() -> float { return $1e999; }", "float literal out of range"},
+    {"fn main() { let caf$\xC3\xA9 = 1; }",
+     "non-ASCII character '\xC3\xA9' (U+00E9): identifiers are ASCII letters, digits and '_'"},
+    {"fn main() { let $\xE2\x88\x91 = 1; }",
+     "non-ASCII character '\xE2\x88\x91' (U+2211): identifiers are ASCII letters, digits and '_'"},
+    {"fn main() { $\xff }", "unexpected byte 0xff"},
 };
 
 TEST_CASE("frontend: each bad program reports its one error at the exact place") {
@@ -223,6 +228,36 @@ TEST_CASE("frontend: nesting too deep is an error, not a stack overflow") {
   const Compiled d = compile(ifs + " return 1; }");
   REQUIRE(d.errors.size() == 1);
   CHECK(d.errors[0].ends_with("nesting too deep (more than 256 levels)"));
+}
+
+TEST_CASE("frontend: a UTF-8 byte order mark is skipped; other non-ASCII text is one error each") {
+  const std::string bom = "\xEF\xBB\xBF";
+  compile_ok(bom + "fn main(n: int) -> int { return n; }\n");
+  // Columns on the first line count from after the mark, as an editor shows them.
+  const Compiled after_bom = compile(bom + "fn main() -> int { return x; }\n");
+  CHECK(after_bom.errors == std::vector<std::string>{"1:27: unknown variable 'x'"});
+  // Only at the very start: elsewhere it is a non-ASCII character like any other.
+  const Compiled late_bom = compile("fn main() { }\n" + bom);
+  REQUIRE_FALSE(late_bom.errors.empty());
+  CHECK(late_bom.errors[0] == "2:1: non-ASCII character '" + bom +
+                                  "' (U+FEFF): identifiers are ASCII letters, digits and '_'");
+
+  // One error per character, not per byte, and the name still parses: nothing else is reported.
+  const Compiled names = compile(
+      "fn main() -> int { let na\xC3\xAFve_\xF0\x9F\x98\x80 = 1; return "
+      "na\xC3\xAFve_\xF0\x9F\x98\x80; }");
+  CHECK(names.errors == std::vector<std::string>{
+                            "1:26: non-ASCII character '\xC3\xAF' (U+00EF): identifiers are ASCII "
+                            "letters, digits and '_'",
+                            "1:31: non-ASCII character '\xF0\x9F\x98\x80' (U+1F600): identifiers "
+                            "are ASCII letters, digits and '_'",
+                            "1:50: non-ASCII character '\xC3\xAF' (U+00EF): identifiers are ASCII "
+                            "letters, digits and '_'",
+                            "1:55: non-ASCII character '\xF0\x9F\x98\x80' (U+1F600): identifiers "
+                            "are ASCII letters, digits and '_'",
+                        });
+  // Non-ASCII text in comments is fine.
+  compile_ok("// caf\xC3\xA9 \xE2\x88\x91\nfn main() { /* \xF0\x9F\x98\x80 */ }\n");
 }
 
 // ---- never crash ----------------------------------------------------------------------------
