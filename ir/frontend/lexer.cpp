@@ -257,6 +257,7 @@ class Lexer {
       }
     } else {
       bool is_float = false;
+      size_t bare_dot = std::string_view::npos;  // where `1.e5` lacks its fraction digit
       while (is_digit(peek()))
         advance(1);
       if (peek() == '.' && is_digit(peek(1))) {
@@ -264,15 +265,29 @@ class Lexer {
         advance(1);
         while (is_digit(peek()))
           advance(1);
+      } else if (peek() == '.' && starts_exponent(1)) {
+        // `1.e5`: C reads a float, but the grammar wants a digit after the '.', and without one
+        // this would be field e5 of an int. Reported below at the literal, and read as the float
+        // that was meant so that nothing else goes wrong around it.
+        is_float = true;
+        bare_dot = pos_ - start;
+        advance(1);
       }
-      if ((peek() == 'e' || peek() == 'E') &&
-          (is_digit(peek(1)) || ((peek(1) == '+' || peek(1) == '-') && is_digit(peek(2))))) {
+      if (starts_exponent(0)) {
         is_float = true;
         advance(2);
         while (is_digit(peek()))
           advance(1);
       }
-      const std::string_view spelling(src_.data() + start, pos_ - start);
+      std::string_view spelling(src_.data() + start, pos_ - start);
+      std::string completed;
+      if (bare_dot != std::string_view::npos) {
+        completed = std::string(spelling.substr(0, bare_dot + 1)) + "0" +
+                    std::string(spelling.substr(bare_dot + 1));
+        error(t.loc,
+              fmt::format("a float literal needs a digit after the '.': write '{}'", completed));
+        spelling = completed;
+      }
       if (is_float) {
         t.kind = Tok::FloatLit;
         t.text = std::string(spelling);
@@ -313,6 +328,13 @@ class Lexer {
     }
     t.text = src_.substr(start, pos_ - start);
     check_no_suffix(t);
+  }
+
+  // Whether an exponent (`e5`, `E-3`) starts `ahead` bytes from here.
+  bool starts_exponent(size_t ahead) const {
+    if (peek(ahead) != 'e' && peek(ahead) != 'E') return false;
+    const char next = peek(ahead + 1);
+    return is_digit(next) || ((next == '+' || next == '-') && is_digit(peek(ahead + 2)));
   }
 
   // `12abc` is one bad token, not a number followed by a name.
