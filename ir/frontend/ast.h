@@ -57,6 +57,14 @@ struct TypeExpr {
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 
+struct Block;
+
+// One `else if c { }` of an if statement.
+struct ElseIf {
+  SourceLoc loc;  // the `if` after `else`
+  ExprPtr condition;
+  std::unique_ptr<Block> body;
+};
 struct Block {
   std::vector<StmtPtr> stmts;
   SourceLoc loc;      // '{'
@@ -91,7 +99,10 @@ struct Stmt {
   Tok assign_op = Tok::Assign;  // Assign: '=' or a compound operator
   SourceLoc op_loc;             // Assign: the operator
   std::unique_ptr<Block> body;  // If (then), While, For, Block
-  StmtPtr else_stmt;            // If: a Block statement or another If
+  // If: the `else if` arms in order, then the final `else` block (may be null). A chain of
+  // `else if`s is a list, not a nesting, so that a long one costs no depth anywhere.
+  std::vector<ElseIf> else_ifs;
+  std::unique_ptr<Block> else_body;
 };
 
 struct FieldDecl {
