@@ -151,6 +151,14 @@ const ErrorCase kErrorCases[] = {
     {"fn main() { let $\xE2\x88\x91 = 1; }",
      "non-ASCII character '\xE2\x88\x91' (U+2211): identifiers are ASCII letters, digits and '_'"},
     {"fn main() { $\xff }", "unexpected byte 0xff"},
+    // Only a minus directly before it makes 2147483648 an int; a parenthesized one is a literal
+    // of its own, out of range like any other.
+    {"fn main() -> int { return -($2147483648); }",
+     "integer literal 2147483648 out of range for 'int'"},
+    {"const C: int = -($2147483648);\nfn main() -> int { return C; }",
+     "integer literal 2147483648 out of range for 'int'"},
+    {"fn main(a: int) -> int { return a - -($2147483648); }",
+     "integer literal 2147483648 out of range for 'int'"},
 };
 
 TEST_CASE("frontend: each bad program reports its one error at the exact place") {
@@ -276,6 +284,23 @@ TEST_CASE("frontend: a UTF-8 byte order mark is skipped; other non-ASCII text is
                         });
   // Non-ASCII text in comments is fine.
   compile_ok("// caf\xC3\xA9 \xE2\x88\x91\nfn main() { /* \xF0\x9F\x98\x80 */ }\n");
+}
+
+TEST_CASE("frontend: -2147483648 is an int only as a minus directly before the literal") {
+  const Program p = compile_ok(
+      "const A: int = -2147483648;\n"
+      "fn main(a: int) -> int {\n"
+      "  let b = - 2147483648;\n"          // a space is still directly before it
+      "  let c = -(-2147483648);\n"        // wraps, like any negation of int's minimum
+      "  let f: float = -(2147483648);\n"  // in a float context the literal is a float
+      "  return A + b + c + int(f) + a;\n"
+      "}\n");
+  Batch batch;
+  batch.lanes = 1;
+  batch.inputs = {{5}};
+  const RunResult r = run_interp(p, 0, batch, RunOptions{});
+  // Four times -2^31 wraps to 0.
+  CHECK(r.outputs == std::vector<uint32_t>{5});
 }
 
 // ---- never crash ----------------------------------------------------------------------------

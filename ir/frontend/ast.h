@@ -40,6 +40,7 @@ struct Expr {
   bool hex = false;              // IntLit
   float float_value = 0;         // FloatLit
   bool bool_value = false;       // BoolLit
+  bool parenthesized = false;    // written in parentheses: `-(2147483648)` is no int literal
   // Unary: {operand}; Binary: {lhs, rhs}; Call: arguments; Index: {base, index};
   // Field: {base}; StructLit: field values; ArrayLit: elements; RepeatLit: {value, count}.
   std::vector<ExprPtr> args;
@@ -56,7 +57,6 @@ struct TypeExpr {
 
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
-
 struct Block;
 
 // One `else if c { }` of an if statement.
@@ -65,6 +65,7 @@ struct ElseIf {
   ExprPtr condition;
   std::unique_ptr<Block> body;
 };
+
 struct Block {
   std::vector<StmtPtr> stmts;
   SourceLoc loc;      // '{'

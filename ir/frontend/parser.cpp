@@ -590,6 +590,7 @@ class Parser {
         ExprPtr e = expr();
         no_struct_literal_ = saved;
         expect(Tok::RParen, "to close '('");
+        e->parenthesized = true;
         return e;
       }
       case Tok::LBracket:
