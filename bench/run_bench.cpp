@@ -6,10 +6,20 @@
 
 #include "bench/bench.h"
 #include "bench/harness.h"
+#include "tools/option_checks.h"
 
 namespace ab::bench {
+namespace {
+
+// A day: any longer budget would mean "repeat forever" in practice, which is no budget.
+constexpr double kMaxRepeatBudgetSeconds = 86400;
+
+}  // namespace
 
 void add_bench_options(CLI::App& app, BenchOptions& options) {
+  using cli::non_empty_path;
+  using cli::seconds_in;
+  using cli::whole_number_in;
   app.add_flag("--quick", options.quick,
                "smaller inputs and batches 1, 64, 1024 (about a minute on 2 cores)");
   app.add_option("--programs", options.programs,
@@ -17,23 +27,27 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
       ->delimiter(',');
   app.add_option("--batches", options.batches,
                  "batch sizes (default: 1,64,1024,16384; 131072 too on a GPU)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--systems", options.systems,
                  "systems: vm, native, glsl, global-masked, global-compacted, local-subgroup, "
                  "local-workgroup, vulkan (the engine's four), all (default: all)")
       ->delimiter(',');
   app.add_option("--repeats", options.repeats,
                  "timed runs per row after one warm-up (default: 3 quick, 5 full)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(whole_number_in(0, INT32_MAX));
   app.add_option("--repeat-budget", options.repeat_budget_seconds,
                  "stop repeating a row once its timed runs add up to this many seconds "
                  "(default: 1 quick, 4 full; a longer warm-up is the only measurement)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--json", options.json_path, "write the report as JSON to this file");
+      ->transform(seconds_in(kMaxRepeatBudgetSeconds));
+  app.add_option("--json", options.json_path, "write the report as JSON to this file")
+      ->transform(non_empty_path("a JSON file name"));
   app.add_option("--chart", options.chart_path,
-                 "draw throughput vs batch size (log-log, gnuplot) into this PNG");
+                 "draw throughput vs batch size (log-log, gnuplot) into this PNG")
+      ->transform(non_empty_path("a PNG file name"));
   app.add_option("--device", options.device,
-                 "Vulkan device index as `autobatch devices` lists them (default: best)");
+                 "Vulkan device index as `autobatch devices` lists them (default: best)")
+      ->transform(whole_number_in(0, INT32_MAX));
 }
 
 int run_bench(const BenchOptions& options) {

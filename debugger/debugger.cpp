@@ -10,19 +10,9 @@
 #include "debugger/vulkan_source.h"
 #include "ir/frontend/frontend.h"
 #include "ir/passes/lower.h"
+#include "ir/read_file.h"
 
 namespace ab::debugger {
-namespace {
-
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
 
 std::variant<std::unique_ptr<Session>, std::string> Session::open(const DebuggerOptions& o) {
   std::unique_ptr<Session> s(new Session());
@@ -54,10 +44,12 @@ std::variant<std::unique_ptr<Session>, std::string> Session::open(const Debugger
   if (auto* e = std::get_if<std::string>(&header)) return *e;
   const TraceHeader& h = std::get<TraceHeader>(header);
   const std::string source_path = o.source_path.empty() ? h.source_path : o.source_path;
-  auto text = read_text(source_path);
-  if (!text)
-    return fmt::format("cannot read '{}', the program of trace '{}' (give it with --source)",
-                       source_path, o.trace_path);
+  FileContents source_file = read_regular_file(source_path);
+  if (!source_file.ok())
+    return fmt::format("cannot read '{}', the program of trace '{}': {}{}", source_path,
+                       o.trace_path, source_file.error,
+                       o.source_path.empty() ? " (give it with --source)" : "");
+  const std::string* text = &source_file.bytes;
   if (std::string e = check_trace_source(h, o.trace_path, source_path, *text); !e.empty()) return e;
   auto read = read_trace(o.trace_path);
   if (auto* e = std::get_if<std::string>(&read)) return *e;
@@ -106,21 +98,23 @@ std::string record_trace_file(const DebugTarget& target, const std::string& out_
 }
 
 int run_debugger(const DebuggerOptions& options) {
+  // Read before the session opens, which may run a large batch: a bad script fails at once.
+  std::string script;
+  if (!options.script_path.empty()) {
+    FileContents file = read_regular_file(options.script_path);
+    if (!file.ok()) {
+      std::cerr << fmt::format("error: cannot read script '{}': {}\n", options.script_path,
+                               file.error);
+      return 1;
+    }
+    script = std::move(file.bytes);
+  }
   auto opened = Session::open(options);
   if (auto* e = std::get_if<std::string>(&opened)) {
     std::cerr << "error: " << *e << (e->ends_with('\n') ? "" : "\n");
     return 1;
   }
   Session& session = *std::get<std::unique_ptr<Session>>(opened);
-  std::string script;
-  if (!options.script_path.empty()) {
-    auto text = read_text(options.script_path);
-    if (!text) {
-      std::cerr << fmt::format("error: cannot read script '{}'\n", options.script_path);
-      return 1;
-    }
-    script = *text;
-  }
   const bool window =
       options.script_path.empty() || options.force_window || script_needs_window(script);
   if (!window) {

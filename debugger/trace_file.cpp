@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "ir/read_file.h"
+
 namespace ab::debugger {
 
 uint64_t source_hash(const std::string& text) {
@@ -168,27 +170,37 @@ VmCheckpoint read_checkpoint(Reader& r) {
   return c;
 }
 
-std::string read_file(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fmt::format("cannot open trace '{}': {}", path, std::strerror(errno));
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+std::string read_file(const std::string& path, std::string& out) {
+  FileContents file = read_regular_file(path);
+  if (!file.ok()) return fmt::format("cannot read trace '{}': {}", path, file.error);
+  out = std::move(file.bytes);
   return "";
 }
 
+std::string truncated_header(const std::string& path) {
+  return fmt::format("trace '{}' is truncated (its header is incomplete)", path);
+}
+
 std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
+  if (r.left() == 0) return fmt::format("trace '{}' is empty", path);
+  // A file that stops inside the magic is a truncated trace if what is there matches it.
+  const size_t magic_bytes = std::min(r.left(), sizeof kMagic);
   char magic[8] = {};
-  for (char& c : magic)
-    c = static_cast<char>(r.fixed<uint8_t>());
-  if (!r.ok || std::memcmp(magic, kMagic, 8) != 0)
+  for (size_t i = 0; i < magic_bytes; ++i)
+    magic[i] = static_cast<char>(r.fixed<uint8_t>());
+  if (std::memcmp(magic, kMagic, magic_bytes) != 0)
     return fmt::format("'{}' is not an autobatch trace (.abtrace)", path);
+  if (magic_bytes < sizeof kMagic) return truncated_header(path);
   h.version = r.fixed<uint32_t>();
+  // Checked before comparing: a version cut off reads as 0, which would be reported as one.
+  if (!r.ok) return truncated_header(path);
   if (h.version != kTraceFormatVersion)
     return fmt::format("trace '{}' has format version {}; this autobatch reads version {}", path,
                        h.version, kTraceFormatVersion);
   h.source_hash = r.fixed<uint64_t>();
   h.source_path = r.string();
   h.entry = r.string();
-  if (!r.ok) return fmt::format("trace '{}' is truncated (its header is incomplete)", path);
+  if (!r.ok) return truncated_header(path);
   return "";
 }
 
@@ -283,29 +295,30 @@ std::string write_trace(const std::string& path, const Trace& t) {
 }
 
 std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
-  std::vector<uint8_t> bytes;
+  std::string bytes;
   if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(bytes.data(), bytes.size());
+  Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   return h;
 }
 
 std::variant<Trace, std::string> read_trace(const std::string& path) {
-  std::vector<uint8_t> bytes;
+  std::string bytes;
   if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(bytes.data(), bytes.size());
+  Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   const uint64_t body_size = r.fixed<uint64_t>();
   const uint64_t packed_size = r.fixed<uint64_t>();
-  if (!r.ok || packed_size > r.left())
+  if (!r.ok) return truncated_header(path);
+  if (packed_size > r.left())
     return fmt::format("trace '{}' is truncated ({} of its bytes are missing)", path,
-                       r.ok ? packed_size - r.left() : 0);
+                       packed_size - r.left());
   if (body_size > (uint64_t{1} << 40))
     return fmt::format("trace '{}' is corrupt (bad body size)", path);
   std::vector<uint8_t> body(body_size);
-  const uint8_t* packed = bytes.data() + (bytes.size() - r.left());
+  const auto* packed = reinterpret_cast<const uint8_t*>(bytes.data()) + (bytes.size() - r.left());
   const size_t got = ZSTD_decompress(body.data(), body.size(), packed, packed_size);
   if (ZSTD_isError(got) || got != body_size)
     return fmt::format("trace '{}' is corrupt: {}", path,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -355,7 +356,7 @@ TEST_CASE("cli: array inputs and uniforms from npy; shape mismatches are errors"
   CHECK(batch_mismatch.err == "error: input 'k' has 3 values but the batch has 2 lanes\n");
 }
 
-TEST_CASE("cli: --out writes one npy per output plus faulted.npy") {
+TEST_CASE("cli: --out writes one npy per output plus faulted-lanes.npy") {
   Workspace ws;
   ws.write("st.ab", kStruct);
   ws.write("v.csv", "1,2,3\n0.5,0.5,0.5\n");
@@ -384,11 +385,205 @@ TEST_CASE("cli: --out writes one npy per output plus faulted.npy") {
   CHECK(lo->type == ab::cli::NpyType::Int32);
   CHECK(std::get<int64_t>(lo->at(0)) == -4);
 
-  auto faulted = ab::cli::read_npy((out / "faulted.npy").string());
+  auto faulted = ab::cli::read_npy((out / "faulted-lanes.npy").string());
   REQUIRE(faulted.ok());
   CHECK(faulted->shape == std::vector<uint64_t>{2});
   CHECK(std::get<bool>(faulted->at(0)) == false);
   CHECK(std::get<bool>(faulted->at(1)) == true);
+}
+
+TEST_CASE("cli: --out keeps a field named like the fault mask apart from the mask") {
+  Workspace ws;
+  // Lane 0 divides by zero; a field may be called `faulted` (or anything else).
+  ws.write("f.ab",
+           "struct R { faulted: int, ok: bool }\n"
+           "fn main(n: int) -> R { return R { faulted: 7 * n, ok: 10 / n > 0 }; }\n");
+  const CliResult result = ws.run("run f.ab --backend vm -i n=range:0:3 --out out");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  auto field = ab::cli::read_npy((ws.dir() / "out" / "faulted.npy").string());
+  REQUIRE(field.ok());
+  CHECK(field->type == ab::cli::NpyType::Int32);
+  CHECK(std::get<int64_t>(field->at(1)) == 7);
+  CHECK(std::get<int64_t>(field->at(2)) == 14);
+  auto mask = ab::cli::read_npy((ws.dir() / "out" / "faulted-lanes.npy").string());
+  REQUIRE(mask.ok());
+  CHECK(mask->type == ab::cli::NpyType::Bool);
+  CHECK(std::get<bool>(mask->at(0)) == true);
+  CHECK(std::get<bool>(mask->at(1)) == false);
+}
+
+TEST_CASE("cli: empty output paths are refused, not taken as 'not given'") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"run fib.ab --backend vm -i n=3 --out ''",
+       "error: --out: expected a directory, got an empty path\n"},
+      {"run fib.ab --backend vm -i n=3 --trace ''",
+       "error: --trace: expected a trace file name, got an empty path\n"},
+      {"debug fib.ab -i n=3 --script ''",
+       "error: --script: expected a script file, got an empty path\n"},
+      {"bench --json ''", "error: --json: expected a JSON file name, got an empty path\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CliResult result = ws.run(c.args);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.rfind(c.message, 0) == 0);
+    CHECK(result.out.empty());
+  }
+}
+
+TEST_CASE("cli: every numeric option refuses values outside its range, naming both") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  const std::string run = "run fib.ab --backend vm -i n=3 ";
+  const std::string debug = "debug fib.ab -i n=3 ";
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string u32 = "from 1 to 4294967295, got '";
+  const std::string u64 = "from 0 to 18446744073709551615, got '";
+  const Case cases[] = {
+      {run + "--max-steps -5", "--max-steps: expected a whole number " + u32 + "-5'"},
+      {run + "--max-steps -1", "--max-steps: expected a whole number " + u32 + "-1'"},
+      {run + "--max-steps 0", "--max-steps: expected a whole number " + u32 + "0'"},
+      {run + "--max-steps 4294967296",
+       "--max-steps: expected a whole number " + u32 + "4294967296'"},
+      {run + "--seed -1", "--seed: expected a whole number " + u64 + "-1'"},
+      {run + "--seed 99999999999999999999999",
+       "--seed: expected a whole number " + u64 + "99999999999999999999999'"},
+      {run + "--seed 1.5", "--seed: expected a whole number " + u64 + "1.5'"},
+      {run + "--batch 0", "--batch: expected a whole number " + u32 + "0'"},
+      {run + "--batch -1", "--batch: expected a whole number " + u32 + "-1'"},
+      {run + "--stack-depth -1", "--stack-depth: expected a whole number " + u32 + "-1'"},
+      {run + "--device -1", "--device: expected a whole number from 0 to 2147483647, got '-1'"},
+      {debug + "--max-steps -1", "--max-steps: expected a whole number " + u32 + "-1'"},
+      {debug + "--seed -1", "--seed: expected a whole number " + u64 + "-1'"},
+      {debug + "--checkpoint-interval -5",
+       "--checkpoint-interval: expected a whole number from 1 to 18446744073709551615, got '-5'"},
+      {"bench --repeats -1", "--repeats: expected a whole number from 0 to 2147483647, got '-1'"},
+      {"bench --batches 64,-1", "--batches: expected a whole number " + u32 + "-1'"},
+      {"bench --device -2", "--device: expected a whole number from 0 to 2147483647, got '-2'"},
+      {"bench --repeat-budget nan",
+       "--repeat-budget: expected a number of seconds from 0 to 86400, got 'nan'"},
+      {"bench --repeat-budget -1",
+       "--repeat-budget: expected a number of seconds from 0 to 86400, got '-1'"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CliResult result = ws.run(c.args);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err == "error: " + c.message + "\nrun 'autobatch --help'\n");
+    CHECK(result.out.empty());
+  }
+  // Values in range still work, in decimal or hex; a leading zero is decimal, not octal.
+  const json decimal = ws.run(run + "--seed 16 --max-steps 010 --format json").document();
+  const json hex = ws.run(run + "--seed 0x10 --max-steps 10 --format json").document();
+  CHECK(decimal["outputs"] == hex["outputs"]);
+  CHECK(decimal["errors"][0]["code"] == "step_budget");
+  CHECK(decimal["errors"][0]["step"] == 10);
+}
+
+TEST_CASE("cli: a randint or range input is checked against its type before any value is drawn") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  // Whatever the seed, the spec is refused, and the message names the spec, not a drawn value.
+  for (int seed = 0; seed < 4; ++seed) {
+    CAPTURE(seed);
+    const CliResult result = ws.run(
+        fmt::format("run fib.ab --backend vm -i n=randint:0:4294967296 --batch 3 --seed {}", seed));
+    CHECK(result.exit_code == 1);
+    CHECK(result.err ==
+          "error: input 'n': 'randint:0:4294967296' gives values from 0 to 4294967295, but 'n' "
+          "is int (-2147483648 to 2147483647)\n");
+  }
+  ws.write("u.ab", "fn main(u: uint, b: bool) -> uint { return u; }\n");
+  const CliResult negative = ws.run("run u.ab --backend vm -i u=randint:-1:5 -i b=0 --batch 2");
+  CHECK(negative.exit_code == 1);
+  CHECK(negative.err.find("'randint:-1:5' gives values from -1 to 4, but 'u' is uint (0 to "
+                          "4294967295)") != std::string::npos);
+  const CliResult range = ws.run("run u.ab --backend vm -i u=range:0:2 -i b=range:0:3");
+  CHECK(range.exit_code == 1);
+  CHECK(range.err.find("'range:0:3' gives values from 0 to 2, but 'b' is bool (0 to 1)") !=
+        std::string::npos);
+  // The full range of the type is fine.
+  CHECK(ws.run("run fib.ab --backend vm -i n=randint:-2147483648:2147483648 --batch 2 "
+               "--max-steps 1")
+            .exit_code == 0);
+}
+
+TEST_CASE("cli: messages quote a short excerpt of a huge bad value, not all of it") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  ws.write("cell.csv", std::string(1'000'000, '7') + "x\n");
+  const CliResult cell = ws.run("run fib.ab --backend vm -i n=@cell.csv");
+  CHECK(cell.exit_code == 1);
+  CHECK(cell.err.size() < 200);
+  CHECK(cell.err.find("cell.csv") != std::string::npos);
+  CHECK(cell.err.find(std::string(60, '7') + "…'") != std::string::npos);
+  CHECK(cell.err.find("is not a valid int") != std::string::npos);
+
+  // A header this long needs format version 2.0, whose length field has 4 bytes.
+  const std::string header =
+      "{'descr': '" + std::string(200'000, 'q') + "', 'fortran_order': False, 'shape': (1,)}\n";
+  const uint32_t length = static_cast<uint32_t>(header.size());
+  ws.write("dtype.npy", std::string("\x93NUMPY\x02\x00", 8) +
+                            std::string(reinterpret_cast<const char*>(&length), 4) + header +
+                            std::string(4, '\0'));
+  const CliResult npy = ws.run("run fib.ab --backend vm -i n=@dtype.npy");
+  CHECK(npy.exit_code == 1);
+  CHECK(npy.err.size() < 300);
+  CHECK(npy.err.find("has dtype '" + std::string(60, 'q') + "…'") != std::string::npos);
+}
+
+TEST_CASE("cli: files that are not regular files are refused at once, never read") {
+  Workspace ws;
+  ws.write("fib.ab", kFib);
+  fs::create_symlink("/dev/zero", ws.dir() / "zero.npy");
+  fs::create_symlink("/dev/zero", ws.dir() / "zero.ab");
+  REQUIRE(::mkfifo((ws.dir() / "fifo.csv").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((ws.dir() / "fifo.ab").c_str(), 0600) == 0);
+  fs::create_directory(ws.dir() / "dir.ab");
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"run fib.ab --backend vm -i n=@zero.npy",
+       "error: cannot read 'zero.npy': it is not a regular file (a character device)\n"},
+      {"run fib.ab --backend vm -i n=@fifo.csv",
+       "error: cannot read 'fifo.csv': it is not a regular file (a FIFO)\n"},
+      {"check zero.ab",
+       "error: cannot read 'zero.ab': it is not a regular file (a character device)\n"},
+      {"check fifo.ab", "error: cannot read 'fifo.ab': it is not a regular file (a FIFO)\n"},
+      {"debug fifo.ab -i n=3 --script fib.ab",
+       "error: cannot read 'fifo.ab': it is not a regular file (a FIFO)\n"},
+      {"check dir.ab", "error: cannot read 'dir.ab': it is a directory\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    // A hang would be the bug: give up after a while instead of stalling the suite.
+    const CliResult result = ws.run(c.args, "timeout 20");
+    CHECK(result.exit_code == 1);
+    CHECK(result.err == c.message);
+  }
+}
+
+TEST_CASE("cli: an unknown subcommand is named, with the list of subcommands") {
+  Workspace ws;
+  const CliResult unknown = ws.run("frobnicate");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err ==
+        "error: unknown subcommand 'frobnicate'; the subcommands are check, ir, devices, bench, "
+        "run, debug\nrun 'autobatch --help'\n");
+  const CliResult none = ws.run("");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.rfind("error: a subcommand is required: one of check, ir,", 0) == 0);
 }
 
 TEST_CASE("cli: the table shows the first 20 lanes and the statistics") {
@@ -454,4 +649,10 @@ TEST_CASE("cli: ir prints the program and its lowered form") {
   const CliResult no_entry = ws.run("ir fib.ab --lowered --entry nothere");
   CHECK(no_entry.exit_code == 1);
   CHECK(no_entry.err.find("'nothere'") != std::string::npos);
+  // Without --lowered, an --entry that names no function is the same mistake.
+  const CliResult unlowered = ws.run("ir fib.ab --entry nothere");
+  CHECK(unlowered.exit_code == 1);
+  CHECK(unlowered.err == no_entry.err);
+  CHECK(unlowered.out.empty());
+  CHECK(ws.run("ir fib.ab --entry fib").out == ir.out);
 }

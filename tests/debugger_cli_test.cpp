@@ -159,6 +159,19 @@ TEST_CASE("cli: debug rejects bad input with one message and exit status 1") {
   CHECK(o.status == 1);
   CHECK(o.output.find("is a trace") != std::string::npos);
 
+  // A directory is neither a script nor a program: said so, not run as an empty script or
+  // compared as a changed source.
+  const std::string dir = temp_path("a_directory");
+  std::filesystem::create_directories(dir);
+  o = autobatch("debug " + kFib + " -i n=3 --script " + dir);
+  CHECK(o.status == 1);
+  CHECK(o.output == "error: cannot read script '" + dir + "': it is a directory\n");
+  o = autobatch("debug " + trace + " --source " + dir + " --script " + script);
+  CHECK(o.status == 1);
+  CHECK(o.output == "error: cannot read '" + dir + "', the program of trace '" + trace +
+                        "': it is a directory\n");
+  std::filesystem::remove(dir);
+
   // No display and no script: the window cannot open.
   o = autobatch("debug " + kFib + " -i n=3", "DISPLAY= WAYLAND_DISPLAY=");
   CHECK(o.status == 1);

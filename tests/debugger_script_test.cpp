@@ -95,6 +95,10 @@ TEST_CASE("script: bad commands stop with the file and line") {
   CHECK(r.code == 1);
   CHECK(r.errors.find("cmds.txt:2: unknown command 'fly'") != std::string::npos);
   CHECK(m.position() == 2);
+  // A long bad word is quoted as a short excerpt.
+  const std::string long_word = script(m, std::string(100'000, 'w') + "\n").errors;
+  CHECK(long_word.find("unknown command '" + std::string(60, 'w') + "…'") != std::string::npos);
+  CHECK(long_word.size() < 300);
   CHECK(script(m, "step x\n").errors.find("usage: step [N]") != std::string::npos);
   CHECK(script(m, "break line\n").errors.find("unknown breakpoint") != std::string::npos);
   CHECK(script(m, "select lane 99\n").errors.find("out of range") != std::string::npos);

@@ -141,7 +141,7 @@ TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messag
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(b.data(), static_cast<std::streamsize>(b.size()));
   };
-  CHECK(read_message(temp_path("nonexistent.abtrace")).find("cannot open trace") !=
+  CHECK(read_message(temp_path("nonexistent.abtrace")).find("cannot read trace") !=
         std::string::npos);
 
   write_bytes(
@@ -149,6 +149,18 @@ TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messag
   CHECK(read_message(path).find("truncated") != std::string::npos);
   write_bytes(std::vector<char>(bytes.begin(), bytes.begin() + 14));
   CHECK(read_message(path).find("truncated") != std::string::npos);
+
+  // Cut anywhere inside the header (magic, version, hash, names, sizes), a trace says so, and
+  // not that it has format version 0 or that 0 of its bytes are missing.
+  const size_t header_bytes = 8 + 4 + 8 + 1 + f.path.size() + 1 + 4 + 8 + 8;  // entry "main"
+  for (size_t cut = 1; cut < header_bytes; ++cut) {
+    CAPTURE(cut);
+    write_bytes(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)));
+    const std::string message = read_message(path);
+    CHECK(message == "trace '" + path + "' is truncated (its header is incomplete)");
+  }
+  write_bytes({});
+  CHECK(read_message(path) == "trace '" + path + "' is empty");
 
   std::vector<char> flipped = bytes;
   flipped[flipped.size() - 20] ^= 0x5a;

@@ -73,5 +73,36 @@ TEST_CASE("engine: a batch whose stacks exceed a binding's limit is refused with
   check_no_validation_messages();
 }
 
+TEST_CASE("engine: uniforms past a binding's limit are refused with advice about the uniforms") {
+  const uint64_t limit = context()->device().max_storage_buffer_range;
+  // Uniforms of the largest size a type may have (2^24 words), enough of them to pass the limit.
+  constexpr uint64_t kWords = uint64_t{1} << 24;
+  const uint64_t count = limit / (4 * kWords) + 1;
+  if (count > 4) return;  // a device this roomy cannot be made to refuse in a test's memory
+  std::string source;
+  std::string sum = "0.0";
+  for (uint64_t u = 0; u < count; ++u) {
+    source += fmt::format("uniform table{}: float[{}];\n", u, kWords - u);
+    sum += fmt::format(" + table{}[i]", u);
+  }
+  source += "fn main(i: int) -> float { return " + sum + "; }\n";
+  auto loaded = load_source(source);
+  auto program = VulkanProgram::compile(context(), loaded->lowered);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  Batch batch;
+  batch.lanes = 1;  // the fewest lanes there can be: the batch is not what is too big
+  batch.inputs = {{0}};
+  for (uint64_t u = 0; u < count; ++u)
+    batch.uniforms.emplace_back(kWords - u, 0u);
+  auto run = VulkanRun::create(*program, batch, RunOptions{});
+  REQUIRE_FALSE(run.ok());
+  CAPTURE(run.error());
+  CHECK(run.error().find("the uniform data needs") == 0);
+  CHECK(run.error().find("the largest is 'table0', float[16777216]") != std::string::npos);
+  CHECK(run.error().find("the batch size does not change their size") != std::string::npos);
+  CHECK(run.error().find("reduce the batch size") == std::string::npos);
+  check_no_validation_messages();
+}
+
 }  // namespace
 }  // namespace ab::enginetest

@@ -142,6 +142,23 @@ const ErrorCase kErrorCases[] = {
     {"fn main() { $@ }", "unexpected character '@'"},
     {"fn main() -> int { return $12abc; }", "invalid suffix 'abc' on number"},
     {"fn main() -> float { return $1e999; }", "float literal out of range"},
+    {"fn main() -> float { return $1.e5; }",
+     "a float literal needs a digit after the '.': write '1.0e5'"},
+    {"fn main() -> float { return 2.0 * $10.E-3; }",
+     "a float literal needs a digit after the '.': write '10.0E-3'"},
+    {"fn main() { let caf$\xC3\xA9 = 1; }",
+     "non-ASCII character '\xC3\xA9' (U+00E9): identifiers are ASCII letters, digits and '_'"},
+    {"fn main() { let $\xE2\x88\x91 = 1; }",
+     "non-ASCII character '\xE2\x88\x91' (U+2211): identifiers are ASCII letters, digits and '_'"},
+    {"fn main() { $\xff }", "unexpected byte 0xff"},
+    // Only a minus directly before it makes 2147483648 an int; a parenthesized one is a literal
+    // of its own, out of range like any other.
+    {"fn main() -> int { return -($2147483648); }",
+     "integer literal 2147483648 out of range for 'int'"},
+    {"const C: int = -($2147483648);\nfn main() -> int { return C; }",
+     "integer literal 2147483648 out of range for 'int'"},
+    {"fn main(a: int) -> int { return a - -($2147483648); }",
+     "integer literal 2147483648 out of range for 'int'"},
 };
 
 TEST_CASE("frontend: each bad program reports its one error at the exact place") {
@@ -217,12 +234,73 @@ TEST_CASE("frontend: nesting too deep is an error, not a stack overflow") {
   const Compiled c = compile(chain + "; }");
   REQUIRE(c.errors.size() == 1);
   CHECK(c.errors[0].ends_with("expression nested too deeply (more than 256 levels)"));
-  std::string ifs = "fn main(a: int) -> int { if a == 0 { return 0; }";
-  for (int i = 1; i < 2000; ++i)
-    ifs += fmt::format(" else if a == {} {{ return {}; }}", i, i);
-  const Compiled d = compile(ifs + " return 1; }");
+  // Ifs inside ifs are nesting; a chain of `else if`s is not (see below).
+  std::string nested = "fn main(a: int) -> int { ";
+  for (int i = 0; i < 300; ++i)
+    nested += "if a > 0 { ";
+  const Compiled d = compile(nested + std::string(300, '}') + " return 1; }");
   REQUIRE(d.errors.size() == 1);
   CHECK(d.errors[0].ends_with("nesting too deep (more than 256 levels)"));
+}
+
+TEST_CASE("frontend: a flat chain of 2000 else-ifs is no nesting: it compiles and runs") {
+  std::string ifs = "fn main(a: int) -> int { if a == 0 { return 0; }";
+  for (int i = 1; i < 2000; ++i)
+    ifs += fmt::format(" else if a == {} {{ return {}; }}", i, 3 * i);
+  const Program p = compile_ok(ifs + " else { return -1; } }");
+  Batch batch;
+  batch.lanes = 5;
+  batch.inputs = {{0, 1, 1234, 1999, 2000}};
+  const RunResult r = run_interp(p, 0, batch, RunOptions{});
+  CHECK(r.errors.empty());
+  CHECK(r.outputs == std::vector<uint32_t>{0, 3, 3702, 5997, 0xffffffffu});
+}
+
+TEST_CASE("frontend: a UTF-8 byte order mark is skipped; other non-ASCII text is one error each") {
+  const std::string bom = "\xEF\xBB\xBF";
+  compile_ok(bom + "fn main(n: int) -> int { return n; }\n");
+  // Columns on the first line count from after the mark, as an editor shows them.
+  const Compiled after_bom = compile(bom + "fn main() -> int { return x; }\n");
+  CHECK(after_bom.errors == std::vector<std::string>{"1:27: unknown variable 'x'"});
+  // Only at the very start: elsewhere it is a non-ASCII character like any other.
+  const Compiled late_bom = compile("fn main() { }\n" + bom);
+  REQUIRE_FALSE(late_bom.errors.empty());
+  CHECK(late_bom.errors[0] == "2:1: non-ASCII character '" + bom +
+                                  "' (U+FEFF): identifiers are ASCII letters, digits and '_'");
+
+  // One error per character, not per byte, and the name still parses: nothing else is reported.
+  const Compiled names = compile(
+      "fn main() -> int { let na\xC3\xAFve_\xF0\x9F\x98\x80 = 1; return "
+      "na\xC3\xAFve_\xF0\x9F\x98\x80; }");
+  CHECK(names.errors == std::vector<std::string>{
+                            "1:26: non-ASCII character '\xC3\xAF' (U+00EF): identifiers are ASCII "
+                            "letters, digits and '_'",
+                            "1:31: non-ASCII character '\xF0\x9F\x98\x80' (U+1F600): identifiers "
+                            "are ASCII letters, digits and '_'",
+                            "1:50: non-ASCII character '\xC3\xAF' (U+00EF): identifiers are ASCII "
+                            "letters, digits and '_'",
+                            "1:55: non-ASCII character '\xF0\x9F\x98\x80' (U+1F600): identifiers "
+                            "are ASCII letters, digits and '_'",
+                        });
+  // Non-ASCII text in comments is fine.
+  compile_ok("// caf\xC3\xA9 \xE2\x88\x91\nfn main() { /* \xF0\x9F\x98\x80 */ }\n");
+}
+
+TEST_CASE("frontend: -2147483648 is an int only as a minus directly before the literal") {
+  const Program p = compile_ok(
+      "const A: int = -2147483648;\n"
+      "fn main(a: int) -> int {\n"
+      "  let b = - 2147483648;\n"          // a space is still directly before it
+      "  let c = -(-2147483648);\n"        // wraps, like any negation of int's minimum
+      "  let f: float = -(2147483648);\n"  // in a float context the literal is a float
+      "  return A + b + c + int(f) + a;\n"
+      "}\n");
+  Batch batch;
+  batch.lanes = 1;
+  batch.inputs = {{5}};
+  const RunResult r = run_interp(p, 0, batch, RunOptions{});
+  // Four times -2^31 wraps to 0.
+  CHECK(r.outputs == std::vector<uint32_t>{5});
 }
 
 // ---- never crash ----------------------------------------------------------------------------

@@ -95,6 +95,19 @@ TEST_CASE("inputs: scalar text parsing follows each type's rules") {
   CHECK_FALSE(parse_scalar("1.5", Scalar::Int).ok());
   CHECK_FALSE(parse_scalar("99999999999999999999999", Scalar::Int).ok());
   CHECK_FALSE(parse_scalar("", Scalar::Int).ok());
+  // Digits that overflow and then stop being digits are no number, not a number out of range.
+  auto not_a_number = parse_scalar("99999999999999999999999x", Scalar::Int);
+  REQUIRE_FALSE(not_a_number.ok());
+  CHECK(not_a_number.error() == "'99999999999999999999999x' is not a valid int");
+  auto huge_bound = parse_int64("99999999999999999999");
+  REQUIRE_FALSE(huge_bound.ok());
+  CHECK(huge_bound.error() ==
+        "'99999999999999999999' is out of range (-9223372036854775808 to 9223372036854775807)");
+  CHECK(parse_int64("12x").error() == "'12x' is not a whole number");
+  // A long value is quoted as a short excerpt.
+  auto long_value = parse_scalar(std::string(100'000, 'z'), Scalar::Int);
+  REQUIRE_FALSE(long_value.ok());
+  CHECK(long_value.error() == "'" + std::string(60, 'z') + "…' is not a valid int");
 
   CHECK(word_of(parse_scalar("4294967295", Scalar::UInt)) == 0xffffffffu);
   auto negative = parse_scalar("-3", Scalar::UInt);
@@ -339,6 +352,65 @@ TEST_CASE("inputs: npy files round-trip and bad headers are clear errors") {
 
   CHECK_FALSE(parse_npy("not numpy", "x.npy").ok());
   CHECK_FALSE(parse_npy(std::string("\x93NUMPY\x01\x00\xff\xff", 10), "x.npy").ok());
+}
+
+// A version 1.0 file with exactly this header text (no padding added) and data.
+std::string npy_with_header(const std::string& header, const std::string& data) {
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes.push_back(static_cast<char>(header.size() & 0xff));
+  bytes.push_back(static_cast<char>(header.size() >> 8));
+  return bytes + header + data;
+}
+
+TEST_CASE("inputs: npy files whose header does not describe them exactly are refused") {
+  const std::string two_ints = raw_bytes(std::vector<int32_t>{1, 2});
+  const std::string good = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }\n";
+  REQUIRE(parse_npy(npy_with_header(good, two_ints), "g.npy").ok());
+
+  auto trailing = parse_npy(npy_with_header(good, two_ints + "xyz!"), "t.npy");
+  REQUIRE_FALSE(trailing.ok());
+  CHECK(trailing.error() ==
+        "'t.npy' is not a valid .npy file: 4 bytes follow the data (shape (2,) of '<i4' is 8 "
+        "bytes)");
+
+  auto twice = parse_npy(
+      npy_with_header("{'descr': '<i4', 'fortran_order': False, 'descr': '<f4', 'shape': (2,)}\n",
+                      two_ints),
+      "d.npy");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.error() == "'d.npy' is not a valid .npy file: the header has the key 'descr' twice");
+
+  for (const std::string& header :
+       {std::string("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }\0\n", 59),
+        std::string("{'descr': '<i4\0', 'fortran_order': False, 'shape': (2,), }\n", 60)}) {
+    auto nul = parse_npy(npy_with_header(header, two_ints), "n.npy");
+    REQUIRE_FALSE(nul.ok());
+    CHECK(nul.error() == "'n.npy' is not a valid .npy file: the header contains a NUL byte");
+  }
+
+  auto unknown =
+      parse_npy(npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), 'x': 1}\n",
+                                two_ints),
+                "u.npy");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().find("unexpected key 'x'") != std::string::npos);
+
+  auto missing = parse_npy(npy_with_header("{'descr': '<i4', 'shape': (2,)}\n", two_ints), "m.npy");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().find("no 'fortran_order'") != std::string::npos);
+
+  auto after = parse_npy(
+      npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2,)} junk\n", two_ints),
+      "a.npy");
+  REQUIRE_FALSE(after.ok());
+  CHECK(after.error().find("text after its closing '}'") != std::string::npos);
+
+  auto structured =
+      parse_npy(npy_with_header(
+                    "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,)}\n", two_ints),
+                "s.npy");
+  REQUIRE_FALSE(structured.ok());
+  CHECK(structured.error().find("structured dtype ([('a', '<i4')])") != std::string::npos);
 }
 
 TEST_CASE("inputs: write_npy writes what read_npy reads") {

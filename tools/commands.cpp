@@ -35,12 +35,17 @@ int check_command(const std::string& file) {
 int ir_command(const IrCommand& command) {
   auto program = load_program(command.file);
   if (!program) return report_error(program.failure());
-  if (!command.lowered) {
+  // The whole program's IR needs no entry, but an --entry that names nothing is still a mistake.
+  if (!command.lowered && !command.entry_given) {
     fmt::print("{}", print_ir(*program));
     return 0;
   }
   auto entry = find_entry(*program, command.entry);
   if (!entry) return report_error(entry.failure());
+  if (!command.lowered) {
+    fmt::print("{}", print_ir(*program));
+    return 0;
+  }
   fmt::print("{}", print_lowered(lower(*program, *entry)));
   return 0;
 }

@@ -19,6 +19,7 @@ int check_command(const std::string& file);
 struct IrCommand {
   std::string file;
   std::string entry = "main";
+  bool entry_given = false;  // --entry was given: it must name a function, lowered or not
   bool lowered = false;
 };
 int ir_command(const IrCommand& command);

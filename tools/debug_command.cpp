@@ -1,5 +1,6 @@
 // `autobatch debug`: opens the visual debugger (debugger/debugger.h) on a live run of a program,
 // on the CPU VM or the Vulkan engine, or on a recorded .abtrace trace.
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -14,6 +15,10 @@ namespace {
 // A trace by its name or, whatever its name, by the magic its header starts with.
 bool is_trace_file(const std::string& path) {
   if (path.ends_with(".abtrace")) return true;
+  // Only a regular file is opened to look: opening a FIFO would block. Anything else is then
+  // refused, with its reason, by the program reader.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
   char magic[8] = {};
   in.read(magic, sizeof magic);

@@ -2,25 +2,18 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "ir/read_file.h"
 
 namespace ab::cli {
 
 Expected<std::string> read_file(const std::string& path) {
-  std::error_code ec;
-  // An ifstream opens a directory without complaint on Linux, then reads nothing.
-  if (std::filesystem::is_directory(path, ec))
-    return fail(fmt::format("cannot read '{}': Is a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return fail(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  return contents.str();
+  FileContents file = read_regular_file(path);
+  if (!file.ok()) return fail(fmt::format("cannot read '{}': {}", path, file.error));
+  return std::move(file.bytes);
 }
 
 Status write_file(const std::string& path, std::string_view bytes) {

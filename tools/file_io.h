@@ -1,4 +1,5 @@
-// Whole-file reads and writes with the tool's error wording:
+// Whole-file reads and writes with the tool's error wording (reads refuse directories and
+// anything but regular files, see ir/read_file.h):
 // "cannot read 'x.ab': No such file or directory".
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/data_file.h"
+#include "tools/excerpt.h"
 #include "tools/shape.h"
 #include "tools/values.h"
 
@@ -20,13 +21,14 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 Expected<std::pair<int64_t, int64_t>> parse_bounds(std::string_view spec, std::string_view rest) {
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos)
-    return fail(fmt::format("'{}' should look like {}A:B", spec,
+    return fail(fmt::format("'{}' should look like {}A:B", excerpt(spec),
                             spec.substr(0, spec.size() - rest.size())));
   auto low = parse_int64(rest.substr(0, colon));
-  if (!low) return fail(fmt::format("in '{}': {}", spec, low.error()));
+  if (!low) return fail(fmt::format("in '{}': {}", excerpt(spec), low.error()));
   auto high = parse_int64(rest.substr(colon + 1));
-  if (!high) return fail(fmt::format("in '{}': {}", spec, high.error()));
-  if (*low >= *high) return fail(fmt::format("'{}' is empty: A must be less than B", spec));
+  if (!high) return fail(fmt::format("in '{}': {}", excerpt(spec), high.error()));
+  if (*low >= *high)
+    return fail(fmt::format("'{}' is empty: A must be less than B", excerpt(spec)));
   return std::pair{*low, *high};
 }
 
@@ -39,6 +41,31 @@ struct ResolvedInput {
   std::optional<uint64_t> lanes;  // set for inputs that fix the batch size
   std::string what;               // "values" or "rows", for the size-mismatch message
 };
+
+// The whole numbers a scalar type holds; none for float, which takes any whole number (rounded).
+std::optional<std::pair<int64_t, int64_t>> whole_range(Scalar type) {
+  switch (type) {
+    case Scalar::Bool:
+      return std::pair<int64_t, int64_t>{0, 1};
+    case Scalar::Int:
+      return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+    case Scalar::UInt:
+      return std::pair<int64_t, int64_t>{0, UINT32_MAX};
+    case Scalar::Float:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// A generator's values [low, high] must all fit `param`'s type, whichever of them the seed picks.
+Status check_generated_values(const Var& param, Scalar leaf, const std::string& type_name,
+                              const std::string& spec, int64_t low, int64_t high) {
+  const auto fits = whole_range(leaf);
+  if (!fits || (low >= fits->first && high <= fits->second)) return ok_status();
+  return fail(fmt::format("input '{}': '{}' gives values from {} to {}, but '{}' is {} ({} to {})",
+                          param.name, excerpt(spec), low, high, param.name, type_name, fits->first,
+                          fits->second));
+}
 
 std::string list_names(const std::vector<std::string>& names) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
@@ -67,13 +94,21 @@ Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputS
           fmt::format("input '{}' is {}: range: gives one value per lane, so it needs a "
                       "scalar parameter",
                       param.name, type_name));
+    if (auto fits = check_generated_values(param, shape->leaf, type_name, range->text, range->begin,
+                                           range->end - 1);
+        !fits)
+      return fits.failure();
     input.lanes = static_cast<uint64_t>(range->end) - static_cast<uint64_t>(range->begin);
-  } else if (std::holds_alternative<RandIntSpec>(input.spec)) {
+  } else if (const auto* rand = std::get_if<RandIntSpec>(&input.spec)) {
     if (is_array)
       return fail(
           fmt::format("input '{}' is {}: randint: gives one value per lane, so it needs "
                       "a scalar parameter",
                       param.name, type_name));
+    if (auto fits = check_generated_values(param, shape->leaf, type_name, rand->text, rand->low,
+                                           rand->high - 1);
+        !fits)
+      return fits.failure();
   } else if (const auto* file_spec = std::get_if<FileSpec>(&input.spec)) {
     auto file = DataFile::load(file_spec->path);
     if (!file) return file.failure();
@@ -166,12 +201,12 @@ Expected<InputSpec> parse_input_spec(std::string_view text) {
   if (starts_with(text, "range:")) {
     auto bounds = parse_bounds(text, text.substr(6));
     if (!bounds) return bounds.failure();
-    return InputSpec{RangeSpec{bounds->first, bounds->second}};
+    return InputSpec{RangeSpec{bounds->first, bounds->second, std::string(text)}};
   }
   if (starts_with(text, "randint:")) {
     auto bounds = parse_bounds(text, text.substr(8));
     if (!bounds) return bounds.failure();
-    return InputSpec{RandIntSpec{bounds->first, bounds->second}};
+    return InputSpec{RandIntSpec{bounds->first, bounds->second, std::string(text)}};
   }
   if (text.front() == '@') {
     if (text.size() == 1) return fail("'@' must be followed by a file name");
@@ -192,7 +227,7 @@ Expected<InputSpec> parse_input_spec(std::string_view text) {
 Expected<Binding> parse_binding(std::string_view text, std::string_view what) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
-    return fail(fmt::format("expected {}, got '{}'", what, text));
+    return fail(fmt::format("expected {}, got '{}'", what, excerpt(text)));
   return Binding{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
@@ -209,7 +244,8 @@ Expected<BatchInputs> build_inputs(const Program& program, int entry, const Inpu
     if (!binding) return binding.failure();
     const auto it = std::find(param_names.begin(), param_names.end(), binding->name);
     if (it == param_names.end())
-      return fail(fmt::format("unknown input '{}': {} takes {}", binding->name, function.name,
+      return fail(fmt::format("unknown input '{}': {} takes {}", excerpt(binding->name),
+                              function.name,
                               param_names.empty() ? "no parameters" : list_names(param_names)));
     const size_t index = static_cast<size_t>(it - param_names.begin());
     if (specs[index]) return fail(fmt::format("input '{}' is given twice", binding->name));

@@ -12,7 +12,9 @@
 //   @file.npy    one row per lane: shape (lanes,) for a scalar, (lanes, N) for T[N], ...
 //   @file.csv    one row per lane: 1 value for a scalar, N for T[N], A*B (row-major) for T[A][B]
 // The batch size is the length of the per-lane inputs (all must agree) or --batch; with neither
-// it is 1.
+// it is 1. The values a range: or randint: spec can give must all fit the parameter's type: this
+// is checked against the spec's bounds before any value is made, so the outcome never depends on
+// the seed.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +38,11 @@ struct ListSpec {
 };
 struct RangeSpec {
   int64_t begin = 0, end = 0;
+  std::string text;  // as given, for messages
 };
 struct RandIntSpec {
   int64_t low = 0, high = 0;
+  std::string text;  // as given, for messages
 };
 struct FileSpec {
   std::string path;

@@ -4,10 +4,13 @@
 //   autobatch run FILE [options] [--trace out.abtrace]
 //   autobatch debug FILE.ab [run options] | TRACE.abtrace   (the visual debugger)
 // Exit codes: 0 success (lane faults included), 1 bad program or input, 2 bad usage.
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -16,10 +19,18 @@
 #include "bench/bench.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/excerpt.h"
+#include "tools/option_checks.h"
 
 namespace {
 
+using ab::cli::non_empty_path;
 using ab::cli::RunCommand;
+using ab::cli::whole_number_in;
+
+// The Vulkan engine counts a lane's steps in 32 bits, so a larger budget could not mean the same
+// on every backend.
+constexpr uint64_t kMaxStepBudget = UINT32_MAX;
 
 std::string backend_help() {
   std::string text = "backend to run on:";
@@ -41,7 +52,7 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
       ->capture_default_str();
   app.add_option("--batch", batch_value,
                  "number of lanes (default: the length of the per-lane inputs, else 1)")
-      ->check(CLI::Range(1u, 0xffffffffu));
+      ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--input,-i", command.inputs,
                  "NAME=SPEC for entry parameter NAME, repeatable. SPEC: 5 (every lane), 1,2,3 "
                  "(one per lane), range:A:B, randint:A:B (needs --batch), @file.npy, @file.csv")
@@ -52,14 +63,16 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
       ->allow_extra_args(false);
   app.add_option("--seed", command.options.seed,
                  "seed of the per-lane random streams and of randint: inputs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(whole_number_in(0, UINT64_MAX));
   app.add_option("--stack-depth", command.options.stack_depth,
                  "max call frames per lane (deeper calls fault with stack_overflow)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 0xffffffffu));
+      ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--max-steps", command.options.max_steps,
                  "max blocks one lane may run before it faults with step_budget")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(whole_number_in(1, kMaxStepBudget));
   app.add_option("--heuristic", command.heuristic,
                  "block choice of the vm: min-pc (smallest waiting block) or most-lanes")
       ->capture_default_str()
@@ -88,7 +101,8 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
       ->check(CLI::IsMember({"subgroup", "workgroup", "lane"}));
   app.add_option("--device", device.device,
                  "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
-                 "integrated, else the CPU)");
+                 "integrated, else the CPU)")
+      ->transform(whole_number_in(0, INT32_MAX));
   app.add_flag("--validation", device.validation, "vulkan: enable the Khronos validation layer");
 }
 
@@ -102,13 +116,16 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
   run.add_option("--out", command.out_dir,
-                 "directory to write one .npy per output, plus faulted.npy (created if needed)");
+                 "directory to write one .npy per output, plus faulted-lanes.npy (created if "
+                 "needed)")
+      ->transform(non_empty_path("a directory"));
   run.add_flag("--trace-steps", command.options.record_trace,
                "record the step trace (block, active lanes) and report it "
                "(vm, or vulkan with the global schedule, which it then selects by default)");
   run.add_option("--trace", command.trace_out,
                  "after the run, also record it to this .abtrace file for `autobatch debug` "
-                 "(recorded on the CPU VM whatever the backend; the run's output is unchanged)");
+                 "(recorded on the CPU VM whatever the backend; the run's output is unchanged)")
+      ->transform(non_empty_path("a trace file name"));
   add_device_options(run, command.device);
 }
 
@@ -125,19 +142,39 @@ void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
       ->check(CLI::IsMember({"vm", "vulkan"}));
   add_program_options(debug, command.run, batch_value);
   add_device_options(debug, command.run.device);
-  debug.add_option("--script", command.script,
-                   "run these debugger commands (docs/debugger.md); headless unless a command "
-                   "needs the window (screenshot, frames)");
+  debug
+      .add_option("--script", command.script,
+                  "run these debugger commands (docs/debugger.md); headless unless a command "
+                  "needs the window (screenshot, frames)")
+      ->transform(non_empty_path("a script file"));
   debug.add_flag("--window", command.window, "with --script: open the window anyway");
   debug
       .add_option("--checkpoint-interval", command.checkpoint_interval,
                   "steps between the timeline's checkpoints (going back replays at most this "
                   "many steps)")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
-  debug.add_option("--source", command.source,
-                   "with a trace: the .ab program it was recorded from (default: the path "
-                   "stored in the trace)");
+      ->transform(whole_number_in(1, UINT64_MAX));
+  debug
+      .add_option("--source", command.source,
+                  "with a trace: the .ab program it was recorded from (default: the path "
+                  "stored in the trace)")
+      ->transform(non_empty_path("a program file"));
+}
+
+// CLI11 answers both a misspelt subcommand and none at all with "A subcommand is required";
+// say which it is, and what the subcommands are.
+std::string missing_subcommand_message(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  const std::string known = fmt::format("{}", fmt::join(names, ", "));
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("-")) continue;
+    return fmt::format("unknown subcommand '{}'; the subcommands are {}", ab::cli::excerpt(arg),
+                       known);
+  }
+  return fmt::format("a subcommand is required: one of {}", known);
 }
 
 int run_cli(int argc, char** argv) {
@@ -193,12 +230,17 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    fmt::print(stderr, "error: {}\nrun 'autobatch --help'\n", e.what());
+    const std::string message =
+        app.get_subcommands().empty() ? missing_subcommand_message(app, argc, argv) : e.what();
+    fmt::print(stderr, "error: {}\nrun 'autobatch --help'\n", message);
     return 2;
   }
 
   if (check->parsed()) return ab::cli::check_command(check_file);
-  if (ir_app->parsed()) return ab::cli::ir_command(ir);
+  if (ir_app->parsed()) {
+    ir.entry_given = ir_app->count("--entry") > 0;
+    return ab::cli::ir_command(ir);
+  }
   if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
   if (bench_app->parsed()) return ab::bench::run_bench(bench_options);
   if (debug_app->parsed()) {

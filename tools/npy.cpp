@@ -5,10 +5,12 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "tools/excerpt.h"
 #include "tools/file_io.h"
 #include "tools/shape.h"
 
@@ -36,68 +38,148 @@ std::optional<NpyType> type_from_descr(std::string_view descr) {
   return std::nullopt;
 }
 
-// A reader for the Python dict literal in the .npy header, e.g.
-// {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
-class HeaderReader {
+// What the header's dict says. numpy's own reader requires exactly these three keys.
+struct NpyHeader {
+  std::optional<std::string> descr;
+  std::optional<bool> fortran_order;
+  std::optional<std::vector<uint64_t>> shape;
+  std::string structured_descr;  // set instead of descr for a list (structured) dtype
+};
+
+// A parser for the Python dict literal of the .npy header, e.g.
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+// padded with spaces to a newline. Anything else in it is refused rather than guessed at: an
+// unknown or repeated key, a NUL byte, text after the closing brace.
+class HeaderParser {
  public:
-  explicit HeaderReader(std::string_view text) : text_(text) {}
+  explicit HeaderParser(std::string_view text) : text_(text) {}
 
-  // The text just after `'key':`, or nullopt if the key is absent.
-  std::optional<size_t> find_value(std::string_view key) const {
-    for (char quote : {'\'', '"'}) {
-      const std::string quoted = fmt::format("{0}{1}{0}", quote, key);
-      size_t at = text_.find(quoted);
-      if (at == std::string_view::npos) continue;
-      at = skip_spaces(at + quoted.size());
-      if (at >= text_.size() || text_[at] != ':') return std::nullopt;
-      return skip_spaces(at + 1);
-    }
-    return std::nullopt;
-  }
-
-  std::optional<std::string> string_at(size_t at) const {
-    if (at >= text_.size() || (text_[at] != '\'' && text_[at] != '"')) return std::nullopt;
-    const size_t end = text_.find(text_[at], at + 1);
-    if (end == std::string_view::npos) return std::nullopt;
-    return std::string(text_.substr(at + 1, end - at - 1));
-  }
-
-  std::optional<bool> bool_at(size_t at) const {
-    if (text_.substr(at, 4) == "True") return true;
-    if (text_.substr(at, 5) == "False") return false;
-    return std::nullopt;
-  }
-
-  std::optional<std::vector<uint64_t>> tuple_at(size_t at) const {
-    if (at >= text_.size() || text_[at] != '(') return std::nullopt;
-    std::vector<uint64_t> values;
-    size_t pos = skip_spaces(at + 1);
-    while (pos < text_.size() && text_[pos] != ')') {
-      uint64_t value = 0;
-      size_t digits = 0;
-      while (pos < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos]))) {
-        if (value > (std::numeric_limits<uint64_t>::max() - 9) / 10) return std::nullopt;
-        value = value * 10 + static_cast<uint64_t>(text_[pos++] - '0');
-        ++digits;
+  // "" on success, else what is wrong with the header.
+  std::string parse(NpyHeader& header) {
+    if (text_.find('\0') != std::string_view::npos) return "the header contains a NUL byte";
+    skip_spaces();
+    if (!accept('{')) return "the header is not a Python dict";
+    for (;;) {
+      skip_spaces();
+      if (accept('}')) break;
+      auto key = string();
+      if (!key) return "expected a quoted key in the header";
+      skip_spaces();
+      if (!accept(':')) return fmt::format("expected ':' after '{}' in the header", excerpt(*key));
+      skip_spaces();
+      const bool repeated = !seen_.insert(*key).second;
+      if (repeated) return fmt::format("the header has the key '{}' twice", excerpt(*key));
+      if (*key == "descr") {
+        if (peek() == '[') {
+          header.structured_descr = std::string(bracketed());
+        } else {
+          header.descr = string();
+          if (!header.descr) return "the header's 'descr' is not a string";
+        }
+      } else if (*key == "fortran_order") {
+        header.fortran_order = boolean();
+        if (!header.fortran_order) return "the header's 'fortran_order' is not True or False";
+      } else if (*key == "shape") {
+        header.shape = tuple();
+        if (!header.shape) return "the header's 'shape' is not a tuple of whole numbers";
+      } else {
+        return fmt::format(
+            "the header has an unexpected key '{}' (expected 'descr', "
+            "'fortran_order' and 'shape')",
+            excerpt(*key));
       }
-      if (digits == 0) return std::nullopt;
-      // numpy may write 3L in old files; accept and ignore the suffix.
-      if (pos < text_.size() && text_[pos] == 'L') ++pos;
-      values.push_back(value);
-      pos = skip_spaces(pos);
-      if (pos < text_.size() && text_[pos] == ',') pos = skip_spaces(pos + 1);
+      skip_spaces();
+      if (accept(',')) continue;
+      if (accept('}')) break;
+      return "expected ',' or '}' between the header's entries";
     }
-    if (pos >= text_.size()) return std::nullopt;
-    return values;
+    skip_spaces();
+    if (pos_ != text_.size()) return "the header has text after its closing '}'";
+    for (const char* key : {"descr", "fortran_order", "shape"})
+      if (!seen_.count(key)) return fmt::format("the header has no '{}'", key);
+    return "";
   }
 
  private:
-  size_t skip_spaces(size_t at) const {
-    while (at < text_.size() && std::isspace(static_cast<unsigned char>(text_[at])))
-      ++at;
-    return at;
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  bool accept(char c) {
+    if (peek() != c || pos_ >= text_.size()) return false;
+    ++pos_;
+    return true;
   }
+  void skip_spaces() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
+      ++pos_;
+  }
+
+  std::optional<std::string> string() {
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') return std::nullopt;
+    const size_t end = text_.find(quote, pos_ + 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string value(text_.substr(pos_ + 1, end - pos_ - 1));
+    pos_ = end + 1;
+    return value;
+  }
+
+  // A list such as [('x', '<f4'), ('y', '<i4')], skipped whole (brackets nest; quotes hold
+  // brackets); returns its text for the message.
+  std::string_view bracketed() {
+    const size_t start = pos_;
+    int depth = 0;
+    char quote = 0;
+    for (; pos_ < text_.size(); ++pos_) {
+      const char c = text_[pos_];
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '[' || c == '(') {
+        ++depth;
+      } else if ((c == ']' || c == ')') && --depth == 0) {
+        ++pos_;
+        break;
+      }
+    }
+    return text_.substr(start, pos_ - start);
+  }
+
+  std::optional<bool> boolean() {
+    if (text_.substr(pos_, 4) == "True") {
+      pos_ += 4;
+      return true;
+    }
+    if (text_.substr(pos_, 5) == "False") {
+      pos_ += 5;
+      return false;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::vector<uint64_t>> tuple() {
+    if (!accept('(')) return std::nullopt;
+    std::vector<uint64_t> values;
+    for (;;) {
+      skip_spaces();
+      if (accept(')')) return values;
+      uint64_t value = 0;
+      size_t digits = 0;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {
+        if (value > (std::numeric_limits<uint64_t>::max() - 9) / 10) return std::nullopt;
+        value = value * 10 + static_cast<uint64_t>(text_[pos_++] - '0');
+        ++digits;
+      }
+      if (digits == 0) return std::nullopt;
+      accept('L');  // numpy may write 3L in old files; accept and ignore the suffix.
+      values.push_back(value);
+      skip_spaces();
+      if (!accept(',') && peek() != ')') return std::nullopt;
+    }
+  }
+
   std::string_view text_;
+  size_t pos_ = 0;
+  std::set<std::string> seen_;
 };
 
 }  // namespace
@@ -185,37 +267,38 @@ Expected<NpyArray> parse_npy(std::string_view bytes, const std::string& name) {
     return bad(fmt::format("unsupported format version {}", major));
   }
   if (bytes.size() - header_start < header_len) return bad("the header is truncated");
-  const HeaderReader header(bytes.substr(header_start, header_len));
+  NpyHeader header;
+  if (std::string why = HeaderParser(bytes.substr(header_start, header_len)).parse(header);
+      !why.empty())
+    return bad(why);
 
   NpyArray array;
-  auto descr_at = header.find_value("descr");
-  auto descr = descr_at ? header.string_at(*descr_at) : std::nullopt;
-  if (!descr) return bad("the header has no 'descr' string");
-  auto type = type_from_descr(*descr);
+  if (!header.structured_descr.empty())
+    return fail(
+        fmt::format("'{}' has a structured dtype ({}); supported dtypes are <f4 <f8 <i4 "
+                    "<i8 <u4 <u8 |b1: save each field as its own array",
+                    name, excerpt(header.structured_descr)));
+  const std::string& descr = *header.descr;
+  auto type = type_from_descr(descr);
   if (!type) {
-    if (!descr->empty() && descr->front() == '>')
+    if (!descr.empty() && descr.front() == '>')
       return fail(
           fmt::format("'{}' holds big-endian data ('{}'); save it little-endian, e.g. "
                       "with arr.astype(arr.dtype.newbyteorder('<'))",
-                      name, *descr));
+                      name, excerpt(descr)));
     return fail(fmt::format("'{}' has dtype '{}'; supported dtypes are <f4 <f8 <i4 <i8 <u4 <u8 |b1",
-                            name, *descr));
+                            name, excerpt(descr)));
   }
   array.type = *type;
 
-  auto order_at = header.find_value("fortran_order");
-  auto fortran = order_at ? header.bool_at(*order_at) : std::nullopt;
-  if (!fortran) return bad("the header has no 'fortran_order' flag");
-  if (*fortran)
+  if (*header.fortran_order)
     return fail(
         fmt::format("'{}' is stored in Fortran order; save a C-ordered array "
                     "(numpy.ascontiguousarray)",
                     name));
 
-  auto shape_at = header.find_value("shape");
-  auto shape = shape_at ? header.tuple_at(*shape_at) : std::nullopt;
-  if (!shape) return bad("the header has no valid 'shape' tuple");
-  array.shape = *shape;
+  const std::vector<uint64_t>& shape = *header.shape;
+  array.shape = shape;
 
   // Guard the size computation: a hostile header must not overflow it.
   uint64_t expected_bytes = npy_item_size(array.type);
@@ -227,7 +310,13 @@ Expected<NpyArray> parse_npy(std::string_view bytes, const std::string& name) {
   const std::string_view payload = bytes.substr(header_start + header_len);
   if (payload.size() < expected_bytes)
     return bad(fmt::format("the data is truncated: shape {} of '{}' needs {} bytes, found {}",
-                           shape_string(array.shape), *descr, expected_bytes, payload.size()));
+                           shape_string(array.shape), descr, expected_bytes, payload.size()));
+  // Extra bytes mean the header does not describe the file: refuse rather than guess which
+  // part is the data.
+  if (payload.size() > expected_bytes)
+    return bad(fmt::format("{} bytes follow the data (shape {} of '{}' is {} bytes)",
+                           payload.size() - expected_bytes, shape_string(array.shape), descr,
+                           expected_bytes));
   array.data.assign(payload.substr(0, expected_bytes));
   return array;
 }

@@ -1,6 +1,7 @@
 #include "tools/output_files.h"
 
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,14 @@ Status write_output_files(const std::string& dir, const Program& program, int en
 
   const OutputLayout layout =
       output_layout(program.types, program.functions.at(entry).result_type());
+  // The naming rule (output_files.h) keeps names apart; should it ever fail, refuse rather than
+  // let one file silently replace another.
+  std::set<std::string> names{kFaultMaskFile};
+  for (const OutputColumn& column : layout.columns)
+    if (!names.insert(column.key + ".npy").second)
+      return fail(fmt::format("cannot write the outputs into '{}': two of them would be '{}.npy'",
+                              dir, column.key));
+
   for (const OutputColumn& column : layout.columns) {
     std::vector<uint32_t> words;
     words.reserve(uint64_t{lanes} * column.word_offsets.size());
@@ -38,7 +47,7 @@ Status write_output_files(const std::string& dir, const Program& program, int en
   std::vector<uint32_t> faulted(lanes, 0);
   for (uint32_t lane = 0; lane < lanes && lane < result.faulted.size(); ++lane)
     faulted[lane] = result.faulted[lane] ? 1 : 0;
-  return write_npy((std::filesystem::path(dir) / "faulted.npy").string(), Scalar::Bool, {lanes},
+  return write_npy((std::filesystem::path(dir) / kFaultMaskFile).string(), Scalar::Bool, {lanes},
                    faulted);
 }
 

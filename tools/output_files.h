@@ -1,6 +1,9 @@
 // `--out DIR`: one .npy file per output column (result.npy or <field path>.npy) of shape
 // (lanes,) or (lanes, dims...), dtype <i4, <u4, <f4 or |b1; faulted lanes hold zeros. Also
-// faulted.npy (|b1, shape (lanes,)), always written, true for each lane that faulted.
+// faulted-lanes.npy (|b1, shape (lanes,)), always written, true for each lane that faulted.
+//
+// File names never collide: a column's name is made of identifiers joined by '.', and every
+// file the tool adds on its own has a '-' in its name, which no identifier can contain.
 #pragma once
 
 #include <string>
@@ -10,6 +13,9 @@
 #include "tools/expected.h"
 
 namespace ab::cli {
+
+// The file, in DIR, of the per-lane fault mask.
+inline constexpr const char* kFaultMaskFile = "faulted-lanes.npy";
 
 // Creates `dir` if needed and writes the files; returns the error of the first that fails.
 Status write_output_files(const std::string& dir, const Program& program, int entry, uint32_t lanes,

@@ -4,6 +4,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/frontend/frontend.h"
+#include "tools/excerpt.h"
 #include "tools/file_io.h"
 
 namespace ab::cli {
@@ -28,7 +29,7 @@ Expected<int> find_entry(const Program& program, const std::string& name) {
   for (const Function& f : program.functions)
     names.push_back(f.name);
   return fail(fmt::format("no function '{}' in '{}' to use as the entry; its functions are: {}",
-                          name, program.file,
+                          excerpt(name), program.file,
                           names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 

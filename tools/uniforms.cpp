@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/data_file.h"
+#include "tools/excerpt.h"
 #include "tools/inputs.h"
 #include "tools/shape.h"
 #include "tools/values.h"
@@ -84,7 +85,7 @@ Expected<UniformData> bind_uniforms(const Program& program,
       for (const Uniform& u : program.uniforms)
         names.push_back(u.name);
       return fail(fmt::format(
-          "unknown uniform '{}': {}", binding->name,
+          "unknown uniform '{}': {}", excerpt(binding->name),
           names.empty() ? "the program declares no uniforms"
                         : fmt::format("the program declares {}", fmt::join(names, ", "))));
     }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ir/ops.h"
+#include "tools/excerpt.h"
 
 namespace ab::cli {
 namespace {
@@ -42,9 +43,11 @@ std::optional<WholeNumber> parse_whole(std::string_view text) {
   }
   if (text.empty()) return std::nullopt;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number.magnitude, base);
+  // Every character must be a digit, whether or not the digits overflow: "9999...9x" is no number.
+  if (end != text.data() + text.size()) return std::nullopt;
   if (ec == std::errc::result_out_of_range) {
     number.magnitude = std::numeric_limits<uint64_t>::max();  // reported as out of range below
-  } else if (ec != std::errc() || end != text.data() + text.size()) {
+  } else if (ec != std::errc()) {
     return std::nullopt;
   }
   return number;
@@ -106,7 +109,7 @@ Expected<uint32_t> encode_double(double value, Scalar type, const std::string& s
 
 Expected<uint32_t> parse_scalar(std::string_view raw, Scalar type) {
   const std::string_view text = trim_spaces(raw);
-  const std::string shown(text);
+  const std::string shown = excerpt(text);
   if (text.empty())
     return fail(fmt::format("empty value where a {} was expected", scalar_name(type)));
   if (type == Scalar::Bool) {
@@ -127,8 +130,10 @@ Expected<int64_t> parse_int64(std::string_view raw) {
   const std::string_view text = trim_spaces(raw);
   auto whole = parse_whole(text);
   const uint64_t limit = whole && whole->negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (!whole || whole->magnitude > limit)
-    return fail(fmt::format("'{}' is not a whole number", text));
+  if (!whole) return fail(fmt::format("'{}' is not a whole number", excerpt(text)));
+  if (whole->magnitude > limit)
+    return fail(fmt::format("'{}' is out of range (-9223372036854775808 to 9223372036854775807)",
+                            excerpt(text)));
   if (whole->negative) return static_cast<int64_t>(0 - whole->magnitude);
   return static_cast<int64_t>(whole->magnitude);
 }

@@ -70,10 +70,9 @@ Expected<DeviceBuffer> DeviceBuffer::create(VulkanContext::Impl& ctx, uint64_t b
   mai.allocationSize = req.size;
   mai.memoryTypeIndex = static_cast<uint32_t>(type);
   r = ctx.api.vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory_);
+  // The size, not advice: only the caller knows what the buffer's size depends on.
   if (r != VK_SUCCESS)
-    return Error{
-        vk_error("vkAllocateMemory", r) +
-        fmt::format(" ({} MiB): reduce the batch size or the stack depth", req.size >> 20)};
+    return Error{vk_error("vkAllocateMemory", r) + fmt::format(" ({} MiB)", req.size >> 20)};
   r = ctx.api.vkBindBufferMemory(ctx.device, b.buffer_, b.memory_, 0);
   if (r != VK_SUCCESS) return Error{vk_error("vkBindBufferMemory", r)};
   if (host_visible) {

@@ -100,28 +100,72 @@ struct VulkanRun::Impl {
   }
 };
 
+namespace {
+
+// What would make a buffer smaller, by what its size depends on: the lane count, the stack
+// depth, or only the program (its uniforms, its blocks), which no batch size changes.
+enum class SizedBy { Lanes, LanesAndDepth, Uniforms, Program };
+
+std::string shrink_advice(SizedBy sized_by, const LoweredProgram& lp, uint32_t state_words) {
+  switch (sized_by) {
+    case SizedBy::Lanes:
+      return state_words > 0
+                 ? fmt::format("reduce the batch size (each lane holds {} words)", state_words)
+                 : "reduce the batch size";
+    case SizedBy::LanesAndDepth:
+      return "reduce the batch size or the stack depth";
+    case SizedBy::Uniforms: {
+      // Name the largest uniform: it is what to make smaller.
+      const Program& program = *lp.source;
+      const Uniform* largest = nullptr;
+      for (const Uniform& u : program.uniforms)
+        if (!largest || program.types.words(u.type) > program.types.words(largest->type))
+          largest = &u;
+      const std::string which = largest ? fmt::format(" (the largest is '{}', {})", largest->name,
+                                                      program.types.to_string(largest->type))
+                                        : "";
+      return fmt::format(
+          "the uniforms{} are too large for this device; the batch size does not "
+          "change their size",
+          which);
+    }
+    case SizedBy::Program:
+      return "it grows with the program's blocks, not with the batch size";
+  }
+  return "";
+}
+
+}  // namespace
+
 Status VulkanRun::Impl::allocate(const Batch& batch) {
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
-  auto make = [&](DeviceBuffer& b, uint64_t words, const char* what) -> Status {
+  auto make = [&](DeviceBuffer& b, uint64_t words, const char* what, SizedBy sized_by,
+                  uint32_t state_words = 0) -> Status {
     if (words * 4 > max_range)
       return Error{fmt::format(
-          "the {} needs {} MiB, more than this device's maxStorageBufferRange ({} MiB): reduce "
-          "the batch size{}",
-          what, words * 4 >> 20, max_range >> 20,
-          std::string(what) == "lane state" ? "" : " or the stack depth")};
+          "the {} needs {} MiB, more than this device's "
+          "maxStorageBufferRange ({} MiB): {}",
+          what, words * 4 >> 20, max_range >> 20, shrink_advice(sized_by, *lp, state_words))};
     auto created = DeviceBuffer::create(*ctx, std::max<uint64_t>(words, 1) * 4);
-    if (!created) return Error{created.error()};
+    if (!created)
+      return Error{fmt::format("cannot allocate the {}: {}: {}", what, created.error(),
+                               shrink_advice(sized_by, *lp, state_words))};
     b = std::move(*created);
     return Ok{};
   };
-  if (auto s = make(ctrl, ctrl_words(), "control buffer"); !s) return s;
-  if (auto s = make(state, uint64_t{layout->slots} * lanes, "lane state"); !s) return s;
-  if (auto s = make(list, lanes, "active-lane list"); !s) return s;
-  if (auto s = make(uniforms, layout->uniform_words, "uniform data"); !s) return s;
-  if (auto s = make(dummy, 4, "placeholder"); !s) return s;
+  if (auto s = make(ctrl, ctrl_words(), "control buffer", SizedBy::Program); !s) return s;
+  if (auto s =
+          make(state, uint64_t{layout->slots} * lanes, "lane state", SizedBy::Lanes, layout->slots);
+      !s)
+    return s;
+  if (auto s = make(list, lanes, "active-lane list", SizedBy::Lanes); !s) return s;
+  if (auto s = make(uniforms, layout->uniform_words, "uniform data", SizedBy::Uniforms); !s)
+    return s;
+  if (auto s = make(dummy, 4, "placeholder", SizedBy::Program); !s) return s;
   arenas.resize(layout->arenas);
   for (uint32_t a = 0; a < layout->arenas; ++a)
-    if (auto s = make(arenas[a], uint64_t{layout->arena_words[a]} * depth * lanes, "stack arena");
+    if (auto s = make(arenas[a], uint64_t{layout->arena_words[a]} * depth * lanes, "stack arena",
+                      SizedBy::LanesAndDepth);
         !s)
       return s;
   auto rb = DeviceBuffer::create(*ctx, readback_words() * 4, true);

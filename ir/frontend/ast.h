@@ -40,6 +40,7 @@ struct Expr {
   bool hex = false;              // IntLit
   float float_value = 0;         // FloatLit
   bool bool_value = false;       // BoolLit
+  bool parenthesized = false;    // written in parentheses: `-(2147483648)` is no int literal
   // Unary: {operand}; Binary: {lhs, rhs}; Call: arguments; Index: {base, index};
   // Field: {base}; StructLit: field values; ArrayLit: elements; RepeatLit: {value, count}.
   std::vector<ExprPtr> args;
@@ -56,6 +57,14 @@ struct TypeExpr {
 
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
+struct Block;
+
+// One `else if c { }` of an if statement.
+struct ElseIf {
+  SourceLoc loc;  // the `if` after `else`
+  ExprPtr condition;
+  std::unique_ptr<Block> body;
+};
 
 struct Block {
   std::vector<StmtPtr> stmts;
@@ -91,7 +100,10 @@ struct Stmt {
   Tok assign_op = Tok::Assign;  // Assign: '=' or a compound operator
   SourceLoc op_loc;             // Assign: the operator
   std::unique_ptr<Block> body;  // If (then), While, For, Block
-  StmtPtr else_stmt;            // If: a Block statement or another If
+  // If: the `else if` arms in order, then the final `else` block (may be null). A chain of
+  // `else if`s is a list, not a nesting, so that a long one costs no depth anywhere.
+  std::vector<ElseIf> else_ifs;
+  std::unique_ptr<Block> else_body;
 };
 
 struct FieldDecl {

@@ -77,9 +77,10 @@ class Folder {
 
   std::optional<ConstScalar> unary(const Expr& e, TypeId hint) {
     const Expr& operand = *e.args[0];
-    // -2147483648 is the one int literal whose magnitude alone does not fit.
+    // -2147483648 is the one int literal whose magnitude alone does not fit: a minus directly
+    // before the literal. In -(2147483648) the minus negates an int, which 2147483648 is not.
     if (e.op == Tok::Minus && operand.kind == ExprKind::IntLit && !operand.unsigned_suffix &&
-        operand.int_value == 0x80000000ull) {
+        !operand.parenthesized && operand.int_value == 0x80000000ull) {
       const std::optional<Scalar> h = leaf_scalar(types_, hint);
       if (!h || (*h != Scalar::UInt && *h != Scalar::Float))
         return ConstScalar{Types::kInt, 0x80000000u};

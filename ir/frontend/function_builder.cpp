@@ -398,34 +398,68 @@ VarId FunctionBuilder::condition(const ast::Expr& e, const char* what) {
   return c.var;
 }
 
+// An if statement with its `else if` arms. The chain is walked in a loop, not by recursion, so
+// that a long one cannot exhaust the stack; the blocks come out as the nested form
+// `if a {} else { if b {} else {} }` would give them: each arm branches to the next arm's test,
+// and each arm's join block jumps on to the join of the arm before it.
 void FunctionBuilder::if_statement(const ast::Stmt& s) {
-  const VarId c = condition(*s.expr, "condition");
-  const int then_block = new_block(s.body->loc);
-  const int else_block = s.else_stmt ? new_block(s.else_stmt->loc) : -1;
-  int join = else_block < 0 ? new_block(s.loc) : -1;
-  Terminator branch;
-  branch.kind = Terminator::Kind::Branch;
-  branch.cond = c;
-  branch.target = then_block;
-  branch.target_else = else_block >= 0 ? else_block : join;
-  branch.loc = s.expr->loc;
-  terminate(branch);
+  struct Arm {
+    SourceLoc loc;  // the arm's `if`
+    const ast::Expr* condition;
+    const ast::Block* body;
+  };
+  std::vector<Arm> arms{{s.loc, s.expr.get(), s.body.get()}};
+  for (const ast::ElseIf& arm : s.else_ifs)
+    arms.push_back({arm.loc, arm.condition.get(), arm.body.get()});
 
-  switch_to(then_block);
-  block(*s.body);
-  if (open_) {
-    if (join < 0) join = new_block(s.loc);
-    jump(join, s.body->end_loc);
-  }
-  if (else_block >= 0) {
-    switch_to(else_block);
-    statement(*s.else_stmt);
+  // What an arm still has to do once the arms after it are built.
+  struct Pending {
+    int join;
+    SourceLoc loc;
+    std::optional<SourceLoc> else_loc;  // where its else part starts, if it has one
+  };
+  std::vector<Pending> pending;
+  for (size_t k = 0; k < arms.size(); ++k) {
+    const Arm& arm = arms[k];
+    const bool last = k + 1 == arms.size();
+    std::optional<SourceLoc> else_loc;
+    if (!last)
+      else_loc = arms[k + 1].loc;
+    else if (s.else_body)
+      else_loc = s.else_body->loc;
+
+    const VarId c = condition(*arm.condition, "condition");
+    const int then_block = new_block(arm.body->loc);
+    const int else_block = else_loc ? new_block(*else_loc) : -1;
+    int join = else_block < 0 ? new_block(arm.loc) : -1;
+    Terminator branch;
+    branch.kind = Terminator::Kind::Branch;
+    branch.cond = c;
+    branch.target = then_block;
+    branch.target_else = else_block >= 0 ? else_block : join;
+    branch.loc = arm.condition->loc;
+    terminate(branch);
+
+    switch_to(then_block);
+    block(*arm.body);
     if (open_) {
-      if (join < 0) join = new_block(s.loc);
-      jump(join, s.else_stmt->loc);
+      if (join < 0) join = new_block(arm.loc);
+      jump(join, arm.body->end_loc);
     }
+    pending.push_back({join, arm.loc, else_loc});
+    if (else_block < 0) break;
+    switch_to(else_block);
+    provisional_loc_[else_block] = false;  // its location is the else part's own
+    if (last) block(*s.else_body);
   }
-  if (join >= 0) switch_to(join);  // else both arms left: what follows is unreachable
+  // Innermost first, as the nested form's arms would finish.
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    if (it->else_loc && open_) {
+      if (it->join < 0) it->join = new_block(it->loc);
+      jump(it->join, *it->else_loc);
+    }
+    if (it->join >= 0) switch_to(it->join);  // else both parts left: what follows is unreachable
+  }
 }
 
 void FunctionBuilder::while_statement(const ast::Stmt& s) {

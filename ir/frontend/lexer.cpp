@@ -96,6 +96,29 @@ bool is_digit(char c) {
 bool is_ident_char(char c) {
   return is_ident_start(c) || is_digit(c);
 }
+
+// The length of the UTF-8 sequence that starts at `text[at]` (a byte >= 0x80), or 0 if the bytes
+// there are not a well-formed sequence.
+size_t utf8_length(std::string_view text, size_t at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  size_t length = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
+  if (lead >= 0xE0 && lead <= 0xEF) length = 3;
+  if (lead >= 0xF0 && lead <= 0xF4) length = 4;
+  if (length == 0 || at + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k)
+    if ((static_cast<unsigned char>(text[at + k]) & 0xC0) != 0x80) return 0;
+  return length;
+}
+
+// The code point that the well-formed UTF-8 `sequence` encodes.
+uint32_t utf8_code_point(std::string_view sequence) {
+  uint32_t value = static_cast<unsigned char>(sequence[0]) & (0x7Fu >> sequence.size());
+  for (size_t k = 1; k < sequence.size(); ++k)
+    value = (value << 6) | (static_cast<unsigned char>(sequence[k]) & 0x3Fu);
+  return value;
+}
+
 int hex_value(char c) {
   if (is_digit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -110,13 +133,16 @@ class Lexer {
 
   std::vector<Token> run() {
     std::vector<Token> out;
+    // A UTF-8 byte order mark, as some editors write, is no part of the program. Columns on the
+    // first line count from after it, as the editor shows them.
+    if (src_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;
     while (errors_ < max_errors_) {
       skip_space_and_comments();
       if (pos_ >= src_.size() || errors_ >= max_errors_) break;
       Token t;
       t.loc = loc();
       const char c = src_[pos_];
-      if (is_ident_start(c)) {
+      if (is_ident_start(c) || non_ascii_length() > 0) {
         lex_word(t);
       } else if (is_digit(c)) {
         lex_number(t);
@@ -183,10 +209,30 @@ class Lexer {
     }
   }
 
+  // The length of the well-formed non-ASCII UTF-8 character at the current position, else 0.
+  size_t non_ascii_length() const {
+    if (pos_ >= src_.size() || static_cast<unsigned char>(src_[pos_]) < 0x80) return 0;
+    return utf8_length(src_, pos_);
+  }
+
+  // A name. Non-ASCII characters in it (`café`) are reported once each and kept in the token, so
+  // that the rest of the program still parses around the name.
   void lex_word(Token& t) {
     const size_t start = pos_;
-    while (pos_ < src_.size() && is_ident_char(src_[pos_]))
-      advance(1);
+    for (;;) {
+      if (pos_ < src_.size() && is_ident_char(src_[pos_])) {
+        advance(1);
+      } else if (const size_t length = non_ascii_length(); length > 0) {
+        const std::string_view character(src_.data() + pos_, length);
+        if (errors_ < max_errors_)
+          error(loc(), fmt::format("non-ASCII character '{}' (U+{:04X}): identifiers are ASCII "
+                                   "letters, digits and '_'",
+                                   character, utf8_code_point(character)));
+        advance(length);
+      } else {
+        break;
+      }
+    }
     t.text = src_.substr(start, pos_ - start);
     t.kind = Tok::Ident;
     for (const Keyword& k : kKeywords)
@@ -211,6 +257,7 @@ class Lexer {
       }
     } else {
       bool is_float = false;
+      size_t bare_dot = std::string_view::npos;  // where `1.e5` lacks its fraction digit
       while (is_digit(peek()))
         advance(1);
       if (peek() == '.' && is_digit(peek(1))) {
@@ -218,15 +265,29 @@ class Lexer {
         advance(1);
         while (is_digit(peek()))
           advance(1);
+      } else if (peek() == '.' && starts_exponent(1)) {
+        // `1.e5`: C reads a float, but the grammar wants a digit after the '.', and without one
+        // this would be field e5 of an int. Reported below at the literal, and read as the float
+        // that was meant so that nothing else goes wrong around it.
+        is_float = true;
+        bare_dot = pos_ - start;
+        advance(1);
       }
-      if ((peek() == 'e' || peek() == 'E') &&
-          (is_digit(peek(1)) || ((peek(1) == '+' || peek(1) == '-') && is_digit(peek(2))))) {
+      if (starts_exponent(0)) {
         is_float = true;
         advance(2);
         while (is_digit(peek()))
           advance(1);
       }
-      const std::string_view spelling(src_.data() + start, pos_ - start);
+      std::string_view spelling(src_.data() + start, pos_ - start);
+      std::string completed;
+      if (bare_dot != std::string_view::npos) {
+        completed = std::string(spelling.substr(0, bare_dot + 1)) + "0" +
+                    std::string(spelling.substr(bare_dot + 1));
+        error(t.loc,
+              fmt::format("a float literal needs a digit after the '.': write '{}'", completed));
+        spelling = completed;
+      }
       if (is_float) {
         t.kind = Tok::FloatLit;
         t.text = std::string(spelling);
@@ -267,6 +328,13 @@ class Lexer {
     }
     t.text = src_.substr(start, pos_ - start);
     check_no_suffix(t);
+  }
+
+  // Whether an exponent (`e5`, `E-3`) starts `ahead` bytes from here.
+  bool starts_exponent(size_t ahead) const {
+    if (peek(ahead) != 'e' && peek(ahead) != 'E') return false;
+    const char next = peek(ahead + 1);
+    return is_digit(next) || ((next == '+' || next == '-') && is_digit(peek(ahead + 2)));
   }
 
   // `12abc` is one bad token, not a number followed by a name.

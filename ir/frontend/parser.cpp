@@ -401,19 +401,21 @@ class Parser {
     return s;
   }
 
+  // `else if` arms are parsed in a loop: a chain of them is not nesting.
   StmtPtr if_statement() {
-    Nest n(*this, cur().loc);
     auto s = stmt(StmtKind::If, take().loc);
     s->expr = condition();
     s->body = block_ptr();
-    if (accept(Tok::KwElse)) {
-      if (at(Tok::KwIf)) {
-        s->else_stmt = if_statement();
-      } else {
-        auto b = stmt(StmtKind::Block, cur().loc);
-        b->body = block_ptr();
-        s->else_stmt = std::move(b);
+    while (accept(Tok::KwElse)) {
+      if (!at(Tok::KwIf)) {
+        s->else_body = block_ptr();
+        break;
       }
+      ElseIf arm;
+      arm.loc = take().loc;
+      arm.condition = condition();
+      arm.body = block_ptr();
+      s->else_ifs.push_back(std::move(arm));
     }
     return s;
   }
@@ -588,6 +590,7 @@ class Parser {
         ExprPtr e = expr();
         no_struct_literal_ = saved;
         expect(Tok::RParen, "to close '('");
+        e->parenthesized = true;
         return e;
       }
       case Tok::LBracket:
