@@ -168,11 +168,15 @@ VmCheckpoint read_checkpoint(Reader& r) {
   return c;
 }
 
-std::string read_file(const std::string& path, std::vector<uint8_t>& out) {
+std::string read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fmt::format("cannot open trace '{}': {}", path, std::strerror(errno));
   out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return "";
+}
+
+const uint8_t* byte_data(std::string_view bytes) {
+  return reinterpret_cast<const uint8_t*>(bytes.data());
 }
 
 std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
@@ -282,19 +286,28 @@ std::string write_trace(const std::string& path, const Trace& t) {
   return "";
 }
 
-std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
-  std::vector<uint8_t> bytes;
-  if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(bytes.data(), bytes.size());
+std::variant<TraceHeader, std::string> parse_trace_header(std::string_view bytes,
+                                                          const std::string& path) {
+  Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   return h;
 }
 
-std::variant<Trace, std::string> read_trace(const std::string& path) {
-  std::vector<uint8_t> bytes;
+std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
+  std::string bytes;
   if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(bytes.data(), bytes.size());
+  return parse_trace_header(bytes, path);
+}
+
+std::variant<Trace, std::string> read_trace(const std::string& path) {
+  std::string bytes;
+  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  return parse_trace(bytes, path);
+}
+
+std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::string& path) {
+  Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   const uint64_t body_size = r.fixed<uint64_t>();
@@ -305,7 +318,7 @@ std::variant<Trace, std::string> read_trace(const std::string& path) {
   if (body_size > (uint64_t{1} << 40))
     return fmt::format("trace '{}' is corrupt (bad body size)", path);
   std::vector<uint8_t> body(body_size);
-  const uint8_t* packed = bytes.data() + (bytes.size() - r.left());
+  const uint8_t* packed = byte_data(bytes) + (bytes.size() - r.left());
   const size_t got = ZSTD_decompress(body.data(), body.size(), packed, packed_size);
   if (ZSTD_isError(got) || got != body_size)
     return fmt::format("trace '{}' is corrupt: {}", path,
