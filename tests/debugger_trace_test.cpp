@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "debugger/trace_source.h"
 #include "debugger_test_support.h"
@@ -162,6 +164,48 @@ TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messag
   future[8] = 99;  // the format version follows the 8-byte magic
   write_bytes(future);
   CHECK(read_message(path).find("format version 99") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+// Found by fuzz/fuzz_trace.cpp (seeds fuzz/corpus/trace/crash-*.abtrace): a header claiming a
+// huge body was allocated before decompressing, and a lane set was decoded without regard to its
+// step's active count (a few bytes could ask active_lanes for 2^62 lanes).
+TEST_CASE("a trace's claimed sizes and lane sets are checked before they are trusted") {
+  const Loaded f = fib_batch(8);
+  const Trace good = record(f, {});
+  const std::string path = temp_path("sizes.abtrace");
+  auto bytes_of = [&](const Trace& t) {
+    REQUIRE(write_trace(path, t) == "");
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  auto message = [](const std::string& bytes) {
+    auto r = parse_trace(bytes, "t.abtrace");
+    REQUIRE(std::holds_alternative<std::string>(r));
+    return std::get<std::string>(r);
+  };
+
+  std::string bytes = bytes_of(good);
+  auto parsed = parse_trace(bytes, "t.abtrace");
+  REQUIRE(std::holds_alternative<Trace>(parsed));
+  CHECK(std::get<Trace>(parsed).active_lanes(1) == good.active_lanes(1));
+  // The body size follows the magic, the version, the hash and the two strings.
+  const size_t body_size_at = 8 + 4 + 8 + 1 + good.source_path.size() + 1 + good.entry.size();
+  const uint64_t claimed = uint64_t{1} << 39;  // 512 GiB
+  std::memcpy(bytes.data() + body_size_at, &claimed, sizeof claimed);
+  CHECK(message(bytes) == "trace 't.abtrace' is corrupt: wrong body size");
+
+  // A run of 2^62 lanes in a step of one; a lane past the batch's 8; no lane in a step of one.
+  const std::vector<std::vector<uint8_t>> bad_sets = {
+      {0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f}, {8, 1}, {}};
+  for (const std::vector<uint8_t>& set : bad_sets) {
+    Trace t = good;
+    t.steps.resize(1);
+    t.steps[0].active = 1;
+    t.active_sets = set;
+    t.active_set_start = {0, set.size()};
+    CHECK(message(bytes_of(t)) == "trace 't.abtrace' is corrupt (inconsistent sections)");
+  }
   std::filesystem::remove(path);
 }
 
