@@ -220,3 +220,52 @@ TEST_CASE("a trace that does not match its program is refused when opened") {
   CHECK(std::get<std::string>(TraceSource::open(std::make_shared<const Trace>(shifted), f.info()))
             .find("does not fit the program") != std::string::npos);
 }
+
+// Found by fuzz/fuzz_trace.cpp (seeds fuzz/corpus/trace/crash-return-address-*.abtrace and
+// crash-variable-stack-*.abtrace): a checkpoint whose sizes added up but whose stacks did not
+// could be restored, and the VM then returned to a block outside the program or popped an empty
+// variable stack.
+TEST_CASE("a checkpoint the VM cannot run on from is refused when opened") {
+  const Loaded f = fib_batch(8);
+  const Trace good = record(f, {0, UINT64_MAX, 3});
+  auto open_message = [&](const Trace& t) {
+    auto opened = TraceSource::open(std::make_shared<const Trace>(t), f.info());
+    return std::holds_alternative<std::string>(opened) ? std::get<std::string>(opened) : "";
+  };
+  REQUIRE(open_message(good) == "");
+  // A later checkpoint with a lane inside a call: two PC stack entries and a pushed fib.n.
+  size_t ci = 0;
+  uint32_t lane = 0;
+  for (ci = 1; ci < good.checkpoints.size(); ++ci) {
+    const VmCheckpoint& c = good.checkpoints[ci];
+    auto it = std::find_if(c.pc_depth.begin(), c.pc_depth.end(), [](uint32_t d) { return d >= 3; });
+    if (it == c.pc_depth.end()) continue;
+    lane = static_cast<uint32_t>(it - c.pc_depth.begin());
+    break;
+  }
+  REQUIRE(ci < good.checkpoints.size());
+  size_t at = 0;  // where the lane's entries start in the concatenated PC stack
+  for (uint32_t l = 0; l < lane; ++l)
+    at += good.checkpoints[ci].pc_depth[l];
+
+  Trace outside = good;
+  outside.checkpoints[ci].pc_stack[at + 1] = 999;
+  CHECK(open_message(outside).ends_with("a return address is outside the program"));
+
+  Trace no_exit = good;
+  no_exit.checkpoints[ci].pc_stack[at] = 0;
+  CHECK(open_message(no_exit).ends_with("a running lane's PC stack does not start at the exit"));
+
+  // Empty every variable stack of the lane (the sizes still add up).
+  Trace popped = good;
+  for (VmCheckpoint::VarStack& s : popped.checkpoints[ci].stacks) {
+    size_t first = 0;
+    for (uint32_t l = 0; l < lane; ++l)
+      first += s.depth[l];  // fib's stacked variables are ints: one word per entry
+    s.words.erase(s.words.begin() + static_cast<long>(first),
+                  s.words.begin() + static_cast<long>(first + s.depth[lane]));
+    s.depth[lane] = 0;
+  }
+  CHECK(open_message(popped).ends_with(
+      "a variable stack holds fewer entries than the lane will pop"));
+}
