@@ -181,6 +181,10 @@ std::string truncated_header(const std::string& path) {
   return fmt::format("trace '{}' is truncated (its header is incomplete)", path);
 }
 
+const uint8_t* byte_data(std::string_view bytes) {
+  return reinterpret_cast<const uint8_t*>(bytes.data());
+}
+
 std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
   if (r.left() == 0) return fmt::format("trace '{}' is empty", path);
   // A file that stops inside the magic is a truncated trace if what is there matches it.
@@ -202,6 +206,64 @@ std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
   h.entry = r.string();
   if (!r.ok) return truncated_header(path);
   return "";
+}
+
+// Decompresses the body's zstd frame into `body`, which must come out exactly `body_size` bytes.
+// The header's size is only a claim (a few corrupt bytes can say a terabyte), so the buffer grows
+// with what the frame really produces: memory stays within twice the actual body.
+std::string inflate(const uint8_t* packed, size_t packed_size, uint64_t body_size,
+                    std::vector<uint8_t>& body) {
+  constexpr uint64_t kFirstChunk = 1 << 20;
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  ZSTD_inBuffer in{packed, packed_size, 0};
+  body.resize(std::min(body_size, kFirstChunk));
+  size_t produced = 0;
+  std::string error;
+  while (true) {
+    ZSTD_outBuffer out{body.data(), body.size(), produced};
+    const size_t consumed_before = in.pos;
+    const size_t left = ZSTD_decompressStream(dctx, &out, &in);
+    const bool progress = in.pos != consumed_before || out.pos != produced;
+    produced = out.pos;
+    if (ZSTD_isError(left)) {
+      error = ZSTD_getErrorName(left);
+      break;
+    }
+    if (left == 0) break;  // the frame is complete
+    if (produced < body.size()) {
+      // Room left for output, so it stopped for want of input.
+      if (in.pos == in.size || !progress) {
+        error = "the compressed body ends early";
+        break;
+      }
+      continue;
+    }
+    if (body.size() == body_size) {
+      error = "wrong body size";  // more body than the header says
+      break;
+    }
+    body.resize(std::min<uint64_t>(body_size, body.size() * 2));
+  }
+  ZSTD_freeDCtx(dctx);
+  if (error.empty() && (produced != body_size || in.pos != in.size)) error = "wrong body size";
+  return error;
+}
+
+// Whether step `i`'s encoded lane set (whose byte range is valid) is exactly its `active` count
+// of distinct lanes, all inside the batch, so active_lanes() returns what the step ran and
+// indexing per-lane data by its lanes stays in bounds. Costs one pass over the encoded runs.
+bool lane_set_fits(const Trace& t, size_t i) {
+  Reader r(t.active_sets.data() + t.active_set_start[i],
+           t.active_set_start[i + 1] - t.active_set_start[i]);
+  uint64_t end = 0, count = 0;  // one past the last lane so far; lanes so far
+  while (r.left() > 0) {
+    const uint64_t gap = r.varint();
+    const uint64_t n = r.varint();
+    if (!r.ok || n == 0 || gap > t.batch.lanes - end || n > t.batch.lanes - end - gap) return false;
+    end += gap + n;
+    count += n;
+  }
+  return count == t.steps[i].active;
 }
 
 }  // namespace
@@ -294,19 +356,28 @@ std::string write_trace(const std::string& path, const Trace& t) {
   return "";
 }
 
-std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
-  std::string bytes;
-  if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+std::variant<TraceHeader, std::string> parse_trace_header(std::string_view bytes,
+                                                          const std::string& path) {
+  Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   return h;
 }
 
+std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
+  std::string bytes;
+  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  return parse_trace_header(bytes, path);
+}
+
 std::variant<Trace, std::string> read_trace(const std::string& path) {
   std::string bytes;
   if (std::string e = read_file(path, bytes); !e.empty()) return e;
-  Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  return parse_trace(bytes, path);
+}
+
+std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::string& path) {
+  Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
   if (std::string e = parse_header(r, path, h); !e.empty()) return e;
   const uint64_t body_size = r.fixed<uint64_t>();
@@ -317,12 +388,10 @@ std::variant<Trace, std::string> read_trace(const std::string& path) {
                        packed_size - r.left());
   if (body_size > (uint64_t{1} << 40))
     return fmt::format("trace '{}' is corrupt (bad body size)", path);
-  std::vector<uint8_t> body(body_size);
-  const auto* packed = reinterpret_cast<const uint8_t*>(bytes.data()) + (bytes.size() - r.left());
-  const size_t got = ZSTD_decompress(body.data(), body.size(), packed, packed_size);
-  if (ZSTD_isError(got) || got != body_size)
-    return fmt::format("trace '{}' is corrupt: {}", path,
-                       ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong body size");
+  std::vector<uint8_t> body;
+  const uint8_t* packed = byte_data(bytes) + (bytes.size() - r.left());
+  if (std::string e = inflate(packed, packed_size, body_size, body); !e.empty())
+    return fmt::format("trace '{}' is corrupt: {}", path, e);
 
   Reader b(body.data(), body.size());
   Trace t;
@@ -363,6 +432,9 @@ std::variant<Trace, std::string> read_trace(const std::string& path) {
               t.active_set_start.back() == t.active_sets.size();
   for (size_t i = 0; sane && i < t.steps.size(); ++i)
     sane = t.active_set_start[i] <= t.active_set_start[i + 1] && t.steps[i].active <= t.batch.lanes;
+  // Only now is every step's byte range known to lie inside active_sets.
+  for (size_t i = 0; sane && i < t.steps.size(); ++i)
+    sane = lane_set_fits(t, i);
   for (const VmCheckpoint& c : t.checkpoints)
     sane = sane && c.pc.size() == t.batch.lanes && c.pc_depth.size() == t.batch.lanes &&
            c.lane_steps.size() == t.batch.lanes && c.random_draws.size() == t.batch.lanes &&

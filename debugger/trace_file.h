@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -48,7 +49,10 @@ struct Trace {
 };
 
 // Serializes to / parses from the file layout above. Errors are messages naming the file.
+// The parse_ forms take the file's bytes (`path` only names it in messages); the read_ forms
+// read the file and parse it.
 std::string write_trace(const std::string& path, const Trace& trace);  // "" on success
+std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::string& path);
 std::variant<Trace, std::string> read_trace(const std::string& path);
 // Only the header, for finding the program a trace belongs to before reading the rest.
 struct TraceHeader {
@@ -56,6 +60,8 @@ struct TraceHeader {
   uint64_t source_hash = 0;
   std::string source_path, entry;
 };
+std::variant<TraceHeader, std::string> parse_trace_header(std::string_view bytes,
+                                                          const std::string& path);
 std::variant<TraceHeader, std::string> read_trace_header(const std::string& path);
 
 // "" if `source_text` is the text the trace was recorded from, else a message saying so.

@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "debugger/trace_source.h"
 #include "debugger_test_support.h"
@@ -177,6 +179,48 @@ TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messag
   std::filesystem::remove(path);
 }
 
+// Found by fuzz/fuzz_trace.cpp (seeds fuzz/corpus/trace/crash-*.abtrace): a header claiming a
+// huge body was allocated before decompressing, and a lane set was decoded without regard to its
+// step's active count (a few bytes could ask active_lanes for 2^62 lanes).
+TEST_CASE("a trace's claimed sizes and lane sets are checked before they are trusted") {
+  const Loaded f = fib_batch(8);
+  const Trace good = record(f, {});
+  const std::string path = temp_path("sizes.abtrace");
+  auto bytes_of = [&](const Trace& t) {
+    REQUIRE(write_trace(path, t) == "");
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  auto message = [](const std::string& bytes) {
+    auto r = parse_trace(bytes, "t.abtrace");
+    REQUIRE(std::holds_alternative<std::string>(r));
+    return std::get<std::string>(r);
+  };
+
+  std::string bytes = bytes_of(good);
+  auto parsed = parse_trace(bytes, "t.abtrace");
+  REQUIRE(std::holds_alternative<Trace>(parsed));
+  CHECK(std::get<Trace>(parsed).active_lanes(1) == good.active_lanes(1));
+  // The body size follows the magic, the version, the hash and the two strings.
+  const size_t body_size_at = 8 + 4 + 8 + 1 + good.source_path.size() + 1 + good.entry.size();
+  const uint64_t claimed = uint64_t{1} << 39;  // 512 GiB
+  std::memcpy(bytes.data() + body_size_at, &claimed, sizeof claimed);
+  CHECK(message(bytes) == "trace 't.abtrace' is corrupt: wrong body size");
+
+  // A run of 2^62 lanes in a step of one; a lane past the batch's 8; no lane in a step of one.
+  const std::vector<std::vector<uint8_t>> bad_sets = {
+      {0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f}, {8, 1}, {}};
+  for (const std::vector<uint8_t>& set : bad_sets) {
+    Trace t = good;
+    t.steps.resize(1);
+    t.steps[0].active = 1;
+    t.active_sets = set;
+    t.active_set_start = {0, set.size()};
+    CHECK(message(bytes_of(t)) == "trace 't.abtrace' is corrupt (inconsistent sections)");
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("a trace that does not match its program is refused when opened") {
   const Loaded f = fib_batch(8);
   Trace t = record(f, {});
@@ -187,4 +231,53 @@ TEST_CASE("a trace that does not match its program is refused when opened") {
   shifted.checkpoints.front().pc_depth[0] = 5;  // stack sizes no longer add up
   CHECK(std::get<std::string>(TraceSource::open(std::make_shared<const Trace>(shifted), f.info()))
             .find("does not fit the program") != std::string::npos);
+}
+
+// Found by fuzz/fuzz_trace.cpp (seeds fuzz/corpus/trace/crash-return-address-*.abtrace and
+// crash-variable-stack-*.abtrace): a checkpoint whose sizes added up but whose stacks did not
+// could be restored, and the VM then returned to a block outside the program or popped an empty
+// variable stack.
+TEST_CASE("a checkpoint the VM cannot run on from is refused when opened") {
+  const Loaded f = fib_batch(8);
+  const Trace good = record(f, {0, UINT64_MAX, 3});
+  auto open_message = [&](const Trace& t) {
+    auto opened = TraceSource::open(std::make_shared<const Trace>(t), f.info());
+    return std::holds_alternative<std::string>(opened) ? std::get<std::string>(opened) : "";
+  };
+  REQUIRE(open_message(good) == "");
+  // A later checkpoint with a lane inside a call: two PC stack entries and a pushed fib.n.
+  size_t ci = 0;
+  uint32_t lane = 0;
+  for (ci = 1; ci < good.checkpoints.size(); ++ci) {
+    const VmCheckpoint& c = good.checkpoints[ci];
+    auto it = std::find_if(c.pc_depth.begin(), c.pc_depth.end(), [](uint32_t d) { return d >= 3; });
+    if (it == c.pc_depth.end()) continue;
+    lane = static_cast<uint32_t>(it - c.pc_depth.begin());
+    break;
+  }
+  REQUIRE(ci < good.checkpoints.size());
+  size_t at = 0;  // where the lane's entries start in the concatenated PC stack
+  for (uint32_t l = 0; l < lane; ++l)
+    at += good.checkpoints[ci].pc_depth[l];
+
+  Trace outside = good;
+  outside.checkpoints[ci].pc_stack[at + 1] = 999;
+  CHECK(open_message(outside).ends_with("a return address is outside the program"));
+
+  Trace no_exit = good;
+  no_exit.checkpoints[ci].pc_stack[at] = 0;
+  CHECK(open_message(no_exit).ends_with("a running lane's PC stack does not start at the exit"));
+
+  // Empty every variable stack of the lane (the sizes still add up).
+  Trace popped = good;
+  for (VmCheckpoint::VarStack& s : popped.checkpoints[ci].stacks) {
+    size_t first = 0;
+    for (uint32_t l = 0; l < lane; ++l)
+      first += s.depth[l];  // fib's stacked variables are ints: one word per entry
+    s.words.erase(s.words.begin() + static_cast<long>(first),
+                  s.words.begin() + static_cast<long>(first + s.depth[lane]));
+    s.depth[lane] = 0;
+  }
+  CHECK(open_message(popped).ends_with(
+      "a variable stack holds fewer entries than the lane will pop"));
 }

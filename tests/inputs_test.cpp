@@ -124,6 +124,26 @@ TEST_CASE("inputs: scalar text parsing follows each type's rules") {
   CHECK_FALSE(parse_scalar("1.5x", Scalar::Float).ok());
 }
 
+// Found by fuzz/fuzz_csv.cpp (seeds fuzz/corpus/csv/crash-float-*.csv): whole numbers beyond 64
+// bits parsed as float gave 2^64, and decimals beyond double's range gave +inf whatever their sign
+// or size (1e-400 too).
+TEST_CASE("inputs: float text beyond 64 bits or beyond double's range keeps its value") {
+  CHECK(word_of(parse_scalar("100000000000000000000000", Scalar::Float)) == float_bits(1e23f));
+  CHECK(word_of(parse_scalar("-100000000000000000000000", Scalar::Float)) == float_bits(-1e23f));
+  auto huge_whole = parse_scalar("1" + std::string(40, '0'), Scalar::Float);
+  REQUIRE_FALSE(huge_whole.ok());
+  CHECK(huge_whole.error().ends_with("is out of range for float"));
+  CHECK_FALSE(parse_scalar("100000000000000000000000", Scalar::Int).ok());
+
+  for (const char* text : {"1e400", "-1e400"}) {
+    auto overflow = parse_scalar(text, Scalar::Float);
+    REQUIRE_FALSE(overflow.ok());
+    CHECK(overflow.error() == fmt::format("'{}' is out of range for float", text));
+  }
+  CHECK(word_of(parse_scalar("1e-400", Scalar::Float)) == float_bits(0.0f));
+  CHECK(word_of(parse_scalar("-1e-400", Scalar::Float)) == float_bits(-0.0f));
+}
+
 TEST_CASE("inputs: numbers from files convert only when they fit") {
   CHECK(word_of(encode_number(Number{1.0}, Scalar::Int)) == 1);
   CHECK_FALSE(encode_number(Number{1.5}, Scalar::Int).ok());

@@ -28,6 +28,7 @@ std::string_view trim_spaces(std::string_view text) {
 struct WholeNumber {
   bool negative = false;
   uint64_t magnitude = 0;
+  bool overflow = false;  // the text is beyond 64 bits; magnitude is then UINT64_MAX
 };
 
 std::optional<WholeNumber> parse_whole(std::string_view text) {
@@ -47,6 +48,7 @@ std::optional<WholeNumber> parse_whole(std::string_view text) {
   if (end != text.data() + text.size()) return std::nullopt;
   if (ec == std::errc::result_out_of_range) {
     number.magnitude = std::numeric_limits<uint64_t>::max();  // reported as out of range below
+    number.overflow = true;
   } else if (ec != std::errc()) {
     return std::nullopt;
   }
@@ -59,7 +61,16 @@ std::optional<double> parse_double(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (end != text.data() + text.size()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
+  // from_chars leaves `value` unset on overflow and on underflow alike; strtod, on the plain
+  // decimal that from_chars accepted (the tool keeps the C locale), tells them apart. Underflow
+  // rounds to the nearest value (0 or a denormal, keeping the sign); overflow is a finite
+  // spelling beyond any float, so it becomes the largest double, which encode_double rejects
+  // like 1e39.
+  if (ec == std::errc::result_out_of_range) {
+    const double nearest = std::strtod(std::string(text).c_str(), nullptr);
+    if (!std::isinf(nearest)) return nearest;
+    return std::copysign(std::numeric_limits<double>::max(), nearest);
+  }
   if (ec != std::errc()) return std::nullopt;
   return value;
 }
@@ -116,7 +127,9 @@ Expected<uint32_t> parse_scalar(std::string_view raw, Scalar type) {
     if (text == "true") return 1u;
     if (text == "false") return 0u;
   }
-  if (auto whole = parse_whole(text)) return encode_whole(*whole, type, shown);
+  // A float takes a whole number beyond 64 bits (1e30 spelled out) as the decimal it is.
+  if (auto whole = parse_whole(text); whole && !(whole->overflow && type == Scalar::Float))
+    return encode_whole(*whole, type, shown);
   if (type == Scalar::Float) {
     if (auto value = parse_double(text)) return encode_double(*value, type, shown);
     return fail(fmt::format("'{}' is not a valid float", shown));
