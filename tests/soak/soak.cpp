@@ -20,6 +20,7 @@
 #include "ir/passes/lower.h"
 #include "support/program_gen.h"
 #include "support/result_compare.h"
+#include "support/samples.h"
 
 namespace {
 
@@ -47,23 +48,16 @@ std::vector<NamedSchedule> schedules() {
   return all;
 }
 
-// A well-mixed 64-bit hash (splitmix64's finalizer) of (salt, lane).
-uint64_t lane_hash(uint64_t salt, uint64_t lane) {
-  uint64_t z = salt * 0x9e3779b97f4a7c15ull + lane + 1;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // Inputs x, y per lane: x & 3 is main's recursion depth, so every depth appears.
 Batch batch_for(uint64_t seed, uint32_t lanes) {
   Batch batch;
   batch.lanes = lanes;
   batch.inputs.resize(2);
   for (uint32_t lane = 0; lane < lanes; ++lane) {
-    const auto x = static_cast<uint32_t>(lane_hash(seed, lane));
+    const auto x = static_cast<uint32_t>(testing::lane_hash(seed, lane));
     batch.inputs[0].push_back((x & ~3u) | (lane & 3u));
-    batch.inputs[1].push_back(static_cast<uint32_t>(lane_hash(seed + 1000, lane) % 201) - 100);
+    batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 1000, lane) % 201) -
+                              100);
   }
   return batch;
 }

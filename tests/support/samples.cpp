@@ -157,13 +157,6 @@ std::vector<SampleCase> build_samples() {
 
 }  // namespace
 
-uint64_t lane_hash(uint64_t salt, uint64_t lane) {
-  uint64_t z = salt * 0x9E3779B97F4A7C15ull + lane + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 const std::vector<SampleCase>& all_samples() {
   static const std::vector<SampleCase> cases = build_samples();
   return cases;

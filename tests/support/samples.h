@@ -50,6 +50,11 @@ Program load_sample(const std::string& file);
 int line_of(const std::string& text, const std::string& needle);
 
 // A small deterministic hash (splitmix64) for per-lane input generators.
-uint64_t lane_hash(uint64_t salt, uint64_t lane);
+inline uint64_t lane_hash(uint64_t salt, uint64_t lane) {  // header-only: the soak tool uses it
+  uint64_t z = salt * 0x9E3779B97F4A7C15ull + lane + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 }  // namespace ab::testing
