@@ -1,5 +1,7 @@
 #include "ir/analysis/sweep_order.h"
 
+#include "ir/analysis/call_graph.h"
+
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -10,25 +12,21 @@ namespace {
 
 // Functions that get a copy per call site: not recursive, called from more than one block.
 std::vector<bool> copied_functions(const LoweredProgram& p) {
-  const size_t functions = p.source ? p.source->functions.size() : 0;
-  std::vector<std::vector<bool>> calls(functions, std::vector<bool>(functions, false));
+  if (!p.source) return {};
+  const size_t functions = p.source->functions.size();
   std::vector<int> call_sites(functions, 0);
   for (const LoweredBlock& b : p.blocks)
     if (b.term.kind == Terminator::Kind::PushJump) {
       const int32_t caller = b.function, callee = p.blocks[b.term.target].function;
       if (caller < 0 || callee < 0) continue;
-      calls[caller][callee] = true;
       ++call_sites[callee];
     }
-  // Transitive closure (programs have few functions).
-  for (size_t k = 0; k < functions; ++k)
-    for (size_t i = 0; i < functions; ++i)
-      if (calls[i][k])
-        for (size_t j = 0; j < functions; ++j)
-          if (calls[k][j]) calls[i][j] = true;
+  // Recursion from the call graph's reachability (one search per function), not a closure over
+  // every triple of functions, which took seconds at a thousand functions.
+  const CallGraph calls = compute_call_graph(*p.source);
   std::vector<bool> copied(functions, false);
   for (size_t f = 0; f < functions; ++f)
-    copied[f] = !calls[f][f] && call_sites[f] > 1;
+    copied[f] = !calls.recursive[f] && call_sites[f] > 1;
   return copied;
 }
 
@@ -197,16 +195,17 @@ void mark(const SweepItem& item, std::vector<bool>& in) {
 
 }  // namespace
 
-SweepGraph sweep_graph(const LoweredProgram& program) {
+SweepGraph sweep_graph(const LoweredProgram& program, bool copy_callees) {
   SweepGraph g;
   if (program.blocks.empty()) return g;
-  if (GraphBuilder(program, copied_functions(program)).build(g)) return g;
-  GraphBuilder(program, std::vector<bool>(copied_functions(program).size(), false)).build(g);
+  const std::vector<bool> copied = copied_functions(program);
+  if (copy_callees && GraphBuilder(program, copied).build(g)) return g;
+  GraphBuilder(program, std::vector<bool>(copied.size(), false)).build(g);
   return g;
 }
 
-std::vector<SweepItem> sweep_order(const LoweredProgram& program) {
-  const SweepGraph g = sweep_graph(program);
+std::vector<SweepItem> sweep_order(const LoweredProgram& program, bool copy_callees) {
+  const SweepGraph g = sweep_graph(program, copy_callees);
   std::vector<SweepItem> order;
   if (g.block.empty()) return order;
   return OrderBuilder(g).from(0);
