@@ -515,11 +515,13 @@ void ab_raise(uint lane, uint code, uint block, uint op, uint step) {{
 // - a kernel moves only what its part's blocks use, and stores back only what they may change;
 // - the fault record, which only ab_raise writes, is not loaded, and is stored only by a lane
 //   that faulted in this dispatch;
-// - beyond a few words, the words go through one load and one store in a loop, a switch picking
-//   each word's register (executed once per dispatch, so its cost at run time does not matter);
+// - with `compact` (a split program's kernels), beyond a few words the words go through one load
+//   and one store in a loop, a switch picking each word's register. It costs the dispatch time
+//   quadratic in the words moved (nuts_tree's 128 words made a 1024-lane run 1.3x slower), so
+//   an unsplit program keeps one access per word;
 // - an array longer than kUnrollWords has a loop of its own.
 std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
-                           const BlockRange& part, bool with_vars) {
+                           const BlockRange& part, bool with_vars, bool compact) {
   const Types& types = program.types();
   std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
   bool calls = false, returns = false, random = false;
@@ -589,7 +591,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
   for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
     decls += fmt::format("uint {};\n", slot_register(s));
   load += fmt::format("  {} = 0u;\n", slot_register(AB_SLOT_FAULT));
-  if (words.size() <= kUnrollWords) {
+  if (!compact || words.size() <= kUnrollWords) {
     for (const Word& w : words)
       load += fmt::format("  {} = {};\n", w.reg, slot_word(fmt::format("{}u", w.slot)));
   } else {
@@ -603,7 +605,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
         "    const uint w = {};\n    switch (i) {{\n{}    }}\n  }}\n",
         words.size(), slots, slot_word("s"), regs);
   }
-  if (stored.size() + 4 <= kUnrollWords) {
+  if (!compact || stored.size() + 4 <= kUnrollWords) {
     for (const Word* w : stored)
       store += fmt::format("  {} = {};\n", slot_word(fmt::format("{}u", w->slot)), w->reg);
     store += fmt::format("  if ({}) {{\n", faulted);
@@ -981,7 +983,8 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   const bool registers = residency == Residency::Registers;
   const bool slots_in_registers = registers || part.slots_in_registers;
   if (slots_in_registers)
-    out += lane_registers(program, layout, blocks, registers) + raise_in_registers();
+    out += lane_registers(program, layout, blocks, registers, part.compact_moves) +
+           raise_in_registers();
   else
     out += kRaiseInMemory;
   for (int32_t b = blocks.first; b < blocks.end; ++b)

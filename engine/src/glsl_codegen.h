@@ -68,6 +68,9 @@ struct SourcePart {
   // instead of one per block that uses them (for a split program, whose kernel size matters more
   // than the few extra words a step moves).
   bool slots_in_registers = false;
+  // ab_load/ab_store move the words through one access each in a loop (less code, more time per
+  // dispatch) instead of one access per word: for a split program, where kernel size matters.
+  bool compact_moves = false;
 };
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part);

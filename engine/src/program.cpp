@@ -139,7 +139,7 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part) {
   const auto key = std::make_pair(r, part);
   if (auto it = sources.find(key); it != sources.end()) return it->second;
   const SourcePart what{split.parts(r).at(part), split.copy_callees,
-                        r == Residency::Memory && parts(r) > 1};
+                        r == Residency::Memory && parts(r) > 1, parts(r) > 1};
   return sources[key] = generate_glsl(*program, layout, r, target, what);
 }
 
