@@ -301,16 +301,6 @@ class BlockEmitter {
         // ab_common.glsl. Integer constants stay visible for the compiler to fold.
         const TypeId type = p_.vars[op.dst].type;
         const bool hide = T_.is_struct(type) || leaf_kind(op.dst) == Scalar::Float;
-        // An array of one repeated word (`var a: int[N];` is all zeros) as a loop: one line per
-        // word would make the source as large as the array.
-        if (op.imm.size() > kUnrollWords &&
-            std::all_of(op.imm.begin(), op.imm.end(), [&](uint32_t w) { return w == op.imm[0]; })) {
-          for_words(1, static_cast<uint32_t>(op.imm.size()), [&](int ind, const std::string& i) {
-            line(ind, fmt::format("{} = 0x{:08x}u{};", word(op.dst, i), op.imm[0],
-                                  hide ? " ^ P.zero" : ""));
-          });
-          return;
-        }
         for (uint32_t i = 0; i < op.imm.size(); ++i)
           line(1, fmt::format("{} = 0x{:08x}u{};", word(op.dst, std::to_string(i)), op.imm[i],
                               hide ? " ^ P.zero" : ""));
@@ -519,7 +509,8 @@ void ab_raise(uint lane, uint code, uint block, uint op, uint step) {{
 //   and one store in a loop, a switch picking each word's register. It costs the dispatch time
 //   quadratic in the words moved (nuts_tree's 128 words made a 1024-lane run 1.3x slower), so
 //   an unsplit program keeps one access per word;
-// - an array longer than kUnrollWords has a loop of its own.
+// - every word has a constant index: a private array indexed in a loop is lowered into a ladder
+//   of tests per access (an int[256] variable took 31 s to compile that way instead of 9 s).
 std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
                            const BlockRange& part, bool with_vars, bool compact) {
   const Types& types = program.types();
@@ -571,16 +562,18 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
       continue;
     }
     decls += fmt::format("uint {}[{}];\n", reg, n);
-    if (n <= kUnrollWords) {
+    if (n <= kUnrollWords || !compact) {
       for (uint32_t i = 0; i < n; ++i)
         words.push_back({fmt::format("{}[{}]", reg, i), s + i, written[v]});
       continue;
     }
-    load += fmt::format("  for (uint i = 0u; i < {}u; ++i) {}[i] = {};\n", n, reg,
-                        slot_word(fmt::format("({}u + i)", s)));
-    if (written[v])
-      store += fmt::format("  for (uint i = 0u; i < {}u; ++i) {} = {}[i];\n", n,
-                           slot_word(fmt::format("({}u + i)", s)), reg);
+    // A longer array of a split program: one access per word, outside the switch (whose time
+    // per dispatch is quadratic in its cases).
+    for (uint32_t i = 0; i < n; ++i) {
+      load += fmt::format("  {}[{}] = {};\n", reg, i, slot_word(fmt::format("{}u", s + i)));
+      if (written[v])
+        store += fmt::format("  {} = {}[{}];\n", slot_word(fmt::format("{}u", s + i)), reg, i);
+    }
   }
   std::vector<const Word*> stored;
   for (const Word& w : words)
