@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/ops.h"
+#include "support/program_gen.h"
 #include "tools/npy.h"
 
 namespace {
@@ -600,6 +601,33 @@ TEST_CASE("cli: the table shows the first 20 lanes and the statistics") {
                            "max stack depth", "wall time"}) {
     CAPTURE(stat);
     CHECK(result.out.find(stat) != std::string::npos);
+  }
+}
+
+// The number after `label` in the statistics table ("compile seconds  4102.118 ms"), in ms.
+double table_ms(const std::string& out, const std::string& label) {
+  const size_t at = out.find(label);
+  REQUIRE_MESSAGE(at != std::string::npos, label, " not in ", out);
+  return std::stod(out.substr(at + label.size()));
+}
+
+TEST_CASE("cli: compiling a large program shows progress and counts as compile seconds") {
+  Workspace ws;
+  ws.write("chain.ab", ab::testing::call_chain_program(400));
+  // A fresh cache (SPIR-V, pipelines and the driver's own) makes the compile real.
+  const CliResult result =
+      ws.run("run chain.ab -i n=range:0:8",
+             fmt::format("XDG_CACHE_HOME='{}'", (ws.dir() / "cache").string()));
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  const double compile_ms = table_ms(result.out, "compile seconds");
+  const double run_ms = table_ms(result.out, "run seconds");
+  // The driver compiles at a pipeline's first dispatch; that is compile time, not run time.
+  CHECK(compile_ms > run_ms);
+  CHECK(result.out.find("kernel parts") != std::string::npos);
+  // Past a second of compiling, a progress line (then erased) says what is happening.
+  if (compile_ms > 1500) {
+    CHECK(result.err.find("compiling kernels (") != std::string::npos);
+    CHECK(result.err.find('\r') != std::string::npos);
   }
 }
 

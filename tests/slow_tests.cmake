@@ -10,4 +10,5 @@ set(AB_SLOW_TEST_CASES
   "engine_cache_test: engine cache: a damaged SPIR-V entry is recompiled and replaced"
   "tail_calls_test: tail calls: a million iterations at depth 3, mutual recursion to 100000"
   "engine_trace_test: engine: stepping the global schedule N steps reaches the VM's state after N steps"
+  "engine_compile_test: engine: split random programs equal interp on every schedule"
 )

@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -45,6 +49,45 @@ BackendRun run_batched_vm(const Program& program, int entry, const Batch& batch,
   return BackendRun{run_vm(lowered, batch, options), block_names(lowered), {}, {}};
 }
 
+// Compiles the run's kernels ahead of it. With `progress`, a line on stderr says so once it has
+// taken a second ("compiling kernels (3 of 17)… 4.2 s"): the driver's compile of a large program
+// can take a while, and it used to pass for a silent hang.
+ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
+  if (!progress) return gpu.prepare();
+  std::atomic<size_t> done{0}, total{0};
+  std::atomic<bool> finished{false};
+  std::mutex mutex;
+  std::condition_variable wake;
+  const auto start = std::chrono::steady_clock::now();
+  bool printed = false;
+  std::thread ticker([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!wake.wait_for(lock, std::chrono::milliseconds(100), [&] { return finished.load(); })) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (elapsed < 1.0) continue;
+      const size_t n = total.load();
+      const std::string count =
+          n > 1 ? fmt::format(" ({} of {})", std::min(done.load() + 1, n), n) : "";
+      fmt::print(stderr, "\r  compiling kernels{}\u2026 {:.1f} s", count, elapsed);
+      std::fflush(stderr);
+      printed = true;
+    }
+  });
+  ab::Status status = gpu.prepare([&](size_t d, size_t t) {
+    done = d;
+    total = t;
+  });
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    finished = true;
+  }
+  wake.notify_all();
+  ticker.join();
+  if (printed) fmt::print(stderr, "\r{:60}\r", "");
+  return status;
+}
+
 BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
                          const RunOptions& options, const DeviceOptions& device) {
   const auto start = std::chrono::steady_clock::now();
@@ -61,10 +104,14 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
   if (!context) return run.error = context.error(), run;
   auto compiled = VulkanProgram::compile(*context, lowered, *vulkan);
   if (!compiled) return run.error = compiled.error(), run;
+  const double compiled_before = (*compiled)->compile_seconds();
   const auto run_start = std::chrono::steady_clock::now();
+  // create() checks every size against the device before any code is generated.
   auto created = VulkanRun::create(*compiled, batch, options, *vulkan);
   if (!created) return run.error = created.error(), run;
   VulkanRun& gpu = **created;
+  if (auto prepared = prepare_with_progress(gpu, device.progress); !prepared)
+    return run.error = prepared.error(), run;
 
   // Step in slices so a long run can say how far it is.
   bool printed = false;
@@ -86,8 +133,10 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
   run.result = std::move(*result);
   const auto end = std::chrono::steady_clock::now();
   run.result.stats.wall_seconds = std::chrono::duration<double>(end - start).count();
-  const double run_seconds = std::chrono::duration<double>(end - run_start).count();
   const VulkanStats& s = gpu.stats();
+  // Kernels are compiled between run_start and the first step (prepare); that is compile time.
+  const double run_seconds = std::chrono::duration<double>(end - run_start).count() -
+                             ((*compiled)->compile_seconds() - compiled_before);
   run.extra_stats = {
       {"device", s.device, s.device},
       {"schedule", s.schedule, s.schedule},
@@ -98,6 +147,10 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
                    s.spirv_from_cache ? " (SPIR-V from cache)" : "")},
       {"run_seconds", run_seconds, fmt::format("{:.3f} ms", run_seconds * 1000.0)},
   };
+  if (s.parts > 1)
+    run.extra_stats.push_back(
+        {"kernel_parts", static_cast<uint64_t>(s.parts),
+         fmt::format("{} (the program was split to compile faster)", s.parts)});
   return run;
 }
 
@@ -107,6 +160,7 @@ Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
   VulkanOptions vulkan;
   vulkan.context.device_index = device.device;
   vulkan.context.validation = device.validation;
+  vulkan.max_part_cost = device.max_part_cost;
   if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
                   vulkan.schedule) ||
       !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,

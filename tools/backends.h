@@ -21,8 +21,9 @@ struct DeviceOptions {
   std::string global_mode;  // "masked" | "compacted"; empty: the engine's default
   std::string local_scope;  // "subgroup" | "workgroup" | "lane"; empty: the engine's default
   int device = -1;          // index from `autobatch devices`; -1: the best device
-  bool validation = false;  // enable the Khronos validation layer
-  bool progress = false;    // print a progress line on stderr for runs longer than a second
+  uint32_t max_part_cost = VulkanOptions{}.max_part_cost;  // 0: never split a program's kernels
+  bool validation = false;                                 // enable the Khronos validation layer
+  bool progress = false;  // print a progress line on stderr for runs longer than a second
 };
 
 // A statistic only some backends have: its JSON key, its value and its table text.

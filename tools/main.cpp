@@ -99,6 +99,10 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
                              "looping over cycles); default: {} (run), subgroup for debug",
                              ab::local_scope_name(engine_defaults.local_scope)))
       ->check(CLI::IsMember({"subgroup", "workgroup", "lane"}));
+  app.add_option("--max-part-cost", device.max_part_cost,
+                 "vulkan: split a program whose estimated code exceeds 4x this into kernels of "
+                 "at most this much each, so compile time grows linearly (0: never split)")
+      ->capture_default_str();
   app.add_option("--device", device.device,
                  "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
                  "integrated, else the CPU)")
@@ -247,7 +251,8 @@ int run_cli(int argc, char** argv) {
     debug.run.batch = debug_batch;
     for (const char* name :
          {"--input", "--uniform", "--batch", "--entry", "--seed", "--stack-depth", "--max-steps",
-          "--heuristic", "--backend", "--schedule", "--global-mode", "--local-scope", "--device"})
+          "--heuristic", "--backend", "--schedule", "--global-mode", "--local-scope", "--device",
+          "--max-part-cost"})
       debug.run_options_given |= debug_app->count(name) > 0;
     return ab::cli::debug_command(debug);
   }

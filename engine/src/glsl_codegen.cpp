@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "ab_layout.h"
@@ -80,14 +81,17 @@ std::string var_register(VarId v) {
 
 class BlockEmitter {
  public:
+  // slots_in_registers: Memory residency with the fixed and stack-pointer slots in registers
+  // (SourcePart::slots_in_registers).
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
-               Residency residency, std::string& out)
+               Residency residency, std::string& out, bool slots_in_registers = false)
       : p_(p),
         L_(layout),
         T_(p.types()),
         b_(index),
         block_(p.blocks[index]),
         registers_(residency == Residency::Registers),
+        slots_in_registers_(registers_ || slots_in_registers),
         out_(out) {}
 
   void emit() {
@@ -95,12 +99,9 @@ class BlockEmitter {
     line(0, fmt::format("// block {} '{}'", b_, block_.name));
     line(0, fmt::format("void block_{}(uint lane) {{", b_));
     line(1, "const uint L = P.lanes;");
+    // The caller has checked the step budget (run_block, or the lane sweep's loops): one check
+    // site per kernel instead of one per block, each a fault record the driver compiles.
     line(1, fmt::format("uint steps = {};", slot(AB_SLOT_STEPS)));
-    // Register residency: the caller checks the step budget (run_statement).
-    if (!registers_)
-      line(1, fmt::format("if (steps >= P.max_steps) {{ ab_raise(lane, AB_FAULT_STEP_BUDGET, {}u, "
-                          "AB_NO_BLOCK, steps); return; }}",
-                          b_));
     line(1, "steps += 1u;");
     line(1, fmt::format("{} = steps;", slot(AB_SLOT_STEPS)));
     if (uses_random_) line(1, fmt::format("uint draws = {};", slot(AB_SLOT_DRAWS)));
@@ -127,7 +128,11 @@ class BlockEmitter {
     return words(v) == 1 ? name(v) : fmt::format("{}[{}]", name(v), idx);
   }
   std::string slot(uint32_t s, const std::string& plus = "") const {
-    if (registers_) return slot_register(s);  // only fixed and stack-pointer slots come here
+    if (slots_in_registers_) return slot_register(s);  // only fixed and stack-pointer slots
+    return mem_slot(s, plus);
+  }
+  // A slot's word in the state buffer.
+  std::string mem_slot(uint32_t s, const std::string& plus = "") const {
     return plus.empty() ? fmt::format("state.w[{}u * L + lane]", s)
                         : fmt::format("state.w[({}u + uint({})) * L + lane]", s, plus);
   }
@@ -143,16 +148,23 @@ class BlockEmitter {
   void collect_vars() {
     std::set<VarId> refs, written;
     for (const Op& op : block_.ops) {
-      for (VarId a : op.args)
+      const bool restores = op.code == OpCode::Pop || op.code == OpCode::Update;
+      for (VarId a : op.args) {
+        // Read before any write: its value comes from the state (the ops write whole values).
+        if (!refs.count(a) && !restores) read_first_.insert(a);
         refs.insert(a);
+      }
       if (op.dst >= 0) {
         refs.insert(op.dst);
         written.insert(op.dst);
       }
-      if (op.code == OpCode::Pop || op.code == OpCode::Update) written.insert(op.args[0]);
+      if (restores) written.insert(op.args[0]);
       if (op.code == OpCode::RandUniform || op.code == OpCode::RandNormal) uses_random_ = true;
     }
-    if (block_.term.kind == Terminator::Kind::Branch) refs.insert(block_.term.cond);
+    if (block_.term.kind == Terminator::Kind::Branch) {
+      if (!refs.count(block_.term.cond)) read_first_.insert(block_.term.cond);
+      refs.insert(block_.term.cond);
+    }
     referenced_.assign(refs.begin(), refs.end());
     for (VarId v : written)
       if (p_.vars[v].storage != Storage::Temp) written_.push_back(v);
@@ -182,9 +194,11 @@ class BlockEmitter {
       line(1, fmt::format("{} = {};", name(v), var_register(v)));
       return;
     }
+    // A variable the block writes before reading needs no load (a buffer access saved).
+    if (!read_first_.count(v)) return;
     const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
     for_words(1, n, [&](int ind, const std::string& i) {
-      line(ind, fmt::format("{} = {};", word(v, i), n == 1 ? slot(s) : slot(s, i)));
+      line(ind, fmt::format("{} = {};", word(v, i), n == 1 ? mem_slot(s) : mem_slot(s, i)));
     });
   }
 
@@ -196,7 +210,7 @@ class BlockEmitter {
     const uint32_t n = words(v);
     const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
     for_words(1, n, [&](int ind, const std::string& i) {
-      line(ind, fmt::format("{} = {};", n == 1 ? slot(s) : slot(s, i), word(v, i)));
+      line(ind, fmt::format("{} = {};", n == 1 ? mem_slot(s) : mem_slot(s, i), word(v, i)));
     });
   }
 
@@ -451,9 +465,11 @@ class BlockEmitter {
   const Types& T_;
   int32_t b_;
   const LoweredBlock& block_;
-  bool registers_;
+  bool registers_;           // variables in registers
+  bool slots_in_registers_;  // fixed and stack-pointer slots in registers
   std::string& out_;
   std::vector<VarId> referenced_, written_;
+  std::set<VarId> read_first_;
   bool uses_random_ = false;
 };
 
@@ -487,32 +503,124 @@ void ab_raise(uint lane, uint code, uint block, uint op, uint step) {{
 }
 
 // The private globals of register residency and ab_load / ab_store, which move a lane's state
-// between them and the state buffer once per dispatch.
-std::string lane_registers(const LoweredProgram& program, const StateLayout& layout) {
+// between them and the state buffer once per dispatch. Every state-buffer access in a shader is a
+// loop over the SIMD lanes that lavapipe compiles separately (a store costs it ~30M instructions,
+// docs/performance.md, "Compile time"), so:
+// - a kernel moves only what its part's blocks use, and stores back only what they may change;
+// - the fault record, which only ab_raise writes, is not loaded, and is stored only by a lane
+//   that faulted in this dispatch;
+// - with `compact` (a split program's kernels), beyond a few words the words go through one load
+//   and one store in a loop, a switch picking each word's register. It costs the dispatch time
+//   quadratic in the words moved (nuts_tree's 128 words made a 1024-lane run 1.3x slower), so
+//   an unsplit program keeps one access per word;
+// - every word has a constant index: a private array indexed in a loop is lowered into a ladder
+//   of tests per access (an int[256] variable took 31 s to compile that way instead of 9 s).
+std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
+                           const BlockRange& part, bool with_vars, bool compact) {
   const Types& types = program.types();
-  std::string decls, load, store;
-  auto both = [&](const std::string& reg, uint32_t s) {
-    load += fmt::format("  {} = state.w[{}u * L + lane];\n", reg, s);
-    store += fmt::format("  state.w[{}u * L + lane] = {};\n", s, reg);
-  };
-  const uint32_t fixed_and_sp = AB_FIXED_SLOTS + static_cast<uint32_t>(layout.stacks.size()) - 1;
-  for (uint32_t s = 0; s < fixed_and_sp; ++s) {
-    decls += fmt::format("uint {};\n", slot_register(s));
-    both(slot_register(s), s);
+  std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
+  bool calls = false, tail_calls = false, returns = false, random = false;
+  for (int32_t b = part.first; b < part.end; ++b) {
+    const LoweredBlock& block = program.blocks[b];
+    for (const Op& op : block.ops) {
+      for (VarId a : op.args)
+        used[a] = true;
+      if (op.dst >= 0) used[op.dst] = written[op.dst] = true;
+      if (op.code == OpCode::Pop || op.code == OpCode::Update) written[op.args[0]] = true;
+      random = random || op.code == OpCode::RandUniform || op.code == OpCode::RandNormal;
+    }
+    if (block.term.kind == Terminator::Kind::Branch) used[block.term.cond] = true;
+    calls = calls || block.term.kind == Terminator::Kind::PushJump;
+    tail_calls = tail_calls || block.term.kind == Terminator::Kind::TailJump;
+    returns = returns || block.term.kind == Terminator::Kind::Return;
   }
-  for (size_t v = 0; v < program.vars.size(); ++v) {
-    if (layout.var_slot[v] < 0) continue;
+  struct Word {
+    std::string reg;  // the register holding it
+    uint32_t slot;
+    bool stored;  // the part may change it
+  };
+  std::vector<Word> words;
+  std::string decls, load, store;
+  auto slot_word = [](const std::string& s) { return fmt::format("state.w[{} * L + lane]", s); };
+  auto add_slot = [&](uint32_t s) {
+    decls += fmt::format("uint {};\n", slot_register(s));
+    words.push_back({slot_register(s), s, true});
+  };
+  add_slot(AB_SLOT_PC);
+  add_slot(AB_SLOT_STEPS);
+  if (calls || returns) add_slot(AB_SLOT_PC_SP);
+  if (random) add_slot(AB_SLOT_DRAWS);
+  if (calls || tail_calls) add_slot(AB_SLOT_CALLS);  // a tail call counts as a call
+  if (calls) add_slot(AB_SLOT_MAX_DEPTH);
+  for (size_t v = 0; v < program.vars.size(); ++v)
+    if (used[v] && layout.sp_slot[v] >= 0) add_slot(static_cast<uint32_t>(layout.sp_slot[v]));
+  for (size_t v = 0; v < program.vars.size() && with_vars; ++v) {
+    if (!used[v] || layout.var_slot[v] < 0) continue;
     const uint32_t n = types.words(program.vars[v].type);
     const uint32_t s = static_cast<uint32_t>(layout.var_slot[v]);
     const std::string reg = var_register(static_cast<VarId>(v));
     if (n == 1) {
       decls += fmt::format("uint {};\n", reg);
-      both(reg, s);
+      words.push_back({reg, s, written[v]});
       continue;
     }
     decls += fmt::format("uint {}[{}];\n", reg, n);
-    for (uint32_t i = 0; i < n; ++i)
-      both(fmt::format("{}[{}]", reg, i), s + i);
+    if (n <= kUnrollWords || !compact) {
+      for (uint32_t i = 0; i < n; ++i)
+        words.push_back({fmt::format("{}[{}]", reg, i), s + i, written[v]});
+      continue;
+    }
+    // A longer array of a split program: one access per word, outside the switch (whose time
+    // per dispatch is quadratic in its cases).
+    for (uint32_t i = 0; i < n; ++i) {
+      load += fmt::format("  {}[{}] = {};\n", reg, i, slot_word(fmt::format("{}u", s + i)));
+      if (written[v])
+        store += fmt::format("  {} = {}[{}];\n", slot_word(fmt::format("{}u", s + i)), reg, i);
+    }
+  }
+  std::vector<const Word*> stored;
+  for (const Word& w : words)
+    if (w.stored) stored.push_back(&w);
+  // The fault record: stored only by a lane that faulted in this dispatch (another's may hold an
+  // earlier fault's record, which these registers, never loaded, would overwrite).
+  const std::string faulted = fmt::format("{} != 0u", slot_register(AB_SLOT_FAULT));
+  for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
+    decls += fmt::format("uint {};\n", slot_register(s));
+  load += fmt::format("  {} = 0u;\n", slot_register(AB_SLOT_FAULT));
+  if (!compact || words.size() <= kUnrollWords) {
+    for (const Word& w : words)
+      load += fmt::format("  {} = {};\n", w.reg, slot_word(fmt::format("{}u", w.slot)));
+  } else {
+    std::string slots, regs;
+    for (size_t i = 0; i < words.size(); ++i) {
+      slots += fmt::format("      case {}u: s = {}u; break;\n", i, words[i].slot);
+      regs += fmt::format("      case {}u: {} = w; break;\n", i, words[i].reg);
+    }
+    load += fmt::format(
+        "  for (uint i = 0u; i < {}u; ++i) {{\n    uint s = 0u;\n    switch (i) {{\n{}    }}\n"
+        "    const uint w = {};\n    switch (i) {{\n{}    }}\n  }}\n",
+        words.size(), slots, slot_word("s"), regs);
+  }
+  if (!compact || stored.size() + 4 <= kUnrollWords) {
+    for (const Word* w : stored)
+      store += fmt::format("  {} = {};\n", slot_word(fmt::format("{}u", w->slot)), w->reg);
+    store += fmt::format("  if ({}) {{\n", faulted);
+    for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
+      store += fmt::format("    {} = {};\n", slot_word(fmt::format("{}u", s)), slot_register(s));
+    store += "  }\n";
+  } else {
+    std::string cases;
+    for (size_t i = 0; i < stored.size(); ++i)
+      cases += fmt::format("      case {}u: w = {}; s = {}u; break;\n", i, stored[i]->reg,
+                           stored[i]->slot);
+    size_t i = stored.size();
+    for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
+      cases += fmt::format("      case {}u: w = {}; s = {}u; keep = {}; break;\n", i++,
+                           slot_register(s), s, faulted);
+    store += fmt::format(
+        "  for (uint i = 0u; i < {}u; ++i) {{\n    uint w = 0u, s = 0u;\n    bool keep = true;\n"
+        "    switch (i) {{\n{}    }}\n    if (keep) {} = w;\n  }}\n",
+        i, cases, slot_word("s"));
   }
   return decls + "void ab_load(uint lane) {\n  const uint L = P.lanes;\n" + load +
          "}\nvoid ab_store(uint lane) {\n  const uint L = P.lanes;\n" + store + "}\n";
@@ -523,6 +631,8 @@ const char* kGlobalEntryPoints = R"GLSL(
 // One step of the global schedule: the lanes at the chosen block run it, then count themselves
 // in at their next block (global_pick.comp reads the counts).
 void main() {
+  const uint b = ctrl.w[AB_CTRL_BLOCK];
+  if (!AB_IN_PART(b)) return;  // a block of another part: that part's kernel runs it
 #ifdef AB_GLOBAL_COMPACTED
   const uint i = gl_GlobalInvocationID.x;
   if (i >= ctrl.w[AB_CTRL_LIST_LEN]) return;
@@ -531,9 +641,8 @@ void main() {
   const uint lane = gl_GlobalInvocationID.x;
   if (lane >= P.lanes) return;
 #endif
-  const uint b = ctrl.w[AB_CTRL_BLOCK];
   if (state.w[AB_SLOT_PC * P.lanes + lane] != b) return;
-  run_block(lane, b);
+  AB_STEP(lane, b);
   const uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
 #ifdef AB_SUBGROUP_BALLOT
   // One atomic per distinct next block in the subgroup, not one per lane: the lanes of a step
@@ -565,7 +674,7 @@ void main() {
   uint taken = 0u;
   for (uint it = 0u; it < P.budget; ++it) {
     const uint pc = AB_PC(lane);
-    const uint b = subgroupMin(pc < P.exit_pc ? pc : AB_NO_BLOCK);
+    const uint b = subgroupMin(AB_IN_PART(pc) ? pc : AB_NO_BLOCK);
     if (b == AB_NO_BLOCK) break;
     if (pc == b) run_block(lane, b);
     ++taken;
@@ -591,7 +700,10 @@ void main() {
   const uint lane = gl_SubgroupInvocationID;
   const bool in_batch = lane < P.lanes;
   if (in_batch) ab_load(lane);
-  for (uint s = 0u; s < P.budget; ++s) {
+  // The steps of this submission so far: a split program's parts run one after another, each
+  // while the pick stays in its blocks, and share the budget.
+  uint s = ctrl.w[AB_CTRL_BUDGET_USED];
+  for (; s < P.budget; ++s) {
     const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
     const bool waiting = pc < P.exit_pc;
     const uint live = subgroupAdd(waiting ? 1u : 0u);
@@ -611,9 +723,11 @@ void main() {
       if (subgroupElect()) ctrl.w[AB_CTRL_DONE] = 1u;
       break;
     }
+    if (!AB_IN_PART(best)) break;  // the kernel of the part holding it takes this step
     if (subgroupElect()) ab_record_step(best, best_count, live);
     if (pc == best) run_block(lane, best);
   }
+  if (subgroupElect()) ctrl.w[AB_CTRL_BUDGET_USED] = s;
   if (in_batch) ab_store(lane);
   if (subgroupElect())
     for (uint b = 0u; b < P.exit_pc; ++b) ctrl.w[AB_CTRL_COUNTS + b] = 0u;
@@ -635,7 +749,7 @@ void main() {
     if (gl_LocalInvocationIndex == 0u) s_min = AB_NO_BLOCK;
     barrier();
     const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
-    if (pc < P.exit_pc) atomicMin(s_min, pc);
+    if (AB_IN_PART(pc)) atomicMin(s_min, pc);
     barrier();
     const uint b = s_min;
     barrier();
@@ -650,14 +764,23 @@ void main() {
 #endif
 )GLSL";
 
-// The statement that runs block b for a lane. Register residency checks the step budget here,
-// which spares every block an early return; memory residency checks it inside the block.
-std::string run_statement(Residency residency, size_t b) {
-  if (residency == Residency::Memory) return fmt::format("block_{}(lane);", b);
-  return fmt::format(
-      "{{ if ({0} >= P.max_steps) ab_raise(lane, AB_FAULT_STEP_BUDGET, {1}u, AB_NO_BLOCK, {0}); "
-      "else block_{1}(lane); }}",
-      slot_register(AB_SLOT_STEPS), b);
+// run_block: block b for a lane, once its step budget is checked (the same check the VM makes
+// before every block, made in one place).
+std::string run_block_function(bool slots_in_registers, const BlockRange& blocks) {
+  const std::string steps =
+      slots_in_registers ? slot_register(AB_SLOT_STEPS) : "state.w[AB_SLOT_STEPS * P.lanes + lane]";
+  std::string out = fmt::format(
+      "void run_block(uint lane, uint b) {{\n"
+      "  const uint steps = {};\n"
+      "  if (steps >= P.max_steps) {{\n"
+      "    ab_raise(lane, AB_FAULT_STEP_BUDGET, b, AB_NO_BLOCK, steps);\n"
+      "    return;\n"
+      "  }}\n"
+      "  switch (b) {{\n",
+      steps);
+  for (int32_t b = blocks.first; b < blocks.end; ++b)
+    out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b);
+  return out + "    default: break;\n  }\n}\n";
 }
 
 // Emits the items of a sweep: a block runs for the lanes waiting at it; a component is a loop
@@ -665,22 +788,29 @@ std::string run_statement(Residency residency, size_t b) {
 // ab_members, a bit per block).
 class SweepEmitter {
  public:
-  explicit SweepEmitter(size_t blocks) : blocks_(blocks), words_(blocks / 32 + 1) {}
+  explicit SweepEmitter(const BlockRange& part)
+      : part_(part), words_(static_cast<uint32_t>(part.end - part.first) / 32 + 1) {}
 
+  // Emits the items whose blocks are in the part; a component without any is left out.
   void emit(const std::vector<SweepItem>& items, int indent, std::string& out) {
     const std::string pad(indent * 2, ' ');
     for (const SweepItem& item : items) {
       if (item.block >= 0) {
-        out += fmt::format("{}if (AB_PC(lane) == {}u) {}\n", pad, item.block,
-                           run_statement(Residency::Registers, item.block));
+        if (!part_.contains(item.block)) continue;
+        // A lane out of step budget runs nothing more; the loop's top records its fault.
+        out += fmt::format("{}if (AB_PC(lane) == {}u && AB_BUDGET_LEFT) block_{}(lane);\n", pad,
+                           item.block, item.block);
         continue;
       }
+      const std::vector<bool> in = blocks_inside(item, static_cast<size_t>(part_.end));
+      if (std::find(in.begin() + part_.first, in.end(), true) == in.end()) continue;
       const int component = components_++;
-      const std::vector<bool> in = blocks_inside(item, blocks_);
       for (uint32_t w = 0; w < words_; ++w) {
         uint32_t bits = 0;
-        for (uint32_t i = 0; i < 32 && w * 32 + i < blocks_; ++i)
-          if (in[w * 32 + i]) bits |= 1u << i;
+        for (uint32_t i = 0; i < 32; ++i) {
+          const int64_t b = int64_t{part_.first} + w * 32 + i;
+          if (b < part_.end && in[b]) bits |= 1u << i;
+        }
         members_.push_back(bits);
       }
       // A do-while with the test at its end: a while loop's test at its top would cost one more
@@ -693,12 +823,15 @@ class SweepEmitter {
       out += pad + "      AB_ITERATION\n";
       emit(item.children, indent + 3, out);
       out += fmt::format(
-          "{}    }}\n{}    go = go && {} && taken < P.budget;\n{}  }} while (go);\n{}}}\n", pad,
-          pad, inside, pad, pad);
+          "{}    }}\n{}    go = go && {} && taken < P.budget && AB_BUDGET_LEFT;\n{}  }} while "
+          "(go);\n"
+          "{}}}\n",
+          pad, pad, inside, pad, pad);
     }
   }
 
-  // The membership table and ab_inside, which the emitted loops call.
+  // The membership table and ab_inside, which the emitted loops call. A component's row has a
+  // bit per block of the part and one more, never set, for every PC outside it.
   std::string declarations() const {
     if (members_.empty()) return "";
     std::string table;
@@ -707,15 +840,16 @@ class SweepEmitter {
     return fmt::format(
         "const uint ab_members[{0}] = uint[]({1});\n"
         "bool ab_inside(uint component) {{\n"
-        "  const uint pc = min(AB_PC(gl_GlobalInvocationID.x), P.exit_pc);\n"
+        "  const uint pc = min(AB_PC(gl_GlobalInvocationID.x) - AB_FIRST_BLOCK, "
+        "AB_END_BLOCK - AB_FIRST_BLOCK);\n"
         "  return (ab_members[component * {2}u + (pc >> 5u)] & (1u << (pc & 31u))) != 0u;\n"
         "}}\n",
         members_.size(), table, words_);
   }
 
  private:
-  size_t blocks_;
-  uint32_t words_;  // per component: a bit per block, and one for the exit PC (never set)
+  BlockRange part_;
+  uint32_t words_;  // per component
   int components_ = 0;
   std::vector<uint32_t> members_;
 };
@@ -724,22 +858,32 @@ class SweepEmitter {
 // (ir/analysis/sweep_order.h) with a loop per component, so lanes of a subgroup at the same block
 // still run it together, a lane follows its forward edges within one iteration, and only a cycle
 // costs another. A step is one loop iteration of the subgroup (at any nesting level).
-std::string lane_entry_point(const LoweredProgram& program) {
-  SweepEmitter sweep(program.blocks.size());
+std::string lane_entry_point(const LoweredProgram& program, const SourcePart& part) {
+  SweepEmitter sweep(part.blocks);
   std::string body;
-  sweep.emit(sweep_order(program), 2, body);
+  sweep.emit(sweep_order(program, part.copy_callees), 2, body);
   std::string out = "#ifdef AB_LOCAL_LANE\n" + sweep.declarations();
   out +=
       R"GLSL(// Counts a loop iteration: the lane's own (taken, which the budget bounds) and, once per
 // subgroup, the group's.
 #define AB_ITERATION ++taken; if (subgroupElect()) ++group_steps;
+// The lane may run another block (the VM's step budget). A lane out of budget leaves the loops
+// of components and faults at the top of the outer loop, at the block it waits at.
+#define AB_BUDGET_LEFT ()GLSL" +
+      slot_register(AB_SLOT_STEPS) + R"GLSL( < P.max_steps)
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
   if (lane >= P.lanes) return;
+  // A lane waiting at a block of another part has nothing to do in this kernel.
+  uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
+  if (pc >= P.exit_pc || AB_IN_PART(pc)) {
   ab_load(lane);
   uint taken = 0u, group_steps = 0u;
-  while (AB_PC(lane) < P.exit_pc && taken < P.budget) {
+  while (AB_IN_PART(AB_PC(lane)) && taken < P.budget) {
     AB_ITERATION
+    if (!AB_BUDGET_LEFT)
+      ab_raise(lane, AB_FAULT_STEP_BUDGET, AB_PC(lane), AB_NO_BLOCK, )GLSL" +
+      slot_register(AB_SLOT_STEPS) + R"GLSL();
 )GLSL";
   out += body;
   out += R"GLSL(  }
@@ -751,7 +895,9 @@ void main() {
     atomicAdd(ctrl.w[AB_CTRL_LANE_ITERATIONS], busy);
     atomicAdd(ctrl.w[AB_CTRL_LANE_SLOTS], steps * width);
   }
-  if (AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+  pc = AB_PC(lane);
+  }
+  if (pc < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
 }
 #endif
 )GLSL";
@@ -785,7 +931,8 @@ Residency residency_of(Kernel k) {
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, const GlslTarget& target) {
+                          Residency residency, const GlslTarget& target, const SourcePart& part) {
+  const BlockRange& blocks = part.blocks;
   std::string out;
   out += "#version 450\n";
   // Float controls (SPIR-V 1.4 core): capability and execution mode ids, for 32-bit floats.
@@ -806,6 +953,14 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   out += fmt::format("// Generated by autobatch from '{}': {} blocks, {} variables.\n",
                      program.source ? program.source->file : "", program.blocks.size(),
                      program.vars.size());
+  out += fmt::format(
+      "// The blocks of this source: [{0}, {1}){2}.\n#define AB_FIRST_BLOCK {0}u\n"
+      "#define AB_END_BLOCK {1}u\n"
+      "#define AB_IN_PART(pc) ((pc) >= AB_FIRST_BLOCK && (pc) < AB_END_BLOCK)\n",
+      blocks.first, blocks.end,
+      blocks.first == 0 && static_cast<size_t>(blocks.end) == program.blocks.size()
+          ? ", the whole program"
+          : ", one part of a split program");
   out += kAbLayoutText;
   std::string common = kAbCommonText;
   const std::string include_line = "#include \"ab_layout.h\"";
@@ -822,19 +977,28 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
         a);
   out += glsl_prelude();
   const bool registers = residency == Residency::Registers;
-  if (registers)
-    out += lane_registers(program, layout) + raise_in_registers();
+  const bool slots_in_registers = registers || part.slots_in_registers;
+  if (slots_in_registers)
+    out += lane_registers(program, layout, blocks, registers, part.compact_moves) +
+           raise_in_registers();
   else
     out += kRaiseInMemory;
-  for (size_t b = 0; b < program.blocks.size(); ++b)
-    BlockEmitter(program, layout, static_cast<int32_t>(b), residency, out).emit();
-  out += "void run_block(uint lane, uint b) {\n  switch (b) {\n";
-  for (size_t b = 0; b < program.blocks.size(); ++b)
-    out += fmt::format("    case {}u: {} break;\n", b, run_statement(residency, b));
-  out += "    default: break;\n  }\n}\n";
+  for (int32_t b = blocks.first; b < blocks.end; ++b)
+    BlockEmitter(program, layout, b, residency, out, part.slots_in_registers).emit();
+  out += run_block_function(slots_in_registers, blocks);
+  if (!registers)
+    out += slots_in_registers ? "#define AB_STEP(lane, b) { ab_load(lane); run_block(lane, b); "
+                                "ab_store(lane); }\n"
+                              : "#define AB_STEP(lane, b) run_block(lane, b)\n";
   out += registers ? kLocalEntryPoints : kGlobalEntryPoints;
-  if (registers) out += lane_entry_point(program);
+  if (registers) out += lane_entry_point(program, part);
   return out;
+}
+
+std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
+                          Residency residency, const GlslTarget& target) {
+  return generate_glsl(program, layout, residency, target,
+                       SourcePart{{0, static_cast<int32_t>(program.blocks.size())}});
 }
 
 std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,

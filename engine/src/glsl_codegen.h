@@ -11,6 +11,7 @@
 // helpers live in the prelude (glsl_prelude.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "engine/src/state_layout.h"
@@ -47,6 +48,33 @@ struct GlslTarget {
   // shaderDenormPreserveFloat32: the kernels declare DenormPreserve (no flush to zero).
   bool preserve_denorms = false;
 };
+// The blocks one generated source holds, [first, end) in block numbers. A program too large to
+// compile as one kernel is split into parts (kernel_split.h), each compiled into kernels of its
+// own that run only its blocks: a lane whose PC leaves the part stops until the part holding its
+// block runs. The whole program is {0, blocks}.
+struct BlockRange {
+  int32_t first = 0;
+  int32_t end = 0;
+  bool contains(int32_t b) const { return b >= first && b < end; }
+};
+// What goes into one source besides the target: the part's blocks, whether the lane sweep copies
+// shared callees per call site (sweep_order.h; off for a split program, whose parts would
+// otherwise hold copies of each other's blocks), and where Memory residency keeps the slots.
+struct SourcePart {
+  BlockRange blocks;
+  bool copy_callees = true;
+  // Memory residency: the fixed and stack-pointer slots in registers, loaded before the step's
+  // block and stored after it, so that they are one state-buffer access each in the kernel
+  // instead of one per block that uses them (for a split program, whose kernel size matters more
+  // than the few extra words a step moves).
+  bool slots_in_registers = false;
+  // ab_load/ab_store move the words through one access each in a loop (less code, more time per
+  // dispatch) instead of one access per word: for a split program, where kernel size matters.
+  bool compact_moves = false;
+};
+std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
+                          Residency residency, const GlslTarget& target, const SourcePart& part);
+// The whole program in one source (the form of every program that is not split).
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target);
 // The GLSL function of one block, as it appears in generate_glsl's output ("" for a bad index).

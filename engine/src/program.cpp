@@ -49,6 +49,34 @@ bool pipeline_cache_header_matches(const std::vector<char>& data,
          std::memcmp(data.data() + 16, p.pipelineCacheUUID, VK_UUID_SIZE) == 0;
 }
 
+std::string check_private_sizes(const LoweredProgram& program);
+
+}  // namespace
+
+std::string format_bytes(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} bytes", bytes);
+}
+
+namespace {
+
+std::string check_private_sizes(const LoweredProgram& program) {
+  // A value this large would make a source of hundreds of megabytes and a kernel no driver
+  // compiles (the issue this answers spent 97 s before running out of memory).
+  const Types& types = program.types();
+  for (const LoweredVar& v : program.vars) {
+    const uint32_t words = types.words(v.type);
+    if (words > kMaxPrivateWords)
+      return fmt::format(
+          "'{}' holds {} words ({}) per lane; the Vulkan kernels keep a lane's values in private "
+          "memory, at most {} words ({}) per value: use a smaller array, or --backend vm",
+          v.name, words, format_bytes(uint64_t{words} * 4), kMaxPrivateWords,
+          format_bytes(uint64_t{kMaxPrivateWords} * 4));
+  }
+  return {};
+}
+
 }  // namespace
 
 const char* schedule_name(Schedule s) {
@@ -103,14 +131,78 @@ void VulkanProgram::Impl::save_pipeline_cache() const {
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv) {
-  return create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv);
+  auto p = create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv);
+  if (!p) return p;
+  if (auto s = warm_up(*p); !s) {
+    ctx->api.vkDestroyPipeline(ctx->device, *p, nullptr);
+    return Error{s.error()};
+  }
+  return p;
 }
 
-Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k) {
-  const int key = static_cast<int>(k);
+Status VulkanProgram::Impl::warm_up(VkPipeline p) {
+  auto& api = ctx->api;
+  if (!warm_set) {
+    // Large enough for every word an empty dispatch may touch (the control header).
+    auto buffer = DeviceBuffer::create(*ctx, 1024 * 4);
+    if (!buffer) return Error{buffer.error()};
+    warm_buffer = std::move(*buffer);
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BIND_ARENA0 + AB_ARENAS};
+    VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pci.maxSets = 1;
+    pci.poolSizeCount = 1;
+    pci.pPoolSizes = &size;
+    VkResult r = api.vkCreateDescriptorPool(ctx->device, &pci, nullptr, &warm_pool);
+    if (r != VK_SUCCESS) return Error{vk_error("vkCreateDescriptorPool", r)};
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = warm_pool;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &set_layout;
+    r = api.vkAllocateDescriptorSets(ctx->device, &ai, &warm_set);
+    if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
+    const VkDescriptorBufferInfo info{warm_buffer.handle(), 0, VK_WHOLE_SIZE};
+    std::vector<VkWriteDescriptorSet> writes;
+    for (uint32_t b = 0; b < AB_BIND_ARENA0 + AB_ARENAS; ++b) {
+      VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w.dstSet = warm_set;
+      w.dstBinding = b;
+      w.descriptorCount = 1;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &info;
+      writes.push_back(w);
+    }
+    api.vkUpdateDescriptorSets(ctx->device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                               nullptr);
+  }
+  // All push constants zero: no lanes, no blocks, no budget, so every kernel returns at once
+  // (and the control words it may still write are the scratch buffer's).
+  const PushConstants none;
+  return submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+    api.vkCmdFillBuffer(cmd, warm_buffer.handle(), 0, VK_WHOLE_SIZE, 0);
+    compute_barrier(*ctx, cmd);
+    api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1,
+                                &warm_set, 0, nullptr);
+    api.vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(none),
+                           &none);
+    api.vkCmdDispatch(cmd, 1, 1, 1);
+  });
+}
+
+const std::string& VulkanProgram::Impl::source(Residency r, size_t part) {
+  const auto key = std::make_pair(r, part);
+  if (auto it = sources.find(key); it != sources.end()) return it->second;
+  const SourcePart what{split.parts(r).at(part), split.copy_callees,
+                        r == Residency::Memory && parts(r) > 1, parts(r) > 1};
+  return sources[key] = generate_glsl(*program, layout, r, target, what);
+}
+
+Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part) {
+  const auto key = std::make_pair(static_cast<int>(k), part);
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
+  if (!unfit.empty()) return Error{unfit};
   const auto start = std::chrono::steady_clock::now();
-  auto spirv = compile_glsl(glsl_for(k), kernel_macro(k), cache_dir);
+  auto spirv = compile_glsl(glsl_for(k, part), kernel_macro(k), cache_dir);
   if (!spirv) return Error{spirv.error()};
   spirv_from_cache = spirv_from_cache && spirv->from_cache;
   auto p = create_pipeline(spirv->spirv);
@@ -121,7 +213,7 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k) {
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
-  const int key = 100 + static_cast<int>(k);
+  const auto key = std::make_pair(100 + static_cast<int>(k), size_t{0});
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
   auto p = create_pipeline(hand_kernel_spirv(k));
@@ -140,6 +232,7 @@ VulkanProgram::Impl::~Impl() {
   }
   for (auto& [key, p] : pipelines)
     api.vkDestroyPipeline(ctx->device, p, nullptr);
+  if (warm_pool) api.vkDestroyDescriptorPool(ctx->device, warm_pool, nullptr);
   if (pipeline_layout) api.vkDestroyPipelineLayout(ctx->device, pipeline_layout, nullptr);
   if (set_layout) api.vkDestroyDescriptorSetLayout(ctx->device, set_layout, nullptr);
 }
@@ -158,11 +251,15 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   impl->ctx = &context->impl();
   impl->program = &program;
   impl->layout = plan_state(program);
+  // Reported by VulkanRun::create after the batch's own sizes (a batch too large for the device
+  // is the first thing to say), and by anything that would generate code.
+  impl->unfit = check_private_sizes(program);
   const DeviceInfo& device = impl->ctx->info;
-  const GlslTarget target{device.subgroup_ballot, device.float_specials_preserved,
-                          device.denorms_preserved};
-  impl->glsl = generate_glsl(program, impl->layout, Residency::Memory, target);
-  impl->local_glsl = generate_glsl(program, impl->layout, Residency::Registers, target);
+  impl->target = {device.subgroup_ballot, device.float_specials_preserved,
+                  device.denorms_preserved};
+  // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
+  // have been checked: a program is compiled only into the kernels its schedule uses.
+  impl->split = split_kernels(program, options.max_part_cost);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;
@@ -207,19 +304,25 @@ const LoweredProgram& VulkanProgram::program() const {
   return *impl_->program;
 }
 const std::string& VulkanProgram::glsl() const {
-  return impl_->glsl;
+  static const std::string none;
+  return impl_->unfit.empty() ? impl_->source(Residency::Memory, 0) : none;
+}
+size_t VulkanProgram::parts() const {
+  return std::max(impl_->parts(Residency::Memory), impl_->parts(Residency::Registers));
 }
 double VulkanProgram::compile_seconds() const {
   return impl_->compile_seconds;
 }
 Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
+  if (!impl_->unfit.empty()) return Error{impl_->unfit};
   std::vector<std::vector<uint32_t>> modules;
   for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::GlobalFused,
-                   Kernel::LocalSubgroup, Kernel::LocalWorkgroup, Kernel::LocalLane}) {
-    auto spirv = compile_glsl(impl_->glsl_for(k), kernel_macro(k), impl_->cache_dir);
-    if (!spirv) return Error{spirv.error()};
-    modules.push_back(std::move(spirv->spirv));
-  }
+                   Kernel::LocalSubgroup, Kernel::LocalWorkgroup, Kernel::LocalLane})
+    for (size_t part = 0; part < impl_->parts(residency_of(k)); ++part) {
+      auto spirv = compile_glsl(impl_->glsl_for(k, part), kernel_macro(k), impl_->cache_dir);
+      if (!spirv) return Error{spirv.error()};
+      modules.push_back(std::move(spirv->spirv));
+    }
   for (HandKernel k : {HandKernel::GlobalCount, HandKernel::GlobalPick, HandKernel::GlobalCompact})
     modules.push_back(hand_kernel_spirv(k));
   return modules;

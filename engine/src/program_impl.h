@@ -1,44 +1,62 @@
-// The inside of VulkanProgram: the state layout, the generated GLSL, and the pipelines (created on
-// first use) that every run of the program shares.
+// The inside of VulkanProgram: the state layout, how the kernels are split, the generated GLSL
+// and the pipelines (each created on first use) that every run of the program shares.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autobatch/engine.h"
+#include "engine/src/buffers.h"
 #include "engine/src/context_impl.h"
 #include "engine/src/glsl_codegen.h"
+#include "engine/src/kernel_split.h"
 #include "engine/src/kernels.h"
 #include "engine/src/state_layout.h"
 
 namespace ab {
+
+// "256 MiB", "64 KiB", "12 bytes" (whole units, rounded down).
+std::string format_bytes(uint64_t bytes);
 
 struct VulkanProgram::Impl {
   std::shared_ptr<VulkanContext> context;
   VulkanContext::Impl* ctx = nullptr;
   const LoweredProgram* program = nullptr;
   StateLayout layout;
-  std::string glsl;        // the global kernels' source (Residency::Memory)
-  std::string local_glsl;  // the local and fused global kernels' source (Residency::Registers)
-  std::string cache_dir;   // empty: no disk cache
+  GlslTarget target;
+  KernelSplit split;      // one part unless the program is too large for one kernel
+  std::string cache_dir;  // empty: no disk cache
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  std::map<int, VkPipeline> pipelines;  // generated kernels by Kernel, hand-written by 100 + id
+  // Sources by (residency, part), generated when a kernel first needs them.
+  std::map<std::pair<Residency, size_t>, std::string> sources;
+  // Generated kernels by (kernel, part); hand-written ones by (100 + id, 0).
+  std::map<std::pair<int, size_t>, VkPipeline> pipelines;
+  // Where a new pipeline's first (empty) dispatch runs: drivers such as lavapipe compile the
+  // shader there rather than in vkCreateComputePipelines.
+  DeviceBuffer warm_buffer;
+  VkDescriptorPool warm_pool = VK_NULL_HANDLE;
+  VkDescriptorSet warm_set = VK_NULL_HANDLE;
   double compile_seconds = 0;
   bool spirv_from_cache = true;
   bool pipeline_cache_from_disk = false;  // a verified pipelines-<uuid>.bin seeded pipeline_cache
+  std::string unfit;  // why no kernel can be generated (a value too large), or empty
 
-  Expected<VkPipeline> pipeline(Kernel k);
+  size_t parts(Residency r) const { return split.parts(r).size(); }
+  Expected<VkPipeline> pipeline(Kernel k, size_t part);
   Expected<VkPipeline> pipeline(HandKernel k);
   ~Impl();
 
   Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv);
-  const std::string& glsl_for(Kernel k) const {
-    return residency_of(k) == Residency::Registers ? local_glsl : glsl;
-  }
+  // Makes the driver finish compiling `p` now: one dispatch in which every invocation returns at
+  // once (no lanes, no steps, no blocks) over a scratch buffer.
+  Status warm_up(VkPipeline p);
+  const std::string& source(Residency r, size_t part);
+  const std::string& glsl_for(Kernel k, size_t part) { return source(residency_of(k), part); }
   std::string pipeline_cache_path() const;
   // The saved VkPipelineCache data if the file is intact and was made by this device and driver.
   std::vector<char> load_pipeline_cache() const;

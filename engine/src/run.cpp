@@ -94,6 +94,28 @@ struct VulkanRun::Impl {
     return global && !fused ? vulkan.steps_per_submission : vulkan.local_steps_per_dispatch;
   }
   Status submit(uint64_t n);
+  // The generated kernel each dispatch (or each step) of this run runs, in every part.
+  Kernel step_kernel() const {
+    if (fused) return Kernel::GlobalFused;
+    if (global)
+      return vulkan.global_mode == GlobalMode::Compacted ? Kernel::GlobalCompacted
+                                                         : Kernel::GlobalMasked;
+    return local_kernel(vulkan.local_scope);
+  }
+  size_t step_parts() const { return prog->parts(residency_of(step_kernel())); }
+  // A split program's parts in the order a submission dispatches them: forward then back, so
+  // that a lane calling into later parts and returning gets through both ways in one submission.
+  std::vector<size_t> part_order() const {
+    std::vector<size_t> order;
+    const size_t parts = step_parts();
+    for (size_t p = 0; p < parts; ++p)
+      order.push_back(p);
+    for (size_t p = parts - 1; p-- > 0;)
+      order.push_back(p);
+    return order;
+  }
+  // Every buffer's size against the device before any is allocated.
+  Status check_sizes() const;
   void bind(VkCommandBuffer cmd, VkPipeline p) {
     ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
     ++stats.dispatches;
@@ -137,15 +159,50 @@ std::string shrink_advice(SizedBy sized_by, const LoweredProgram& lp, uint32_t s
 
 }  // namespace
 
-Status VulkanRun::Impl::allocate(const Batch& batch) {
+Status VulkanRun::Impl::check_sizes() const {
+  struct Need {
+    const char* what;
+    uint64_t words;
+    SizedBy sized_by;
+    uint32_t state_words = 0;
+  };
+  std::vector<Need> needs = {
+      {"control buffer", ctrl_words(), SizedBy::Program},
+      {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots},
+      {"active-lane list", lanes, SizedBy::Lanes},
+      {"uniform data", layout->uniform_words, SizedBy::Uniforms},
+  };
+  for (uint32_t a = 0; a < layout->arenas; ++a)
+    needs.push_back({"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes,
+                     SizedBy::LanesAndDepth});
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
+  uint64_t total = 0;
+  for (const Need& n : needs) {
+    if (n.words * 4 > max_range)
+      return Error{fmt::format(
+          "the {} needs {}, more than this device's maxStorageBufferRange ({}): {}", n.what,
+          format_bytes(n.words * 4), format_bytes(max_range),
+          shrink_advice(n.sized_by, *lp, n.state_words))};
+    total += n.words * 4;
+  }
+  // All of it lives in device memory at once; the largest device-local heap bounds the total.
+  uint64_t heap = 0;
+  for (uint32_t h = 0; h < ctx->memory.memoryHeapCount; ++h)
+    if (ctx->memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      heap = std::max<uint64_t>(heap, ctx->memory.memoryHeaps[h].size);
+  if (heap > 0 && total > heap)
+    return Error{fmt::format(
+        "the run needs {} of device memory (lane state, stacks, control), more than this "
+        "device's largest memory heap ({}): reduce the batch size or the stack depth",
+        format_bytes(total), format_bytes(heap))};
+  return Ok{};
+}
+
+Status VulkanRun::Impl::allocate(const Batch& batch) {
+  // Sizes were checked against the device's limits by check_sizes(); what can still fail here
+  // is the allocation itself.
   auto make = [&](DeviceBuffer& b, uint64_t words, const char* what, SizedBy sized_by,
                   uint32_t state_words = 0) -> Status {
-    if (words * 4 > max_range)
-      return Error{fmt::format(
-          "the {} needs {} MiB, more than this device's "
-          "maxStorageBufferRange ({} MiB): {}",
-          what, words * 4 >> 20, max_range >> 20, shrink_advice(sized_by, *lp, state_words))};
     auto created = DeviceBuffer::create(*ctx, std::max<uint64_t>(words, 1) * 4);
     if (!created)
       return Error{fmt::format("cannot allocate the {}: {}: {}", what, created.error(),
@@ -302,12 +359,8 @@ Status VulkanRun::Impl::read_live_stacks(const std::vector<uint32_t>& image,
 Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   if (auto it = recorded.find(n); it != recorded.end()) return it->second;
   const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
-  VkPipeline pick = VK_NULL_HANDLE, compact = VK_NULL_HANDLE, step = VK_NULL_HANDLE;
-  if (fused) {
-    auto s = prog->pipeline(Kernel::GlobalFused);
-    if (!s) return Error{s.error()};
-    step = *s;
-  } else if (global) {
+  VkPipeline pick = VK_NULL_HANDLE, compact = VK_NULL_HANDLE;
+  if (global && !fused) {
     auto p = prog->pipeline(HandKernel::GlobalPick);
     if (!p) return Error{p.error()};
     pick = *p;
@@ -316,13 +369,12 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
       if (!c) return Error{c.error()};
       compact = *c;
     }
-    auto s = prog->pipeline(compacted ? Kernel::GlobalCompacted : Kernel::GlobalMasked);
+  }
+  std::vector<VkPipeline> steps;  // the step kernel of each part
+  for (size_t part = 0; part < step_parts(); ++part) {
+    auto s = prog->pipeline(step_kernel(), part);
     if (!s) return Error{s.error()};
-    step = *s;
-  } else {
-    auto s = prog->pipeline(local_kernel(vulkan.local_scope));
-    if (!s) return Error{s.error()};
-    step = *s;
+    steps.push_back(*s);
   }
   auto& api = ctx->api;
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -337,6 +389,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   compute_barrier(*ctx, cmd);
   if (global) {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_TRACE_LEN * 4, 4, 0);
+    if (fused) api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_BUDGET_USED * 4, 4, 0);
   } else {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
@@ -355,21 +408,28 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     compute_barrier(*ctx, cmd);
   };
   if (fused) {
-    dispatch(step, 1);
+    for (size_t part : part_order())
+      dispatch(steps[part], 1);
   } else if (global) {
+    // Each step: the pick, then every part's step kernel; only the part holding the chosen
+    // block runs it (the others return at once).
     for (uint64_t s = 0; s < n; ++s) {
       dispatch(pick, 1);
       if (compacted) {
         dispatch(compact, groups_for(lanes));
-        api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, step);
-        api.vkCmdDispatchIndirect(cmd, ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
-        compute_barrier(*ctx, cmd);
+        for (VkPipeline step : steps) {
+          api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, step);
+          api.vkCmdDispatchIndirect(cmd, ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
+          compute_barrier(*ctx, cmd);
+        }
       } else {
-        dispatch(step, groups_for(lanes));
+        for (VkPipeline step : steps)
+          dispatch(step, groups_for(lanes));
       }
     }
   } else {
-    dispatch(step, groups_for(lanes));
+    for (size_t part : part_order())
+      dispatch(steps[part], groups_for(lanes));
   }
   VkBufferCopy region{0, 0, readback_words() * 4};
   api.vkCmdCopyBuffer(cmd, ctrl.handle(), readback.handle(), 1, &region);
@@ -393,9 +453,9 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   ++stats.submissions;
   if (global && !fused) {
     const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
-    stats.dispatches += n * (compacted ? 3 : 2);
+    stats.dispatches += n * ((compacted ? 2 : 1) + step_parts());
   } else {
-    stats.dispatches += 1;
+    stats.dispatches += part_order().size();
   }
   const auto* w = static_cast<const uint32_t*>(readback.mapped());
   if (w[AB_CTRL_UNFIT] != 0)
@@ -465,6 +525,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
+  impl->stats.parts = impl->step_parts();
   impl->stats.schedule = impl->fused ? std::string("global/fused")
                          : impl->global
                              ? fmt::format("global/{}", global_mode_name(vulkan.global_mode))
@@ -483,9 +544,35 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     impl->finished = true;
     return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
   }
+  // Every size is checked before anything is allocated or any code generated.
+  if (auto s = impl->check_sizes(); !s) return Error{s.error()};
+  if (!impl->prog->unfit.empty()) return Error{impl->prog->unfit};
   if (auto s = impl->allocate(batch); !s) return Error{s.error()};
   if (auto s = impl->upload_initial_state(batch); !s) return Error{s.error()};
   return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
+}
+
+Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& progress) {
+  Impl& I = *impl_;
+  if (I.lanes == 0) return Ok{};
+  std::vector<std::pair<Kernel, size_t>> todo;
+  for (size_t part = 0; part < I.step_parts(); ++part)
+    if (!I.prog->pipelines.count({static_cast<int>(I.step_kernel()), part}))
+      todo.emplace_back(I.step_kernel(), part);
+  // The hand-written kernels are small; the pick and compaction come first, uncounted.
+  if (I.global && !I.fused) {
+    if (auto p = I.prog->pipeline(HandKernel::GlobalPick); !p) return Error{p.error()};
+    if (I.vulkan.global_mode == GlobalMode::Compacted)
+      if (auto p = I.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
+  }
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (progress) progress(i, todo.size());
+    if (auto p = I.prog->pipeline(todo[i].first, todo[i].second); !p) return Error{p.error()};
+  }
+  if (progress) progress(todo.size(), todo.size());
+  I.stats.compile_seconds = I.prog->compile_seconds;
+  I.stats.spirv_from_cache = I.prog->spirv_from_cache;
+  return Ok{};
 }
 
 bool VulkanRun::done() const {
@@ -506,8 +593,12 @@ Expected<bool> VulkanRun::step(uint64_t n) {
   const uint64_t chunk = I.steps_per_submission();
   while (n > 0 && !I.finished) {
     const uint64_t k = std::min(n, chunk);
+    const uint64_t before = I.steps;
     if (auto s = I.submit(k); !s) return Error{s.error()};
-    n -= k;
+    // A split program's fused kernels may stop short of the budget (the pick moved to a part
+    // already dispatched in this submission): count the steps taken, so that step(n) is exact.
+    const bool exact = I.global && I.fused && I.step_parts() > 1;
+    n -= exact ? std::min<uint64_t>(n, I.steps - before) : k;
   }
   I.stats.compile_seconds = I.prog->compile_seconds;
   I.stats.spirv_from_cache = I.prog->spirv_from_cache;

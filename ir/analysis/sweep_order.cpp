@@ -1,5 +1,7 @@
 #include "ir/analysis/sweep_order.h"
 
+#include "ir/analysis/call_graph.h"
+
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -15,12 +17,28 @@ struct FunctionGraph {
   std::vector<int> call_sites;  // PushJumps and TailJumps into each function
 };
 
+// One search per function, O(n·(n+e)): Warshall's n³ took seconds at a thousand functions.
 void close_transitively(std::vector<std::vector<bool>>& r) {
-  for (size_t k = 0; k < r.size(); ++k)
-    for (size_t i = 0; i < r.size(); ++i)
-      if (r[i][k])
-        for (size_t j = 0; j < r.size(); ++j)
-          if (r[k][j]) r[i][j] = true;
+  const size_t n = r.size();
+  std::vector<std::vector<size_t>> direct(n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (r[i][j]) direct[i].push_back(j);
+  std::vector<size_t> todo;
+  std::vector<bool> seen;
+  for (size_t f = 0; f < n; ++f) {
+    seen.assign(n, false);
+    todo = direct[f];
+    while (!todo.empty()) {
+      const size_t g = todo.back();
+      todo.pop_back();
+      if (seen[g]) continue;
+      seen[g] = true;
+      r[f][g] = true;
+      for (size_t h : direct[g])
+        if (!seen[h]) todo.push_back(h);
+    }
+  }
 }
 
 FunctionGraph function_graph(const LoweredProgram& p) {
@@ -40,7 +58,6 @@ FunctionGraph function_graph(const LoweredProgram& p) {
     ++g.call_sites[callee];
     if (!push) g.tail[caller][callee] = true;
   }
-  // Transitive closure (programs have few functions).
   close_transitively(g.calls);
   close_transitively(g.tail);
   return g;
@@ -241,18 +258,18 @@ void mark(const SweepItem& item, std::vector<bool>& in) {
 
 }  // namespace
 
-SweepGraph sweep_graph(const LoweredProgram& program) {
+SweepGraph sweep_graph(const LoweredProgram& program, bool copy_callees) {
   SweepGraph g;
   if (program.blocks.empty()) return g;
   const FunctionGraph functions = function_graph(program);
   const std::vector<bool> copied = copied_functions(functions);
-  if (GraphBuilder(program, functions, copied).build(g)) return g;
+  if (copy_callees && GraphBuilder(program, functions, copied).build(g)) return g;
   GraphBuilder(program, functions, std::vector<bool>(copied.size(), false)).build(g);
   return g;
 }
 
-std::vector<SweepItem> sweep_order(const LoweredProgram& program) {
-  const SweepGraph g = sweep_graph(program);
+std::vector<SweepItem> sweep_order(const LoweredProgram& program, bool copy_callees) {
+  const SweepGraph g = sweep_graph(program, copy_callees);
   std::vector<SweepItem> order;
   if (g.block.empty()) return order;
   return OrderBuilder(g).from(0);

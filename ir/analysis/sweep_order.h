@@ -9,7 +9,8 @@
 // too; a function reached by tail calls returns to the continuations of calls into the function
 // that made them. A node is a block in such a calling
 // context; a block may so appear more than once. Copies stop at kMaxSweepNodesPerBlock times the
-// blocks, past which every function is shared.
+// blocks, past which every function is shared; copy_callees = false shares every function (the
+// engine does so for a program it splits into several kernels, docs/engine.md).
 //
 // A weak topological order lists every node once, grouping the nodes of each cycle into a
 // component whose first element is its head; components nest like loops. Every edge goes forward
@@ -34,7 +35,7 @@ struct SweepGraph {
 };
 
 // The sweep graph of the blocks reachable from the entry block (node 0 is the entry block).
-SweepGraph sweep_graph(const LoweredProgram& program);
+SweepGraph sweep_graph(const LoweredProgram& program, bool copy_callees = true);
 
 struct SweepItem {
   int32_t node = -1;                // a node of the sweep graph, or -1 for a component
@@ -44,7 +45,7 @@ struct SweepItem {
 
 // The nodes of sweep_graph(program) in sweep order, nested. Blocks unreachable from the entry
 // block are not in it: no lane can wait there.
-std::vector<SweepItem> sweep_order(const LoweredProgram& program);
+std::vector<SweepItem> sweep_order(const LoweredProgram& program, bool copy_callees = true);
 
 // in[b]: block b is (a copy of a block) inside `item`.
 std::vector<bool> blocks_inside(const SweepItem& item, size_t blocks);

@@ -705,4 +705,33 @@ std::string generate_program(uint64_t seed, const GenOptions& options) {
   return generator.program();
 }
 
+namespace {
+
+std::string call_program(int functions, bool ring) {
+  std::string text = fmt::format("// {} of {} functions, written by scripts/gen_calls.py\n",
+                                 ring ? "ring" : "chain", functions);
+  for (int i = 0; i < functions; ++i) {
+    if (i + 1 == functions && !ring) {
+      text += fmt::format("fn f{}(n: int) -> int {{\n    return n * 3 + {};\n}}\n", i, i);
+      continue;
+    }
+    const int next = (i + 1) % functions;
+    text += fmt::format("fn f{}(n: int) -> int {{\n", i);
+    if (ring) text += fmt::format("    if n <= 0 {{ return {}; }}\n", i);
+    text += ring ? fmt::format("    let r = f{}(n - 1);\n", next)
+                 : fmt::format("    let r = f{}(n + {});\n", next, i % 7);
+    text += fmt::format("    return r * 3 + {};\n}}\n", i);
+  }
+  return text + "fn main(n: int) -> int {\n    return f0(n);\n}\n";
+}
+
+}  // namespace
+
+std::string call_chain_program(int functions) {
+  return call_program(functions, false);
+}
+std::string call_ring_program(int functions) {
+  return call_program(functions, true);
+}
+
 }  // namespace ab::testing

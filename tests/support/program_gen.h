@@ -35,4 +35,12 @@ struct GenOptions {
 
 std::string generate_program(uint64_t seed, const GenOptions& options = {});
 
+// Programs with many functions, for compile time (docs/performance.md, "Compile time"); the same
+// text as scripts/gen_calls.py. A chain: main -> f0 -> f1 -> ... -> f(n-1), each calling the next
+// once (no recursion). A ring: f(n-1) calls f0 again, one mutually recursive cycle of n functions;
+// each call lowers the argument, so a lane recurses `x` deep (stack depth x + 2) before returning.
+// Both take `main(n: int) -> int`.
+std::string call_chain_program(int functions);
+std::string call_ring_program(int functions);
+
 }  // namespace ab::testing

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,7 +58,19 @@ struct VulkanOptions {
   uint32_t local_steps_per_dispatch = 4096;
   bool disk_cache = true;  // cache SPIR-V (and the pipeline cache) on disk
   std::string cache_dir;   // empty: $XDG_CACHE_HOME/autobatch or ~/.cache/autobatch
+  // A program whose blocks' estimated code (rough GLSL statements) exceeds four times this is
+  // split into parts of at most this size, each a contiguous range of blocks compiled into
+  // kernels of its own, so that compile time grows linearly with the program (a driver's compile
+  // time of one kernel can grow faster: docs/performance.md, "Compile time"). A run dispatches
+  // every part in turn; a lane runs in the part holding its block. 0: never split. Every sample
+  // program stays one part.
+  uint32_t max_part_cost = 3000;
 };
+
+// The largest value (variable) the Vulkan kernels hold for one lane, in 32-bit words: a lane's
+// values live in the kernel's private memory. A larger one is refused before any code is
+// generated (the language allows values up to 64 MiB; the CPU backends run them).
+inline constexpr uint32_t kMaxPrivateWords = 65536;
 
 // What the CPU backends' RunStats do not hold.
 struct VulkanStats {
@@ -65,15 +78,20 @@ struct VulkanStats {
   std::string schedule;  // "global/compacted", "local/subgroup", ...
   uint64_t submissions = 0;
   uint64_t dispatches = 0;
-  uint64_t group_steps = 0;    // local: steps summed over groups
-  double compile_seconds = 0;  // GLSL generation, glslang (or the cache), pipeline creation
-  double run_seconds = 0;      // creation to completion, uploads included, compilation excluded
+  uint64_t group_steps = 0;  // local: steps summed over groups
+  // GLSL generation, glslang (or the cache), pipeline creation and the driver's own compile
+  // (forced at pipeline creation by an empty first dispatch), for every kernel built so far
+  double compile_seconds = 0;
+  double run_seconds = 0;  // creation to completion, uploads included, compilation excluded
   bool spirv_from_cache = false;
   // The program's VkPipelineCache started from the one saved on disk (pipelines-<uuid>.bin).
   bool pipeline_cache_from_disk = false;
+  size_t parts = 1;  // the run's step kernels: more than one when the program was split
 };
 
-// A lowered program compiled for one context. Kernels are compiled on first use.
+// A lowered program compiled for one context. Kernels are generated and compiled on first use
+// (VulkanRun::prepare compiles a run's ahead of it); compile() itself plans the state layout and
+// checks the program's sizes against the device.
 class VulkanProgram {
  public:
   struct Impl;
@@ -89,9 +107,14 @@ class VulkanProgram {
   const std::string& glsl() const;
   // The SPIR-V of every module this program can use: the six generated kernel variants (global
   // masked, compacted and fused; local subgroup, workgroup and lane; compiled now if no run has
-  // needed them yet, without creating pipelines) and the three hand-written kernels.
+  // needed them yet, without creating pipelines) for each part, then the three hand-written
+  // kernels.
   Expected<std::vector<std::vector<uint32_t>>> all_spirv();
   double compile_seconds() const;
+  // How many parts the program's kernels are split into (VulkanOptions::max_part_cost): 1 for
+  // most programs; the global masked and compacted kernels, whose blocks read and write the state
+  // buffer, may have more parts than the others.
+  size_t parts() const;
   Impl& impl() { return *impl_; }
 
  private:
@@ -126,8 +149,14 @@ class VulkanRun {
                                                      const VulkanOptions& vulkan = {});
   ~VulkanRun();
 
+  // Compiles every kernel this run will use that the program has not compiled yet, calling
+  // `progress(done, total)` before each and once at the end, so that the run itself compiles
+  // nothing (step() and run() otherwise compile on first use). The driver's own compile happens
+  // here too (VulkanStats::compile_seconds).
+  Status prepare(const std::function<void(size_t done, size_t total)>& progress = {});
   // Global: runs n more scheduler steps (fewer if every lane finishes). Local: lets every group
-  // run up to n more steps. Returns whether every lane has finished.
+  // run up to n more steps (a split program: in each part's dispatch). Returns whether every lane
+  // has finished.
   Expected<bool> step(uint64_t n);
   // Runs until every lane has finished or faulted.
   Status run();

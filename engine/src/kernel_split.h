@@ -1,0 +1,49 @@
+// Splitting a large program's kernels. A device compiler's time can grow faster than the code it
+// is given: lavapipe (Mesa 22.3, LLVM 15) builds every compute shader as an LLVM coroutine, and
+// LLVM's coroutine splitting recomputes a dominator tree per stack slot and keeps a bit per block
+// pair, so one kernel holding every block of a thousand-function program did not compile in ten
+// minutes (docs/performance.md, "Compile time"). A program whose estimated code exceeds a bound is
+// therefore compiled as several parts, each a contiguous range of blocks with kernels of its own
+// (glsl_codegen.h: BlockRange), so compile time grows with the number of parts: linearly.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/src/glsl_codegen.h"
+#include "ir/ir.h"
+
+namespace ab {
+
+// An estimate of the code the kernels of one residency hold for block b, in rough GLSL
+// statements: its ops, a heavier weight for each storage-buffer access (lavapipe expands every
+// one into a loop over the SIMD lanes), fault checks, and its variables: in Memory residency
+// every Register or Stacked variable it uses is a load (and a store if written), in Registers
+// residency a case of ab_load's and ab_store's loops.
+uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residency);
+
+struct KernelSplit {
+  // Per residency (the two sources differ in size), contiguous block ranges in block order
+  // covering every block.
+  std::vector<BlockRange> memory_parts, register_parts;
+  bool copy_callees = true;  // for the lane sweep (SourcePart::copy_callees)
+
+  const std::vector<BlockRange>& parts(Residency r) const {
+    return r == Residency::Memory ? memory_parts : register_parts;
+  }
+};
+
+// A program is split only above kSplitAbove times max_cost: below that, one kernel compiles in
+// seconds (the largest sample, nuts_tree, costs ~10,400 in Memory residency), and a split costs
+// dispatches at run time; above it, parts of max_cost (3000 by default, about the size at which
+// lavapipe's compile time per block is lowest: fewer parts pay more fixed cost per kernel, larger
+// ones more of the quadratic part) keep compile time linear.
+inline constexpr uint32_t kSplitAbove = 4;
+
+// Per residency: one part when the whole program costs at most kSplitAbove * max_cost (or
+// max_cost is 0), else the fewest contiguous parts of at most max_cost each (a block costlier
+// than that alone in its part). The lane sweep copies shared callees only when the register
+// kernels stay one part and the copies keep them within kSplitAbove * max_cost.
+KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost);
+
+}  // namespace ab
