@@ -95,7 +95,7 @@ uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,
 }
 
 Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& rng,
-              const UniformData& uniforms) {
+              const UniformData& uniforms, std::vector<uint32_t>& emitted) {
   switch (op.code) {
     case OpCode::Const:
       std::memcpy(at(f, op.dst), op.imm.data(), op.imm.size() * sizeof(uint32_t));
@@ -149,6 +149,11 @@ Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& 
       return Fault::None;
     case OpCode::Assert:
       return *at(f, op.args[0]) ? Fault::None : Fault::AssertFailed;
+    case OpCode::Emit: {
+      const uint32_t* w = at(f, op.args[0]);
+      emitted.insert(emitted.end(), w, w + types.words(f.type[op.args[0]]));
+      return Fault::None;
+    }
     case OpCode::Call:
     case OpCode::Push:
     case OpCode::Pop:

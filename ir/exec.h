@@ -27,9 +27,10 @@ struct LaneRandom {
 };
 
 // Runs `op` (anything but Call, Push, Pop and Update). Returns Fault::None or the lane's fault;
-// on a fault the destination is left unchanged.
+// on a fault the destination is left unchanged. Emit appends its value's words to `emitted`,
+// which the backend hands on (RunOptions::on_emit).
 Fault exec_op(const Op& op, const Types& types, const FrameView& frame, LaneRandom& rng,
-              const UniformData& uniforms);
+              const UniformData& uniforms, std::vector<uint32_t>& emitted);
 
 // Word offsets for a list of variable types, packed in order; returns the total size.
 uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,

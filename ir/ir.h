@@ -94,6 +94,10 @@ struct Program {
   Types types;
   std::vector<Uniform> uniforms;
   std::vector<Function> functions;
+  // The type of the values `emit` appends to each lane's output stream; kVoid when the program
+  // never emits. One type per program, so a stream is an array of records.
+  TypeId emit_type = Types::kVoid;
+  SourceLoc emit_loc;  // the first emit, which fixed emit_type
 
   int find_function(const std::string& name) const;  // -1 if none
   int find_uniform(const std::string& name) const;   // -1 if none

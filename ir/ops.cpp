@@ -64,6 +64,7 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"rand_uniform", C::Random, 0, true, nullptr},
     {"rand_normal", C::Random, 0, true, nullptr},
     {"assert", C::Check, 1, false, nullptr},
+    {"emit", C::Output, 1, false, nullptr},
     {"call", C::Control, -1, true, nullptr},
     {"push", C::Stack, 1, false, nullptr},
     {"pop", C::Stack, 1, false, nullptr},

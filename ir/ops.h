@@ -38,6 +38,8 @@ enum class OpCode : uint8_t {
   RandUniform, RandNormal,
   // checks
   Assert,  // faults the lane unless a0
+  // output
+  Emit,  // appends a0 to the lane's output stream (the first op of its block once lowered)
   // control (Figure 2 only)
   Call,  // dst = functions[index](a0..an); dst = -1 for a function returning nothing
   // stack ops (Figure 4 only): a0 is the variable
@@ -48,7 +50,7 @@ enum class OpCode : uint8_t {
 };
 
 enum class OpClass : uint8_t {
-  Structural, Unary, Binary, Ternary, Reduction, Random, Check, Control, Stack
+  Structural, Unary, Binary, Ternary, Reduction, Random, Check, Output, Control, Stack
 };
 
 struct OpInfo {

@@ -4,6 +4,20 @@
 
 namespace ab {
 
+void deliver_emitted(const RunOptions& options, uint32_t record_words, uint32_t lane,
+                     std::vector<uint32_t>& words, RunResult& result) {
+  if (words.empty() || record_words == 0) return;
+  result.records_emitted += words.size() / record_words;
+  if (options.on_emit) {
+    for (size_t at = 0; at + record_words <= words.size(); at += record_words)
+      options.on_emit(lane, words.data() + at);
+  } else {
+    if (result.emitted.size() <= lane) result.emitted.resize(size_t{lane} + 1);
+    result.emitted[lane].insert(result.emitted[lane].end(), words.begin(), words.end());
+  }
+  words.clear();
+}
+
 const char* heuristic_name(Heuristic h) {
   return h == Heuristic::MinPc ? "min-pc" : "most-lanes";
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct RunOptions {
   uint64_t max_steps = 10'000'000;  // max blocks a lane may run (lane-local steps)
   Heuristic heuristic = Heuristic::MinPc;
   bool record_trace = false;        // VM: keep the per-step trace
+  // Receives each record a lane emits (`emit(x)`: words(emit type) words), in the lane's order;
+  // records of different lanes interleave in any order. Called on the thread that runs the
+  // backend. When empty, records are collected in RunResult::emitted instead.
+  std::function<void(uint32_t lane, const uint32_t* record)> on_emit;
 };
 
 struct LaneError {
@@ -64,7 +69,15 @@ struct RunResult {
   std::vector<LaneError> errors; // sorted by lane
   RunStats stats;
   std::vector<TraceStep> trace;  // VM with record_trace
+  // Per lane, the words of every record it emitted, in order (without RunOptions::on_emit).
+  std::vector<std::vector<uint32_t>> emitted;
+  uint64_t records_emitted = 0;  // summed over lanes, with or without on_emit
 };
+
+// Hands `words` (whole records of `record_words` words that `lane` emitted) to options.on_emit,
+// or appends them to result.emitted[lane]; then clears `words`.
+void deliver_emitted(const RunOptions& options, uint32_t record_words, uint32_t lane,
+                     std::vector<uint32_t>& words, RunResult& result);
 
 // Every lane's state between two steps, in the lowered program's terms. Variables are packed
 // in lowered-var order with layout_words (ir/exec.h); stacks are [lane][stack_capacity][words]

@@ -113,6 +113,8 @@ class OpChecker {
         if (type(op.args[0]) != Types::kBool)
           report(fmt::format("condition {} must be a bool scalar", var(op.args[0])));
         break;
+      case OpClass::Output:
+        break;  // the value's type is checked against the program's emit type by the caller
       case OpClass::Stack:
         check_stack(op);
         break;

@@ -22,6 +22,7 @@ layout(push_constant) uniform Params {
   // cannot apply fast-math algebra to it (lavapipe folds x * 0.0 to 0 and -0.0 + 0.0 to -0.0
   // even under SignedZeroInfNanPreserve and NoContraction).
   uint zero;
+  uint stream_cap;  // records each lane's stream holds between two drains by the host
 } P;
 
 void ab_add64(uint lo_word, uint value) {

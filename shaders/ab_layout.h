@@ -42,7 +42,9 @@
 #define AB_SLOT_FAULT_STEP 7
 #define AB_SLOT_CALLS 8
 #define AB_SLOT_MAX_DEPTH 9
-#define AB_FIXED_SLOTS 10    // then a stack pointer per Stacked variable, then variables' words
+#define AB_SLOT_EMITTED 10   // records in this lane's stream since the host last drained it
+#define AB_SLOT_PARKED 11    // 1 + the block a lane with a full stream waits at; 0 = not parked
+#define AB_FIXED_SLOTS 12    // then a stack pointer per Stacked variable, then variables' words
 
 // ---- descriptor bindings (set 0) ----
 #define AB_BIND_CTRL 0
@@ -51,6 +53,10 @@
 #define AB_BIND_UNIFORMS 3
 #define AB_BIND_ARENA0 4  // stack arenas AB_BIND_ARENA0 .. AB_BIND_ARENA0 + AB_ARENAS - 1
 #define AB_ARENAS 8
+// The output stream of `emit`: record r of lane l, word k at (r * lanes + l) * words + k, for
+// r below P.stream_cap; the host drains it between submissions.
+#define AB_BIND_STREAM (AB_BIND_ARENA0 + AB_ARENAS)
+#define AB_BINDINGS (AB_BIND_STREAM + 1)
 
 #define AB_GROUP_SIZE 64  // invocations per workgroup of every kernel
 

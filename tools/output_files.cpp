@@ -44,6 +44,33 @@ Status write_output_files(const std::string& dir, const Program& program, int en
     if (auto status = write_npy(path, column.shape.leaf, shape, words); !status) return status;
   }
 
+  // Emitted records, ragged per lane: emitted_<column>.npy holds every record in lane order
+  // ([records, dims...]) and emitted_lane.npy the lane of each.
+  if (program.emit_type != Types::kVoid) {
+    const OutputLayout records = output_layout(program.types, program.emit_type);
+    std::vector<uint32_t> lane_of;
+    for (uint32_t lane = 0; lane < lanes && lane < result.emitted.size(); ++lane)
+      lane_of.insert(lane_of.end(), result.emitted[lane].size() / records.lane_words, lane);
+    for (const OutputColumn& column : records.columns) {
+      std::vector<uint32_t> words;
+      for (uint32_t lane = 0; lane < lanes && lane < result.emitted.size(); ++lane)
+        for (uint32_t r = 0; r < result.emitted[lane].size() / records.lane_words; ++r)
+          for (uint32_t w : column_words(records, column, result.emitted[lane], r))
+            words.push_back(w);
+      std::vector<uint64_t> shape{lane_of.size()};
+      shape.insert(shape.end(), column.shape.dims.begin(), column.shape.dims.end());
+      const std::string name = column.key == "result" ? "emitted" : "emitted_" + column.key;
+      if (auto status = write_npy((std::filesystem::path(dir) / (name + ".npy")).string(),
+                                  column.shape.leaf, shape, words);
+          !status)
+        return status;
+    }
+    if (auto status = write_npy((std::filesystem::path(dir) / "emitted_lane.npy").string(),
+                                Scalar::UInt, {lane_of.size()}, lane_of);
+        !status)
+      return status;
+  }
+
   std::vector<uint32_t> faulted(lanes, 0);
   for (uint32_t lane = 0; lane < lanes && lane < result.faulted.size(); ++lane)
     faulted[lane] = result.faulted[lane] ? 1 : 0;

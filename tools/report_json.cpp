@@ -30,6 +30,24 @@ nlohmann::ordered_json report_json(const RunReport& report) {
                       {"step", error.step}});
   }
 
+  // Per column of the emit type, per lane, the lane's records in order.
+  nlohmann::ordered_json emitted = nlohmann::ordered_json::object();
+  if (report.program.emit_type != Types::kVoid) {
+    const OutputLayout records = output_layout(report.program.types, report.program.emit_type);
+    for (const OutputColumn& column : records.columns) {
+      nlohmann::ordered_json per_lane = nlohmann::ordered_json::array();
+      for (uint32_t lane = 0; lane < lanes; ++lane) {
+        nlohmann::ordered_json values = nlohmann::ordered_json::array();
+        const std::vector<uint32_t> none;
+        const auto& words = lane < result.emitted.size() ? result.emitted[lane] : none;
+        for (uint32_t r = 0; r < words.size() / records.lane_words; ++r)
+          values.push_back(column_json(column, column_words(records, column, words, r)));
+        per_lane.push_back(std::move(values));
+      }
+      emitted[column.key] = std::move(per_lane);
+    }
+  }
+
   const RunStats& stats = result.stats;
   nlohmann::ordered_json stats_json = {{"backend", report.backend},
                                        {"lanes", lanes},
@@ -43,6 +61,10 @@ nlohmann::ordered_json report_json(const RunReport& report) {
 
   nlohmann::ordered_json document = {{"outputs", std::move(outputs)},
                                      {"errors", std::move(errors)}};
+  if (report.program.emit_type != Types::kVoid) {
+    document["emitted"] = std::move(emitted);
+    stats_json["records_emitted"] = result.records_emitted;
+  }
   if (report.with_trace) {
     stats_json["blocks"] = report.run.block_names.size();
     nlohmann::ordered_json trace = nlohmann::ordered_json::array();

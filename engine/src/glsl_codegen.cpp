@@ -99,6 +99,11 @@ class BlockEmitter {
     line(0, fmt::format("// block {} '{}'", b_, block_.name));
     line(0, fmt::format("void block_{}(uint lane) {{", b_));
     line(1, "const uint L = P.lanes;");
+    // A full stream parks the lane before the block changes anything: it looks finished to
+    // every schedule until the host drains the stream and puts it back at this block.
+    if (emits_)
+      line(1, fmt::format("if ({} >= P.stream_cap) {{ {} = {}u; {} = P.exit_pc; return; }}",
+                          slot(AB_SLOT_EMITTED), slot(AB_SLOT_PARKED), b_ + 1, slot(AB_SLOT_PC)));
     // The caller has checked the step budget (run_block, or the lane sweep's loops): one check
     // site per kernel instead of one per block, each a fault record the driver compiles.
     line(1, fmt::format("uint steps = {};", slot(AB_SLOT_STEPS)));
@@ -160,6 +165,7 @@ class BlockEmitter {
       }
       if (restores) written.insert(op.args[0]);
       if (op.code == OpCode::RandUniform || op.code == OpCode::RandNormal) uses_random_ = true;
+      if (op.code == OpCode::Emit) emits_ = true;
     }
     if (block_.term.kind == Terminator::Kind::Branch) {
       if (!refs.count(block_.term.cond)) read_first_.insert(block_.term.cond);
@@ -383,6 +389,18 @@ class BlockEmitter {
                             op.code == OpCode::RandUniform ? "ab_rand_uniform" : "ab_rand_normal"));
         line(1, "draws += 1u;");
         return;
+      case OpCode::Emit: {
+        const VarId v = op.args[0];
+        const uint32_t n = words(v);
+        line(1, "{");
+        line(2, fmt::format("const uint base = ({} * L + lane) * {}u;", slot(AB_SLOT_EMITTED), n));
+        for_words(2, n, [&](int ind, const std::string& i) {
+          line(ind, fmt::format("stream.w[base + {}] = {};", i, word(v, i)));
+        });
+        line(2, fmt::format("{} += 1u;", slot(AB_SLOT_EMITTED)));
+        line(1, "}");
+        return;
+      }
       case OpCode::Assert:
         line(1, fmt::format("if ({} == 0u)", name(op.args[0])));
         raise(2, "AB_FAULT_ASSERT_FAILED", fmt::format("{}u", index));
@@ -471,6 +489,7 @@ class BlockEmitter {
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
   bool uses_random_ = false;
+  bool emits_ = false;  // the block holds an Emit (at most one: the front end starts a block at each)
 };
 
 const char* kRaiseInMemory = R"GLSL(
@@ -519,7 +538,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
                            const BlockRange& part, bool with_vars, bool compact) {
   const Types& types = program.types();
   std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
-  bool calls = false, tail_calls = false, returns = false, random = false;
+  bool calls = false, tail_calls = false, returns = false, random = false, emits = false;
   for (int32_t b = part.first; b < part.end; ++b) {
     const LoweredBlock& block = program.blocks[b];
     for (const Op& op : block.ops) {
@@ -528,6 +547,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
       if (op.dst >= 0) used[op.dst] = written[op.dst] = true;
       if (op.code == OpCode::Pop || op.code == OpCode::Update) written[op.args[0]] = true;
       random = random || op.code == OpCode::RandUniform || op.code == OpCode::RandNormal;
+      emits = emits || op.code == OpCode::Emit;
     }
     if (block.term.kind == Terminator::Kind::Branch) used[block.term.cond] = true;
     calls = calls || block.term.kind == Terminator::Kind::PushJump;
@@ -550,6 +570,10 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
   add_slot(AB_SLOT_STEPS);
   if (calls || returns) add_slot(AB_SLOT_PC_SP);
   if (random) add_slot(AB_SLOT_DRAWS);
+  if (emits) {
+    add_slot(AB_SLOT_EMITTED);
+    add_slot(AB_SLOT_PARKED);
+  }
   if (calls || tail_calls) add_slot(AB_SLOT_CALLS);  // a tail call counts as a call
   if (calls) add_slot(AB_SLOT_MAX_DEPTH);
   for (size_t v = 0; v < program.vars.size(); ++v)
@@ -975,6 +999,8 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
         "layout(set = 0, binding = AB_BIND_ARENA0 + {0}, std430) buffer Arena{0} {{ uint w[]; }} "
         "arena{0};\n",
         a);
+  if (program.source && program.source->emit_type != Types::kVoid)
+    out += "layout(set = 0, binding = AB_BIND_STREAM, std430) buffer Stream { uint w[]; } stream;\n";
   out += glsl_prelude();
   const bool registers = residency == Residency::Registers;
   const bool slots_in_registers = registers || part.slots_in_registers;

@@ -52,6 +52,9 @@ uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residenc
         break;
       case OpCode::Div:
       case OpCode::Rem:
+      case OpCode::Emit:
+        cost += kBufferAccess * words_cost(words(op.args[0])) + kFaultCheck;
+        break;
       case OpCode::Assert:
         cost += words_cost(n) + kFaultCheck;
         break;

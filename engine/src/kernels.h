@@ -19,6 +19,7 @@ struct PushConstants {
   uint32_t seed_hi = 0;
   uint32_t budget = 0;
   uint32_t zero = 0;  // always 0 (ab_common.glsl: hides float constants from the driver's algebra)
+  uint32_t stream_cap = 0;
 };
 
 enum class HandKernel { GlobalCount, GlobalPick, GlobalCompact };

@@ -147,7 +147,7 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p) {
     auto buffer = DeviceBuffer::create(*ctx, 1024 * 4);
     if (!buffer) return Error{buffer.error()};
     warm_buffer = std::move(*buffer);
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BIND_ARENA0 + AB_ARENAS};
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BINDINGS};
     VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pci.maxSets = 1;
     pci.poolSizeCount = 1;
@@ -162,7 +162,7 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p) {
     if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
     const VkDescriptorBufferInfo info{warm_buffer.handle(), 0, VK_WHOLE_SIZE};
     std::vector<VkWriteDescriptorSet> writes;
-    for (uint32_t b = 0; b < AB_BIND_ARENA0 + AB_ARENAS; ++b) {
+    for (uint32_t b = 0; b < AB_BINDINGS; ++b) {
       VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       w.dstSet = warm_set;
       w.dstBinding = b;
@@ -265,7 +265,7 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   auto& ctx = *impl->ctx;
 
   std::vector<VkDescriptorSetLayoutBinding> bindings;
-  for (uint32_t b = 0; b < AB_BIND_ARENA0 + AB_ARENAS; ++b)
+  for (uint32_t b = 0; b < AB_BINDINGS; ++b)
     bindings.push_back(
         {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
   VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};

@@ -42,7 +42,9 @@ struct VulkanRun::Impl {
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
   bool global = false, fused = false;  // fused: the global schedule in one subgroup
-  DeviceBuffer ctrl, state, list, uniforms, readback, dummy;
+  DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
+  uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
+  RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
   std::vector<DeviceBuffer> arenas;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VkDescriptorSet set = VK_NULL_HANDLE;
@@ -94,6 +96,9 @@ struct VulkanRun::Impl {
     return global && !fused ? vulkan.steps_per_submission : vulkan.local_steps_per_dispatch;
   }
   Status submit(uint64_t n);
+  // Hands the records in the lanes' streams on (RunOptions::on_emit or `streamed`), empties the
+  // streams and puts parked lanes back at the block they wait at, so the run goes on.
+  Status drain_streams();
   // The generated kernel each dispatch (or each step) of this run runs, in every part.
   Kernel step_kernel() const {
     if (fused) return Kernel::GlobalFused;
@@ -175,6 +180,9 @@ Status VulkanRun::Impl::check_sizes() const {
   for (uint32_t a = 0; a < layout->arenas; ++a)
     needs.push_back({"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes,
                      SizedBy::LanesAndDepth});
+  if (record_words > 0)
+    needs.push_back(
+        {"output stream", uint64_t{push.stream_cap} * lanes * record_words, SizedBy::Lanes});
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
   uint64_t total = 0;
   for (const Need& n : needs) {
@@ -219,6 +227,11 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   if (auto s = make(uniforms, layout->uniform_words, "uniform data", SizedBy::Uniforms); !s)
     return s;
   if (auto s = make(dummy, 4, "placeholder", SizedBy::Program); !s) return s;
+  if (record_words > 0)
+    if (auto s = make(stream, uint64_t{push.stream_cap} * lanes * record_words, "output stream",
+                      SizedBy::Lanes);
+        !s)
+      return s;
   arenas.resize(layout->arenas);
   for (uint32_t a = 0; a < layout->arenas; ++a)
     if (auto s = make(arenas[a], uint64_t{layout->arena_words[a]} * depth * lanes, "stack arena",
@@ -229,7 +242,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   if (!rb) return Error{rb.error()};
   readback = std::move(*rb);
 
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BIND_ARENA0 + AB_ARENAS};
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BINDINGS};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = 1;
   pci.poolSizeCount = 1;
@@ -242,7 +255,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   ai.pSetLayouts = &prog->set_layout;
   r = ctx->api.vkAllocateDescriptorSets(ctx->device, &ai, &set);
   if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
-  std::vector<VkDescriptorBufferInfo> infos(AB_BIND_ARENA0 + AB_ARENAS);
+  std::vector<VkDescriptorBufferInfo> infos(AB_BINDINGS);
   infos[AB_BIND_CTRL] = {ctrl.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_STATE] = {state.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_LIST] = {list.handle(), 0, VK_WHOLE_SIZE};
@@ -250,6 +263,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   for (uint32_t a = 0; a < AB_ARENAS; ++a)
     infos[AB_BIND_ARENA0 + a] = {a < arenas.size() ? arenas[a].handle() : dummy.handle(), 0,
                                  VK_WHOLE_SIZE};
+  infos[AB_BIND_STREAM] = {record_words > 0 ? stream.handle() : dummy.handle(), 0, VK_WHOLE_SIZE};
   std::vector<VkWriteDescriptorSet> writes;
   for (uint32_t b = 0; b < infos.size(); ++b) {
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -482,6 +496,56 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   return Ok{};
 }
 
+Status VulkanRun::Impl::drain_streams() {
+  // The EMITTED and PARKED rows are adjacent in the slot-major state.
+  static_assert(AB_SLOT_PARKED == AB_SLOT_EMITTED + 1);
+  std::vector<uint32_t> rows(size_t{lanes} * 2);
+  if (auto s = download(*ctx, state, uint64_t{AB_SLOT_EMITTED} * lanes * 4, rows.data(),
+                        rows.size() * 4);
+      !s)
+    return s;
+  uint32_t* emitted = rows.data();
+  uint32_t* parked = rows.data() + lanes;
+  const uint32_t most = *std::max_element(emitted, emitted + lanes);
+  const bool any_parked = std::any_of(parked, parked + lanes, [](uint32_t p) { return p != 0; });
+  if (most == 0 && !any_parked) return Ok{};
+  if (most > 0) {
+    std::vector<uint32_t> records(uint64_t{most} * lanes * record_words);
+    if (auto s = download(*ctx, stream, 0, records.data(), records.size() * 4); !s) return s;
+    std::vector<uint32_t> words;
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      for (uint32_t r = 0; r < std::min(emitted[lane], push.stream_cap); ++r) {
+        const uint32_t* w = records.data() + (uint64_t{r} * lanes + lane) * record_words;
+        words.insert(words.end(), w, w + record_words);
+      }
+      deliver_emitted(options, record_words, lane, words, streamed);
+    }
+  }
+  std::fill(emitted, emitted + lanes, 0u);
+  if (any_parked) {
+    std::vector<uint32_t> pcs(lanes);
+    if (auto s = download(*ctx, state, uint64_t{AB_SLOT_PC} * lanes * 4, pcs.data(), lanes * 4); !s)
+      return s;
+    std::vector<uint32_t> header(ctrl_words());
+    if (global)
+      if (auto s = download(*ctx, ctrl, 0, header.data(), header.size() * 4); !s) return s;
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      if (parked[lane] == 0) continue;
+      pcs[lane] = parked[lane] - 1;
+      if (global) ++header[AB_CTRL_COUNTS + pcs[lane]];  // the global schedule counts it again
+      parked[lane] = 0;
+    }
+    if (auto s = upload(*ctx, state, uint64_t{AB_SLOT_PC} * lanes * 4, pcs.data(), lanes * 4); !s)
+      return s;
+    if (global) {
+      header[AB_CTRL_DONE] = 0;
+      if (auto s = upload(*ctx, ctrl, 0, header.data(), header.size() * 4); !s) return s;
+    }
+    finished = false;
+  }
+  return upload(*ctx, state, uint64_t{AB_SLOT_EMITTED} * lanes * 4, rows.data(), rows.size() * 4);
+}
+
 VulkanRun::VulkanRun(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 VulkanRun::~VulkanRun() = default;
 
@@ -540,6 +604,16 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   p.seed_lo = static_cast<uint32_t>(options.seed);
   p.seed_hi = static_cast<uint32_t>(options.seed >> 32);
   p.budget = vulkan.local_steps_per_dispatch;
+  if (lp.source->emit_type != Types::kVoid) {
+    impl->record_words = lp.types().words(lp.source->emit_type);
+    // As many records per lane as the device's largest binding holds, up to the option: a lane
+    // that fills its stream parks until the host drains it.
+    const uint64_t per_record = uint64_t{batch.lanes} * impl->record_words * 4;
+    const uint64_t room = impl->ctx->properties.limits.maxStorageBufferRange / std::max<uint64_t>(per_record, 1);
+    p.stream_cap = static_cast<uint32_t>(
+        std::max<uint64_t>(1, std::min<uint64_t>(vulkan.stream_records, room)));
+    if (!options.on_emit) impl->streamed.emitted.resize(batch.lanes);
+  }
   if (batch.lanes == 0) {
     impl->finished = true;
     return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
@@ -595,6 +669,8 @@ Expected<bool> VulkanRun::step(uint64_t n) {
     const uint64_t k = std::min(n, chunk);
     const uint64_t before = I.steps;
     if (auto s = I.submit(k); !s) return Error{s.error()};
+    if (I.record_words > 0)
+      if (auto s = I.drain_streams(); !s) return Error{s.error()};
     // A split program's fused kernels may stop short of the budget (the pick moved to a part
     // already dispatched in this submission): count the steps taken, so that step(n) is exact.
     const bool exact = I.global && I.fused && I.step_parts() > 1;
@@ -629,6 +705,8 @@ Expected<RunResult> VulkanRun::result() {
   const uint32_t out_words = lp.output < 0 ? 0 : types.words(lp.vars[lp.output].type);
   result.outputs.assign(size_t{I.lanes} * out_words, 0u);
   result.faulted.assign(I.lanes, 0);
+  result.emitted = I.streamed.emitted;
+  result.records_emitted = I.streamed.records_emitted;
   if (I.lanes == 0) return result;
   std::vector<uint32_t> image(size_t{I.layout->slots} * I.lanes);
   if (auto s = download(*I.ctx, I.state, 0, image.data(), image.size() * 4); !s)

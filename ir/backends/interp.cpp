@@ -33,7 +33,9 @@ class LaneRun {
     rng_.lane = lane;
   }
 
-  bool run(int entry, uint32_t* output, LaneError& error, RunStats& stats) {
+  bool run(int entry, uint32_t* output, LaneError& error, RunResult& result) {
+    result_ = &result;
+    RunStats& stats = result.stats;
     const Function& fn = program_.functions[entry];
     push_frame(entry, -1);
     for (size_t i = 0; i < fn.params.size(); ++i) {
@@ -90,8 +92,10 @@ class LaneRun {
         }
         const FunctionLayout& layout = layouts_[frame.function];
         const FrameView view{memory_.data() + frame.base, layout.offset.data(), layout.type.data()};
-        const Fault f = exec_op(op, types, view, rng_, batch_.uniforms);
+        const Fault f = exec_op(op, types, view, rng_, batch_.uniforms, emitted_);
         if (f != Fault::None) return fault(f, fn, op.loc);
+        if (op.code == OpCode::Emit)
+          deliver_emitted(options_, types.words(program_.emit_type), lane_, emitted_, *result_);
         continue;
       }
       const Terminator& t = block.term;
@@ -185,6 +189,8 @@ class LaneRun {
   const RunOptions& options_;
   uint32_t lane_;
   LaneRandom rng_;
+  std::vector<uint32_t> emitted_;  // the record being handed on
+  RunResult* result_ = nullptr;
   std::vector<uint32_t> memory_;
   std::vector<Frame> frames_;
   uint64_t steps_ = 0, calls_ = 0;
@@ -210,11 +216,12 @@ RunResult run_interp(const Program& program, int entry, const Batch& batch,
   RunResult result;
   result.outputs.assign(size_t{batch.lanes} * out_words, 0u);
   result.faulted.assign(batch.lanes, 0);
+  if (program.emit_type != Types::kVoid && !options.on_emit) result.emitted.resize(batch.lanes);
   result.stats.lanes = batch.lanes;
   for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
     LaneRun run(program, layouts, batch, options, lane);
     LaneError error;
-    if (!run.run(entry, result.outputs.data() + size_t{lane} * out_words, error, result.stats)) {
+    if (!run.run(entry, result.outputs.data() + size_t{lane} * out_words, error, result)) {
       result.faulted[lane] = 1;
       result.errors.push_back(error);
     }

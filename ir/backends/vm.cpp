@@ -56,6 +56,7 @@ class VmRun::State {
     waiting_.assign(p.blocks.size(), {});
     counts_.assign(p.blocks.size(), 0);
     result_.faulted.assign(lanes_, 0);
+    if (p.source->emit_type != Types::kVoid && !options.on_emit) result_.emitted.resize(lanes_);
     result_.stats.lanes = lanes_;
     result_.stats.block_executions.assign(p.blocks.size(), 0);
     result_.stats.max_stack_depth = 1;
@@ -313,8 +314,11 @@ class VmRun::State {
         }
         continue;
       }
-      const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms);
+      const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
       if (f != Fault::None) return fault(lane, f, block, op.loc);
+      if (op.code == OpCode::Emit)
+        deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
+                        emitted_, result_);
     }
     const Terminator& t = block.term;
     switch (t.kind) {
@@ -357,6 +361,7 @@ class VmRun::State {
   std::vector<uint32_t> pc_depth_;
   std::vector<uint64_t> lane_steps_;
   std::vector<LaneRandom> rng_;
+  std::vector<uint32_t> emitted_;  // the record being handed on
   std::vector<std::vector<uint32_t>> waiting_;  // lanes waiting at each block
   std::vector<uint32_t> counts_, active_;
   uint32_t live_ = 0;

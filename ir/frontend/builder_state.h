@@ -93,6 +93,7 @@ class FunctionBuilder {
   // ---- calls (builtins.cpp) ----
   Value call(const ast::Expr& e, TypeId hint, bool allow_void);
   std::optional<Value> builtin(const ast::Expr& e, TypeId hint);
+  Value emit_call(const ast::Expr& e, bool allow_void);
   TypeId with_leaf(TypeId t, TypeId scalar);
 
   // ---- emission helpers (function_builder.cpp) ----

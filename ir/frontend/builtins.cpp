@@ -46,6 +46,7 @@ TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
 }
 
 Value FunctionBuilder::call(const Expr& e, TypeId hint, bool allow_void) {
+  if (e.name == "emit") return emit_call(e, allow_void);
   if (auto b = builtin(e, hint)) return *b;
   const int f = globals_.function_index(e.name);
   if (f < 0) {
@@ -87,6 +88,38 @@ Value FunctionBuilder::call(const Expr& e, TypeId hint, bool allow_void) {
   Value v = op_value(OpCode::Call, sig.result, std::move(args), e.loc);
   fn_.blocks[current_].ops.back().index = f;
   return v;
+}
+
+// emit(x): appends x to the lane's output stream. Every emit of a program has one type (the
+// stream's record). Each emit starts a block of its own, so that a block holds at most one: the
+// Vulkan kernels check for room in the stream once, before the block changes anything.
+Value FunctionBuilder::emit_call(const Expr& e, bool allow_void) {
+  if (!allow_void) {
+    error(e.loc, "'emit' returns nothing and cannot be used as a value");
+    return Value{};
+  }
+  if (e.args.size() != 1) {
+    error(e.loc, fmt::format("'emit' takes 1 argument, found {}", e.args.size()));
+    return Value{};
+  }
+  const int block = new_block(e.loc, false);
+  jump(block, e.loc);
+  switch_to(block);
+  const TypeId expected = program_.emit_type == Types::kVoid ? kPoison : program_.emit_type;
+  const Value v = expr(*e.args[0], expected);
+  if (!v.ok()) return Value{-1, Types::kVoid};
+  if (program_.emit_type == Types::kVoid) {
+    program_.emit_type = v.type;
+    program_.emit_loc = e.loc;
+  } else if (v.type != program_.emit_type) {
+    error(e.args[0]->loc,
+          fmt::format("every 'emit' of a program emits one type: this one emits '{}', the one at "
+                      "line {} emits '{}'",
+                      type_name(v.type), program_.emit_loc.line, type_name(program_.emit_type)));
+    return Value{-1, Types::kVoid};
+  }
+  emit(OpCode::Emit, -1, {v.var}, e.loc);
+  return Value{-1, Types::kVoid};
 }
 
 std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {

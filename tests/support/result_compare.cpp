@@ -125,6 +125,30 @@ std::string compare_results(const LoweredProgram& program, const RunResult& expe
       ++shown;
     }
   }
+  // Emitted records, lane by lane, with the same float rule.
+  if (expected.records_emitted != actual.records_emitted)
+    out += fmt::format("{} records emitted expected, {} reported\n", expected.records_emitted,
+                       actual.records_emitted);
+  std::vector<Scalar> record_kinds;
+  if (program.source && program.source->emit_type != Types::kVoid)
+    word_kinds(program.types(), program.source->emit_type, record_kinds);
+  if (expected.emitted.size() != actual.emitted.size()) {
+    out += fmt::format("emitted streams for {} lanes expected, {} reported\n",
+                       expected.emitted.size(), actual.emitted.size());
+  } else {
+    for (size_t lane = 0; lane < expected.emitted.size() && shown < 10; ++lane) {
+      const auto &e = expected.emitted[lane], &a = actual.emitted[lane];
+      bool same = e.size() == a.size();
+      for (size_t i = 0; same && i < e.size(); ++i)
+        same = record_kinds[i % record_kinds.size()] == Scalar::Float ? same_float(e[i], a[i])
+                                                                      : e[i] == a[i];
+      if (!same) {
+        out += fmt::format("lane {}: emitted {} words expected, {} differ or are missing\n", lane,
+                           e.size(), a.size());
+        ++shown;
+      }
+    }
+  }
   return out;
 }
 

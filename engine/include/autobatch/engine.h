@@ -65,6 +65,10 @@ struct VulkanOptions {
   // every part in turn; a lane runs in the part holding its block. 0: never split. Every sample
   // program stays one part.
   uint32_t max_part_cost = 3000;
+  // Programs that emit: records each lane's output stream holds on the device between two
+  // drains (after every submission). A lane with a full stream waits (parks) until the host has
+  // drained it. Capped so that the stream fits maxStorageBufferRange; at least 1.
+  uint32_t stream_records = 64;
 };
 
 // The largest value (variable) the Vulkan kernels hold for one lane, in 32-bit words: a lane's
