@@ -21,6 +21,7 @@
 #include "tools/commands.h"
 #include "tools/excerpt.h"
 #include "tools/option_checks.h"
+#include "tools/sample/sample_command.h"
 
 namespace {
 
@@ -133,6 +134,52 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
   add_device_options(run, command.device);
 }
 
+void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
+  app.add_option("MODEL", c.model, "the model .ab file (const D, struct LogDensity, fn log_density)")
+      ->required();
+  app.add_option("--backend", c.backend, backend_help())
+      ->capture_default_str()
+      ->check(CLI::IsMember(backend_names()));
+  app.add_option("--chains", c.chains, "chains, one per lane")
+      ->capture_default_str()
+      ->transform(whole_number_in(1, 1u << 20));
+  app.add_option("--draws", c.draws, "draws per chain after warm-up")
+      ->capture_default_str()
+      ->transform(whole_number_in(1, 1u << 24));
+  app.add_option("--warmup", c.warmup, "warm-up iterations per chain (not in draws.npy)")
+      ->capture_default_str()
+      ->transform(whole_number_in(0, 1u << 24));
+  app.add_option("--leaf-steps", c.leaf_steps, "leapfrog steps per tree leaf (the paper's 4)")
+      ->capture_default_str()
+      ->transform(whole_number_in(1, 1000));
+  app.add_option("--max-depth", c.max_depth, "maximum tree depth")
+      ->capture_default_str()
+      ->transform(whole_number_in(1, 30));
+  app.add_option("--target-accept", c.target_accept, "warm-up's target acceptance statistic")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 0.995));
+  app.add_option("--step-size", c.step_size, "the first step size before adaptation")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-8, 1e4));
+  app.add_flag("!--no-metric", c.adapt_metric,
+               "keep the unit metric: adapt only the step size in warm-up");
+  app.add_option("--init", c.init,
+                 "[chains, D] .npy of initial points (default: uniform in [-2, 2]^D per chain)")
+      ->transform(non_empty_path("an .npy file"));
+  app.add_option("--uniform,-u", c.uniforms, "NAME=@file.npy|csv for the model's uniforms")
+      ->allow_extra_args(false);
+  app.add_option("--seed", c.seed, "seed of the chains' random streams")
+      ->capture_default_str()
+      ->transform(whole_number_in(0, UINT64_MAX));
+  app.add_option("--out", c.out_dir,
+                 "directory for draws.npy, the per-draw statistics and summary.json (default: .)")
+      ->transform(non_empty_path("a directory"));
+  app.add_option("--format", c.format, "stdout: table or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"table", "json"}));
+  add_device_options(app, c.device);
+}
+
 void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
                        std::optional<uint32_t>& batch_value) {
   debug.add_option("FILE", command.run.file, "a .ab program, or an .abtrace trace to replay")
@@ -221,6 +268,12 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("run", "run a program's entry function for a batch of lanes");
   add_run_options(*run_app, run, batch);
 
+  ab::cli::SampleCommand sample;
+  sample.backend = std::string(ab::cli::default_backend());
+  CLI::App* sample_app = app.add_subcommand(
+      "sample", "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
+  add_sample_options(*sample_app, sample);
+
   ab::cli::DebugCommand debug;
   debug.run.backend = "vm";
   std::optional<uint32_t> debug_batch;
@@ -247,6 +300,7 @@ int run_cli(int argc, char** argv) {
   }
   if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
   if (bench_app->parsed()) return ab::bench::run_bench(bench_options);
+  if (sample_app->parsed()) return ab::cli::sample_command(sample);
   if (debug_app->parsed()) {
     debug.run.batch = debug_batch;
     for (const char* name :

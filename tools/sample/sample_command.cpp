@@ -1,0 +1,365 @@
+#include "tools/sample/sample_command.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ir/backends/interp.h"
+#include "ir/diagnostics.h"
+#include "ir/frontend/frontend.h"
+#include "tools/file_io.h"
+#include "tools/commands.h"
+#include "tools/npy.h"
+#include "tools/sample/summary.h"
+#include "tools/uniforms.h"
+
+namespace ab::cli {
+namespace {
+
+const char* const kContract =
+    "a model defines const D: int, struct LogDensity { value: float, grad: float[D] } and fn "
+    "log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
+
+Expected<Program> compile_text(const std::string& text, const std::string& file) {
+  Diagnostics diags(file, text);
+  std::optional<Program> program = compile_source(text, file, diags);
+  if (!program || diags.has_errors()) return Error{diags.format(), true};
+  return std::move(*program);
+}
+
+bool is_float_array(const Types& types, TypeId t) {
+  return types.is_array(t) && types[t].elem == Types::kFloat;
+}
+
+// The word offset of field `name` in struct type `t`.
+uint32_t field_offset(const Types& types, TypeId t, const std::string& name) {
+  const StructDef& s = types.struct_def(t);
+  return s.fields.at(static_cast<size_t>(s.find_field(name))).offset;
+}
+
+// Writes each draw straight into DIR/draws.npy ([chains, draws, D] float32) at its place, so
+// memory holds no more than the device's stream, whatever the number of draws.
+class DrawsFile {
+ public:
+  Status open(const std::string& path, uint32_t chains, uint32_t draws, uint32_t dimension) {
+    path_ = path;
+    const std::string header = encode_npy("<f4", {chains, draws, dimension}, "");
+    header_bytes_ = header.size();
+    dimension_ = dimension;
+    draws_ = draws;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd_ < 0) return fail(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    const uint64_t bytes = header_bytes_ + uint64_t{chains} * draws * dimension * 4;
+    if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0 ||
+        ::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size()))
+      return fail(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    return ok_status();
+  }
+  bool write(uint32_t chain, uint32_t draw, const uint32_t* q) {
+    const uint64_t at = header_bytes_ + (uint64_t{chain} * draws_ + draw) * dimension_ * 4;
+    return ::pwrite(fd_, q, dimension_ * 4, static_cast<off_t>(at)) ==
+           static_cast<ssize_t>(dimension_ * 4);
+  }
+  // The draws of parameter `j`, chain-major, as doubles.
+  std::vector<double> parameter(const float* mapped, uint32_t chains, uint32_t j) const {
+    std::vector<double> out(uint64_t{chains} * draws_);
+    for (uint64_t k = 0; k < out.size(); ++k)
+      out[k] = mapped[k * dimension_ + j];
+    return out;
+  }
+  int fd() const { return fd_; }
+  uint64_t header_bytes() const { return header_bytes_; }
+  ~DrawsFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t header_bytes_ = 0;
+  uint32_t dimension_ = 0, draws_ = 0;
+};
+
+std::string format_seconds(double s) {
+  return s < 1 ? fmt::format("{:.0f} ms", s * 1000) : fmt::format("{:.2f} s", s);
+}
+
+}  // namespace
+
+Expected<SampleProgram> load_sample_program(const std::string& model_path) {
+  auto text = read_file(model_path);
+  if (!text) return text.failure();
+  // The model alone first: its errors point at its own lines.
+  auto model = compile_text(*text, model_path);
+  if (!model) return model.failure();
+  for (const Function& f : model->functions) {
+    if (f.name.rfind("nuts_", 0) == 0)
+      return fail(fmt::format("{}: function '{}': names starting with 'nuts_' are the sampler's",
+                              model_path, f.name));
+    if (f.name == "main")
+      return fail(fmt::format("{}: a model has no 'main' (the sampler's entry); {}", model_path,
+                              kContract));
+  }
+  for (const Uniform& u : model->uniforms)
+    if (u.name.rfind("nuts_", 0) == 0)
+      return fail(fmt::format("{}: uniform '{}': names starting with 'nuts_' are the sampler's",
+                              model_path, u.name));
+  const int density = model->find_function("log_density");
+  if (density < 0)
+    return fail(fmt::format("{}: no function 'log_density'; {}", model_path, kContract));
+  const Function& fn = model->functions[density];
+  const Types& types = model->types;
+  const TypeId result = fn.result_type();
+  bool fits = fn.params.size() == 1 && is_float_array(types, fn.vars[fn.params[0]].type) &&
+              types.is_struct(result) && types.struct_def(result).name == "LogDensity";
+  if (fits) {
+    const StructDef& s = types.struct_def(result);
+    const int value = s.find_field("value"), grad = s.find_field("grad");
+    fits = s.fields.size() == 2 && value >= 0 && grad >= 0 &&
+           s.fields[value].type == Types::kFloat &&
+           s.fields[grad].type == fn.vars[fn.params[0]].type;
+  }
+  if (!fits)
+    return fail(fmt::format("{}:{}:{}: 'log_density' does not fit the model contract: {}",
+                            model_path, fn.loc.line, fn.loc.col, kContract));
+  const uint32_t length = types[fn.vars[fn.params[0]].type].count;
+  // D: a probe function returning it.
+  auto probe =
+      compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path);
+  if (!probe)
+    return fail(fmt::format("{}: no 'const D: int' (the dimension); {}", model_path, kContract));
+  Batch one;
+  one.lanes = 1;
+  one.uniforms.resize(probe->uniforms.size());
+  for (size_t u = 0; u < probe->uniforms.size(); ++u)
+    one.uniforms[u].assign(probe->types.words(probe->uniforms[u].type), 0u);
+  const RunResult d =
+      run_interp(*probe, probe->find_function("nuts_dimension"), one, RunOptions{});
+  const auto dimension = static_cast<int32_t>(d.outputs.at(0));
+  if (dimension <= 0 || static_cast<uint32_t>(dimension) != length)
+    return fail(fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
+                            dimension, length, kContract));
+
+  auto combined = compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab");
+  if (!combined) return combined.failure();
+  SampleProgram out;
+  out.program = std::move(*combined);
+  out.entry = out.program.find_function("main");
+  out.dimension = length;
+  return out;
+}
+
+int sample_command(const SampleCommand& c) {
+  const auto started = std::chrono::steady_clock::now();
+  if (c.chains == 0) {
+    fmt::print(stderr, "error: --chains must be at least 1\n");
+    return 2;
+  }
+  const Backend* backend = find_backend(c.backend);
+  if (!backend) return report_error(fail(fmt::format("unknown backend '{}'", c.backend)));
+  auto loaded = load_sample_program(c.model);
+  if (!loaded) return report_error(loaded.failure());
+  const Program& program = loaded->program;
+  const Types& types = program.types;
+  const uint32_t D = loaded->dimension;
+  const Function& main_fn = program.functions[loaded->entry];
+
+  Batch batch;
+  batch.lanes = c.chains;
+  auto uniforms = bind_uniforms(program, c.uniforms);
+  if (!uniforms) return report_error(uniforms.failure());
+  batch.uniforms = std::move(*uniforms);
+  // main(init: float[D], random_init: bool, settings: nuts_Settings)
+  std::vector<uint32_t> init(uint64_t{c.chains} * D, 0u);
+  const bool random_init = c.init.empty();
+  if (!random_init) {
+    auto array = read_npy(c.init);
+    if (!array) return report_error(array.failure());
+    if (array->shape != std::vector<uint64_t>{c.chains, D})
+      return report_error(fail(fmt::format("--init '{}' must have shape ({}, {}) for {} chains "
+                                           "of dimension {}",
+                                           c.init, c.chains, D, c.chains, D)));
+    for (uint64_t k = 0; k < init.size(); ++k) {
+      auto word = encode_number(array->at(k), Scalar::Float);
+      if (!word) return report_error(fail(fmt::format("--init '{}': {}", c.init, word.error())));
+      init[k] = *word;
+    }
+  }
+  const TypeId settings_type = main_fn.vars[main_fn.params[2]].type;
+  std::vector<uint32_t> settings(types.words(settings_type), 0u);
+  auto set = [&](const char* field, uint32_t word) {
+    settings[field_offset(types, settings_type, field)] = word;
+  };
+  set("warmup", c.warmup);
+  set("draws", c.draws);
+  set("leaf_steps", c.leaf_steps);
+  set("max_depth", c.max_depth);
+  set("target_accept", float_bits(static_cast<float>(c.target_accept)));
+  set("step_size", float_bits(static_cast<float>(c.step_size)));
+  set("adapt_metric", c.adapt_metric ? 1u : 0u);
+  batch.inputs.push_back(init);
+  batch.inputs.emplace_back(c.chains, random_init ? 1u : 0u);
+  batch.inputs.emplace_back();
+  for (uint32_t chain = 0; chain < c.chains; ++chain)
+    batch.inputs.back().insert(batch.inputs.back().end(), settings.begin(), settings.end());
+
+  const std::string out_dir = c.out_dir.empty() ? "." : c.out_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec || !std::filesystem::is_directory(out_dir, ec))
+    return report_error(fail(fmt::format("cannot write into '{}'", out_dir)));
+  const auto path = [&](const char* name) { return (std::filesystem::path(out_dir) / name).string(); };
+  DrawsFile draws_file;
+  if (auto s = draws_file.open(path("draws.npy"), c.chains, c.draws, D); !s)
+    return report_error(s.failure());
+
+  // Per draw statistics, [chains, draws] each.
+  const TypeId record = program.emit_type;
+  const uint32_t at_accept = field_offset(types, record, "accept"),
+                 at_step = field_offset(types, record, "step_size"),
+                 at_energy = field_offset(types, record, "energy"),
+                 at_depth = field_offset(types, record, "depth"),
+                 at_grads = field_offset(types, record, "grads"),
+                 at_divergent = field_offset(types, record, "divergent"),
+                 at_q = field_offset(types, record, "q");
+  const uint64_t cells = uint64_t{c.chains} * c.draws;
+  std::vector<uint32_t> accept(cells), step(cells), energy(cells), depth(cells), grads(cells),
+      divergent(cells);
+  std::vector<uint32_t> next_draw(c.chains, 0);
+  bool write_failed = false;
+  uint64_t received = 0;
+  auto last_progress = started;
+  bool progress_shown = false;
+  RunOptions options;
+  options.seed = c.seed;
+  options.stack_depth = c.max_depth + 8;
+  options.max_steps = UINT32_MAX;
+  options.on_emit = [&](uint32_t chain, const uint32_t* r) {
+    const uint32_t i = next_draw[chain]++;
+    if (i >= c.draws) return;
+    write_failed |= !draws_file.write(chain, i, r + at_q);
+    const uint64_t k = uint64_t{chain} * c.draws + i;
+    accept[k] = r[at_accept];
+    step[k] = r[at_step];
+    energy[k] = r[at_energy];
+    depth[k] = r[at_depth];
+    grads[k] = r[at_grads];
+    divergent[k] = r[at_divergent];
+    ++received;
+    const auto now = std::chrono::steady_clock::now();
+    if (c.format == "table" && now - started > std::chrono::seconds(1) &&
+        now - last_progress > std::chrono::milliseconds(500)) {
+      last_progress = now;
+      progress_shown = true;
+      fmt::print(stderr, "\rsampling: {} of {} draws ({:.0f}%)", received, cells,
+                 100.0 * static_cast<double>(received) / static_cast<double>(cells));
+    }
+  };
+  DeviceOptions device = c.device;
+  device.progress = c.format == "table";
+  const BackendRun run = backend->run(program, loaded->entry, batch, options, device);
+  if (progress_shown) fmt::print(stderr, "\n");
+  if (!run.error.empty()) return report_error(fail(run.error));
+  if (write_failed) return report_error(fail(fmt::format("cannot write '{}'", path("draws.npy"))));
+  for (const LaneError& e : run.result.errors)
+    fmt::print(stderr, "chain {} faulted: {} in {} at line {} (its draws stop there)\n", e.lane,
+               fault_name(e.code), e.function, e.line);
+
+  // Chain totals from main's result.
+  const TypeId chain_type = main_fn.result_type();
+  const uint32_t chain_words = types.words(chain_type);
+  uint64_t total_grads = 0, divergences = 0;
+  std::vector<double> step_sizes;
+  for (uint32_t chain = 0; chain < c.chains; ++chain) {
+    const uint32_t* w = run.result.outputs.data() + uint64_t{chain} * chain_words;
+    total_grads += w[field_offset(types, chain_type, "grads")];
+    divergences += w[field_offset(types, chain_type, "divergences")];
+    step_sizes.push_back(bits_float(w[field_offset(types, chain_type, "step_size")]));
+  }
+  for (auto [name, words, type] :
+       {std::tuple{"accept_stat.npy", &accept, Scalar::Float},
+        std::tuple{"step_size.npy", &step, Scalar::Float},
+        std::tuple{"energy.npy", &energy, Scalar::Float},
+        std::tuple{"tree_depth.npy", &depth, Scalar::Int},
+        std::tuple{"n_grad.npy", &grads, Scalar::Int},
+        std::tuple{"divergent.npy", &divergent, Scalar::Bool}})
+    if (auto s = write_npy(path(name), type, {c.chains, c.draws}, *words); !s)
+      return report_error(s.failure());
+
+  // The summary, from the draws file (mapped: the draws never sit in memory twice).
+  const uint64_t file_bytes = draws_file.header_bytes() + cells * D * 4;
+  void* mapped = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, draws_file.fd(), 0);
+  if (mapped == MAP_FAILED) return report_error(fail("cannot read back draws.npy"));
+  const auto* values =
+      reinterpret_cast<const float*>(static_cast<const char*>(mapped) + draws_file.header_bytes());
+  std::vector<std::string> names;
+  std::vector<sample::ParameterSummary> summaries;
+  for (uint32_t j = 0; j < D; ++j) {
+    names.push_back(fmt::format("q[{}]", j));
+    summaries.push_back(
+        sample::summarize(draws_file.parameter(values, c.chains, j), c.chains, c.draws));
+  }
+  ::munmap(mapped, file_bytes);
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double run_seconds = run.result.stats.wall_seconds;
+  nlohmann::ordered_json doc;
+  doc["model"] = c.model;
+  doc["backend"] = backend->name;
+  doc["chains"] = c.chains;
+  doc["draws"] = c.draws;
+  doc["warmup"] = c.warmup;
+  doc["seed"] = c.seed;
+  nlohmann::ordered_json params = nlohmann::ordered_json::array();
+  for (uint32_t j = 0; j < D; ++j) {
+    const auto& s = summaries[j];
+    auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; };
+    params.push_back({{"name", names[j]}, {"mean", num(s.mean)}, {"sd", num(s.sd)},
+                      {"mcse_mean", num(s.mcse_mean)}, {"q5", num(s.q5)}, {"q50", num(s.q50)},
+                      {"q95", num(s.q95)}, {"rhat", num(s.rhat)}, {"ess_bulk", num(s.ess_bulk)},
+                      {"ess_tail", num(s.ess_tail)}});
+  }
+  doc["parameters"] = std::move(params);
+  doc["gradient_evaluations"] = total_grads;
+  doc["gradients_per_second"] = run_seconds > 0 ? total_grads / run_seconds : 0.0;
+  doc["utilization"] = run.result.stats.utilization;
+  doc["divergences"] = divergences;
+  doc["faulted_chains"] = run.result.errors.size();
+  doc["step_sizes"] = step_sizes;
+  doc["run_seconds"] = run_seconds;
+  doc["wall_seconds"] = wall;
+  {
+    std::ofstream f(path("summary.json"));
+    f << doc.dump(2) << "\n";
+    if (!f) return report_error(fail(fmt::format("cannot write '{}'", path("summary.json"))));
+  }
+  if (c.format == "json") {
+    fmt::print("{}\n", doc.dump());
+    return 0;
+  }
+  fmt::print("{}", sample::format_summary_table(names, summaries));
+  fmt::print("\n{} chains x {} draws ({} warm-up) on {}\n", c.chains, c.draws, c.warmup,
+             backend->name);
+  fmt::print("  gradient evaluations  {} ({:.3g} per second)\n", total_grads,
+             run_seconds > 0 ? total_grads / run_seconds : 0.0);
+  fmt::print("  batch utilization     {:.1f}%\n", run.result.stats.utilization * 100);
+  fmt::print("  divergences           {}\n", divergences);
+  if (!run.result.errors.empty())
+    fmt::print("  faulted chains        {}\n", run.result.errors.size());
+  fmt::print("  run time              {}, wall {}\n", format_seconds(run_seconds),
+             format_seconds(wall));
+  fmt::print("  written               {}/draws.npy, summary.json and per-draw statistics\n",
+             out_dir);
+  return 0;
+}
+
+}  // namespace ab::cli
