@@ -1,0 +1,241 @@
+// `autobatch sample` (docs/nuts.md), run as a user runs it: the built binary in a scratch
+// directory. The CPU backends give the same draws bit for bit; on Gaussians of several shapes and
+// on a small logistic regression the posterior's mean and spread match the truth; bad models and
+// options get one clear message; a NaN log density is a divergence, a model's fault names its
+// chain while the other chains finish.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/npy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kModels = fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models";
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Sampled {
+  int exit_code = -1;
+  std::string err;
+  fs::path out;
+  json summary() const { return json::parse(read_bytes(out / "summary.json")); }
+};
+
+// Runs `autobatch sample ARGS --out DIR` in a fresh directory under the system's temp dir.
+Sampled sample(const std::string& args) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_sample_{}_{}", ::getpid(), counter++);
+  fs::create_directories(dir);
+  const std::string command =
+      fmt::format("cd '{}' && '{}' sample {} --out fit > out.txt 2> err.txt", dir.string(), AB_CLI,
+                  args);
+  const int status = std::system(command.c_str());
+  Sampled s;
+  s.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  s.err = read_bytes(dir / "err.txt");
+  s.out = dir / "fit";
+  return s;
+}
+
+std::string model(const char* name) {
+  return (kModels / name).string();
+}
+
+// The posterior of each parameter matches (mean, sd): the mean within 5 Monte-Carlo standard
+// errors (plus 2% of sd, for chains whose antithetic draws make the MCSE tiny), the sd within 10%.
+void check_posterior(const json& summary, const std::vector<std::pair<double, double>>& truth) {
+  REQUIRE(summary["parameters"].size() == truth.size());
+  CHECK(summary["divergences"] == 0);
+  for (size_t j = 0; j < truth.size(); ++j) {
+    const json& p = summary["parameters"][j];
+    CAPTURE(j);
+    const double mean = p["mean"], sd = p["sd"], mcse = p["mcse_mean"], rhat = p["rhat"];
+    CHECK(std::abs(mean - truth[j].first) < 5 * mcse + 0.02 * truth[j].second);
+    CHECK(std::abs(sd - truth[j].second) < 0.1 * truth[j].second);
+    CHECK(rhat < 1.01);
+  }
+}
+
+TEST_CASE("sample: interp and vm give the same draws and statistics bit for bit") {
+  const std::string common =
+      model("gaussian_correlated.ab") + " --chains 5 --draws 40 --warmup 160 --seed 9";
+  const Sampled interp = sample(common + " --backend interp");
+  const Sampled vm = sample(common + " --backend vm");
+  REQUIRE_MESSAGE(interp.exit_code == 0, interp.err);
+  REQUIRE_MESSAGE(vm.exit_code == 0, vm.err);
+  for (const char* file : {"draws.npy", "accept_stat.npy", "step_size.npy", "tree_depth.npy",
+                           "n_grad.npy", "divergent.npy", "energy.npy"}) {
+    CAPTURE(file);
+    const std::string a = read_bytes(interp.out / file);
+    CHECK(a.size() > 100);
+    CHECK(a == read_bytes(vm.out / file));
+  }
+  auto draws = ab::cli::read_npy((interp.out / "draws.npy").string());
+  REQUIRE(draws.ok());
+  CHECK(draws->shape == std::vector<uint64_t>{5, 40, 2});
+  // Another seed gives other draws.
+  const Sampled other = sample(model("gaussian_correlated.ab") +
+                               " --chains 5 --draws 40 --warmup 160 --seed 10 --backend vm");
+  CHECK(read_bytes(other.out / "draws.npy") != read_bytes(vm.out / "draws.npy"));
+}
+
+TEST_CASE("sample: Gaussians of several shapes have the true mean and sd") {
+  const std::string run = " --chains 8 --draws 2000 --warmup 500 --seed 7 --backend vm";
+  const Sampled iid = sample(model("gaussian_iid.ab") + run);
+  REQUIRE_MESSAGE(iid.exit_code == 0, iid.err);
+  check_posterior(iid.summary(), {{0, 1}, {0, 1}, {0, 1}});
+  // Scales 1 and 10: the diagonal metric adapts to them.
+  const Sampled scaled = sample(model("gaussian_scaled.ab") + run);
+  REQUIRE_MESSAGE(scaled.exit_code == 0, scaled.err);
+  check_posterior(scaled.summary(), {{0, 1}, {0, 10}});
+  // Correlation 0.95: long trajectories (deeper trees).
+  const Sampled correlated = sample(model("gaussian_correlated.ab") + run);
+  REQUIRE_MESSAGE(correlated.exit_code == 0, correlated.err);
+  check_posterior(correlated.summary(), {{0, 1}, {0, 1}});
+  auto depth = ab::cli::read_npy((correlated.out / "tree_depth.npy").string());
+  REQUIRE(depth.ok());
+  double mean_depth = 0;
+  for (uint64_t k = 0; k < depth->elements(); ++k)
+    mean_depth += static_cast<double>(std::get<int64_t>(depth->at(k)));
+  CHECK(mean_depth / static_cast<double>(depth->elements()) > 1.5);
+}
+
+TEST_CASE("sample: a small logistic regression's posterior mean matches the exact one") {
+  const Sampled fit = sample(model("logreg_small.ab") + " -u X=@" + model("logreg_small_X.npy") +
+                             " -u y=@" + model("logreg_small_y.npy") +
+                             " --chains 8 --draws 1000 --warmup 400 --seed 3 --backend vm");
+  REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
+  auto mean = ab::cli::read_npy(model("logreg_small_posterior_mean.npy"));
+  auto cov = ab::cli::read_npy(model("logreg_small_posterior_cov.npy"));
+  REQUIRE(mean.ok());
+  REQUIRE(cov.ok());
+  std::vector<std::pair<double, double>> truth;
+  for (uint64_t j = 0; j < 3; ++j)
+    truth.emplace_back(std::get<double>(mean->at(j)),
+                       std::sqrt(std::get<double>(cov->at(j * 3 + j))));
+  const json summary = fit.summary();
+  for (size_t j = 0; j < 3; ++j) {
+    const json& p = summary["parameters"][j];
+    CAPTURE(j);
+    CHECK(std::abs(static_cast<double>(p["mean"]) - truth[j].first) <
+          5 * static_cast<double>(p["mcse_mean"]) + 0.02 * truth[j].second);
+    CHECK(std::abs(static_cast<double>(p["sd"]) - truth[j].second) < 0.1 * truth[j].second);
+  }
+}
+
+TEST_CASE("sample: bad models and options get one clear message") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_sample_models_{}", ::getpid());
+  fs::create_directories(dir);
+  auto write = [&](const char* name, const char* text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string no_density = write("no_density.ab", "const D: int = 2;\n");
+  Sampled s = sample(no_density);
+  CHECK(s.exit_code == 1);
+  CHECK(s.err.find("no function 'log_density'") != std::string::npos);
+
+  const std::string no_d = write("no_d.ab",
+                                 "struct LogDensity { value: float, grad: float[2] }\n"
+                                 "fn log_density(q: float[2]) -> LogDensity {\n"
+                                 "  return LogDensity { value: 0.0, grad: q };\n}\n");
+  s = sample(no_d);
+  CHECK(s.exit_code == 1);
+  CHECK(s.err.find("no 'const D: int'") != std::string::npos);
+
+  const std::string wrong_result = write("wrong.ab",
+                                         "const D: int = 2;\n"
+                                         "fn log_density(q: float[D]) -> float {\n"
+                                         "  return 0.0;\n}\n");
+  s = sample(wrong_result);
+  CHECK(s.exit_code == 1);
+  CHECK(s.err.find("wrong.ab:2:1: 'log_density' does not fit the model contract") !=
+        std::string::npos);
+
+  const std::string syntax = write("syntax.ab", "const D: int = 2\n");
+  s = sample(syntax);
+  CHECK(s.exit_code == 1);
+  CHECK(s.err.find("syntax.ab:") != std::string::npos);
+
+  s = sample(model("gaussian_iid.ab") + " --chains 0");
+  CHECK(s.exit_code == 2);
+  CHECK(s.err.find("--chains") != std::string::npos);
+
+  // logreg_small's X is float[200][3]: a [3] file is refused with its shape.
+  s = sample(model("logreg_small.ab") + " -u X=@" + model("logreg_small_y.npy") + " -u y=@" +
+             model("logreg_small_y.npy"));
+  CHECK(s.exit_code == 1);
+  CHECK(s.err.find("X") != std::string::npos);
+  CHECK(s.err.find("shape") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the others finish") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_sample_faults_{}", ::getpid());
+  fs::create_directories(dir);
+  // A standard normal whose density is NaN beyond |q| = 1.5: proposals there diverge.
+  std::ofstream(dir / "nan.ab") << "const D: int = 1;\n"
+                                   "struct LogDensity { value: float, grad: float[D] }\n"
+                                   "fn log_density(q: float[D]) -> LogDensity {\n"
+                                   "  var v = -0.5 * q[0] * q[0];\n"
+                                   "  if abs(q[0]) > 1.5 { v = 0.0 / 0.0; }\n"
+                                   "  return LogDensity { value: v, grad: -q };\n}\n";
+  Sampled s = sample((dir / "nan.ab").string() +
+                     " --chains 4 --draws 200 --warmup 100 --backend vm --init " +
+                     model("../../data/models/zeros_4x1.npy"));
+  // No such init file: a clear message.
+  CHECK(s.exit_code == 1);
+  CHECK(s.err.find("zeros_4x1.npy") != std::string::npos);
+  s = sample((dir / "nan.ab").string() + " --chains 4 --draws 200 --warmup 100 --backend vm");
+  REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  CHECK(s.summary()["divergences"] > 0);
+  CHECK(s.summary()["faulted_chains"] == 0);
+
+  // An index bug at exactly q = 100, where only chains 3 and 11 start: they fault on their
+  // first evaluation and are named; the other 14 finish.
+  std::ofstream(dir / "fault.ab") << "const D: int = 1;\n"
+                                     "struct LogDensity { value: float, grad: float[D] }\n"
+                                     "fn log_density(q: float[D]) -> LogDensity {\n"
+                                     "  let t = [1.0, 2.0];\n"
+                                     "  let k = t[int(q[0] == 100.0) * 7];\n"
+                                     "  return LogDensity { value: -0.5 * q[0] * q[0] * k, "
+                                     "grad: -q * k };\n}\n";
+  std::vector<float> init(16, 0.5f);
+  init[3] = init[11] = 100.0f;
+  std::ofstream(dir / "init.npy", std::ios::binary)
+      << ab::cli::encode_npy("<f4", {16, 1},
+                             std::string(reinterpret_cast<const char*>(init.data()), 64));
+  s = sample((dir / "fault.ab").string() + " --chains 16 --draws 100 --warmup 50 --backend vm " +
+             "--init " + (dir / "init.npy").string());
+  REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  CHECK(s.err.find("chain 3 faulted: index_out_of_range in log_density at line 5") !=
+        std::string::npos);
+  CHECK(s.err.find("chain 11 faulted") != std::string::npos);
+  const json summary = s.summary();
+  CHECK(summary["faulted_chains"] == 2);
+  auto draws = ab::cli::read_npy((s.out / "draws.npy").string());
+  REQUIRE(draws.ok());
+  CHECK(std::get<double>(draws->at(0)) != 0.0);  // chain 0 has its draws
+  fs::remove_all(dir);
+}
+
+}  // namespace
