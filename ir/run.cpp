@@ -23,13 +23,12 @@ const char* heuristic_name(Heuristic h) {
 }
 
 std::string check_batch(const Program& program, int entry, const Batch& batch) {
-  if (entry < 0 || entry >= static_cast<int>(program.functions.size()))
-    return "no entry function";
+  if (entry < 0 || entry >= static_cast<int>(program.functions.size())) return "no entry function";
   const Function& fn = program.functions[entry];
   if (batch.lanes == 0) return "the batch has no lanes";
   if (batch.inputs.size() != fn.params.size())
-    return fmt::format("function '{}' takes {} inputs but {} were given", fn.name,
-                       fn.params.size(), batch.inputs.size());
+    return fmt::format("function '{}' takes {} inputs but {} were given", fn.name, fn.params.size(),
+                       batch.inputs.size());
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Var& p = fn.vars[fn.params[i]];
     const size_t want = static_cast<size_t>(batch.lanes) * program.types.words(p.type);

@@ -43,11 +43,11 @@ struct Sampled {
 // Runs `autobatch sample ARGS --out DIR` in a fresh directory under the system's temp dir.
 Sampled sample(const std::string& args) {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_sample_{}_{}", ::getpid(), counter++);
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("ab_sample_{}_{}", ::getpid(), counter++);
   fs::create_directories(dir);
-  const std::string command =
-      fmt::format("cd '{}' && '{}' sample {} --out fit > out.txt 2> err.txt", dir.string(), AB_CLI,
-                  args);
+  const std::string command = fmt::format(
+      "cd '{}' && '{}' sample {} --out fit > out.txt 2> err.txt", dir.string(), AB_CLI, args);
   const int status = std::system(command.c_str());
   Sampled s;
   s.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -221,9 +221,8 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
                                      "grad: -q * k };\n}\n";
   std::vector<float> init(16, 0.5f);
   init[3] = init[11] = 100.0f;
-  std::ofstream(dir / "init.npy", std::ios::binary)
-      << ab::cli::encode_npy("<f4", {16, 1},
-                             std::string(reinterpret_cast<const char*>(init.data()), 64));
+  std::ofstream(dir / "init.npy", std::ios::binary) << ab::cli::encode_npy(
+      "<f4", {16, 1}, std::string(reinterpret_cast<const char*>(init.data()), 64));
   s = sample((dir / "fault.ab").string() + " --chains 16 --draws 100 --warmup 50 --backend vm " +
              "--init " + (dir / "init.npy").string());
   REQUIRE_MESSAGE(s.exit_code == 0, s.err);

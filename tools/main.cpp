@@ -83,11 +83,12 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
 // The Vulkan engine's options: shared by `run` and `debug`.
 void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
   const ab::VulkanOptions engine_defaults;
-  app.add_option("--schedule", device.schedule,
-                 fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
-                             "GPU) or local (PC loops per lane, subgroup or workgroup: --local-scope); "
-                             "default: {} (run), global with --trace-steps and for debug",
-                             ab::schedule_name(engine_defaults.schedule)))
+  app.add_option(
+         "--schedule", device.schedule,
+         fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
+                     "GPU) or local (PC loops per lane, subgroup or workgroup: --local-scope); "
+                     "default: {} (run), global with --trace-steps and for debug",
+                     ab::schedule_name(engine_defaults.schedule)))
       ->check(CLI::IsMember({"global", "local"}));
   app.add_option("--global-mode", device.global_mode,
                  fmt::format("vulkan global: masked (every lane tests its PC) or compacted "
@@ -135,7 +136,8 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
 }
 
 void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
-  app.add_option("MODEL", c.model, "the model .ab file (const D, struct LogDensity, fn log_density)")
+  app.add_option("MODEL", c.model,
+                 "the model .ab file (const D, struct LogDensity, fn log_density)")
       ->required();
   app.add_option("--backend", c.backend, backend_help())
       ->capture_default_str()
@@ -271,7 +273,8 @@ int run_cli(int argc, char** argv) {
   ab::cli::SampleCommand sample;
   sample.backend = std::string(ab::cli::default_backend());
   CLI::App* sample_app = app.add_subcommand(
-      "sample", "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
+      "sample",
+      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
   add_sample_options(*sample_app, sample);
 
   ab::cli::DebugCommand debug;

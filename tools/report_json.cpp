@@ -57,7 +57,8 @@ nlohmann::ordered_json report_json(const RunReport& report) {
                                        {"utilization", stats.utilization},
                                        {"max_stack_depth", stats.max_stack_depth},
                                        {"wall_seconds", stats.wall_seconds}};
-  for (const ExtraStat& extra : report.run.extra_stats) stats_json[extra.key] = extra.value;
+  for (const ExtraStat& extra : report.run.extra_stats)
+    stats_json[extra.key] = extra.value;
 
   nlohmann::ordered_json document = {{"outputs", std::move(outputs)},
                                      {"errors", std::move(errors)}};

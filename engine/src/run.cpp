@@ -178,8 +178,8 @@ Status VulkanRun::Impl::check_sizes() const {
       {"uniform data", layout->uniform_words, SizedBy::Uniforms},
   };
   for (uint32_t a = 0; a < layout->arenas; ++a)
-    needs.push_back({"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes,
-                     SizedBy::LanesAndDepth});
+    needs.push_back(
+        {"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes, SizedBy::LanesAndDepth});
   if (record_words > 0)
     needs.push_back(
         {"output stream", uint64_t{push.stream_cap} * lanes * record_words, SizedBy::Lanes});
@@ -187,10 +187,10 @@ Status VulkanRun::Impl::check_sizes() const {
   uint64_t total = 0;
   for (const Need& n : needs) {
     if (n.words * 4 > max_range)
-      return Error{fmt::format(
-          "the {} needs {}, more than this device's maxStorageBufferRange ({}): {}", n.what,
-          format_bytes(n.words * 4), format_bytes(max_range),
-          shrink_advice(n.sized_by, *lp, n.state_words))};
+      return Error{
+          fmt::format("the {} needs {}, more than this device's maxStorageBufferRange ({}): {}",
+                      n.what, format_bytes(n.words * 4), format_bytes(max_range),
+                      shrink_advice(n.sized_by, *lp, n.state_words))};
     total += n.words * 4;
   }
   // All of it lives in device memory at once; the largest device-local heap bounds the total.
@@ -609,7 +609,8 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     // As many records per lane as the device's largest binding holds, up to the option: a lane
     // that fills its stream parks until the host drains it.
     const uint64_t per_record = uint64_t{batch.lanes} * impl->record_words * 4;
-    const uint64_t room = impl->ctx->properties.limits.maxStorageBufferRange / std::max<uint64_t>(per_record, 1);
+    const uint64_t room =
+        impl->ctx->properties.limits.maxStorageBufferRange / std::max<uint64_t>(per_record, 1);
     p.stream_cap = static_cast<uint32_t>(
         std::max<uint64_t>(1, std::min<uint64_t>(vulkan.stream_records, room)));
     if (!options.on_emit) impl->streamed.emitted.resize(batch.lanes);

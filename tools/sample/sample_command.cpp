@@ -16,8 +16,8 @@
 #include "ir/backends/interp.h"
 #include "ir/diagnostics.h"
 #include "ir/frontend/frontend.h"
-#include "tools/file_io.h"
 #include "tools/commands.h"
+#include "tools/file_io.h"
 #include "tools/npy.h"
 #include "tools/sample/summary.h"
 #include "tools/uniforms.h"
@@ -133,8 +133,7 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
                             model_path, fn.loc.line, fn.loc.col, kContract));
   const uint32_t length = types[fn.vars[fn.params[0]].type].count;
   // D: a probe function returning it.
-  auto probe =
-      compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path);
+  auto probe = compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path);
   if (!probe)
     return fail(fmt::format("{}: no 'const D: int' (the dimension); {}", model_path, kContract));
   Batch one;
@@ -142,8 +141,7 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   one.uniforms.resize(probe->uniforms.size());
   for (size_t u = 0; u < probe->uniforms.size(); ++u)
     one.uniforms[u].assign(probe->types.words(probe->uniforms[u].type), 0u);
-  const RunResult d =
-      run_interp(*probe, probe->find_function("nuts_dimension"), one, RunOptions{});
+  const RunResult d = run_interp(*probe, probe->find_function("nuts_dimension"), one, RunOptions{});
   const auto dimension = static_cast<int32_t>(d.outputs.at(0));
   if (dimension <= 0 || static_cast<uint32_t>(dimension) != length)
     return fail(fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
@@ -185,9 +183,10 @@ int sample_command(const SampleCommand& c) {
     auto array = read_npy(c.init);
     if (!array) return report_error(array.failure());
     if (array->shape != std::vector<uint64_t>{c.chains, D})
-      return report_error(fail(fmt::format("--init '{}' must have shape ({}, {}) for {} chains "
-                                           "of dimension {}",
-                                           c.init, c.chains, D, c.chains, D)));
+      return report_error(
+          fail(fmt::format("--init '{}' must have shape ({}, {}) for {} chains "
+                           "of dimension {}",
+                           c.init, c.chains, D, c.chains, D)));
     for (uint64_t k = 0; k < init.size(); ++k) {
       auto word = encode_number(array->at(k), Scalar::Float);
       if (!word) return report_error(fail(fmt::format("--init '{}': {}", c.init, word.error())));
@@ -217,7 +216,9 @@ int sample_command(const SampleCommand& c) {
   std::filesystem::create_directories(out_dir, ec);
   if (ec || !std::filesystem::is_directory(out_dir, ec))
     return report_error(fail(fmt::format("cannot write into '{}'", out_dir)));
-  const auto path = [&](const char* name) { return (std::filesystem::path(out_dir) / name).string(); };
+  const auto path = [&](const char* name) {
+    return (std::filesystem::path(out_dir) / name).string();
+  };
   DrawsFile draws_file;
   if (auto s = draws_file.open(path("draws.npy"), c.chains, c.draws, D); !s)
     return report_error(s.failure());
@@ -285,13 +286,12 @@ int sample_command(const SampleCommand& c) {
     divergences += w[field_offset(types, chain_type, "divergences")];
     step_sizes.push_back(bits_float(w[field_offset(types, chain_type, "step_size")]));
   }
-  for (auto [name, words, type] :
-       {std::tuple{"accept_stat.npy", &accept, Scalar::Float},
-        std::tuple{"step_size.npy", &step, Scalar::Float},
-        std::tuple{"energy.npy", &energy, Scalar::Float},
-        std::tuple{"tree_depth.npy", &depth, Scalar::Int},
-        std::tuple{"n_grad.npy", &grads, Scalar::Int},
-        std::tuple{"divergent.npy", &divergent, Scalar::Bool}})
+  for (auto [name, words, type] : {std::tuple{"accept_stat.npy", &accept, Scalar::Float},
+                                   std::tuple{"step_size.npy", &step, Scalar::Float},
+                                   std::tuple{"energy.npy", &energy, Scalar::Float},
+                                   std::tuple{"tree_depth.npy", &depth, Scalar::Int},
+                                   std::tuple{"n_grad.npy", &grads, Scalar::Int},
+                                   std::tuple{"divergent.npy", &divergent, Scalar::Bool}})
     if (auto s = write_npy(path(name), type, {c.chains, c.draws}, *words); !s)
       return report_error(s.failure());
 
@@ -310,7 +310,8 @@ int sample_command(const SampleCommand& c) {
   }
   ::munmap(mapped, file_bytes);
 
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double run_seconds = run.result.stats.wall_seconds;
   nlohmann::ordered_json doc;
   doc["model"] = c.model;
@@ -323,9 +324,15 @@ int sample_command(const SampleCommand& c) {
   for (uint32_t j = 0; j < D; ++j) {
     const auto& s = summaries[j];
     auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; };
-    params.push_back({{"name", names[j]}, {"mean", num(s.mean)}, {"sd", num(s.sd)},
-                      {"mcse_mean", num(s.mcse_mean)}, {"q5", num(s.q5)}, {"q50", num(s.q50)},
-                      {"q95", num(s.q95)}, {"rhat", num(s.rhat)}, {"ess_bulk", num(s.ess_bulk)},
+    params.push_back({{"name", names[j]},
+                      {"mean", num(s.mean)},
+                      {"sd", num(s.sd)},
+                      {"mcse_mean", num(s.mcse_mean)},
+                      {"q5", num(s.q5)},
+                      {"q50", num(s.q50)},
+                      {"q95", num(s.q95)},
+                      {"rhat", num(s.rhat)},
+                      {"ess_bulk", num(s.ess_bulk)},
                       {"ess_tail", num(s.ess_tail)}});
   }
   doc["parameters"] = std::move(params);
