@@ -1,0 +1,486 @@
+// tools/sample/nuts.ab by hand (see native_nuts.h): each function below is the nuts.ab function of
+// the same name, each float expression kept in the source's order and association, each
+// uniform()/normal() taken from the chain's Philox lane where nuts.ab takes it. The language's
+// semantics it relies on (ir/ops.cpp, ir/exec.cpp): + - * / sqrt are IEEE float32; exp, log, pow
+// are ab_exp, ab_log, ab_pow; min(a, b) is `b < a ? b : a` and max(a, b) is `b < a ? a : b`;
+// dot starts from +0 and adds x[i] * y[i] in index order; `x += e` is `x = x + (e)`.
+#include "bench/native_nuts.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <thread>
+
+#include "ir/float_math.h"
+#include "ir/random.h"
+
+namespace ab::bench {
+namespace {
+
+using Vec = std::vector<float>;
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+struct ChainRng {
+  uint64_t seed;
+  uint32_t lane;
+  uint64_t draws = 0;
+  float uniform() { return random_uniform(seed, lane, draws++); }
+  float normal() { return random_normal(seed, lane, draws++); }
+};
+
+float min_of(float a, float b) {
+  return b < a ? b : a;
+}
+float max_of(float a, float b) {
+  return b < a ? a : b;
+}
+
+float dot(const float* x, const float* y, size_t n) {
+  float acc = 0.0f;
+  for (size_t i = 0; i < n; ++i)
+    acc = acc + x[i] * y[i];
+  return acc;
+}
+
+// dot(x * scale, y), the product array formed first as the language does.
+float scaled_dot(const Vec& x, const Vec& scale, const Vec& y) {
+  float acc = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i)
+    acc = acc + (x[i] * scale[i]) * y[i];
+  return acc;
+}
+
+struct Point {
+  Vec q, p;
+  float logp = 0;
+  Vec grad;
+};
+
+struct Tree {
+  Point minus, plus, proposal;
+  float log_weight = 0, sum_accept = 0;
+  int32_t leaves = 0, grads = 0;
+  bool stop = false, divergent = false;
+};
+
+struct Transition {
+  Point point;
+  float accept = 0, energy = 0;
+  int32_t depth = 0, grads = 0;
+  bool divergent = false;
+};
+
+struct Adapt {
+  float mu = 0, log_eps = 0, log_eps_bar = 0, h_bar = 0;
+  int32_t t = 0;
+};
+
+class Sampler {
+ public:
+  Sampler(const NutsModel& model, const NutsSettings& settings, uint64_t seed, uint32_t chain)
+      : model_(model), settings_(settings), D_(model.dimension), rng_{seed, chain} {}
+
+  NutsChainResult run(const float* init);
+
+ private:
+  Point point(Vec q, Vec p) {
+    Point s;
+    s.grad.assign(D_, 0.0f);
+    s.logp = model_.value_and_grad(q.data(), s.grad.data());
+    s.q = std::move(q);
+    s.p = std::move(p);
+    return s;
+  }
+
+  float hamiltonian(const Point& s) const {
+    return -s.logp + 0.5f * scaled_dot(s.p, inv_metric_, s.p);
+  }
+
+  Point leapfrog(const Point& s, float eps) const {
+    const float half = 0.5f * eps;
+    Point next;
+    next.p.resize(D_);
+    next.q.resize(D_);
+    next.grad.assign(D_, 0.0f);
+    for (uint32_t i = 0; i < D_; ++i)
+      next.p[i] = s.p[i] + s.grad[i] * half;  // p_half
+    for (uint32_t i = 0; i < D_; ++i)
+      next.q[i] = s.q[i] + next.p[i] * inv_metric_[i] * eps;
+    next.logp = model_.value_and_grad(next.q.data(), next.grad.data());
+    for (uint32_t i = 0; i < D_; ++i)
+      next.p[i] = next.p[i] + next.grad[i] * half;
+    return next;
+  }
+
+  static float log_add(float a, float b) {
+    const float m = max_of(a, b);
+    if (m == kMinusInfinity) return m;
+    return m + ab_log(ab_exp(a - m) + ab_exp(b - m));
+  }
+
+  bool u_turn(const Point& minus, const Point& plus) const {
+    Vec span(D_);
+    for (uint32_t i = 0; i < D_; ++i)
+      span[i] = plus.q[i] - minus.q[i];
+    return scaled_dot(minus.p, inv_metric_, span) < 0.0f ||
+           scaled_dot(plus.p, inv_metric_, span) < 0.0f;
+  }
+
+  Tree leaf(const Point& s, float eps, int32_t steps, float h0) const {
+    Point next = s;
+    for (int32_t i = 0; i < steps; ++i)
+      next = leapfrog(next, eps);
+    const float delta = hamiltonian(next) - h0;
+    const bool divergent = !(delta <= 1000.0f) || !(delta > -1.0e30f);
+    float log_weight = -delta;
+    float accept = min_of(1.0f, ab_exp(-delta));
+    if (divergent) {
+      log_weight = kMinusInfinity;
+      accept = 0.0f;
+    }
+    Tree tree;
+    tree.minus = next;
+    tree.plus = next;
+    tree.proposal = std::move(next);
+    tree.log_weight = log_weight;
+    tree.sum_accept = accept;
+    tree.leaves = 1;
+    tree.grads = steps;
+    tree.stop = divergent;
+    tree.divergent = divergent;
+    return tree;
+  }
+
+  Tree build_tree(const Point& s, float eps, int32_t depth, int32_t steps, float h0) {
+    if (depth == 0) return leaf(s, eps, steps, h0);
+    Tree first = build_tree(s, eps, depth - 1, steps, h0);
+    if (first.stop) return first;
+    const Point& edge = eps < 0.0f ? first.minus : first.plus;
+    Tree second = build_tree(edge, eps, depth - 1, steps, h0);
+    // nuts.ab's `tree` starts as a copy of `first`, whose fields are read below only before
+    // tree's same field is assigned: so `first` itself can become `tree`.
+    Tree tree = std::move(first);
+    if (eps < 0.0f)
+      tree.minus = std::move(second.minus);
+    else
+      tree.plus = std::move(second.plus);
+    tree.log_weight = log_add(tree.log_weight, second.log_weight);
+    if (ab_log(rng_.uniform()) < second.log_weight - tree.log_weight)
+      tree.proposal = std::move(second.proposal);
+    tree.sum_accept = tree.sum_accept + second.sum_accept;
+    tree.leaves = tree.leaves + second.leaves;
+    tree.grads = tree.grads + second.grads;
+    tree.divergent = second.divergent;
+    tree.stop = second.stop || u_turn(tree.minus, tree.plus);
+    return tree;
+  }
+
+  // A fresh momentum for `s`, as both nuts_transition and nuts_find_step_size draw it.
+  void draw_momentum(Point& s) {
+    for (uint32_t i = 0; i < D_; ++i)
+      s.p[i] = rng_.normal() / std::sqrt(inv_metric_[i]);
+  }
+
+  Transition transition(const Point& start_q, float eps) {
+    Point start = start_q;
+    draw_momentum(start);
+    const float h0 = hamiltonian(start);
+    Tree tree;
+    tree.minus = start;
+    tree.plus = start;
+    tree.proposal = std::move(start);
+    tree.log_weight = 0.0f;
+    tree.sum_accept = 0.0f;
+    int32_t depth = 0;
+    while (depth < static_cast<int32_t>(settings_.max_depth)) {
+      float direction = 1.0f;
+      if (rng_.uniform() < 0.5f) direction = -1.0f;
+      const Point& edge = direction < 0.0f ? tree.minus : tree.plus;
+      Tree sub =
+          build_tree(edge, direction * eps, depth, static_cast<int32_t>(settings_.leaf_steps), h0);
+      tree.grads += sub.grads;
+      tree.sum_accept = tree.sum_accept + sub.sum_accept;
+      tree.leaves += sub.leaves;
+      depth += 1;
+      if (sub.stop) {
+        tree.divergent = sub.divergent;
+        break;
+      }
+      if (ab_log(rng_.uniform()) < sub.log_weight - tree.log_weight)
+        tree.proposal = std::move(sub.proposal);
+      tree.log_weight = log_add(tree.log_weight, sub.log_weight);
+      if (direction < 0.0f)
+        tree.minus = std::move(sub.minus);
+      else
+        tree.plus = std::move(sub.plus);
+      if (u_turn(tree.minus, tree.plus)) break;
+    }
+    Transition t;
+    t.accept = 0.0f;
+    if (tree.leaves > 0) t.accept = tree.sum_accept / static_cast<float>(tree.leaves);
+    t.energy = hamiltonian(tree.proposal);
+    t.point = std::move(tree.proposal);
+    t.depth = depth;
+    t.grads = tree.grads;
+    t.divergent = tree.divergent;
+    return t;
+  }
+
+  float find_step_size(const Point& s, float eps0) {
+    float eps = eps0;
+    Point start = s;
+    draw_momentum(start);
+    const float h0 = hamiltonian(start);
+    float direction = 0.0f;
+    for (int k = 0; k < 50; ++k) {
+      const Point next = leapfrog(start, eps);
+      const float delta = hamiltonian(next) - h0;
+      const bool good = -delta > -0.6931472f;
+      if (direction == 0.0f) {
+        direction = -1.0f;
+        if (good) direction = 1.0f;
+      }
+      if (direction > 0.0f && !good) return eps;
+      if (direction < 0.0f && good) return eps;
+      if (direction > 0.0f)
+        eps = eps * 2.0f;
+      else
+        eps = eps * 0.5f;
+      if (eps > 1.0e7f || eps < 1.0e-10f) return eps;
+    }
+    return eps;
+  }
+
+  static Adapt adapt_start(float eps) {
+    Adapt a;
+    a.mu = ab_log(10.0f * eps);
+    a.log_eps = ab_log(eps);
+    a.log_eps_bar = 0.0f;
+    a.h_bar = 0.0f;
+    a.t = 0;
+    return a;
+  }
+
+  static Adapt adapt_update(const Adapt& a, float accept, float target) {
+    Adapt next = a;
+    next.t += 1;
+    const auto t = static_cast<float>(next.t);
+    const float eta = 1.0f / (t + 10.0f);
+    next.h_bar = (1.0f - eta) * a.h_bar + eta * (target - accept);
+    next.log_eps = a.mu - std::sqrt(t) / 0.05f * next.h_bar;
+    const float x = ab_pow(t, -0.75f);
+    next.log_eps_bar = x * next.log_eps + (1.0f - x) * a.log_eps_bar;
+    return next;
+  }
+
+  const NutsModel& model_;
+  const NutsSettings& settings_;
+  const uint32_t D_;
+  ChainRng rng_;
+  Vec inv_metric_;
+};
+
+NutsChainResult Sampler::run(const float* init) {
+  Vec q(D_, 0.0f);
+  if (init) std::copy(init, init + D_, q.begin());
+  if (!init)
+    for (uint32_t i = 0; i < D_; ++i)
+      q[i] = 4.0f * rng_.uniform() - 2.0f;
+  inv_metric_.assign(D_, 1.0f);
+  Point current = point(std::move(q), Vec(D_, 0.0f));
+  int32_t grads = 1;
+  float eps = find_step_size(current, settings_.step_size);
+  Adapt adapt = adapt_start(eps);
+
+  const auto warmup = static_cast<int32_t>(settings_.warmup);
+  const auto draws = static_cast<int32_t>(settings_.draws);
+  const bool buffered = settings_.adapt_metric && warmup >= 150;
+  const int32_t last_end = warmup - 50;
+  int32_t window_start = 75;
+  int32_t window_size = 25;
+  int32_t window_end = window_start + window_size;
+  if (window_end + 2 * window_size > last_end) window_end = last_end;
+  int32_t count = 0;
+  Vec mean(D_, 0.0f), m2(D_, 0.0f), d(D_);
+
+  NutsChainResult result;
+  result.draws.reserve(settings_.draws);
+  int32_t divergences = 0;
+  for (int32_t i = 0; i < warmup + draws; ++i) {
+    const float jittered = eps * (0.9f + 0.2f * rng_.uniform());
+    Transition t = transition(current, jittered);
+    current = std::move(t.point);
+    grads += t.grads;
+    if (i < warmup) {
+      adapt = adapt_update(adapt, t.accept, settings_.target_accept);
+      eps = ab_exp(adapt.log_eps);
+      if (buffered && i >= window_start && i < window_end) {
+        // Welford's running mean and variance.
+        count += 1;
+        const auto n = static_cast<float>(count);
+        for (uint32_t j = 0; j < D_; ++j)
+          d[j] = current.q[j] - mean[j];
+        for (uint32_t j = 0; j < D_; ++j)
+          mean[j] = mean[j] + d[j] / n;
+        for (uint32_t j = 0; j < D_; ++j)
+          m2[j] = m2[j] + d[j] * (current.q[j] - mean[j]);
+      }
+      if (buffered && i + 1 == window_end) {
+        const auto n = static_cast<float>(count);
+        const float shrink = n / (n + 5.0f);
+        const float floor = 0.001f * (5.0f / (n + 5.0f));
+        for (uint32_t j = 0; j < D_; ++j)
+          inv_metric_[j] = (m2[j] / (n - 1.0f)) * shrink + floor;
+        count = 0;
+        mean.assign(D_, 0.0f);
+        m2.assign(D_, 0.0f);
+        eps = find_step_size(current, eps);
+        adapt = adapt_start(eps);
+        window_start = window_end;
+        window_size *= 2;
+        window_end = window_start + window_size;
+        if (window_end + 2 * window_size > last_end) window_end = last_end;
+      }
+      if (i + 1 == warmup) eps = ab_exp(adapt.log_eps_bar);
+    } else {
+      if (t.divergent) divergences += 1;
+      NutsDraw draw;
+      draw.q = current.q;
+      draw.accept = t.accept;
+      draw.step_size = eps;
+      draw.energy = t.energy;
+      draw.depth = t.depth;
+      draw.grads = t.grads;
+      draw.divergent = t.divergent;
+      result.draws.push_back(std::move(draw));
+    }
+  }
+  result.step_size = eps;
+  result.inv_metric = inv_metric_;
+  result.grads = grads;
+  result.divergences = divergences;
+  return result;
+}
+
+}  // namespace
+
+NutsChainResult native_nuts_chain(const NutsModel& model, const NutsSettings& settings,
+                                  uint64_t seed, uint32_t chain, const float* init) {
+  return Sampler(model, settings, seed, chain).run(init);
+}
+
+NutsRunResult native_nuts_chains(const NutsModel& model, const NutsSettings& settings,
+                                 uint64_t seed, uint32_t chains, const float* inits,
+                                 uint32_t threads) {
+  const auto started = std::chrono::steady_clock::now();
+  NutsRunResult out;
+  out.chains.resize(chains);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, chains);
+  std::atomic<uint32_t> next{0};
+  auto worker = [&] {
+    for (uint32_t c = next++; c < chains; c = next++)
+      out.chains[c] = native_nuts_chain(model, settings, seed, c,
+                                        inits ? inits + uint64_t{c} * model.dimension : nullptr);
+  };
+  std::vector<std::thread> pool;
+  for (uint32_t k = 0; k < threads; ++k)
+    pool.emplace_back(worker);
+  for (std::thread& t : pool)
+    t.join();
+  for (const NutsChainResult& c : out.chains)
+    out.grads += static_cast<uint64_t>(c.grads);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+// ---- The models -------------------------------------------------------------------------------
+
+NutsModel nuts_banana_model() {
+  constexpr float B = 0.03f;
+  return {2, [](const float* q, float* grad) {
+            const float u = q[1] + B * (q[0] * q[0] - 100.0f);
+            const float value = -q[0] * q[0] / 200.0f - 0.5f * u * u;
+            grad[0] = -q[0] / 100.0f - 2.0f * B * q[0] * u;
+            grad[1] = -u;
+            return value;
+          }};
+}
+
+NutsModel nuts_gaussian_iid_model() {
+  return {3, [](const float* q, float* grad) {
+            const float value = -0.5f * dot(q, q, 3);
+            for (int i = 0; i < 3; ++i)
+              grad[i] = -q[i];
+            return value;
+          }};
+}
+
+NutsModel nuts_gaussian_scaled_model() {
+  constexpr float SD0 = 1.0f, SD1 = 10.0f;
+  return {2, [](const float* q, float* grad) {
+            grad[0] = -q[0] / (SD0 * SD0);
+            grad[1] = -q[1] / (SD1 * SD1);
+            return 0.5f * dot(q, grad, 2);
+          }};
+}
+
+NutsModel nuts_gaussian_correlated_model() {
+  constexpr float RHO = 0.95f;
+  constexpr float SCALE = 1.0f / (1.0f - RHO * RHO);
+  return {2, [](const float* q, float* grad) {
+            grad[0] = -SCALE * (q[0] - RHO * q[1]);
+            grad[1] = -SCALE * (q[1] - RHO * q[0]);
+            return 0.5f * dot(q, grad, 2);
+          }};
+}
+
+NutsModel nuts_correlated_gaussian_model(std::vector<float> precision, uint32_t dimension) {
+  auto P = std::make_shared<const Vec>(std::move(precision));
+  return {dimension, [P, dimension](const float* q, float* grad) {
+            for (uint32_t i = 0; i < dimension; ++i)
+              grad[i] = -dot(P->data() + uint64_t{i} * dimension, q, dimension);
+            return 0.5f * dot(q, grad, dimension);
+          }};
+}
+
+NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float> y,
+                                         uint32_t dimension, uint32_t block) {
+  constexpr float PRIOR_VAR = 25.0f;
+  auto Xs = std::make_shared<const Vec>(std::move(X));
+  auto ys = std::make_shared<const Vec>(std::move(y));
+  return {dimension, [Xs, ys, dimension, block](const float* q, float* grad) {
+            const uint32_t D = dimension;
+            const auto N = static_cast<uint32_t>(ys->size());
+            float value = -0.5f * dot(q, q, D) / PRIOR_VAR;
+            for (uint32_t j = 0; j < D; ++j)
+              grad[j] = q[j] * (-1.0f / PRIOR_VAR);
+            thread_local Vec block_grad;
+            block_grad.resize(D);
+            for (uint32_t b = 0; b < N / block; ++b) {
+              float block_value = 0.0f;
+              std::fill(block_grad.begin(), block_grad.end(), 0.0f);
+              for (uint32_t i = b * block; i < b * block + block; ++i) {
+                const float* x = Xs->data() + uint64_t{i} * D;
+                const float z = dot(x, q, D);
+                const float e = ab_exp(-std::fabs(z));
+                const float softplus = max_of(z, 0.0f) + ab_log(1.0f + e);
+                const float s = (1.0f + (e - 1.0f) * (z < 0.0f ? 1.0f : 0.0f)) / (1.0f + e);
+                block_value = block_value + ((*ys)[i] * z - softplus);
+                const float residual = (*ys)[i] - s;
+                for (uint32_t j = 0; j < D; ++j)
+                  block_grad[j] = block_grad[j] + x[j] * residual;
+              }
+              value = value + block_value;
+              for (uint32_t j = 0; j < D; ++j)
+                grad[j] = grad[j] + block_grad[j];
+            }
+            return value;
+          }};
+}
+
+}  // namespace ab::bench
