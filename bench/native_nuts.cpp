@@ -448,6 +448,40 @@ NutsModel nuts_correlated_gaussian_model(std::vector<float> precision, uint32_t 
           }};
 }
 
+namespace {
+
+// out[r] = dot(row r of `rows`, q) for `count` rows of length D, each summed in index order as the
+// language's dot does; four rows at a time so that four independent sums are in flight (the
+// order within each sum, hence every bit, is unchanged).
+void row_dots(const float* rows, const float* q, uint32_t D, uint32_t count, float* out) {
+  uint32_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    const float* x0 = rows + uint64_t{r} * D;
+    const float *x1 = x0 + D, *x2 = x1 + D, *x3 = x2 + D;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    for (uint32_t j = 0; j < D; ++j) {
+      a0 = a0 + x0[j] * q[j];
+      a1 = a1 + x1[j] * q[j];
+      a2 = a2 + x2[j] * q[j];
+      a3 = a3 + x3[j] * q[j];
+    }
+    out[r] = a0;
+    out[r + 1] = a1;
+    out[r + 2] = a2;
+    out[r + 3] = a3;
+  }
+  for (; r < count; ++r)
+    out[r] = dot(rows + uint64_t{r} * D, q, D);
+}
+
+// sum[j] = sum[j] + x[j] * scale for every j (independent sums: vectorisable as written).
+void add_scaled(float* __restrict sum, const float* __restrict x, float scale, uint32_t D) {
+  for (uint32_t j = 0; j < D; ++j)
+    sum[j] = sum[j] + x[j] * scale;
+}
+
+}  // namespace
+
 NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float> y,
                                          uint32_t dimension, uint32_t block) {
   constexpr float PRIOR_VAR = 25.0f;
@@ -459,21 +493,23 @@ NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float
             float value = -0.5f * dot(q, q, D) / PRIOR_VAR;
             for (uint32_t j = 0; j < D; ++j)
               grad[j] = q[j] * (-1.0f / PRIOR_VAR);
-            thread_local Vec block_grad;
+            thread_local Vec block_grad, z;
             block_grad.resize(D);
+            z.resize(block);
             for (uint32_t b = 0; b < N / block; ++b) {
               float block_value = 0.0f;
               std::fill(block_grad.begin(), block_grad.end(), 0.0f);
-              for (uint32_t i = b * block; i < b * block + block; ++i) {
-                const float* x = Xs->data() + uint64_t{i} * D;
-                const float z = dot(x, q, D);
-                const float e = ab_exp(-std::fabs(z));
-                const float softplus = max_of(z, 0.0f) + ab_log(1.0f + e);
-                const float s = (1.0f + (e - 1.0f) * (z < 0.0f ? 1.0f : 0.0f)) / (1.0f + e);
-                block_value = block_value + ((*ys)[i] * z - softplus);
-                const float residual = (*ys)[i] - s;
-                for (uint32_t j = 0; j < D; ++j)
-                  block_grad[j] = block_grad[j] + x[j] * residual;
+              const float* block_rows = Xs->data() + uint64_t{b} * block * D;
+              row_dots(block_rows, q, D, block, z.data());
+              for (uint32_t r = 0; r < block; ++r) {
+                const float* x = block_rows + uint64_t{r} * D;
+                const float yi = (*ys)[b * block + r];
+                const float e = ab_exp(-std::fabs(z[r]));
+                const float softplus = max_of(z[r], 0.0f) + ab_log(1.0f + e);
+                const float s = (1.0f + (e - 1.0f) * (z[r] < 0.0f ? 1.0f : 0.0f)) / (1.0f + e);
+                block_value = block_value + (yi * z[r] - softplus);
+                const float residual = yi - s;
+                add_scaled(block_grad.data(), x, residual, D);
               }
               value = value + block_value;
               for (uint32_t j = 0; j < D; ++j)
