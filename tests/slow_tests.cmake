@@ -11,4 +11,5 @@ set(AB_SLOW_TEST_CASES
   "tail_calls_test: tail calls: a million iterations at depth 3, mutual recursion to 100000"
   "engine_trace_test: engine: stepping the global schedule N steps reaches the VM's state after N steps"
   "engine_compile_test: engine: split random programs equal interp on every schedule"
+  "native_nuts_test: native nuts: the 10000-point logistic regression equals vm bit for bit"
 )
