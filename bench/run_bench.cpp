@@ -31,7 +31,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
       ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--systems", options.systems,
                  "systems: vm, native, glsl, global-masked, global-compacted, local-subgroup, "
-                 "local-workgroup, vulkan (the engine's four), all (default: all)")
+                 "local-workgroup, local-lane (the engine's default), vulkan (the engine's five), "
+                 "all (default: all)")
       ->delimiter(',');
   app.add_option("--repeats", options.repeats,
                  "timed runs per row after one warm-up (default: 3 quick, 5 full)")

@@ -1,5 +1,5 @@
 // The systems a benchmark row can run on: the CPU VM, the two hand-written baselines (native C++,
-// the CPU's ceiling; per-lane GLSL kernels, the device's ceiling) and the Vulkan engine's four
+// the CPU's ceiling; per-lane GLSL kernels, the device's ceiling) and the Vulkan engine's five
 // schedule variants. Names are what --systems takes and the report prints.
 #pragma once
 
@@ -25,9 +25,9 @@ struct System {
   LocalScope local_scope = LocalScope::Subgroup;
 };
 
-// vm, native, glsl, global-masked, global-compacted, local-subgroup, local-workgroup.
+// vm, native, glsl, global-masked, global-compacted, local-subgroup, local-workgroup, local-lane.
 const std::vector<System>& all_systems();
-// Expands names ("vulkan" = the engine's four variants, not glsl; "all" = every system) in the
+// Expands names ("vulkan" = the engine's five variants, not glsl; "all" = every system) in the
 // canonical order, without duplicates. Returns false and names the culprit in `unknown` on a bad
 // name.
 bool select_systems(const std::vector<std::string>& names, std::vector<System>& selected,

@@ -3,7 +3,7 @@
 // kernels, selected by a macro at compile time (one source per Residency, below):
 //   AB_GLOBAL_MASKED     one global step; every lane tests whether its PC is the chosen block
 //   AB_GLOBAL_COMPACTED  one global step over the active-lane list (indirect dispatch)
-//   AB_GLOBAL_FUSED      many global steps, pick included, for a batch of one workgroup
+//   AB_GLOBAL_FUSED      many global steps, pick included, for a batch that fits one subgroup
 //   AB_LOCAL_SUBGROUP    a bounded PC loop per subgroup (min PC via subgroupMin)
 //   AB_LOCAL_WORKGROUP   a bounded PC loop per workgroup (min PC via shared memory)
 //   AB_LOCAL_LANE        a bounded PC loop per lane, in sweep order (ir/analysis/sweep_order.h)

@@ -11,7 +11,8 @@
 namespace ab {
 
 // Picks the next block to run from the number of lanes waiting at each block (at least one is
-// non-zero). The built-in heuristics are `pick_block(Heuristic, …)`; any function will do.
+// non-zero). The built-in heuristics are `pick_min_pc` and `pick_most_lanes`, and
+// `block_picker(Heuristic)` returns the one a Heuristic names; any function will do.
 using BlockPicker = int32_t (*)(const std::vector<uint32_t>& waiting);
 int32_t pick_min_pc(const std::vector<uint32_t>& waiting);
 int32_t pick_most_lanes(const std::vector<uint32_t>& waiting);

@@ -25,7 +25,7 @@ namespace ab {
 
 enum class Schedule : uint8_t {
   Global,  // Algorithm 2 for the whole batch; the scheduler runs on the GPU
-  Local,   // each subgroup (or workgroup) runs its own PC loop in a persistent dispatch
+  Local,   // each subgroup, workgroup or lane (LocalScope) runs its own PC loop in a dispatch
 };
 enum class GlobalMode : uint8_t {
   Masked,     // every step dispatches all lanes; each tests its PC
@@ -43,8 +43,8 @@ const char* local_scope_name(LocalScope s);  // "subgroup", "workgroup", "lane"
 
 struct VulkanOptions {
   ContextOptions context;  // used when run_vulkan creates the context
-  // local/lane: the fastest on every benchmark program at 1024 and 16384 lanes
-  // (docs/performance.md); global is the one with a batch-wide step trace.
+  // The default is local/lane (why: docs/performance.md). Only the global schedule records the
+  // batch-wide step trace (RunOptions::record_trace), and it equals the VM's.
   Schedule schedule = Schedule::Local;
   GlobalMode global_mode = GlobalMode::Compacted;
   LocalScope local_scope = LocalScope::Lane;
