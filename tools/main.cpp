@@ -1,7 +1,10 @@
 // autobatch: compile, inspect and run .ab programs for many lanes at once.
 //   autobatch check FILE
 //   autobatch ir FILE [--lowered] [--entry NAME]
+//   autobatch devices
+//   autobatch bench [options]                               (docs/performance.md)
 //   autobatch run FILE [options] [--trace out.abtrace]
+//   autobatch sample MODEL.ab [options]                     (batched NUTS, docs/nuts.md)
 //   autobatch debug FILE.ab [run options] | TRACE.abtrace   (the visual debugger)
 // Exit codes: 0 success (lane faults included), 1 bad program or input, 2 bad usage.
 #include <cstdint>
