@@ -100,6 +100,9 @@ std::optional<OpCode> op_by_name(std::string_view name) {
   return std::nullopt;
 }
 
+// From here to the end the op semantics are written as tables, one case to a line; clang-format
+// would spread each case over two or three.
+// clang-format off
 const char* fault_name(Fault f) {
   switch (f) {
     case Fault::None: return "none";
@@ -250,4 +253,5 @@ bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t
   return false;
 }
 
+// clang-format on
 }  // namespace ab

@@ -16,6 +16,8 @@
 
 namespace ab {
 
+// The opcodes in groups, several to a line: clang-format would put each on a line of its own.
+// clang-format off
 enum class OpCode : uint8_t {
   // structural
   Const,       // dst = imm words
@@ -48,6 +50,7 @@ enum class OpCode : uint8_t {
   Update,  // restore the variable's value from the top of its stack, leaving the stack as is
   Count_
 };
+// clang-format on
 
 enum class OpClass : uint8_t {
   Structural, Unary, Binary, Ternary, Reduction, Random, Check, Output, Control, Stack

@@ -22,8 +22,8 @@
 #define AB_CTRL_LANE_ITERATIONS 14  // local/lane: loop iterations summed over the lanes in them
 #define AB_CTRL_LANE_SLOTS 15       // local/lane: group iterations times the group's lanes
 #define AB_CTRL_UNFIT 16          // global/fused: the batch did not fit the kernel's subgroup
-#define AB_CTRL_BUDGET_USED 17    // global/fused: steps taken in this submission (a split
-                                  // program's parts share P.budget)
+// global/fused: steps taken in this submission (a split program's parts share P.budget)
+#define AB_CTRL_BUDGET_USED 17
 #define AB_CTRL_HEADER_WORDS 20
 // After the header: counts[exit_pc] (lanes waiting per block), block_exec[exit_pc], then the
 // trace, two words (block, active) per step.

@@ -489,7 +489,8 @@ class BlockEmitter {
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
   bool uses_random_ = false;
-  bool emits_ = false;  // the block holds an Emit (at most one: the front end starts a block at each)
+  // The block holds an Emit (at most one: the front end starts a block at each).
+  bool emits_ = false;
 };
 
 const char* kRaiseInMemory = R"GLSL(
