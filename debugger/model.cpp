@@ -453,7 +453,8 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
   nlohmann::json lanes = nlohmann::json::array();
   const size_t words = snap.lanes ? snap.registers.size() / snap.lanes : 0;
   std::vector<TypeId> types;
-  for (const LoweredVar& v : p.vars) types.push_back(v.type);
+  for (const LoweredVar& v : p.vars)
+    types.push_back(v.type);
   std::vector<uint32_t> offset;
   layout_words(p.types(), types, offset);
   std::vector<bool> temp_word(words, false);

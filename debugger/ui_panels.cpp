@@ -475,8 +475,7 @@ void Panels::draw_inspector() {
   for (size_t i = 0; i < d.frames.size() && i < 64; ++i) {
     ImGui::BulletText("%s  line %d  (%s)", d.frames[i].function.c_str(), d.frames[i].line,
                       d.frames[i].block.c_str());
-    if (d.frames[i].after_tail_calls)
-      ImGui::TextDisabled("    ... frames replaced by tail calls");
+    if (d.frames[i].after_tail_calls) ImGui::TextDisabled("    ... frames replaced by tail calls");
   }
   if (d.frames.size() > 64) ImGui::TextDisabled("... %zu more frames", d.frames.size() - 64);
   ImGui::Separator();

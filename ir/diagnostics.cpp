@@ -30,7 +30,8 @@ std::string Diagnostics::format(const Diagnostic& d) const {
 
 std::string Diagnostics::format() const {
   std::string out;
-  for (const Diagnostic& d : errors_) out += format(d);
+  for (const Diagnostic& d : errors_)
+    out += format(d);
   return out;
 }
 

@@ -15,7 +15,8 @@ struct Diagnostic {
 
 class Diagnostics {
  public:
-  Diagnostics(std::string file, std::string source) : file_(std::move(file)), source_(std::move(source)) {}
+  Diagnostics(std::string file, std::string source)
+      : file_(std::move(file)), source_(std::move(source)) {}
   void error(SourceLoc loc, std::string message);
   bool has_errors() const { return !errors_.empty(); }
   const std::vector<Diagnostic>& errors() const { return errors_; }

@@ -7,7 +7,9 @@
 namespace ab {
 namespace {
 
-uint32_t* at(const FrameView& f, VarId v) { return f.words + f.offset[v]; }
+uint32_t* at(const FrameView& f, VarId v) {
+  return f.words + f.offset[v];
+}
 
 // Resolves an access path to a word offset; false if a dynamic index is out of range.
 bool resolve_path(const Op& op, size_t first_index_arg, const Types& types, const FrameView& f,
@@ -53,7 +55,8 @@ Fault elementwise(const Op& op, const Types& types, const FrameView& f) {
   Fault fault = Fault::None;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t x[3];
-    for (size_t k = 0; k < arity; ++k) x[k] = src[k][broadcast[k] ? 0 : i];
+    for (size_t k = 0; k < arity; ++k)
+      x[k] = src[k][broadcast[k] ? 0 : i];
     if (!eval_scalar(op.code, in, out, x, result[i], fault)) return fault;
   }
   std::memcpy(dst, result, n * sizeof(uint32_t));

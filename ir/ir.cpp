@@ -16,16 +16,20 @@ int Program::find_uniform(const std::string& name) const {
 
 const char* storage_name(Storage s) {
   switch (s) {
-    case Storage::Temp: return "temp";
-    case Storage::Register: return "register";
-    case Storage::Stacked: return "stacked";
+    case Storage::Temp:
+      return "temp";
+    case Storage::Register:
+      return "register";
+    case Storage::Stacked:
+      return "stacked";
   }
   return "?";
 }
 
 int LoweredProgram::count(Storage s) const {
   int n = 0;
-  for (const LoweredVar& v : vars) n += v.storage == s;
+  for (const LoweredVar& v : vars)
+    n += v.storage == s;
   return n;
 }
 

@@ -8,9 +8,9 @@
 //
 // Figure 4 form (`LoweredProgram`, built by passes/lower.h): all functions' blocks merged into one
 // CFG over one merged set of variables; Calls are replaced by Push/Pop/Update ops and the
-// PushJump terminator; Return pops the program-counter stack. A tail call (ir/analysis/tail_calls.h)
-// becomes TailJump: it reuses the caller's frame, so nothing is pushed. Ops keep their source
-// locations.
+// PushJump terminator; Return pops the program-counter stack. A tail call
+// (ir/analysis/tail_calls.h) becomes TailJump: it reuses the caller's frame, so nothing is pushed.
+// Ops keep their source locations.
 #pragma once
 
 #include <cstdint>
@@ -41,11 +41,11 @@ struct PathStep {
 
 struct Op {
   OpCode code = OpCode::Copy;
-  VarId dst = -1;                // -1 when the op defines nothing (Assert, Push, Pop, Update)
-  std::vector<VarId> args;       // operands; layout per opcode in ops.h
-  std::vector<uint32_t> imm;     // Const: the value's words
-  std::vector<PathStep> path;    // Get, Set, UniformGet
-  int32_t index = -1;            // Call: callee function; UniformGet: uniform index
+  VarId dst = -1;              // -1 when the op defines nothing (Assert, Push, Pop, Update)
+  std::vector<VarId> args;     // operands; layout per opcode in ops.h
+  std::vector<uint32_t> imm;   // Const: the value's words
+  std::vector<PathStep> path;  // Get, Set, UniformGet
+  int32_t index = -1;          // Call: callee function; UniformGet: uniform index
   SourceLoc loc;
 };
 
@@ -54,7 +54,7 @@ struct Terminator {
   // entry that counts as a call but pushes nothing: the callee returns to the caller's caller.
   enum class Kind : uint8_t { Jump, Branch, Return, PushJump, TailJump };
   Kind kind = Kind::Return;
-  VarId cond = -1;    // Branch: bool variable
+  VarId cond = -1;           // Branch: bool variable
   int32_t target = -1;       // Jump; Branch if true; PushJump, TailJump: callee entry
   int32_t target_else = -1;  // Branch if false; PushJump: block to return to
   SourceLoc loc;

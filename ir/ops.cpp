@@ -71,8 +71,12 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"update", C::Stack, 1, false, nullptr},
 }};
 
-int32_t as_int(uint32_t w) { return static_cast<int32_t>(w); }
-uint32_t from_bool(bool b) { return b ? 1u : 0u; }
+int32_t as_int(uint32_t w) {
+  return static_cast<int32_t>(w);
+}
+uint32_t from_bool(bool b) {
+  return b ? 1u : 0u;
+}
 
 int32_t float_to_int(float f) {
   if (std::isnan(f)) return 0;
@@ -87,12 +91,18 @@ uint32_t float_to_uint(float f) {
   return f < 0.0f ? 0u : static_cast<uint32_t>(f);
 }
 
-bool is_numeric(Scalar s) { return s != Scalar::Bool; }
-bool is_integer(Scalar s) { return s == Scalar::Int || s == Scalar::UInt; }
+bool is_numeric(Scalar s) {
+  return s != Scalar::Bool;
+}
+bool is_integer(Scalar s) {
+  return s == Scalar::Int || s == Scalar::UInt;
+}
 
 }  // namespace
 
-const OpInfo& op_info(OpCode code) { return kOps.at(static_cast<size_t>(code)); }
+const OpInfo& op_info(OpCode code) {
+  return kOps.at(static_cast<size_t>(code));
+}
 
 std::optional<OpCode> op_by_name(std::string_view name) {
   for (size_t i = 0; i < kOps.size(); ++i)

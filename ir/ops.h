@@ -53,16 +53,25 @@ enum class OpCode : uint8_t {
 // clang-format on
 
 enum class OpClass : uint8_t {
-  Structural, Unary, Binary, Ternary, Reduction, Random, Check, Output, Control, Stack
+  Structural,
+  Unary,
+  Binary,
+  Ternary,
+  Reduction,
+  Random,
+  Check,
+  Output,
+  Control,
+  Stack
 };
 
 struct OpInfo {
-  const char* name;   // textual IR spelling, e.g. "add"
+  const char* name;  // textual IR spelling, e.g. "add"
   OpClass cls;
-  int arity;          // operand count; -1 = variable
-  bool has_dst;       // defines a variable
-  const char* glsl;   // GLSL spelling over typed scalars {0} {1} {2}; helpers are prelude
-                      // functions overloaded per scalar type; null for non-elementwise ops
+  int arity;         // operand count; -1 = variable
+  bool has_dst;      // defines a variable
+  const char* glsl;  // GLSL spelling over typed scalars {0} {1} {2}; helpers are prelude
+                     // functions overloaded per scalar type; null for non-elementwise ops
 };
 
 const OpInfo& op_info(OpCode code);
@@ -70,7 +79,12 @@ std::optional<OpCode> op_by_name(std::string_view name);
 
 // Per-lane faults (shared by every backend).
 enum class Fault : uint8_t {
-  None, StackOverflow, DivisionByZero, IndexOutOfRange, AssertFailed, StepBudget
+  None,
+  StackOverflow,
+  DivisionByZero,
+  IndexOutOfRange,
+  AssertFailed,
+  StepBudget
 };
 const char* fault_name(Fault f);  // "stack_overflow", ...
 

@@ -8,9 +8,8 @@ namespace ab {
 namespace {
 
 std::array<uint32_t, 4> draw_words(uint64_t seed, uint32_t lane, uint64_t draw) {
-  return philox4x32_10(
-      {static_cast<uint32_t>(draw), static_cast<uint32_t>(draw >> 32), lane, 0u},
-      {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+  return philox4x32_10({static_cast<uint32_t>(draw), static_cast<uint32_t>(draw >> 32), lane, 0u},
+                       {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
 }
 
 constexpr float kTwoToMinus24 = 1.0f / 16777216.0f;

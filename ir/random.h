@@ -11,8 +11,7 @@
 
 namespace ab {
 
-std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
-                                      std::array<uint32_t, 2> key);
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
 
 // A float in [0, 1): the top 24 bits of the first output word, scaled by 2^-24.
 float random_uniform(uint64_t seed, uint32_t lane, uint64_t draw);

@@ -28,10 +28,10 @@ const char* heuristic_name(Heuristic h);
 
 struct RunOptions {
   uint64_t seed = 0;
-  uint32_t stack_depth = 1024;      // max active call frames per lane, the entry function's included
+  uint32_t stack_depth = 1024;  // max active call frames per lane, the entry function's included
   uint64_t max_steps = 10'000'000;  // max blocks a lane may run (lane-local steps)
   Heuristic heuristic = Heuristic::MinPc;
-  bool record_trace = false;        // VM: keep the per-step trace
+  bool record_trace = false;  // VM: keep the per-step trace
   // Receives each record a lane emits (`emit(x)`: words(emit type) words), in the lane's order;
   // records of different lanes interleave in any order. Called on the thread that runs the
   // backend. When empty, records are collected in RunResult::emitted instead.
@@ -53,20 +53,20 @@ struct TraceStep {
 
 struct RunStats {
   uint32_t lanes = 0;
-  uint64_t steps = 0;               // scheduler steps (VM); for interp, the most lane steps
-  uint64_t lane_steps = 0;          // blocks run, summed over lanes
-  uint64_t calls = 0;               // function calls made, summed over lanes
-  double utilization = 0;           // mean over steps of active / live lanes (VM)
+  uint64_t steps = 0;                      // scheduler steps (VM); for interp, the most lane steps
+  uint64_t lane_steps = 0;                 // blocks run, summed over lanes
+  uint64_t calls = 0;                      // function calls made, summed over lanes
+  double utilization = 0;                  // mean over steps of active / live lanes (VM)
   std::vector<uint64_t> block_executions;  // per lowered block (VM)
-  uint32_t max_stack_depth = 0;     // deepest call depth reached by any lane
+  uint32_t max_stack_depth = 0;            // deepest call depth reached by any lane
   double wall_seconds = 0;
 };
 
 struct RunResult {
   // lanes * words(result type), lane-major; a faulted lane's words are zero.
   std::vector<uint32_t> outputs;
-  std::vector<uint8_t> faulted;  // per lane
-  std::vector<LaneError> errors; // sorted by lane
+  std::vector<uint8_t> faulted;   // per lane
+  std::vector<LaneError> errors;  // sorted by lane
   RunStats stats;
   std::vector<TraceStep> trace;  // VM with record_trace
   // Per lane, the words of every record it emitted, in order (without RunOptions::on_emit).

@@ -12,10 +12,14 @@ int StructDef::find_field(const std::string& field_name) const {
 
 const char* scalar_name(Scalar s) {
   switch (s) {
-    case Scalar::Bool: return "bool";
-    case Scalar::Int: return "int";
-    case Scalar::UInt: return "uint";
-    case Scalar::Float: return "float";
+    case Scalar::Bool:
+      return "bool";
+    case Scalar::Int:
+      return "int";
+    case Scalar::UInt:
+      return "uint";
+    case Scalar::Float:
+      return "float";
   }
   return "?";
 }
@@ -70,7 +74,8 @@ TypeId Types::find_struct(const std::string& name) const {
 }
 
 TypeId Types::leaf(TypeId id) const {
-  while ((*this)[id].kind == Type::Kind::Array) id = (*this)[id].elem;
+  while ((*this)[id].kind == Type::Kind::Array)
+    id = (*this)[id].elem;
   return id;
 }
 
@@ -82,9 +87,12 @@ bool Types::is_array_of(TypeId id, Scalar s) const {
 std::string Types::to_string(TypeId id) const {
   const Type& t = (*this)[id];
   switch (t.kind) {
-    case Type::Kind::Void: return "void";
-    case Type::Kind::Scalar: return scalar_name(t.scalar);
-    case Type::Kind::Struct: return structs_[t.struct_index].name;
+    case Type::Kind::Void:
+      return "void";
+    case Type::Kind::Scalar:
+      return scalar_name(t.scalar);
+    case Type::Kind::Struct:
+      return structs_[t.struct_index].name;
     case Type::Kind::Array: {
       // T[A][B] is A arrays of T[B]: print the leaf, then the dimensions outermost first.
       std::string dims;

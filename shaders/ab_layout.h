@@ -5,9 +5,9 @@
 #define AB_LAYOUT_H
 
 // ---- control buffer (binding AB_BIND_CTRL), in 32-bit words ----
-#define AB_CTRL_BLOCK 0         // block chosen for the current step; AB_NO_BLOCK when none
-#define AB_CTRL_DONE 1          // 1 once no lane is live
-#define AB_CTRL_STEPS_LO 2      // scheduler steps taken (64-bit)
+#define AB_CTRL_BLOCK 0     // block chosen for the current step; AB_NO_BLOCK when none
+#define AB_CTRL_DONE 1      // 1 once no lane is live
+#define AB_CTRL_STEPS_LO 2  // scheduler steps taken (64-bit)
 #define AB_CTRL_STEPS_HI 3
 #define AB_CTRL_TRACE_LEN 4     // trace entries written since the host last reset it
 #define AB_CTRL_ACTIVE 5        // lanes waiting at the chosen block (they all run it)
@@ -16,12 +16,12 @@
 #define AB_CTRL_INDIRECT_X 8    // indirect dispatch arguments for the compacted step
 #define AB_CTRL_INDIRECT_Y 9
 #define AB_CTRL_INDIRECT_Z 10
-#define AB_CTRL_UTIL_LO 11      // sum over steps of 2^24 * active / live (64-bit)
+#define AB_CTRL_UTIL_LO 11  // sum over steps of 2^24 * active / live (64-bit)
 #define AB_CTRL_UTIL_HI 12
-#define AB_CTRL_GROUP_STEPS 13  // local schedule: group steps taken in this dispatch (summed)
+#define AB_CTRL_GROUP_STEPS 13      // local schedule: group steps taken in this dispatch (summed)
 #define AB_CTRL_LANE_ITERATIONS 14  // local/lane: loop iterations summed over the lanes in them
 #define AB_CTRL_LANE_SLOTS 15       // local/lane: group iterations times the group's lanes
-#define AB_CTRL_UNFIT 16          // global/fused: the batch did not fit the kernel's subgroup
+#define AB_CTRL_UNFIT 16            // global/fused: the batch did not fit the kernel's subgroup
 // global/fused: steps taken in this submission (a split program's parts share P.budget)
 #define AB_CTRL_BUDGET_USED 17
 #define AB_CTRL_HEADER_WORDS 20
@@ -33,18 +33,18 @@
 
 // ---- per-lane state (binding AB_BIND_STATE): slot s of lane l is word s * lanes + l ----
 #define AB_SLOT_PC 0
-#define AB_SLOT_PC_SP 1      // entries on the PC stack (the exit PC at the bottom counts)
-#define AB_SLOT_STEPS 2      // blocks this lane has run
-#define AB_SLOT_DRAWS 3      // random draws this lane has made
-#define AB_SLOT_FAULT 4      // Fault code (0 = none)
+#define AB_SLOT_PC_SP 1  // entries on the PC stack (the exit PC at the bottom counts)
+#define AB_SLOT_STEPS 2  // blocks this lane has run
+#define AB_SLOT_DRAWS 3  // random draws this lane has made
+#define AB_SLOT_FAULT 4  // Fault code (0 = none)
 #define AB_SLOT_FAULT_BLOCK 5
-#define AB_SLOT_FAULT_OP 6   // op index in the block; AB_NO_BLOCK for the terminator or entry
+#define AB_SLOT_FAULT_OP 6  // op index in the block; AB_NO_BLOCK for the terminator or entry
 #define AB_SLOT_FAULT_STEP 7
 #define AB_SLOT_CALLS 8
 #define AB_SLOT_MAX_DEPTH 9
-#define AB_SLOT_EMITTED 10   // records in this lane's stream since the host last drained it
-#define AB_SLOT_PARKED 11    // 1 + the block a lane with a full stream waits at; 0 = not parked
-#define AB_FIXED_SLOTS 12    // then a stack pointer per Stacked variable, then variables' words
+#define AB_SLOT_EMITTED 10  // records in this lane's stream since the host last drained it
+#define AB_SLOT_PARKED 11   // 1 + the block a lane with a full stream waits at; 0 = not parked
+#define AB_FIXED_SLOTS 12   // then a stack pointer per Stacked variable, then variables' words
 
 // ---- descriptor bindings (set 0) ----
 #define AB_BIND_CTRL 0

@@ -70,8 +70,8 @@ class Workspace {
   // use only plain words.
   // `env` is prepended to the command line (e.g. "VK_ICD_FILENAMES=/nonexistent").
   CliResult run(const std::string& args, const std::string& env = "") const {
-    const std::string command = fmt::format("cd '{}' && {} '{}' {} > cli.out 2> cli.err",
-                                            dir_.string(), env, AB_CLI, args);
+    const std::string command =
+        fmt::format("cd '{}' && {} '{}' {} > cli.out 2> cli.err", dir_.string(), env, AB_CLI, args);
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -173,10 +173,11 @@ TEST_CASE("cli: --help lists every option with its default") {
   const CliResult help = ws.run("run --help");
   CHECK(help.exit_code == 0);
   for (const char* text :
-       {"--backend", "=vulkan", "--schedule", "--global-mode", "--local-scope", "--device",
-        "--validation", "--entry", "=main", "--batch", "--input", "--uniform", "--seed",
-        "--stack-depth", "=1024", "--max-steps", "=10000000", "--heuristic", "=min-pc", "--format",
-        "=table", "--out", "--trace-steps"}) {
+       {"--backend",   "=vulkan",      "--schedule",   "--global-mode", "--local-scope",
+        "--device",    "--validation", "--entry",      "=main",         "--batch",
+        "--input",     "--uniform",    "--seed",       "--stack-depth", "=1024",
+        "--max-steps", "=10000000",    "--heuristic",  "=min-pc",       "--format",
+        "=table",      "--out",        "--trace-steps"}) {
     CAPTURE(text);
     CHECK(help.out.find(text) != std::string::npos);
   }
@@ -238,10 +239,9 @@ TEST_CASE("cli: fib over ten lanes gives the hand-computed values as JSON") {
     CHECK(doc["stats"]["max_stack_depth"] == 9);
   }
   // Every schedule of the Vulkan engine gives the same values.
-  for (const char* schedule : {"--schedule global --global-mode masked",
-                               "--schedule global --global-mode compacted",
-                               "--schedule local --local-scope subgroup",
-                               "--schedule local --local-scope workgroup"}) {
+  for (const char* schedule :
+       {"--schedule global --global-mode masked", "--schedule global --global-mode compacted",
+        "--schedule local --local-scope subgroup", "--schedule local --local-scope workgroup"}) {
     CAPTURE(schedule);
     const CliResult result = ws.run(fmt::format(
         "run fib.ab --backend vulkan {} -i n=range:0:10 --format json --validation", schedule));
@@ -250,10 +250,14 @@ TEST_CASE("cli: fib over ten lanes gives the hand-computed values as JSON") {
           json::array({1, 1, 2, 3, 5, 8, 13, 21, 34, 55}));
   }
   // The global schedule's step trace is the VM's, step for step.
-  const json vm_trace = ws.run("run fib.ab --backend vm -i n=range:0:10 --format json "
-                               "--trace-steps").document()["trace"];
-  const json gpu_trace = ws.run("run fib.ab --backend vulkan --schedule global -i n=range:0:10 "
-                                "--format json --trace-steps").document()["trace"];
+  const json vm_trace = ws.run(
+                              "run fib.ab --backend vm -i n=range:0:10 --format json "
+                              "--trace-steps")
+                            .document()["trace"];
+  const json gpu_trace = ws.run(
+                               "run fib.ab --backend vulkan --schedule global -i n=range:0:10 "
+                               "--format json --trace-steps")
+                             .document()["trace"];
   CHECK(vm_trace.size() > 10);
   CHECK(gpu_trace == vm_trace);
   // Asking for the trace without naming a schedule selects the global one.
@@ -634,7 +638,8 @@ TEST_CASE("cli: compiling a large program shows progress and counts as compile s
 TEST_CASE("cli: --trace-steps adds the VM's step trace") {
   Workspace ws;
   ws.write("fib.ab", kFib);
-  const CliResult result = ws.run("run fib.ab --backend vm -i n=range:0:6 --trace-steps --format json");
+  const CliResult result =
+      ws.run("run fib.ab --backend vm -i n=range:0:6 --trace-steps --format json");
   REQUIRE(result.exit_code == 0);
   const json doc = result.document();
   REQUIRE(doc["trace"].is_array());

@@ -40,8 +40,8 @@ RunResult check_every_backend(const std::string& source, const Batch& batch) {
     for (size_t i = 0; i < got.outputs.size(); ++i)
       if (!same_float(expected.outputs[i], got.outputs[i]) && shown++ < 8)
         FAIL_CHECK("word ", i, ": interp ", bits_float(expected.outputs[i]), " (",
-                   expected.outputs[i], "), got ", bits_float(got.outputs[i]), " (",
-                   got.outputs[i], ")");
+                   expected.outputs[i], "), got ", bits_float(got.outputs[i]), " (", got.outputs[i],
+                   ")");
   };
   compare("vm", run_vm(loaded->lowered, batch, {}));
   for (const Config& c : configs()) {
@@ -93,11 +93,11 @@ fn main(x: float) -> float {
 
 TEST_CASE("floats: transcendentals give the same bits on every backend for hard inputs") {
   const float denorm_min = std::numeric_limits<float>::denorm_min();
-  const std::vector<float> hard = {0.0f,  -0.0f, kInf,   -kInf,   kNaN,   denorm_min, 1e-40f,
-                                   -1e-40f, 1e-45f, 1e-30f, 0.5f,  1.0f,   -1.0f,     2.0f,
-                                   -2.5f, 3.0f,  10.0f,  -10.0f, 88.7f,  -103.0f,   -150.0f,
-                                   3e9f,  -3e9f, 1e10f,  1e30f,  3.4e38f, 1.5707964f, 3.1415927f,
-                                   6.2831855f, 0.55f, 9.1f, 20.0f, -0.75f, 64.0f,  65.0f};
+  const std::vector<float> hard = {
+      0.0f,       -0.0f,      kInf,    -kInf, kNaN,  denorm_min, 1e-40f, -1e-40f, 1e-45f,
+      1e-30f,     0.5f,       1.0f,    -1.0f, 2.0f,  -2.5f,      3.0f,   10.0f,   -10.0f,
+      88.7f,      -103.0f,    -150.0f, 3e9f,  -3e9f, 1e10f,      1e30f,  3.4e38f, 1.5707964f,
+      3.1415927f, 6.2831855f, 0.55f,   9.1f,  20.0f, -0.75f,     64.0f,  65.0f};
   std::vector<float> x, y;
   for (size_t i = 0; i < hard.size(); ++i)
     for (size_t j = 0; j < hard.size(); j += 3) {

@@ -31,13 +31,15 @@ ab::Storage storage_of(const ab::LoweredProgram& lowered, const std::string& nam
 int count_ops(const ab::LoweredProgram& lowered, ab::OpCode code) {
   int n = 0;
   for (const ab::LoweredBlock& b : lowered.blocks)
-    for (const ab::Op& op : b.ops) n += op.code == code;
+    for (const ab::Op& op : b.ops)
+      n += op.code == code;
   return n;
 }
 
 int count_terms(const ab::LoweredProgram& lowered, ab::Terminator::Kind kind) {
   int n = 0;
-  for (const ab::LoweredBlock& b : lowered.blocks) n += b.term.kind == kind;
+  for (const ab::LoweredBlock& b : lowered.blocks)
+    n += b.term.kind == kind;
   return n;
 }
 
@@ -67,7 +69,8 @@ TEST_CASE("fib: n is stacked, the first call's result is stacked, fib's result i
   // main's call to fib cannot re-enter main: nothing of main's is saved.
   for (const ab::LoweredBlock& b : lowered.blocks)
     for (const ab::Op& op : b.ops)
-      if (op.code == ab::OpCode::Push) CHECK(lowered.vars[op.args[0]].function != lowered.entry_function);
+      if (op.code == ab::OpCode::Push)
+        CHECK(lowered.vars[op.args[0]].function != lowered.entry_function);
 }
 
 TEST_CASE("a non-recursive program lowers to no variable stacks, only the PC") {
@@ -135,7 +138,8 @@ fn main(n: int) -> int { return f(n); }
   ab::Batch batch;
   batch.lanes = 12;
   batch.inputs.resize(1);
-  for (uint32_t lane = 0; lane < batch.lanes; ++lane) batch.inputs[0].push_back(lane);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    batch.inputs[0].push_back(lane);
   const ab::RunResult expected = ab::run_interp(program, main_fn, batch, {});
   CHECK(ab::run_vm(plain, batch, {}).outputs == expected.outputs);
   CHECK(ab::run_vm(optimized, batch, {}).outputs == expected.outputs);
@@ -151,7 +155,8 @@ TEST_CASE("lowered blocks are the split program's blocks, so lane steps agree wi
   const ab::Program split = ab::split_at_calls(program);
   const ab::LoweredProgram lowered = ab::lower(program, main_fn);
   size_t split_blocks = 0;
-  for (const auto& fn : split.functions) split_blocks += fn.blocks.size();
+  for (const auto& fn : split.functions)
+    split_blocks += fn.blocks.size();
   CHECK(lowered.blocks.size() == split_blocks);
   for (size_t b = 0; b < split.functions.size(); ++b)
     for (size_t k = 0; k < split.functions[b].blocks.size(); ++k)
@@ -161,14 +166,16 @@ TEST_CASE("lowered blocks are the split program's blocks, so lane steps agree wi
   ab::Batch batch;
   batch.lanes = 10;
   batch.inputs.resize(1);
-  for (uint32_t lane = 0; lane < batch.lanes; ++lane) batch.inputs[0].push_back(lane);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    batch.inputs[0].push_back(lane);
   const ab::RunResult interp = ab::run_interp(program, main_fn, batch, {});
   const ab::RunResult vm = ab::run_vm(lowered, batch, {});
   CHECK(interp.outputs == vm.outputs);
   CHECK(interp.stats.lane_steps == vm.stats.lane_steps);
   CHECK(interp.stats.calls == vm.stats.calls);
   CHECK(interp.stats.max_stack_depth == vm.stats.max_stack_depth);
-  // fib(9) = 55 with fib(0) = fib(1) = 1, and fib(9) makes 2 * 55 - 1 = 109 fib calls (+1 from main).
+  // fib(9) = 55 with fib(0) = fib(1) = 1, and fib(9) makes 2 * 55 - 1 = 109 fib calls (+1 from
+  // main).
   CHECK(vm.outputs[9] == 55);
 }
 
@@ -178,7 +185,8 @@ TEST_CASE("the VM trace accounts for every lane step; one block per step") {
   ab::Batch batch;
   batch.lanes = 33;
   batch.inputs.resize(1);
-  for (uint32_t lane = 0; lane < batch.lanes; ++lane) batch.inputs[0].push_back(lane % 11);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    batch.inputs[0].push_back(lane % 11);
   for (ab::Heuristic h : {ab::Heuristic::MinPc, ab::Heuristic::MostLanes}) {
     ab::RunOptions options;
     options.heuristic = h;

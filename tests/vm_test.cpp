@@ -29,7 +29,8 @@ struct Fixture {
     lowered = ab::lower(program, program.find_function("main"));
     batch.lanes = 16;
     batch.inputs.resize(1);
-    for (uint32_t lane = 0; lane < batch.lanes; ++lane) batch.inputs[0].push_back((lane * 7) % 12);
+    for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+      batch.inputs[0].push_back((lane * 7) % 12);
   }
 };
 
@@ -46,7 +47,8 @@ TEST_CASE("stepping in pieces reaches the same state as stepping at once") {
   Fixture f;
   ab::VmRun one_by_one(f.lowered, f.batch, {});
   ab::VmRun at_once(f.lowered, f.batch, {});
-  for (int i = 0; i < 37; ++i) CHECK(one_by_one.step(1) == 1);
+  for (int i = 0; i < 37; ++i)
+    CHECK(one_by_one.step(1) == 1);
   CHECK(at_once.step(37) == 37);
   CHECK(one_by_one.snapshot() == at_once.snapshot());
   CHECK(one_by_one.snapshot().step == 37);
@@ -65,9 +67,11 @@ TEST_CASE("a finished run stops stepping and reports every lane") {
   CHECK(run.step(5) == 0);
   CHECK(run.steps() == taken);
   const ab::RunResult r = run.result();
-  const ab::RunResult expected = ab::run_interp(f.program, f.program.find_function("main"), f.batch, {});
+  const ab::RunResult expected =
+      ab::run_interp(f.program, f.program.find_function("main"), f.batch, {});
   CHECK(r.outputs == expected.outputs);
-  for (int32_t pc : run.snapshot().pc) CHECK(pc == f.lowered.exit_pc());
+  for (int32_t pc : run.snapshot().pc)
+    CHECK(pc == f.lowered.exit_pc());
 }
 
 TEST_CASE("next_block is the block the next step runs") {
@@ -96,7 +100,8 @@ TEST_CASE("any block picker gives the same results; utilization depends on it") 
   // The picker really was used: the schedules differ.
   auto blocks = [](const ab::RunResult& r) {
     std::vector<int32_t> out;
-    for (const ab::TraceStep& s : r.trace) out.push_back(s.block);
+    for (const ab::TraceStep& s : r.trace)
+      out.push_back(s.block);
     return out;
   };
   CHECK(blocks(a) != blocks(b));
@@ -108,7 +113,8 @@ TEST_CASE("block executions sum to the steps; utilization is active over live la
   options.record_trace = true;
   const ab::RunResult r = ab::run_vm(f.lowered, f.batch, options);
   uint64_t executions = 0;
-  for (uint64_t e : r.stats.block_executions) executions += e;
+  for (uint64_t e : r.stats.block_executions)
+    executions += e;
   CHECK(executions == r.stats.steps);
   // With one lane every step runs every live lane.
   ab::Batch single = f.batch;

@@ -213,11 +213,13 @@ int list_devices_command(bool validation) {
                d.driver.empty() ? "" : ", ", d.driver);
     // The language's float semantics need these; say where a device cannot promise them.
     if (!d.float_specials_preserved)
-      fmt::print("   warning: no SignedZeroInfNanPreserve for 32-bit floats: NaN, inf and -0 may "
-                 "be lost (x * 0.0, x / 0.0) and results may differ from the CPU backends\n");
+      fmt::print(
+          "   warning: no SignedZeroInfNanPreserve for 32-bit floats: NaN, inf and -0 may "
+          "be lost (x * 0.0, x / 0.0) and results may differ from the CPU backends\n");
     if (!d.denorms_preserved)
-      fmt::print("   note: no DenormPreserve for 32-bit floats: the driver may flush denormals "
-                 "to zero\n");
+      fmt::print(
+          "   note: no DenormPreserve for 32-bit floats: the driver may flush denormals "
+          "to zero\n");
   }
   return 0;
 }

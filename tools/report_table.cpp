@@ -117,8 +117,8 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
   stat("utilization", fmt::format("{:.1f}%", stats.utilization * 100.0));
   stat("max stack depth", fmt::format("{}", stats.max_stack_depth));
   if (report.program.emit_type != Types::kVoid)
-    stat("emitted", fmt::format("{} records (--format json or --out DIR shows them)",
-                                result.records_emitted));
+    stat("emitted",
+         fmt::format("{} records (--format json or --out DIR shows them)", result.records_emitted));
   stat("wall time", fmt::format("{:.3f} ms", stats.wall_seconds * 1000.0));
   for (const ExtraStat& extra : report.run.extra_stats) {
     std::string label = extra.key;

@@ -1001,7 +1001,8 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
         "arena{0};\n",
         a);
   if (program.source && program.source->emit_type != Types::kVoid)
-    out += "layout(set = 0, binding = AB_BIND_STREAM, std430) buffer Stream { uint w[]; } stream;\n";
+    out +=
+        "layout(set = 0, binding = AB_BIND_STREAM, std430) buffer Stream { uint w[]; } stream;\n";
   out += glsl_prelude();
   const bool registers = residency == Residency::Registers;
   const bool slots_in_registers = registers || part.slots_in_registers;

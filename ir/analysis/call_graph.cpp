@@ -25,7 +25,8 @@ CallGraph compute_call_graph(const Program& program, int entry) {
       work.pop_back();
       if (g.reaches[f][h]) continue;
       g.reaches[f][h] = true;
-      for (int k : g.callees[h]) work.push_back(k);
+      for (int k : g.callees[h])
+        work.push_back(k);
     }
   }
   // Components of mutual reachability, numbered by their smallest member.

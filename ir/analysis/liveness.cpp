@@ -7,7 +7,8 @@ using Bits = std::vector<bool>;
 
 void apply_op_backward(const Op& op, Bits& live) {
   if (op.dst >= 0) live[op.dst] = false;
-  for (VarId a : op.args) live[a] = true;
+  for (VarId a : op.args)
+    live[a] = true;
 }
 
 void apply_term_backward(const Terminator& t, VarId result, Bits& live) {
@@ -19,11 +20,15 @@ void apply_term_backward(const Terminator& t, VarId result, Bits& live) {
 
 std::vector<int> successors(const Terminator& t) {
   switch (t.kind) {
-    case Terminator::Kind::Jump: return {t.target};
-    case Terminator::Kind::Branch: return {t.target, t.target_else};
-    case Terminator::Kind::PushJump: return {t.target_else};  // the caller continues there
+    case Terminator::Kind::Jump:
+      return {t.target};
+    case Terminator::Kind::Branch:
+      return {t.target, t.target_else};
+    case Terminator::Kind::PushJump:
+      return {t.target_else};  // the caller continues there
     case Terminator::Kind::Return:
-    case Terminator::Kind::TailJump: return {};  // leaves the function (lowered form only)
+    case Terminator::Kind::TailJump:
+      return {};  // leaves the function (lowered form only)
   }
   return {};
 }
@@ -40,10 +45,12 @@ Liveness compute_liveness(const Function& fn) {
       const Block& block = fn.blocks[b];
       Bits out(nv, false);
       for (int s : successors(block.term))
-        for (size_t v = 0; v < nv; ++v) out[v] = out[v] || l.live_in[s][v];
+        for (size_t v = 0; v < nv; ++v)
+          out[v] = out[v] || l.live_in[s][v];
       Bits in = out;
       apply_term_backward(block.term, fn.result, in);
-      for (size_t i = block.ops.size(); i-- > 0;) apply_op_backward(block.ops[i], in);
+      for (size_t i = block.ops.size(); i-- > 0;)
+        apply_op_backward(block.ops[i], in);
       if (in != l.live_in[b] || out != l.live_out[b]) {
         l.live_in[b] = std::move(in);
         l.live_out[b] = std::move(out);

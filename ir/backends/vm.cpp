@@ -361,7 +361,7 @@ class VmRun::State {
   std::vector<uint32_t> pc_depth_;
   std::vector<uint64_t> lane_steps_;
   std::vector<LaneRandom> rng_;
-  std::vector<uint32_t> emitted_;  // the record being handed on
+  std::vector<uint32_t> emitted_;               // the record being handed on
   std::vector<std::vector<uint32_t>> waiting_;  // lanes waiting at each block
   std::vector<uint32_t> counts_, active_;
   uint32_t live_ = 0;

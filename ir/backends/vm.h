@@ -32,7 +32,7 @@ struct VmCheckpoint {
     std::vector<uint32_t> words;  // lane 0's depth[0] * words(var) words, then lane 1's, ...
     bool operator==(const VarStack&) const = default;
   };
-  std::vector<VarStack> stacks;  // one per Stacked variable, in variable order
+  std::vector<VarStack> stacks;                    // one per Stacked variable, in variable order
   std::vector<uint64_t> lane_steps, random_draws;  // [lane]
   std::vector<uint8_t> faulted;                    // [lane]
   std::vector<LaneError> errors;                   // in the order they happened
@@ -62,11 +62,11 @@ class VmRun {
   RunResult result() const;
 
   // Cheap views of the current state for the debugger; valid until the next step or restore.
-  const std::vector<int32_t>& lane_pcs() const;       // [lane]; exit_pc() once finished
-  const std::vector<uint32_t>& lane_depths() const;   // [lane] call depth
-  const std::vector<uint8_t>& lane_faulted() const;   // [lane]
-  const std::vector<uint32_t>& registers() const;     // [lane][words], layout_words order
-  const std::vector<uint32_t>& last_active() const;   // lanes that ran the last step (any order)
+  const std::vector<int32_t>& lane_pcs() const;      // [lane]; exit_pc() once finished
+  const std::vector<uint32_t>& lane_depths() const;  // [lane] call depth
+  const std::vector<uint8_t>& lane_faulted() const;  // [lane]
+  const std::vector<uint32_t>& registers() const;    // [lane][words], layout_words order
+  const std::vector<uint32_t>& last_active() const;  // lanes that ran the last step (any order)
   // The state of lanes [first, first + count) only (step, stack_depth etc. as snapshot()).
   BatchSnapshot snapshot(uint32_t first, uint32_t count) const;
   // Saves / restores the whole run. `restore` takes a checkpoint of a run of the same program,

@@ -8,9 +8,9 @@ namespace ab::frontend {
 namespace {
 
 constexpr const char* kBuiltins[] = {
-    "abs",   "min",  "max", "clamp", "sqrt", "exp",     "log",    "sin", "cos",  "tanh",  "pow",
-    "floor", "ceil", "dot", "sum",   "len",  "uniform", "normal", "int", "uint", "float", "bool",
-    "emit",
+    "abs",     "min",    "max", "clamp", "sqrt",  "exp",  "log",  "sin",
+    "cos",     "tanh",   "pow", "floor", "ceil",  "dot",  "sum",  "len",
+    "uniform", "normal", "int", "uint",  "float", "bool", "emit",
 };
 
 std::optional<TypeId> scalar_type(const std::string& name) {

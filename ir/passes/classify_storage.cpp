@@ -15,7 +15,8 @@ StoragePlan classify_storage(const Program& split, const CallGraph& calls) {
     const Liveness live = compute_liveness(fn);
     std::vector<Storage>& storage = plan.storage[f];
     storage.assign(fn.vars.size(), Storage::Temp);
-    for (VarId p : fn.params) storage[p] = Storage::Register;
+    for (VarId p : fn.params)
+      storage[p] = Storage::Register;
     if (fn.result >= 0) storage[fn.result] = Storage::Register;
 
     // A call's destination is written when the callee returns, at the start of the continuation:

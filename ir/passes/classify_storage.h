@@ -15,8 +15,8 @@
 namespace ab {
 
 struct StoragePlan {
-  std::vector<std::vector<Storage>> storage;            // [function][var]
-  std::vector<std::vector<std::vector<VarId>>> saved;   // [function][block]: saved around its call
+  std::vector<std::vector<Storage>> storage;           // [function][var]
+  std::vector<std::vector<std::vector<VarId>>> saved;  // [function][block]: saved around its call
 };
 
 StoragePlan classify_storage(const Program& split, const CallGraph& calls);

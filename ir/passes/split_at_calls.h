@@ -2,7 +2,8 @@
 // Requires: a verified program. Ensures: every Call is the last op of its block, whose terminator
 // is a Jump to a fresh continuation block (one predecessor, loc = the call's loc) holding the ops
 // that followed the call; except a tail call (ir/analysis/tail_calls.h), already last in a block
-// that Returns, which has nothing to continue with and stays as it is. Preserves: semantics, function/var/uniform indices, existing block ids.
+// that Returns, which has nothing to continue with and stays as it is. Preserves: semantics,
+// function/var/uniform indices, existing block ids.
 // Why: in the program-counter form a call ends a block (PushJump) and its return lands on a block.
 #pragma once
 

@@ -5,9 +5,9 @@
 // Loops have small fixed trip counts. Bodies mix int/uint/float/bool arithmetic (floats with
 // IEEE special values and transcendentals of any argument), arrays and a
 // struct (with computed indices), if/else chains, while and for loops with break and continue,
-// calls in expressions and on the right of && and ||, tail calls, random draws and asserts. With `faults`,
-// some indices may fall out of range, some divisors may be zero and some asserts may fail, so
-// per-lane faults are exercised too.
+// calls in expressions and on the right of && and ||, tail calls, random draws and asserts. With
+// `faults`, some indices may fall out of range, some divisors may be zero and some asserts may
+// fail, so per-lane faults are exercised too.
 //
 // The entry is `fn main(x: int, y: int) -> Out` where `struct Out { v: int, f: float, u: uint,
 // b: bool }`; main's own depth is x & 3, so lanes with different x recurse to different depths.
