@@ -10,7 +10,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslc libshaderc-dev glslang-tools spirv-tools
   libimgui-dev libglfw3-dev xvfb xauth gnuplot-nox
-  clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
 )
 missing=()
 for p in "${packages[@]}"; do
