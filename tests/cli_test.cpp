@@ -585,7 +585,7 @@ TEST_CASE("cli: an unknown subcommand is named, with the list of subcommands") {
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err ==
         "error: unknown subcommand 'frobnicate'; the subcommands are check, ir, devices, bench, "
-        "run, debug\nrun 'autobatch --help'\n");
+        "run, sample, debug\nrun 'autobatch --help'\n");
   const CliResult none = ws.run("");
   CHECK(none.exit_code == 2);
   CHECK(none.err.rfind("error: a subcommand is required: one of check, ir,", 0) == 0);

@@ -151,7 +151,7 @@ TEST_CASE("sample: bad models and options get one clear message") {
   };
   const std::string no_density = write("no_density.ab", "const D: int = 2;\n");
   Sampled s = sample(no_density);
-  CHECK(s.exit_code == 1);
+  CHECK(s.exit_code == 2);
   CHECK(s.err.find("no function 'log_density'") != std::string::npos);
 
   const std::string no_d = write("no_d.ab",
@@ -159,7 +159,7 @@ TEST_CASE("sample: bad models and options get one clear message") {
                                  "fn log_density(q: float[2]) -> LogDensity {\n"
                                  "  return LogDensity { value: 0.0, grad: q };\n}\n");
   s = sample(no_d);
-  CHECK(s.exit_code == 1);
+  CHECK(s.exit_code == 2);
   CHECK(s.err.find("no 'const D: int'") != std::string::npos);
 
   const std::string wrong_result = write("wrong.ab",
@@ -167,13 +167,13 @@ TEST_CASE("sample: bad models and options get one clear message") {
                                          "fn log_density(q: float[D]) -> float {\n"
                                          "  return 0.0;\n}\n");
   s = sample(wrong_result);
-  CHECK(s.exit_code == 1);
+  CHECK(s.exit_code == 2);
   CHECK(s.err.find("wrong.ab:2:1: 'log_density' does not fit the model contract") !=
         std::string::npos);
 
   const std::string syntax = write("syntax.ab", "const D: int = 2\n");
   s = sample(syntax);
-  CHECK(s.exit_code == 1);
+  CHECK(s.exit_code == 2);
   CHECK(s.err.find("syntax.ab:") != std::string::npos);
 
   s = sample(model("gaussian_iid.ab") + " --chains 0");
@@ -183,7 +183,7 @@ TEST_CASE("sample: bad models and options get one clear message") {
   // logreg_small's X is float[200][3]: a [3] file is refused with its shape.
   s = sample(model("logreg_small.ab") + " -u X=@" + model("logreg_small_y.npy") + " -u y=@" +
              model("logreg_small_y.npy"));
-  CHECK(s.exit_code == 1);
+  CHECK(s.exit_code == 2);
   CHECK(s.err.find("X") != std::string::npos);
   CHECK(s.err.find("shape") != std::string::npos);
   fs::remove_all(dir);
@@ -203,7 +203,7 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
                      " --chains 4 --draws 200 --warmup 100 --backend vm --init " +
                      model("../../data/models/zeros_4x1.npy"));
   // No such init file: a clear message.
-  CHECK(s.exit_code == 1);
+  CHECK(s.exit_code == 2);
   CHECK(s.err.find("zeros_4x1.npy") != std::string::npos);
   s = sample((dir / "nan.ab").string() + " --chains 4 --draws 200 --warmup 100 --backend vm");
   REQUIRE_MESSAGE(s.exit_code == 0, s.err);

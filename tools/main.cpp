@@ -9,7 +9,9 @@
 // Exit codes: 0 success (lane faults included), 1 bad program or input, 2 bad usage.
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <string_view>
@@ -24,6 +26,7 @@
 #include "tools/commands.h"
 #include "tools/excerpt.h"
 #include "tools/option_checks.h"
+#include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
 
 namespace {
@@ -305,7 +308,7 @@ int run_cli(int argc, char** argv) {
     return ab::cli::ir_command(ir);
   }
   if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
-  if (bench_app->parsed()) return ab::bench::run_bench(bench_options);
+  if (bench_app->parsed()) return bench_command(bench_options);
   if (sample_app->parsed()) return ab::cli::sample_command(sample);
   if (debug_app->parsed()) {
     debug.run.batch = debug_batch;
@@ -318,6 +321,28 @@ int run_cli(int argc, char** argv) {
   }
   run.batch = batch;
   return ab::cli::run_command(run);
+}
+
+// `autobatch bench`: the NUTS rows (tools/sample/nuts_bench.h) for nuts_* programs, the sample
+// programs' suite (bench/bench.h) for the others. With both, the NUTS rows' JSON goes to
+// NAME.nuts.json beside --json NAME.
+int bench_command(ab::bench::BenchOptions options) {
+  ab::cli::NutsBenchOptions nuts;
+  std::vector<std::string> others;
+  for (const std::string& p : options.programs)
+    (ab::cli::is_nuts_bench_program(p) ? nuts.models : others).push_back(p);
+  if (nuts.models.empty()) return ab::bench::run_bench(options);
+  nuts.chains = options.batches;
+  nuts.systems = options.systems;
+  nuts.quick = options.quick;
+  nuts.device = options.device;
+  nuts.json_path = options.json_path.empty() || others.empty()
+                       ? options.json_path
+                       : std::filesystem::path(options.json_path).replace_extension(".nuts.json");
+  const int status = ab::cli::run_nuts_bench(nuts);
+  if (others.empty() || status == 2) return status;
+  options.programs = others;
+  return std::max(status, ab::bench::run_bench(options));
 }
 
 }  // namespace

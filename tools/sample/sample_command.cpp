@@ -93,7 +93,72 @@ std::string format_seconds(double s) {
   return s < 1 ? fmt::format("{:.0f} ms", s * 1000) : fmt::format("{:.2f} s", s);
 }
 
+// The program with the sampler's functions (main, then every nuts_ function in source order)
+// ahead of the model's. Blocks are numbered in function order and the schedulers run the earliest
+// block with lanes waiting (Radul et al. 2020, Algorithm 1), so with the log density last a chain
+// between gradients always runs on until it reaches the next one: the gradient then runs for
+// every live chain at once, whichever trajectory each is in (Figure 7). With the model first, a
+// chain that finished its trajectory would wait at main's blocks until every chain had finished
+// theirs: synchronised on trajectory boundaries, no better than local static batching.
+Program sampler_first(Program program) {
+  std::vector<int> order;
+  const auto is_sampler = [](const Function& f) {
+    return f.name == "main" || f.name.rfind("nuts_", 0) == 0;
+  };
+  order.push_back(program.find_function("main"));
+  for (size_t f = 0; f < program.functions.size(); ++f)
+    if (is_sampler(program.functions[f]) && program.functions[f].name != "main")
+      order.push_back(static_cast<int>(f));
+  for (size_t f = 0; f < program.functions.size(); ++f)
+    if (!is_sampler(program.functions[f])) order.push_back(static_cast<int>(f));
+  std::vector<int32_t> new_index(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    new_index[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+  std::vector<Function> functions;
+  for (int f : order)
+    functions.push_back(std::move(program.functions[static_cast<size_t>(f)]));
+  for (Function& fn : functions)
+    for (Block& block : fn.blocks)
+      for (Op& op : block.ops)
+        if (op.code == OpCode::Call) op.index = new_index[static_cast<size_t>(op.index)];
+  program.functions = std::move(functions);
+  return program;
+}
+
+// A refusal before anything runs (a model off the contract, data of the wrong shape, a bad
+// option): one message and exit code 2, as for any bad usage of `sample`.
+int refuse(const Error& error) {
+  report_error(error);
+  return 2;
+}
+
 }  // namespace
+
+double local_static_utilization(const std::vector<uint32_t>& grads, uint32_t chains,
+                                uint32_t draws) {
+  uint64_t done = 0, slots = 0;
+  for (uint32_t t = 0; t < draws; ++t) {
+    uint32_t longest = 0;
+    for (uint32_t chain = 0; chain < chains; ++chain) {
+      const uint32_t g = grads[uint64_t{chain} * draws + t];
+      done += g;
+      longest = std::max(longest, g);
+    }
+    slots += uint64_t{longest} * chains;
+  }
+  return slots ? static_cast<double>(done) / static_cast<double>(slots) : 0.0;
+}
+
+GradientUtilization gradient_utilization(const BackendRun& run, uint32_t chains) {
+  const RunStats& stats = run.result.stats;
+  for (size_t b = 0; b < run.block_names.size(); ++b)
+    if (run.block_names[b] == "log_density.b0" && b < stats.block_utilization.size() &&
+        b < stats.block_lanes.size() && stats.block_executions[b] > 0)
+      return {true, stats.block_utilization[b],
+              static_cast<double>(stats.block_lanes[b]) /
+                  (static_cast<double>(chains) * static_cast<double>(stats.block_executions[b]))};
+  return {};
+}
 
 Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   auto text = read_file(model_path);
@@ -150,46 +215,34 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   auto combined = compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab");
   if (!combined) return combined.failure();
   SampleProgram out;
-  out.program = std::move(*combined);
+  out.program = sampler_first(std::move(*combined));
   out.entry = out.program.find_function("main");
   out.dimension = length;
   return out;
 }
 
-int sample_command(const SampleCommand& c) {
-  const auto started = std::chrono::steady_clock::now();
-  if (c.chains == 0) {
-    fmt::print(stderr, "error: --chains must be at least 1\n");
-    return 2;
-  }
-  const Backend* backend = find_backend(c.backend);
-  if (!backend) return report_error(fail(fmt::format("unknown backend '{}'", c.backend)));
-  auto loaded = load_sample_program(c.model);
-  if (!loaded) return report_error(loaded.failure());
-  const Program& program = loaded->program;
+Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& c) {
+  const Program& program = loaded.program;
   const Types& types = program.types;
-  const uint32_t D = loaded->dimension;
-  const Function& main_fn = program.functions[loaded->entry];
-
+  const uint32_t D = loaded.dimension;
+  const Function& main_fn = program.functions[loaded.entry];
   Batch batch;
   batch.lanes = c.chains;
   auto uniforms = bind_uniforms(program, c.uniforms);
-  if (!uniforms) return report_error(uniforms.failure());
+  if (!uniforms) return uniforms.failure();
   batch.uniforms = std::move(*uniforms);
   // main(init: float[D], random_init: bool, settings: nuts_Settings)
   std::vector<uint32_t> init(uint64_t{c.chains} * D, 0u);
   const bool random_init = c.init.empty();
   if (!random_init) {
     auto array = read_npy(c.init);
-    if (!array) return report_error(array.failure());
+    if (!array) return array.failure();
     if (array->shape != std::vector<uint64_t>{c.chains, D})
-      return report_error(
-          fail(fmt::format("--init '{}' must have shape ({}, {}) for {} chains "
-                           "of dimension {}",
-                           c.init, c.chains, D, c.chains, D)));
+      return fail(fmt::format("--init '{}' must have shape ({}, {}) for {} chains of dimension {}",
+                              c.init, c.chains, D, c.chains, D));
     for (uint64_t k = 0; k < init.size(); ++k) {
       auto word = encode_number(array->at(k), Scalar::Float);
-      if (!word) return report_error(fail(fmt::format("--init '{}': {}", c.init, word.error())));
+      if (!word) return fail(fmt::format("--init '{}': {}", c.init, word.error()));
       init[k] = *word;
     }
   }
@@ -210,6 +263,27 @@ int sample_command(const SampleCommand& c) {
   batch.inputs.emplace_back();
   for (uint32_t chain = 0; chain < c.chains; ++chain)
     batch.inputs.back().insert(batch.inputs.back().end(), settings.begin(), settings.end());
+  return batch;
+}
+
+int sample_command(const SampleCommand& c) {
+  const auto started = std::chrono::steady_clock::now();
+  if (c.chains == 0) {
+    fmt::print(stderr, "error: --chains must be at least 1\n");
+    return 2;
+  }
+  const Backend* backend = find_backend(c.backend);
+  if (!backend) return refuse(fail(fmt::format("unknown backend '{}'", c.backend)));
+  auto loaded = load_sample_program(c.model);
+  if (!loaded) return refuse(loaded.failure());
+  const Program& program = loaded->program;
+  const Types& types = program.types;
+  const uint32_t D = loaded->dimension;
+  const Function& main_fn = program.functions[loaded->entry];
+
+  auto built = sampler_batch(*loaded, c);
+  if (!built) return refuse(built.failure());
+  const Batch& batch = *built;
 
   const std::string out_dir = c.out_dir.empty() ? "." : c.out_dir;
   std::error_code ec;
@@ -339,6 +413,13 @@ int sample_command(const SampleCommand& c) {
   doc["gradient_evaluations"] = total_grads;
   doc["gradients_per_second"] = run_seconds > 0 ? total_grads / run_seconds : 0.0;
   doc["utilization"] = run.result.stats.utilization;
+  const GradientUtilization grad_utilization = gradient_utilization(run, c.chains);
+  const double static_utilization = local_static_utilization(grads, c.chains, c.draws);
+  doc["gradient_utilization"] =
+      grad_utilization.known ? nlohmann::ordered_json(grad_utilization.all) : nullptr;
+  doc["gradient_utilization_live"] =
+      grad_utilization.known ? nlohmann::ordered_json(grad_utilization.live) : nullptr;
+  doc["local_static_utilization"] = static_utilization;
   doc["divergences"] = divergences;
   doc["faulted_chains"] = run.result.errors.size();
   doc["step_sizes"] = step_sizes;
@@ -359,6 +440,10 @@ int sample_command(const SampleCommand& c) {
   fmt::print("  gradient evaluations  {} ({:.3g} per second)\n", total_grads,
              run_seconds > 0 ? total_grads / run_seconds : 0.0);
   fmt::print("  batch utilization     {:.1f}%\n", run.result.stats.utilization * 100);
+  if (grad_utilization.known)
+    fmt::print("  gradient utilization  {:.1f}% of chains, {:.1f}% of live chains (local static "
+               "batching: {:.1f}%)\n",
+               grad_utilization.all * 100, grad_utilization.live * 100, static_utilization * 100);
   fmt::print("  divergences           {}\n", divergences);
   if (!run.result.errors.empty())
     fmt::print("  faulted chains        {}\n", run.result.errors.size());

@@ -41,6 +41,28 @@ struct SampleProgram {
 };
 Expected<SampleProgram> load_sample_program(const std::string& model_path);
 
+// The batch of `command.chains` chains for main(init, random_init, settings): the uniforms bound,
+// the initial points read from command.init (when given), the settings from the options.
+Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& command);
+
+// Local static batching (chains synchronised at trajectory boundaries) runs every transition as
+// long as its longest chain: its utilization is the gradients done over chains x the sum over
+// transitions of the most gradients any chain needed (Radul et al. 2020, Figure 7). `grads` is
+// [chains, draws].
+double local_static_utilization(const std::vector<uint32_t>& grads, uint32_t chains,
+                                uint32_t draws);
+
+// Program-counter batching's utilization of the gradient evaluation, from the runs of the log
+// density's entry block: `live`, the mean share of the chains still running that took part;
+// `all`, the gradients evaluated over chains x the block's runs (finished chains count as idle,
+// as in local static batching's figure). Only backends with a batch-wide scheduler (vm) report
+// it; `known` is false on the others.
+struct GradientUtilization {
+  bool known = false;
+  double live = 0, all = 0;
+};
+GradientUtilization gradient_utilization(const BackendRun& run, uint32_t chains);
+
 int sample_command(const SampleCommand& command);
 
 }  // namespace ab::cli

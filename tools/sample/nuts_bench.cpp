@@ -1,0 +1,438 @@
+#include "tools/sample/nuts_bench.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/native_nuts.h"
+#include "tools/npy.h"
+#include "tools/sample/sample_command.h"
+
+namespace ab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using bench::NutsModel;
+using bench::NutsSettings;
+
+// Chains whose draws every row checks against the native sampler (the same chain gives the same
+// draws at every batch size, so one reference serves every row).
+constexpr uint32_t kCheckedChains = 4;
+constexpr uint64_t kSeed = 1;
+
+struct BenchModel {
+  std::string name;   // what --programs takes
+  std::string model;  // under samples/models/
+  std::vector<std::pair<std::string, std::string>> uniforms;  // name, file under samples/data/
+  uint32_t draws = 0, quick_draws = 0;                        // transitions per chain
+  std::string about;
+};
+
+const std::vector<BenchModel>& bench_models() {
+  static const std::vector<BenchModel> models = {
+      {"nuts_logreg", "logistic_regression.ab", {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
+       2, 1, "logistic regression, D = 100, N = 10000"},
+      {"nuts_gaussian", "correlated_gaussian.ab", {{"precision", "gaussian_precision.npy"}}, 10,
+       10, "correlated Gaussian, D = 100"},
+  };
+  return models;
+}
+
+// samples/ next to the working directory, else beside the executable's build folder.
+std::string find_samples() {
+  std::vector<fs::path> candidates = {fs::current_path() / "samples"};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path().parent_path() / "samples");
+    candidates.push_back(exe.parent_path() / "samples");
+  }
+  for (const fs::path& p : candidates)
+    if (fs::exists(p / "models" / "logistic_regression.ab", ec)) return p.string();
+  return "";
+}
+
+Expected<std::vector<float>> read_floats(const std::string& path) {
+  auto array = read_npy(path);
+  if (!array) return array.failure();
+  if (array->type != NpyType::Float32) return fail(fmt::format("'{}' is not float32", path));
+  std::vector<float> out(array->elements());
+  std::memcpy(out.data(), array->data.data(), out.size() * sizeof(float));
+  return out;
+}
+
+Expected<NutsModel> native_model(const BenchModel& m, const std::string& data) {
+  if (m.name == "nuts_logreg") {
+    auto X = read_floats(data + "/logreg_X.npy");
+    if (!X) return X.failure();
+    auto y = read_floats(data + "/logreg_y.npy");
+    if (!y) return y.failure();
+    return bench::nuts_logistic_regression_model(std::move(*X), std::move(*y), 100, 100);
+  }
+  auto precision = read_floats(data + "/gaussian_precision.npy");
+  if (!precision) return precision.failure();
+  return bench::nuts_correlated_gaussian_model(std::move(*precision), 100);
+}
+
+struct SystemSpec {
+  std::string name;
+  std::string backend;  // "native", "vm" or "vulkan"
+  DeviceOptions device;
+};
+
+std::vector<SystemSpec> all_systems(int device_index) {
+  auto vulkan = [&](const char* name, const char* schedule, const char* scope) {
+    SystemSpec s{name, "vulkan", {}};
+    s.device.schedule = schedule;
+    s.device.local_scope = scope;
+    if (std::string(schedule) == "global") s.device.global_mode = "compacted";
+    s.device.device = device_index;
+    return s;
+  };
+  return {{"native", "native", {}},
+          {"vm", "vm", {}},
+          vulkan("local-lane", "local", "lane"),
+          vulkan("local-subgroup", "local", "subgroup"),
+          vulkan("global-compacted", "global", "")};
+}
+
+// One row: a system's gradients per second at a number of chains, its check, and (vm) the
+// gradient utilization.
+struct Row {
+  std::string model, system;
+  uint32_t chains = 0, draws = 0;
+  uint64_t grads = 0;
+  double seconds = 0;
+  std::string status = "ok";  // ok | FAILED: ... | skipped: ... | error: ...
+  GradientUtilization pc;
+  double local_static = 0;
+};
+
+// The first chains' draws (q and the per-draw statistics), as words, per chain.
+using ChainWords = std::vector<std::vector<uint32_t>>;
+
+ChainWords native_reference(const NutsModel& model, const NutsSettings& settings,
+                            uint32_t chains) {
+  ChainWords out(chains);
+  for (uint32_t c = 0; c < chains; ++c) {
+    const bench::NutsChainResult r = bench::native_nuts_chain(model, settings, kSeed, c, nullptr);
+    for (const bench::NutsDraw& d : r.draws) {
+      for (float x : d.q)
+        out[c].push_back(std::bit_cast<uint32_t>(x));
+      out[c].push_back(std::bit_cast<uint32_t>(d.accept));
+      out[c].push_back(std::bit_cast<uint32_t>(d.energy));
+      out[c].push_back(static_cast<uint32_t>(d.grads));
+    }
+  }
+  return out;
+}
+
+// "" when `got` equals `want` (bit for bit, or floats within 1e-4 relative when `tolerant`).
+std::string compare(const ChainWords& want, const ChainWords& got, uint32_t dimension,
+                    bool tolerant) {
+  for (size_t c = 0; c < want.size() && c < got.size(); ++c) {
+    if (want[c].size() != got[c].size())
+      return fmt::format("chain {}: {} words of draws, expected {}", c, got[c].size(),
+                         want[c].size());
+    const size_t per_draw = dimension + 3;
+    for (size_t i = 0; i < want[c].size(); ++i) {
+      if (want[c][i] == got[c][i]) continue;
+      const bool is_float = i % per_draw != per_draw - 1;
+      if (tolerant && is_float) {
+        const float x = std::bit_cast<float>(want[c][i]), y = std::bit_cast<float>(got[c][i]);
+        if (std::fabs(x - y) <= 1e-4f * std::max(1.0f, std::max(std::fabs(x), std::fabs(y))))
+          continue;
+      }
+      return fmt::format("chain {} draw {} word {} differs from the native sampler's", c,
+                         i / per_draw, i % per_draw);
+    }
+  }
+  return "";
+}
+
+struct Loaded {
+  SampleProgram program;
+  SampleCommand command;
+  Batch batch;
+  uint32_t at_q = 0, at_accept = 0, at_energy = 0, at_grads = 0, chain_grads = 0;
+};
+
+Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t chains,
+                      uint32_t draws) {
+  Loaded l;
+  l.command.model = samples + "/models/" + m.model;
+  l.command.chains = chains;
+  l.command.draws = draws;
+  l.command.warmup = 0;
+  l.command.seed = kSeed;
+  for (const auto& [name, file] : m.uniforms)
+    l.command.uniforms.push_back(name + "=@" + samples + "/data/" + file);
+  auto program = load_sample_program(l.command.model);
+  if (!program) return program.failure();
+  l.program = std::move(*program);
+  auto batch = sampler_batch(l.program, l.command);
+  if (!batch) return batch.failure();
+  l.batch = std::move(*batch);
+  const Types& types = l.program.program.types;
+  const TypeId record = l.program.program.emit_type;
+  auto field = [&](TypeId t, const char* name) {
+    const StructDef& s = types.struct_def(t);
+    return s.fields.at(static_cast<size_t>(s.find_field(name))).offset;
+  };
+  l.at_q = field(record, "q");
+  l.at_accept = field(record, "accept");
+  l.at_energy = field(record, "energy");
+  l.at_grads = field(record, "grads");
+  l.chain_grads =
+      field(l.program.program.functions[l.program.entry].result_type(), "grads");
+  return l;
+}
+
+// Runs the sampler on a CPU or Vulkan backend; fills the row and the checked chains' words.
+void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainWords& checked,
+                     std::vector<uint32_t>& grads_per_draw) {
+  const uint32_t D = l.program.dimension, chains = l.command.chains, draws = l.command.draws;
+  checked.assign(std::min(chains, kCheckedChains), {});
+  grads_per_draw.assign(uint64_t{chains} * draws, 0);
+  std::vector<uint32_t> next(chains, 0);
+  RunOptions options;
+  options.seed = kSeed;
+  options.stack_depth = l.command.max_depth + 8;
+  options.max_steps = UINT32_MAX;
+  options.on_emit = [&](uint32_t chain, const uint32_t* r) {
+    const uint32_t i = next[chain]++;
+    if (i < draws) grads_per_draw[uint64_t{chain} * draws + i] = r[l.at_grads];
+    if (chain >= checked.size()) return;
+    checked[chain].insert(checked[chain].end(), r + l.at_q, r + l.at_q + D);
+    checked[chain].push_back(r[l.at_accept]);
+    checked[chain].push_back(r[l.at_energy]);
+    checked[chain].push_back(r[l.at_grads]);
+  };
+  const Backend* backend = find_backend(system.backend);
+  const BackendRun run =
+      backend->run(l.program.program, l.program.entry, l.batch, options, system.device);
+  if (!run.error.empty()) {
+    row.status = "error: " + run.error;
+    return;
+  }
+  if (!run.result.errors.empty()) {
+    row.status = fmt::format("FAILED: chain {} faulted", run.result.errors.front().lane);
+    return;
+  }
+  const TypeId chain_type = l.program.program.functions[l.program.entry].result_type();
+  const uint32_t words = l.program.program.types.words(chain_type);
+  for (uint32_t c = 0; c < chains; ++c)
+    row.grads += run.result.outputs[uint64_t{c} * words + l.chain_grads];
+  row.seconds = run.result.stats.wall_seconds;
+  row.pc = gradient_utilization(run, chains);
+  row.local_static = local_static_utilization(grads_per_draw, chains, draws);
+}
+
+std::string cell(const Row& r) {
+  if (r.status == "ok") return fmt::format("{:.3g}", r.seconds > 0 ? r.grads / r.seconds : 0.0);
+  if (r.status.rfind("skipped", 0) == 0) return "-";
+  return r.status.substr(0, r.status.find(':'));
+}
+
+}  // namespace
+
+bool is_nuts_bench_program(const std::string& name) {
+  return std::any_of(bench_models().begin(), bench_models().end(),
+                     [&](const BenchModel& m) { return m.name == name; });
+}
+
+int run_nuts_bench(const NutsBenchOptions& options) {
+  const std::string samples = find_samples();
+  if (samples.empty()) {
+    fmt::print(stderr,
+               "error: the NUTS rows need samples/models and samples/data: run from the "
+               "repository root\n");
+    return 2;
+  }
+  std::vector<SystemSpec> systems;
+  for (const SystemSpec& s : all_systems(options.device))
+    if (options.systems.empty() ||
+        std::find(options.systems.begin(), options.systems.end(), s.name) !=
+            options.systems.end() ||
+        (s.backend == "vulkan" &&
+         std::find(options.systems.begin(), options.systems.end(), "vulkan") !=
+             options.systems.end()))
+      systems.push_back(s);
+  if (systems.empty()) {
+    fmt::print(stderr,
+               "error: no NUTS system selected (native, vm, local-lane, local-subgroup, "
+               "global-compacted, vulkan)\n");
+    return 2;
+  }
+  std::vector<uint32_t> chain_counts = options.chains;
+  if (chain_counts.empty())
+    chain_counts = options.quick ? std::vector<uint32_t>{1, 16, 64}
+                                 : std::vector<uint32_t>{1, 4, 16, 64, 256};
+
+  nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+  bool failed = false;
+  for (const std::string& name : options.models) {
+    const BenchModel& m = *std::find_if(bench_models().begin(), bench_models().end(),
+                                        [&](const BenchModel& b) { return b.name == name; });
+    const uint32_t draws = options.quick ? m.quick_draws : m.draws;
+    auto model = native_model(m, samples + "/data");
+    if (!model) {
+      fmt::print(stderr, "error: {}\n", model.error());
+      return 1;
+    }
+    NutsSettings settings;
+    settings.warmup = 0;
+    settings.draws = draws;
+    const ChainWords reference = native_reference(*model, settings, kCheckedChains);
+
+    fmt::print("\n{} ({}): gradient evaluations per second over all chains; {} transition{} per "
+               "chain, no warm-up\n",
+               m.name, m.about, draws, draws == 1 ? "" : "s");
+    fmt::print("{:>7}", "chains");
+    for (const SystemSpec& s : systems)
+      fmt::print("  {:>16}", s.name);
+    fmt::print("  {:>12}\n", "best/native");
+    std::fflush(stdout);
+    std::vector<double> last_seconds(systems.size(), 0);
+    std::vector<uint32_t> last_chains(systems.size(), 0);
+    for (uint32_t chains : chain_counts) {
+      std::vector<Row> rows;
+      for (size_t k = 0; k < systems.size(); ++k) {
+        const SystemSpec& s = systems[k];
+        Row row{m.name, s.name, chains, draws};
+        const double predicted =
+            last_chains[k] ? last_seconds[k] * chains / last_chains[k] : 0.0;
+        if (predicted > options.row_budget_seconds) {
+          row.status = fmt::format("skipped: would take about {:.0f} s", predicted);
+          rows.push_back(row);
+          continue;
+        }
+        if (s.backend == "native") {
+          const bench::NutsRunResult r =
+              bench::native_nuts_chains(*model, settings, kSeed, chains, nullptr);
+          row.grads = r.grads;
+          row.seconds = r.seconds;
+          std::vector<uint32_t> per_draw;
+          for (const bench::NutsChainResult& chain : r.chains)
+            for (const bench::NutsDraw& d : chain.draws)
+              per_draw.push_back(static_cast<uint32_t>(d.grads));
+          row.local_static = local_static_utilization(per_draw, chains, draws);
+        } else {
+          auto loaded = load(m, samples, chains, draws);
+          if (!loaded) {
+            fmt::print(stderr, "error: {}\n", loaded.error());
+            return 1;
+          }
+          ChainWords checked;
+          std::vector<uint32_t> per_draw;
+          run_program_row(*loaded, s, row, checked, per_draw);
+          if (row.status == "ok") {
+            const std::string diff =
+                compare(reference, checked, loaded->program.dimension, s.backend == "vulkan");
+            if (!diff.empty()) row.status = "FAILED: " + diff;
+          }
+        }
+        if (row.status.rfind("FAILED", 0) == 0 || row.status.rfind("error", 0) == 0)
+          failed = true;
+        last_seconds[k] = row.seconds;
+        last_chains[k] = chains;
+        rows.push_back(row);
+      }
+      fmt::print("{:>7}", chains);
+      double native = 0, best = 0;
+      for (const Row& r : rows) {
+        fmt::print("  {:>16}", cell(r));
+        if (r.status != "ok" || r.seconds <= 0) continue;
+        const double rate = r.grads / r.seconds;
+        if (r.system == "native")
+          native = rate;
+        else
+          best = std::max(best, rate);
+      }
+      if (native > 0 && best > 0)
+        fmt::print("  {:>11.2f}x\n", best / native);
+      else
+        fmt::print("  {:>12}\n", "-");
+      std::fflush(stdout);
+      for (const Row& r : rows) {
+        if (r.status != "ok" && r.status.rfind("skipped", 0) != 0)
+          fmt::print(stderr, "  {} at {} chains: {}\n", r.system, chains, r.status);
+        nlohmann::ordered_json j = {{"program", r.model},
+                                    {"system", r.system},
+                                    {"chains", r.chains},
+                                    {"transitions", r.draws},
+                                    {"status", r.status},
+                                    {"gradients", r.grads},
+                                    {"seconds", r.seconds},
+                                    {"gradients_per_second",
+                                     r.seconds > 0 ? r.grads / r.seconds : 0.0},
+                                    {"local_static_utilization", r.local_static}};
+        if (r.pc.known) {
+          j["gradient_utilization"] = r.pc.all;
+          j["gradient_utilization_live"] = r.pc.live;
+        }
+        doc.push_back(std::move(j));
+      }
+    }
+  }
+
+  // Figure 7: gradient utilization on the VM's scheduler, over 1 and 10 trajectories.
+  const bool with_vm = std::any_of(systems.begin(), systems.end(),
+                                   [](const SystemSpec& s) { return s.name == "vm"; });
+  if (with_vm &&
+      std::find(options.models.begin(), options.models.end(), "nuts_gaussian") !=
+          options.models.end()) {
+    const BenchModel& m = bench_models()[1];
+    fmt::print("\nnuts_gaussian: utilization of the gradient evaluation (program-counter "
+               "batching on the vm's scheduler vs local static batching)\n");
+    fmt::print("{:>7}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}\n", "chains", "pc 1 traj",
+               "static 1", "pc 10 traj", "static 10", "pc/static 10");
+    std::vector<uint32_t> counts = options.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
+                                                 : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
+    for (uint32_t chains : counts) {
+      Row one{m.name, "vm", chains, 1}, ten{m.name, "vm", chains, 10};
+      for (Row* row : {&one, &ten}) {
+        auto loaded = load(m, samples, chains, row->draws);
+        if (!loaded) {
+          fmt::print(stderr, "error: {}\n", loaded.error());
+          return 1;
+        }
+        ChainWords checked;
+        std::vector<uint32_t> per_draw;
+        run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw);
+      }
+      fmt::print("{:>7}  {:>9.1f}%  {:>9.1f}%  {:>9.1f}%  {:>9.1f}%  {:>10.2f}x\n", chains,
+                 one.pc.all * 100, one.local_static * 100, ten.pc.all * 100,
+                 ten.local_static * 100, ten.local_static > 0 ? ten.pc.all / ten.local_static : 0);
+      std::fflush(stdout);
+      for (const Row* r : {&one, &ten})
+        doc.push_back({{"program", "nuts_gaussian_utilization"},
+                       {"system", "vm"},
+                       {"chains", r->chains},
+                       {"transitions", r->draws},
+                       {"gradient_utilization", r->pc.all},
+                       {"gradient_utilization_live", r->pc.live},
+                       {"local_static_utilization", r->local_static}});
+    }
+  }
+  if (!options.json_path.empty()) {
+    std::ofstream f(options.json_path);
+    f << nlohmann::ordered_json{{"nuts_rows", doc}}.dump(2) << "\n";
+    if (!f) {
+      fmt::print(stderr, "error: cannot write '{}'\n", options.json_path);
+      return 1;
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace ab::cli

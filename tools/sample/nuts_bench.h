@@ -1,0 +1,43 @@
+// The NUTS rows of `autobatch bench` (`--programs nuts_logreg,nuts_gaussian`): the paper's
+// Figures 6 and 7 measured here (Radul et al. 2020, §4; docs/nuts.md).
+//
+// Figure 6: gradient evaluations per second, summed over chains, against the number of chains,
+// for the native C++ NUTS (bench/native_nuts.h, one chain at a time per core: the stand-in for
+// Stan), the VM and the Vulkan schedules, on the shipped models with a fixed number of
+// transitions and no warm-up (the step size from the sampler's first search). Every row's draws
+// are checked: the VM's must equal the native sampler's bit for bit; the Vulkan schedules' must
+// equal them within the tolerance `autobatch bench` already uses (a chain that leaves the CPU's
+// path is a FAILED row).
+//
+// Figure 7: the utilization of the gradient evaluation against the number of chains, over 1 and
+// over 10 trajectories per chain, for program-counter batching (the VM's scheduler: the gradients
+// evaluated over chains x the runs of the log density's entry block) against local static
+// batching (computed from the same per-transition gradient counts: what synchronising on
+// trajectory boundaries would reach).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ab::cli {
+
+struct NutsBenchOptions {
+  std::vector<std::string> models;   // nuts_logreg, nuts_gaussian
+  std::vector<uint32_t> chains;      // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
+  std::vector<std::string> systems;  // empty: native, vm, local-lane, local-subgroup, global
+  bool quick = false;
+  int device = -1;
+  // A system stops at the next chain count once a row took longer than this (seconds).
+  double row_budget_seconds = 60;
+  std::string json_path;
+};
+
+// True for the names this benchmark runs (nuts_logreg, nuts_gaussian).
+bool is_nuts_bench_program(const std::string& name);
+
+// Runs the rows, prints both figures' tables (and writes JSON when asked). Returns 0 when every
+// row's draws were right, 1 when one FAILED, 2 on bad options.
+int run_nuts_bench(const NutsBenchOptions& options);
+
+}  // namespace ab::cli
