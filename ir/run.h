@@ -62,8 +62,9 @@ struct RunStats {
   // from the run's start or its last restored checkpoint). For NUTS the log density's entry block
   // gives the utilization of the gradient evaluation (Radul et al. 2020, Figure 7).
   std::vector<double> block_utilization;
-  std::vector<uint64_t> block_lanes;  // per lowered block: lanes that ran it, summed over steps (VM)
-  uint32_t max_stack_depth = 0;       // deepest call depth reached by any lane
+  std::vector<uint64_t>
+      block_lanes;               // per lowered block: lanes that ran it, summed over steps (VM)
+  uint32_t max_stack_depth = 0;  // deepest call depth reached by any lane
   double wall_seconds = 0;
 };
 

@@ -441,9 +441,10 @@ int sample_command(const SampleCommand& c) {
              run_seconds > 0 ? total_grads / run_seconds : 0.0);
   fmt::print("  batch utilization     {:.1f}%\n", run.result.stats.utilization * 100);
   if (grad_utilization.known)
-    fmt::print("  gradient utilization  {:.1f}% of chains, {:.1f}% of live chains (local static "
-               "batching: {:.1f}%)\n",
-               grad_utilization.all * 100, grad_utilization.live * 100, static_utilization * 100);
+    fmt::print(
+        "  gradient utilization  {:.1f}% of chains, {:.1f}% of live chains (local static "
+        "batching: {:.1f}%)\n",
+        grad_utilization.all * 100, grad_utilization.live * 100, static_utilization * 100);
   fmt::print("  divergences           {}\n", divergences);
   if (!run.result.errors.empty())
     fmt::print("  faulted chains        {}\n", run.result.errors.size());
