@@ -22,9 +22,10 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   using cli::whole_number_in;
   app.add_flag("--quick", options.quick,
                "smaller inputs and batches 1, 64, 1024 (about a minute on 2 cores)");
-  app.add_option("--programs", options.programs,
-                 "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all of these); "
-                 "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains (docs/nuts.md)")
+  app.add_option(
+         "--programs", options.programs,
+         "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all of these); "
+         "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains (docs/nuts.md)")
       ->delimiter(',');
   app.add_option("--batches", options.batches,
                  "batch sizes (default: 1,64,1024,16384; 131072 too on a GPU)")

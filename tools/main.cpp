@@ -7,9 +7,9 @@
 //   autobatch sample MODEL.ab [options]                     (batched NUTS, docs/nuts.md)
 //   autobatch debug FILE.ab [run options] | TRACE.abtrace   (the visual debugger)
 // Exit codes: 0 success (lane faults included), 1 bad program or input, 2 bad usage.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -236,6 +236,29 @@ std::string missing_subcommand_message(CLI::App& app, int argc, char** argv) {
   return fmt::format("a subcommand is required: one of {}", known);
 }
 
+// `autobatch bench`: the NUTS rows (tools/sample/nuts_bench.h) for nuts_* programs, the sample
+// programs' suite (bench/bench.h) for the others. With both, the NUTS rows' JSON goes to
+// NAME.nuts.json beside --json NAME.
+int bench_command(ab::bench::BenchOptions options) {
+  ab::cli::NutsBenchOptions nuts;
+  std::vector<std::string> others;
+  for (const std::string& p : options.programs)
+    (ab::cli::is_nuts_bench_program(p) ? nuts.models : others).push_back(p);
+  if (nuts.models.empty()) return ab::bench::run_bench(options);
+  nuts.chains = options.batches;
+  nuts.systems = options.systems;
+  nuts.quick = options.quick;
+  nuts.device = options.device;
+  nuts.json_path =
+      options.json_path.empty() || others.empty()
+          ? options.json_path
+          : std::filesystem::path(options.json_path).replace_extension(".nuts.json").string();
+  const int status = ab::cli::run_nuts_bench(nuts);
+  if (others.empty() || status == 2) return status;
+  options.programs = others;
+  return std::max(status, ab::bench::run_bench(options));
+}
+
 int run_cli(int argc, char** argv) {
   CLI::App app{
       "autobatch: run a program written for one example on many lanes at once "
@@ -321,28 +344,6 @@ int run_cli(int argc, char** argv) {
   }
   run.batch = batch;
   return ab::cli::run_command(run);
-}
-
-// `autobatch bench`: the NUTS rows (tools/sample/nuts_bench.h) for nuts_* programs, the sample
-// programs' suite (bench/bench.h) for the others. With both, the NUTS rows' JSON goes to
-// NAME.nuts.json beside --json NAME.
-int bench_command(ab::bench::BenchOptions options) {
-  ab::cli::NutsBenchOptions nuts;
-  std::vector<std::string> others;
-  for (const std::string& p : options.programs)
-    (ab::cli::is_nuts_bench_program(p) ? nuts.models : others).push_back(p);
-  if (nuts.models.empty()) return ab::bench::run_bench(options);
-  nuts.chains = options.batches;
-  nuts.systems = options.systems;
-  nuts.quick = options.quick;
-  nuts.device = options.device;
-  nuts.json_path = options.json_path.empty() || others.empty()
-                       ? options.json_path
-                       : std::filesystem::path(options.json_path).replace_extension(".nuts.json");
-  const int status = ab::cli::run_nuts_bench(nuts);
-  if (others.empty() || status == 2) return status;
-  options.programs = others;
-  return std::max(status, ab::bench::run_bench(options));
 }
 
 }  // namespace

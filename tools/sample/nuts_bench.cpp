@@ -30,8 +30,8 @@ constexpr uint32_t kCheckedChains = 4;
 constexpr uint64_t kSeed = 1;
 
 struct BenchModel {
-  std::string name;   // what --programs takes
-  std::string model;  // under samples/models/
+  std::string name;                                           // what --programs takes
+  std::string model;                                          // under samples/models/
   std::vector<std::pair<std::string, std::string>> uniforms;  // name, file under samples/data/
   uint32_t draws = 0, quick_draws = 0;                        // transitions per chain
   std::string about;
@@ -39,10 +39,18 @@ struct BenchModel {
 
 const std::vector<BenchModel>& bench_models() {
   static const std::vector<BenchModel> models = {
-      {"nuts_logreg", "logistic_regression.ab", {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
-       2, 1, "logistic regression, D = 100, N = 10000"},
-      {"nuts_gaussian", "correlated_gaussian.ab", {{"precision", "gaussian_precision.npy"}}, 10,
-       10, "correlated Gaussian, D = 100"},
+      {"nuts_logreg",
+       "logistic_regression.ab",
+       {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
+       2,
+       1,
+       "logistic regression, D = 100, N = 10000"},
+      {"nuts_gaussian",
+       "correlated_gaussian.ab",
+       {{"precision", "gaussian_precision.npy"}},
+       10,
+       10,
+       "correlated Gaussian, D = 100"},
   };
   return models;
 }
@@ -120,8 +128,7 @@ struct Row {
 // The first chains' draws (q and the per-draw statistics), as words, per chain.
 using ChainWords = std::vector<std::vector<uint32_t>>;
 
-ChainWords native_reference(const NutsModel& model, const NutsSettings& settings,
-                            uint32_t chains) {
+ChainWords native_reference(const NutsModel& model, const NutsSettings& settings, uint32_t chains) {
   ChainWords out(chains);
   for (uint32_t c = 0; c < chains; ++c) {
     const bench::NutsChainResult r = bench::native_nuts_chain(model, settings, kSeed, c, nullptr);
@@ -192,8 +199,7 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   l.at_accept = field(record, "accept");
   l.at_energy = field(record, "energy");
   l.at_grads = field(record, "grads");
-  l.chain_grads =
-      field(l.program.program.functions[l.program.entry].result_type(), "grads");
+  l.chain_grads = field(l.program.program.functions[l.program.entry].result_type(), "grads");
   return l;
 }
 
@@ -263,9 +269,8 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     if (options.systems.empty() ||
         std::find(options.systems.begin(), options.systems.end(), s.name) !=
             options.systems.end() ||
-        (s.backend == "vulkan" &&
-         std::find(options.systems.begin(), options.systems.end(), "vulkan") !=
-             options.systems.end()))
+        (s.backend == "vulkan" && std::find(options.systems.begin(), options.systems.end(),
+                                            "vulkan") != options.systems.end()))
       systems.push_back(s);
   if (systems.empty()) {
     fmt::print(stderr,
@@ -275,8 +280,8 @@ int run_nuts_bench(const NutsBenchOptions& options) {
   }
   std::vector<uint32_t> chain_counts = options.chains;
   if (chain_counts.empty())
-    chain_counts = options.quick ? std::vector<uint32_t>{1, 16, 64}
-                                 : std::vector<uint32_t>{1, 4, 16, 64, 256};
+    chain_counts =
+        options.quick ? std::vector<uint32_t>{1, 16, 64} : std::vector<uint32_t>{1, 4, 16, 64, 256};
 
   nlohmann::ordered_json doc = nlohmann::ordered_json::array();
   bool failed = false;
@@ -294,9 +299,10 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     settings.draws = draws;
     const ChainWords reference = native_reference(*model, settings, kCheckedChains);
 
-    fmt::print("\n{} ({}): gradient evaluations per second over all chains; {} transition{} per "
-               "chain, no warm-up\n",
-               m.name, m.about, draws, draws == 1 ? "" : "s");
+    fmt::print(
+        "\n{} ({}): gradient evaluations per second over all chains; {} transition{} per "
+        "chain, no warm-up\n",
+        m.name, m.about, draws, draws == 1 ? "" : "s");
     fmt::print("{:>7}", "chains");
     for (const SystemSpec& s : systems)
       fmt::print("  {:>16}", s.name);
@@ -309,8 +315,7 @@ int run_nuts_bench(const NutsBenchOptions& options) {
       for (size_t k = 0; k < systems.size(); ++k) {
         const SystemSpec& s = systems[k];
         Row row{m.name, s.name, chains, draws};
-        const double predicted =
-            last_chains[k] ? last_seconds[k] * chains / last_chains[k] : 0.0;
+        const double predicted = last_chains[k] ? last_seconds[k] * chains / last_chains[k] : 0.0;
         if (predicted > options.row_budget_seconds) {
           row.status = fmt::format("skipped: would take about {:.0f} s", predicted);
           rows.push_back(row);
@@ -341,8 +346,7 @@ int run_nuts_bench(const NutsBenchOptions& options) {
             if (!diff.empty()) row.status = "FAILED: " + diff;
           }
         }
-        if (row.status.rfind("FAILED", 0) == 0 || row.status.rfind("error", 0) == 0)
-          failed = true;
+        if (row.status.rfind("FAILED", 0) == 0 || row.status.rfind("error", 0) == 0) failed = true;
         last_seconds[k] = row.seconds;
         last_chains[k] = chains;
         rows.push_back(row);
@@ -366,16 +370,16 @@ int run_nuts_bench(const NutsBenchOptions& options) {
       for (const Row& r : rows) {
         if (r.status != "ok" && r.status.rfind("skipped", 0) != 0)
           fmt::print(stderr, "  {} at {} chains: {}\n", r.system, chains, r.status);
-        nlohmann::ordered_json j = {{"program", r.model},
-                                    {"system", r.system},
-                                    {"chains", r.chains},
-                                    {"transitions", r.draws},
-                                    {"status", r.status},
-                                    {"gradients", r.grads},
-                                    {"seconds", r.seconds},
-                                    {"gradients_per_second",
-                                     r.seconds > 0 ? r.grads / r.seconds : 0.0},
-                                    {"local_static_utilization", r.local_static}};
+        nlohmann::ordered_json j = {
+            {"program", r.model},
+            {"system", r.system},
+            {"chains", r.chains},
+            {"transitions", r.draws},
+            {"status", r.status},
+            {"gradients", r.grads},
+            {"seconds", r.seconds},
+            {"gradients_per_second", r.seconds > 0 ? r.grads / r.seconds : 0.0},
+            {"local_static_utilization", r.local_static}};
         if (r.pc.known) {
           j["gradient_utilization"] = r.pc.all;
           j["gradient_utilization_live"] = r.pc.live;
@@ -388,14 +392,14 @@ int run_nuts_bench(const NutsBenchOptions& options) {
   // Figure 7: gradient utilization on the VM's scheduler, over 1 and 10 trajectories.
   const bool with_vm = std::any_of(systems.begin(), systems.end(),
                                    [](const SystemSpec& s) { return s.name == "vm"; });
-  if (with_vm &&
-      std::find(options.models.begin(), options.models.end(), "nuts_gaussian") !=
-          options.models.end()) {
+  if (with_vm && std::find(options.models.begin(), options.models.end(), "nuts_gaussian") !=
+                     options.models.end()) {
     const BenchModel& m = bench_models()[1];
-    fmt::print("\nnuts_gaussian: utilization of the gradient evaluation (program-counter "
-               "batching on the vm's scheduler vs local static batching)\n");
-    fmt::print("{:>7}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}\n", "chains", "pc 1 traj",
-               "static 1", "pc 10 traj", "static 10", "pc/static 10");
+    fmt::print(
+        "\nnuts_gaussian: utilization of the gradient evaluation (program-counter "
+        "batching on the vm's scheduler vs local static batching)\n");
+    fmt::print("{:>7}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}\n", "chains", "pc 1 traj", "static 1",
+               "pc 10 traj", "static 10", "pc/static 10");
     std::vector<uint32_t> counts = options.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
                                                  : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
     for (uint32_t chains : counts) {
@@ -411,8 +415,8 @@ int run_nuts_bench(const NutsBenchOptions& options) {
         run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw);
       }
       fmt::print("{:>7}  {:>9.1f}%  {:>9.1f}%  {:>9.1f}%  {:>9.1f}%  {:>10.2f}x\n", chains,
-                 one.pc.all * 100, one.local_static * 100, ten.pc.all * 100,
-                 ten.local_static * 100, ten.local_static > 0 ? ten.pc.all / ten.local_static : 0);
+                 one.pc.all * 100, one.local_static * 100, ten.pc.all * 100, ten.local_static * 100,
+                 ten.local_static > 0 ? ten.pc.all / ten.local_static : 0);
       std::fflush(stdout);
       for (const Row* r : {&one, &ten})
         doc.push_back({{"program", "nuts_gaussian_utilization"},
