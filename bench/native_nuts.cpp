@@ -293,7 +293,8 @@ NutsChainResult Sampler::run(const float* init) {
   inv_metric_.assign(D_, 1.0f);
   Point current = point(std::move(q), Vec(D_, 0.0f));
   int32_t grads = 1;
-  float eps = find_step_size(current, settings_.step_size);
+  float eps = settings_.step_size;
+  if (settings_.search_step) eps = find_step_size(current, eps);
   Adapt adapt = adapt_start(eps);
 
   const auto warmup = static_cast<int32_t>(settings_.warmup);

@@ -23,6 +23,7 @@ struct NutsSettings {
   uint32_t warmup = 1000, draws = 1000, leaf_steps = 4, max_depth = 10;
   float target_accept = 0.8f, step_size = 1.0f;
   bool adapt_metric = true;
+  bool search_step = true;
 };
 
 // nuts_Draw: one per draw after warm-up.

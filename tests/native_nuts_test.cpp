@@ -95,6 +95,7 @@ void check_bit_identical(const NutsModel& model, const Run& run, const char* bac
       (kSource / run.model).string(), run.extra_args, backend, run.chains, s.draws, s.warmup,
       run.seed, s.leaf_steps, s.max_depth);
   if (!s.adapt_metric) args += " --no-metric";
+  if (!s.search_step) args += fmt::format(" --no-step-search --step-size {}", s.step_size);
   const uint32_t D = model.dimension;
   if (!run.inits.empty()) {
     REQUIRE(run.inits.size() == size_t{run.chains} * D);
@@ -193,6 +194,12 @@ TEST_CASE("native nuts: small Gaussians equal interp bit for bit, with --init an
   Run given_init = make_run("tests/data/models/gaussian_correlated.ab", "", settings(160, 60), 7, 3,
                             {0.5f, -1.5f, 3.0f, 3.0f, -0.25f, 1e-3f});
   check_bit_identical(ab::bench::nuts_gaussian_correlated_model(), given_init, "interp");
+  // A fixed step size, as the NUTS benchmark runs it (no search, no warm-up).
+  NutsSettings fixed = settings(0, 40);
+  fixed.search_step = false;
+  fixed.step_size = 0.375f;
+  check_bit_identical(ab::bench::nuts_gaussian_correlated_model(),
+                      make_run("tests/data/models/gaussian_correlated.ab", "", fixed, 8), "vm");
 }
 
 TEST_CASE("native nuts: the small logistic regression equals interp bit for bit") {

@@ -169,6 +169,9 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_option("--step-size", c.step_size, "the first step size before adaptation")
       ->capture_default_str()
       ->check(CLI::Range(1e-8, 1e4));
+  app.add_flag("!--no-step-search", c.search_step,
+               "start from --step-size as given instead of searching for one (Hoffman & Gelman "
+               "Algorithm 4); with --warmup 0 every chain keeps it");
   app.add_flag("!--no-metric", c.adapt_metric,
                "keep the unit metric: adapt only the step size in warm-up");
   app.add_option("--init", c.init,

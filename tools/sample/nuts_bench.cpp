@@ -34,6 +34,7 @@ struct BenchModel {
   std::string model;                                          // under samples/models/
   std::vector<std::pair<std::string, std::string>> uniforms;  // name, file under samples/data/
   uint32_t draws = 0, quick_draws = 0;                        // transitions per chain
+  float step_size = 0;  // every chain's, fixed (no search, no warm-up), as in the paper's runs
   std::string about;
 };
 
@@ -44,12 +45,14 @@ const std::vector<BenchModel>& bench_models() {
        {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
        2,
        1,
+       0.03f,
        "logistic regression, D = 100, N = 10000"},
       {"nuts_gaussian",
        "correlated_gaussian.ab",
        {{"precision", "gaussian_precision.npy"}},
        10,
        10,
+       0.1f,
        "correlated Gaussian, D = 100"},
   };
   return models;
@@ -180,6 +183,8 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   l.command.chains = chains;
   l.command.draws = draws;
   l.command.warmup = 0;
+  l.command.step_size = m.step_size;
+  l.command.search_step = false;
   l.command.seed = kSeed;
   for (const auto& [name, file] : m.uniforms)
     l.command.uniforms.push_back(name + "=@" + samples + "/data/" + file);
@@ -297,6 +302,8 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     NutsSettings settings;
     settings.warmup = 0;
     settings.draws = draws;
+    settings.step_size = m.step_size;
+    settings.search_step = false;
     const ChainWords reference = native_reference(*model, settings, kCheckedChains);
 
     fmt::print(
@@ -398,8 +405,12 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     fmt::print(
         "\nnuts_gaussian: utilization of the gradient evaluation (program-counter "
         "batching on the vm's scheduler vs local static batching)\n");
-    fmt::print("{:>7}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}\n", "chains", "pc 1 traj", "static 1",
-               "pc 10 traj", "static 10", "pc/static 10");
+    fmt::print(
+        "  pc: program-counter batching, the share of live chains (live) or of all chains "
+        "(all) in each gradient evaluation; static: local static batching\n");
+    fmt::print("{:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>11}  {:>10}\n", "chains",
+               "live 1", "all 1", "static 1", "live 10", "all 10", "static 10", "live/static",
+               "all/static");
     std::vector<uint32_t> counts = options.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
                                                  : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
     for (uint32_t chains : counts) {
@@ -414,9 +425,13 @@ int run_nuts_bench(const NutsBenchOptions& options) {
         std::vector<uint32_t> per_draw;
         run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw);
       }
-      fmt::print("{:>7}  {:>9.1f}%  {:>9.1f}%  {:>9.1f}%  {:>9.1f}%  {:>10.2f}x\n", chains,
-                 one.pc.all * 100, one.local_static * 100, ten.pc.all * 100, ten.local_static * 100,
-                 ten.local_static > 0 ? ten.pc.all / ten.local_static : 0);
+      const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+      fmt::print(
+          "{:>7}  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>10.2f}x  "
+          "{:>9.2f}x\n",
+          chains, one.pc.live * 100, one.pc.all * 100, one.local_static * 100, ten.pc.live * 100,
+          ten.pc.all * 100, ten.local_static * 100, ratio(ten.pc.live, ten.local_static),
+          ratio(ten.pc.all, ten.local_static));
       std::fflush(stdout);
       for (const Row* r : {&one, &ten})
         doc.push_back({{"program", "nuts_gaussian_utilization"},

@@ -258,6 +258,7 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
   set("target_accept", float_bits(static_cast<float>(c.target_accept)));
   set("step_size", float_bits(static_cast<float>(c.step_size)));
   set("adapt_metric", c.adapt_metric ? 1u : 0u);
+  set("search_step", c.search_step ? 1u : 0u);
   batch.inputs.push_back(init);
   batch.inputs.emplace_back(c.chains, random_init ? 1u : 0u);
   batch.inputs.emplace_back();

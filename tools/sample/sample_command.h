@@ -22,6 +22,7 @@ struct SampleCommand {
   double target_accept = 0.8;
   double step_size = 1.0;
   bool adapt_metric = true;
+  bool search_step = true;  // false: the first transitions use step_size as given
   uint64_t seed = 0;
   std::string init;  // FILE.npy of [chains, D] initial points; empty: uniform in [-2, 2]^D
   std::vector<std::string> uniforms;
