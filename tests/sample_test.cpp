@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -156,6 +157,43 @@ TEST_CASE("sample: on the vm, chains meet at every gradient, not at trajectory b
   REQUIRE_MESSAGE(interp.exit_code == 0, interp.err);
   CHECK(interp.summary()["gradient_utilization"].is_null());
   CHECK(read_bytes(interp.out / "draws.npy") == read_bytes(s.out / "draws.npy"));
+}
+
+// `autobatch bench --programs nuts_gaussian`: every row ran and was checked against the native
+// sampler, the native and vm rows evaluate the same gradients (same chains, same draws), and
+// the utilization table has a row per chain count.
+TEST_CASE("sample: the NUTS bench rows are checked and agree on the work done") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_bench_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string command = fmt::format(
+      "cd '{}' && '{}' bench --programs nuts_gaussian --systems native,vm --batches "
+      "1,3 --quick --json '{}' > '{}' 2> '{}'",
+      AB_SOURCE_DIR, AB_CLI, (dir / "rows.json").string(), (dir / "out.txt").string(),
+      (dir / "err.txt").string());
+  const int status = std::system(command.c_str());
+  REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), read_bytes(dir / "err.txt"));
+  const json rows = json::parse(read_bytes(dir / "rows.json"))["nuts_rows"];
+  std::map<std::pair<std::string, uint32_t>, uint64_t> grads;
+  int utilization_rows = 0;
+  for (const json& row : rows) {
+    if (row["program"] == "nuts_gaussian_utilization") {
+      ++utilization_rows;
+      CHECK(static_cast<double>(row["gradient_utilization"]) <= 1.0);
+      continue;
+    }
+    CHECK(row["status"] == "ok");
+    CHECK(static_cast<double>(row["gradients_per_second"]) > 0);
+    grads[{row["system"], row["chains"]}] = row["gradients"];
+  }
+  CHECK(utilization_rows == 4);  // 1 and 3 chains, over 1 and 10 trajectories
+  REQUIRE(grads.size() == 4);
+  CHECK(grads[{"native", 3}] == grads[{"vm", 3}]);
+  CHECK(grads[{"native", 1}] == grads[{"vm", 1}]);
+  CHECK(grads[{"native", 3}] > grads[{"native", 1}]);
+  const std::string table = read_bytes(dir / "out.txt");
+  CHECK(table.find("best/native") != std::string::npos);
+  CHECK(table.find("live/static") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("sample: a small logistic regression's posterior mean matches the exact one") {

@@ -411,8 +411,10 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     fmt::print("{:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>11}  {:>10}\n", "chains",
                "live 1", "all 1", "static 1", "live 10", "all 10", "static 10", "live/static",
                "all/static");
-    std::vector<uint32_t> counts = options.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
-                                                 : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
+    std::vector<uint32_t> counts = options.chains;  // --batches, else the figure's own
+    if (counts.empty())
+      counts = options.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
+                             : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
     for (uint32_t chains : counts) {
       Row one{m.name, "vm", chains, 1}, ten{m.name, "vm", chains, 10};
       for (Row* row : {&one, &ten}) {
