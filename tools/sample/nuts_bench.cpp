@@ -270,13 +270,31 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     return 2;
   }
   std::vector<SystemSpec> systems;
+  const auto asked = [&](const std::string& name) {
+    return std::find(options.systems.begin(), options.systems.end(), name) != options.systems.end();
+  };
+  for (const std::string& name : options.systems) {
+    const auto& known = all_systems(options.device);
+    if (name != "vulkan" && name != "all" &&
+        std::none_of(known.begin(), known.end(),
+                     [&](const SystemSpec& s) { return s.name == name; })) {
+      fmt::print(stderr,
+                 "error: unknown system '{}' for the NUTS rows (known: native, vm, local-lane, "
+                 "local-subgroup, global-compacted, vulkan, all)\n",
+                 name);
+      return 2;
+    }
+  }
   for (const SystemSpec& s : all_systems(options.device))
-    if (options.systems.empty() ||
-        std::find(options.systems.begin(), options.systems.end(), s.name) !=
-            options.systems.end() ||
-        (s.backend == "vulkan" && std::find(options.systems.begin(), options.systems.end(),
-                                            "vulkan") != options.systems.end()))
+    if (options.systems.empty()
+            ? s.backend != "vulkan"
+            : asked(s.name) || asked("all") || (s.backend == "vulkan" && asked("vulkan")))
       systems.push_back(s);
+  if (options.systems.empty())
+    fmt::print(
+        "(the Vulkan rows run when asked for: --systems native,vm,vulkan. The sampler over "
+        "a 100-dimensional model is a large program, and lavapipe takes over ten minutes "
+        "to compile it; docs/nuts.md)\n");
   if (systems.empty()) {
     fmt::print(stderr,
                "error: no NUTS system selected (native, vm, local-lane, local-subgroup, "

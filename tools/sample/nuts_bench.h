@@ -23,9 +23,11 @@
 namespace ab::cli {
 
 struct NutsBenchOptions {
-  std::vector<std::string> models;   // nuts_logreg, nuts_gaussian
-  std::vector<uint32_t> chains;      // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
-  std::vector<std::string> systems;  // empty: native, vm, local-lane, local-subgroup, global
+  std::vector<std::string> models;  // nuts_logreg, nuts_gaussian
+  std::vector<uint32_t> chains;     // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
+  // native, vm, local-lane, local-subgroup, global-compacted, vulkan (the three), all; empty:
+  // native and vm (the Vulkan rows only when asked: lavapipe compiles the sampler for minutes).
+  std::vector<std::string> systems;
   bool quick = false;
   int device = -1;
   // A system stops at the next chain count once a row took longer than this (seconds).
