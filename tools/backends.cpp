@@ -156,6 +156,12 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
 
 }  // namespace
 
+double run_seconds(const BackendRun& run) {
+  for (const ExtraStat& s : run.extra_stats)
+    if (s.key == "run_seconds") return s.value.get<double>();
+  return run.result.stats.wall_seconds;
+}
+
 Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
   VulkanOptions vulkan;
   vulkan.context.device_index = device.device;

@@ -48,6 +48,10 @@ struct Backend {
                     const RunOptions& options, const DeviceOptions& device) = nullptr;
 };
 
+// The seconds the run itself took: RunStats::wall_seconds less any kernel compilation (Vulkan
+// compiles a program's kernels at its first run: that is compile time, reported apart).
+double run_seconds(const BackendRun& run);
+
 const std::vector<Backend>& backends();
 const Backend* find_backend(std::string_view name);
 std::string_view default_backend();

@@ -243,7 +243,7 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   const uint32_t words = l.program.program.types.words(chain_type);
   for (uint32_t c = 0; c < chains; ++c)
     row.grads += run.result.outputs[uint64_t{c} * words + l.chain_grads];
-  row.seconds = run.result.stats.wall_seconds;
+  row.seconds = run_seconds(run);
   row.pc = gradient_utilization(run, chains);
   row.local_static = local_static_utilization(grads_per_draw, chains, draws);
 }

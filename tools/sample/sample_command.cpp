@@ -387,7 +387,7 @@ int sample_command(const SampleCommand& c) {
 
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double run_seconds = run.result.stats.wall_seconds;
+  const double run_seconds = cli::run_seconds(run);
   nlohmann::ordered_json doc;
   doc["model"] = c.model;
   doc["backend"] = backend->name;
