@@ -17,6 +17,24 @@
 #include "ir/passes/lower.h"
 
 namespace ab::cli {
+bool stderr_is_terminal() {
+  static const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  return terminal;
+}
+
+bool progress_due(double elapsed, double& last_shown) {
+  if (!stderr_is_terminal() && elapsed - last_shown < 10.0) return false;
+  last_shown = elapsed;
+  return true;
+}
+
+const char* progress_start() {
+  return stderr_is_terminal() ? "\r" : "";
+}
+const char* progress_end() {
+  return stderr_is_terminal() ? "" : "\n";
+}
+
 namespace {
 
 template <class Enum>
@@ -60,16 +78,18 @@ ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
   std::condition_variable wake;
   const auto start = std::chrono::steady_clock::now();
   bool printed = false;
+  double last_shown = -1e9;
   std::thread ticker([&] {
     std::unique_lock<std::mutex> lock(mutex);
     while (!wake.wait_for(lock, std::chrono::milliseconds(100), [&] { return finished.load(); })) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (elapsed < 1.0) continue;
+      if (elapsed < 1.0 || !progress_due(elapsed, last_shown)) continue;
       const size_t n = total.load();
       const std::string count =
           n > 1 ? fmt::format(" ({} of {})", std::min(done.load() + 1, n), n) : "";
-      fmt::print(stderr, "\r  compiling kernels{}\u2026 {:.1f} s", count, elapsed);
+      fmt::print(stderr, "{}  compiling kernels{}\u2026 {:.1f} s{}", progress_start(), count,
+                 elapsed, progress_end());
       std::fflush(stderr);
       printed = true;
     }
@@ -84,7 +104,7 @@ ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
   }
   wake.notify_all();
   ticker.join();
-  if (printed) fmt::print(stderr, "\r{:60}\r", "");
+  if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:60}\r", "");
   return status;
 }
 
@@ -115,19 +135,20 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
 
   // Step in slices so a long run can say how far it is.
   bool printed = false;
+  double last_shown = -1e9;
   while (!gpu.done()) {
     auto stepped = gpu.step(vulkan->schedule == Schedule::Global ? 4096 : 65536);
     if (!stepped) return run.error = stepped.error(), run;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (device.progress && elapsed > 1.0 && !gpu.done()) {
-      fmt::print(stderr, "\r  running on {}: {:.1f} s, {} dispatches", gpu.stats().device, elapsed,
-                 gpu.stats().dispatches);
+    if (device.progress && elapsed > 1.0 && !gpu.done() && progress_due(elapsed, last_shown)) {
+      fmt::print(stderr, "{}  running on {}: {:.1f} s, {} dispatches{}", progress_start(),
+                 gpu.stats().device, elapsed, gpu.stats().dispatches, progress_end());
       std::fflush(stderr);
       printed = true;
     }
   }
-  if (printed) fmt::print(stderr, "\r{:60}\r", "");
+  if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:60}\r", "");
   auto result = gpu.result();
   if (!result) return run.error = result.error(), run;
   run.result = std::move(*result);

@@ -48,6 +48,14 @@ struct Backend {
                     const RunOptions& options, const DeviceOptions& device) = nullptr;
 };
 
+// Progress lines on stderr: redrawn in place on a terminal (every call is due); written to a file
+// or a pipe, a whole line at most every 10 s, so a log is not flooded. `last_shown` is the
+// caller's: the elapsed seconds of the line last shown.
+bool stderr_is_terminal();
+bool progress_due(double elapsed, double& last_shown);
+const char* progress_start();  // "\r" on a terminal, "" otherwise
+const char* progress_end();    // "" on a terminal, "\n" otherwise
+
 // The seconds the run itself took: RunStats::wall_seconds less any kernel compilation (Vulkan
 // compiles a program's kernels at its first run: that is compile time, reported apart).
 double run_seconds(const BackendRun& run);

@@ -314,6 +314,7 @@ int sample_command(const SampleCommand& c) {
   bool write_failed = false;
   uint64_t received = 0;
   auto last_progress = started;
+  double last_shown = -1e9;
   bool progress_shown = false;
   RunOptions options;
   options.seed = c.seed;
@@ -332,18 +333,20 @@ int sample_command(const SampleCommand& c) {
     divergent[k] = r[at_divergent];
     ++received;
     const auto now = std::chrono::steady_clock::now();
-    if (c.format == "table" && now - started > std::chrono::seconds(1) &&
-        now - last_progress > std::chrono::milliseconds(500)) {
+    const double elapsed = std::chrono::duration<double>(now - started).count();
+    if (c.format == "table" && elapsed > 1.0 &&
+        now - last_progress > std::chrono::milliseconds(500) && progress_due(elapsed, last_shown)) {
       last_progress = now;
       progress_shown = true;
-      fmt::print(stderr, "\rsampling: {} of {} draws ({:.0f}%)", received, cells,
-                 100.0 * static_cast<double>(received) / static_cast<double>(cells));
+      fmt::print(stderr, "{}sampling: {} of {} draws ({:.0f}%){}", progress_start(), received,
+                 cells, 100.0 * static_cast<double>(received) / static_cast<double>(cells),
+                 progress_end());
     }
   };
   DeviceOptions device = c.device;
   device.progress = c.format == "table";
   const BackendRun run = backend->run(program, loaded->entry, batch, options, device);
-  if (progress_shown) fmt::print(stderr, "\n");
+  if (progress_shown && stderr_is_terminal()) fmt::print(stderr, "\n");
   if (!run.error.empty()) return report_error(fail(run.error));
   if (write_failed) return report_error(fail(fmt::format("cannot write '{}'", path("draws.npy"))));
   for (const LaneError& e : run.result.errors)
