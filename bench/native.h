@@ -7,9 +7,20 @@
 
 #include <cstdint>
 
+#include "ir/random.h"
 #include "ir/run.h"
 
 namespace ab::bench {
+
+// A lane's (or chain's) random stream: draw k of lane L is the language's k-th uniform() or
+// normal() call in program order (ir/random.h), so a native baseline draws what the program does.
+struct LaneStream {
+  uint64_t seed = 0;
+  uint32_t lane = 0;
+  uint64_t draws = 0;
+  float uniform() { return random_uniform(seed, lane, draws++); }
+  float normal() { return random_normal(seed, lane, draws++); }
+};
 
 using NativeLaneFn = void (*)(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "bench/native.h"
 #include "ir/float_math.h"
 #include "ir/random.h"
 
@@ -23,14 +24,6 @@ namespace {
 using Vec = std::vector<float>;
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
-
-struct ChainRng {
-  uint64_t seed;
-  uint32_t lane;
-  uint64_t draws = 0;
-  float uniform() { return random_uniform(seed, lane, draws++); }
-  float normal() { return random_normal(seed, lane, draws++); }
-};
 
 float min_of(float a, float b) {
   return b < a ? b : a;
@@ -280,7 +273,7 @@ class Sampler {
   const NutsModel& model_;
   const NutsSettings& settings_;
   const uint32_t D_;
-  ChainRng rng_;
+  LaneStream rng_;
   Vec inv_metric_;
 };
 

@@ -26,14 +26,6 @@ struct Tree {
   bool stop;
 };
 
-struct LaneRng {
-  uint64_t seed;
-  uint32_t lane;
-  uint64_t draws = 0;
-  float uniform() { return random_uniform(seed, lane, draws++); }
-  float normal() { return random_normal(seed, lane, draws++); }
-};
-
 // The language's dot: acc = 0, then acc + x[i] * y[i] in index order.
 float dot(const Vec& x, const Vec& y) {
   float acc = 0.0f;
@@ -65,7 +57,8 @@ bool u_turn(const State& minus, const State& plus) {
   return dot(span, minus.p) < 0.0f || dot(span, plus.p) < 0.0f;
 }
 
-Tree build_tree(const State& s, float direction, int32_t depth, float eps, float h0, LaneRng& rng) {
+Tree build_tree(const State& s, float direction, int32_t depth, float eps, float h0,
+                LaneStream& rng) {
   if (depth == 0) {
     const State next = leapfrog(s, direction * eps);
     const bool diverged = energy(next) - h0 > 1000.0f;
@@ -88,7 +81,7 @@ Tree build_tree(const State& s, float direction, int32_t depth, float eps, float
   return tree;
 }
 
-Vec transition(const Vec& q0, float eps, LaneRng& rng) {
+Vec transition(const Vec& q0, float eps, LaneStream& rng) {
   State start;
   start.q = q0;
   for (int i = 0; i < kDim; ++i)
@@ -121,7 +114,7 @@ void native_nuts_tree(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t
     q.v[i] = std::bit_cast<float>(batch.inputs[0][size_t{lane} * kDim + i]);
   const float eps = std::bit_cast<float>(batch.inputs[1][lane]);
   const auto iterations = static_cast<int32_t>(batch.inputs[2][lane]);
-  LaneRng rng{seed, lane};
+  LaneStream rng{seed, lane};
   for (int32_t i = 0; i < iterations; ++i)
     q = transition(q, eps, rng);
   for (int i = 0; i < kDim; ++i)

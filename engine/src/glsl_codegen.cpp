@@ -15,18 +15,9 @@ namespace {
 
 constexpr uint32_t kUnrollWords = 8;  // aggregates up to this size are unrolled, larger ones loop
 
+// The language's scalar names are GLSL's.
 const char* glsl_type(Scalar s) {
-  switch (s) {
-    case Scalar::Bool:
-      return "bool";
-    case Scalar::Int:
-      return "int";
-    case Scalar::UInt:
-      return "uint";
-    case Scalar::Float:
-      return "float";
-  }
-  return "uint";
+  return scalar_name(s);
 }
 
 // A word (uint) read as a typed scalar, and a typed scalar written back as a word.
