@@ -454,8 +454,8 @@ int sample_command(const SampleCommand& c) {
     fmt::print("  faulted chains        {}\n", run.result.errors.size());
   fmt::print("  run time              {}, wall {}\n", format_seconds(run_seconds),
              format_seconds(wall));
-  fmt::print("  written               {}/draws.npy, summary.json and per-draw statistics\n",
-             out_dir);
+  fmt::print("  written               {}, summary.json and per-draw statistics\n",
+             path("draws.npy"));
   return 0;
 }
 
