@@ -190,6 +190,10 @@ std::string lane_word(const RunResult& r, uint32_t lane, uint32_t word, uint32_t
 
 }  // namespace
 
+bool within_float_tolerance(float x, float y) {
+  return std::fabs(x - y) <= 1e-4f * std::max(1.0f, std::max(std::fabs(x), std::fabs(y)));
+}
+
 std::string compare_with_reference(const RunResult& expected, const RunResult& actual,
                                    uint32_t words_per_lane, bool float_words,
                                    bool float_tolerance) {
@@ -210,9 +214,7 @@ std::string compare_with_reference(const RunResult& expected, const RunResult& a
       const uint32_t a = expected.outputs[i], b = actual.outputs[i];
       if (a == b) continue;
       if (float_words && float_tolerance) {
-        const float x = std::bit_cast<float>(a), y = std::bit_cast<float>(b);
-        const float scale = std::max(1.0f, std::max(std::fabs(x), std::fabs(y)));
-        if (std::fabs(x - y) <= 1e-4f * scale) continue;
+        if (within_float_tolerance(std::bit_cast<float>(a), std::bit_cast<float>(b))) continue;
       }
       return fmt::format("lane {} word {}: expected {}, got {}", lane, w,
                          lane_word(expected, lane, w, words_per_lane, float_words),

@@ -13,6 +13,9 @@ namespace ab::bench {
 // system, batch size 0). Rows that fail or error are recorded in the report, not returned.
 std::string run_suite(const BenchOptions& options, BenchReport& report);
 
+// The bench's float tolerance for Vulkan rows: equal within 1e-4 relative (absolute below 1).
+bool within_float_tolerance(float x, float y);
+
 // Compares a system's result with the interpreter's: fault flags and integer words exactly;
 // float words exactly too unless `float_tolerance` (Vulkan: transcendental functions may differ
 // by a few ulps between devices), then within 1e-4 relative. Returns "" on a match, else the

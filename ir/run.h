@@ -58,12 +58,12 @@ struct RunStats {
   uint64_t calls = 0;                      // function calls made, summed over lanes
   double utilization = 0;                  // mean over steps of active / live lanes (VM)
   std::vector<uint64_t> block_executions;  // per lowered block (VM)
-  // Per lowered block: the mean over the steps that ran it of active / live lanes (VM; counted
-  // from the run's start or its last restored checkpoint). For NUTS the log density's entry block
-  // gives the utilization of the gradient evaluation (Radul et al. 2020, Figure 7).
+  // Per lowered block (VM): the mean over the steps that ran it of active / live lanes, and the
+  // lanes that ran it summed over those steps. For NUTS the log density's entry block gives the
+  // utilization of the gradient evaluation (Radul et al. 2020, Figure 7). Checkpoints do not hold
+  // them, so both are empty after a restore.
   std::vector<double> block_utilization;
-  std::vector<uint64_t>
-      block_lanes;               // per lowered block: lanes that ran it, summed over steps (VM)
+  std::vector<uint64_t> block_lanes;
   uint32_t max_stack_depth = 0;  // deepest call depth reached by any lane
   double wall_seconds = 0;
 };

@@ -123,3 +123,38 @@ TEST_CASE("block executions sum to the steps; utilization is active over live la
   CHECK(ab::run_vm(f.lowered, single, {}).stats.utilization == doctest::Approx(1.0));
   CHECK(r.stats.utilization < 1.0);
 }
+
+TEST_CASE("per-block statistics add up to the trace; a restored run has none") {
+  Fixture f;
+  ab::RunOptions options;
+  options.record_trace = true;
+  const ab::RunResult r = ab::run_vm(f.lowered, f.batch, options);
+  const size_t blocks = f.lowered.blocks.size();
+  REQUIRE(r.stats.block_lanes.size() == blocks);
+  REQUIRE(r.stats.block_utilization.size() == blocks);
+  // From the trace: lanes per block, and the mean share of live lanes per block.
+  std::vector<uint64_t> lanes(blocks, 0);
+  for (const ab::TraceStep& s : r.trace)
+    lanes[static_cast<size_t>(s.block)] += s.active;
+  uint64_t total = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    CAPTURE(b);
+    CHECK(r.stats.block_lanes[b] == lanes[b]);
+    total += lanes[b];
+    CHECK(r.stats.block_utilization[b] <= 1.0);
+    CHECK((r.stats.block_utilization[b] > 0) == (r.stats.block_executions[b] > 0));
+  }
+  CHECK(total == r.stats.lane_steps);
+  // The first block runs once, for every lane, all live: its share is 1.
+  CHECK(r.stats.block_utilization[static_cast<size_t>(f.lowered.entry_block)] ==
+        doctest::Approx(1.0));
+  // Checkpoints do not hold them: after a restore they are absent, not wrong.
+  ab::VmRun run(f.lowered, f.batch, {});
+  run.step(10);
+  const ab::VmCheckpoint at10 = run.checkpoint();
+  run.step(10);
+  run.restore(at10);
+  run.step(1000000);
+  CHECK(run.result().stats.block_lanes.empty());
+  CHECK(run.result().stats.block_utilization.empty());
+}

@@ -60,7 +60,6 @@ class VmRun::State {
     result_.stats.lanes = lanes_;
     result_.stats.block_executions.assign(p.blocks.size(), 0);
     block_utilization_sum_.assign(p.blocks.size(), 0.0);
-    block_utilization_steps_.assign(p.blocks.size(), 0);
     result_.stats.block_lanes.assign(p.blocks.size(), 0);
     result_.stats.max_stack_depth = 1;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
@@ -95,9 +94,10 @@ class VmRun::State {
     ++stats.block_executions[block];
     const double share = static_cast<double>(active_.size()) / live_;
     utilization_sum_ += share;
-    block_utilization_sum_[block] += share;
-    ++block_utilization_steps_[block];
-    stats.block_lanes[block] += active_.size();
+    if (!stats.block_lanes.empty()) {  // not after a restore
+      block_utilization_sum_[block] += share;
+      stats.block_lanes[block] += active_.size();
+    }
     stats.utilization = utilization_sum_ / static_cast<double>(stats.steps);
     if (options_.record_trace)
       result_.trace.push_back({block, static_cast<uint32_t>(active_.size())});
@@ -120,11 +120,13 @@ class VmRun::State {
     r.stats.lane_steps = 0;
     for (uint64_t s : lane_steps_)
       r.stats.lane_steps += s;
-    r.stats.block_utilization.assign(block_utilization_sum_.size(), 0.0);
-    for (size_t b = 0; b < block_utilization_sum_.size(); ++b)
-      if (block_utilization_steps_[b])
-        r.stats.block_utilization[b] =
-            block_utilization_sum_[b] / static_cast<double>(block_utilization_steps_[b]);
+    if (!r.stats.block_lanes.empty()) {
+      r.stats.block_utilization.assign(block_utilization_sum_.size(), 0.0);
+      for (size_t b = 0; b < block_utilization_sum_.size(); ++b)
+        if (r.stats.block_executions[b])
+          r.stats.block_utilization[b] =
+              block_utilization_sum_[b] / static_cast<double>(r.stats.block_executions[b]);
+    }
     const uint32_t out_words =
         program_.output < 0 ? 0 : program_.types().words(program_.vars[program_.output].type);
     r.outputs.assign(size_t{lanes_} * out_words, 0u);
@@ -239,9 +241,8 @@ class VmRun::State {
     result_.stats.block_executions = c.block_executions;
     result_.stats.max_stack_depth = c.max_stack_depth;
     utilization_sum_ = c.utilization_sum;
-    block_utilization_sum_.assign(block_utilization_sum_.size(), 0.0);
-    block_utilization_steps_.assign(block_utilization_steps_.size(), 0);
-    result_.stats.block_lanes.assign(result_.stats.block_lanes.size(), 0);
+    block_utilization_sum_.clear();  // the checkpoint does not hold the per-block figures
+    result_.stats.block_lanes.clear();
     result_.stats.utilization = c.step ? utilization_sum_ / static_cast<double>(c.step) : 0.0;
     if (result_.trace.size() > c.step) result_.trace.resize(c.step);
     // Lanes in a block's waiting list run independently, so rebuilding the lists in lane order
@@ -381,8 +382,7 @@ class VmRun::State {
   std::vector<uint32_t> counts_, active_;
   uint32_t live_ = 0;
   double utilization_sum_ = 0;
-  std::vector<double> block_utilization_sum_;  // since the start or the last restore
-  std::vector<uint64_t> block_utilization_steps_;
+  std::vector<double> block_utilization_sum_;  // per block; empty after a restore
   RunResult result_;
 };
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/harness.h"
 #include "bench/native_nuts.h"
 #include "tools/npy.h"
 #include "tools/sample/sample_command.h"
@@ -157,11 +158,10 @@ std::string compare(const ChainWords& want, const ChainWords& got, uint32_t dime
     for (size_t i = 0; i < want[c].size(); ++i) {
       if (want[c][i] == got[c][i]) continue;
       const bool is_float = i % per_draw != per_draw - 1;
-      if (tolerant && is_float) {
-        const float x = std::bit_cast<float>(want[c][i]), y = std::bit_cast<float>(got[c][i]);
-        if (std::fabs(x - y) <= 1e-4f * std::max(1.0f, std::max(std::fabs(x), std::fabs(y))))
-          continue;
-      }
+      if (tolerant && is_float &&
+          bench::within_float_tolerance(std::bit_cast<float>(want[c][i]),
+                                        std::bit_cast<float>(got[c][i])))
+        continue;
       return fmt::format("chain {} draw {} word {} differs from the native sampler's", c,
                          i / per_draw, i % per_draw);
     }
@@ -196,10 +196,7 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   l.batch = std::move(*batch);
   const Types& types = l.program.program.types;
   const TypeId record = l.program.program.emit_type;
-  auto field = [&](TypeId t, const char* name) {
-    const StructDef& s = types.struct_def(t);
-    return s.fields.at(static_cast<size_t>(s.find_field(name))).offset;
-  };
+  auto field = [&](TypeId t, const char* name) { return field_offset(types, t, name); };
   l.at_q = field(record, "q");
   l.at_accept = field(record, "accept");
   l.at_energy = field(record, "energy");

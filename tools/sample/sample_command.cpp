@@ -40,12 +40,6 @@ bool is_float_array(const Types& types, TypeId t) {
   return types.is_array(t) && types[t].elem == Types::kFloat;
 }
 
-// The word offset of field `name` in struct type `t`.
-uint32_t field_offset(const Types& types, TypeId t, const std::string& name) {
-  const StructDef& s = types.struct_def(t);
-  return s.fields.at(static_cast<size_t>(s.find_field(name))).offset;
-}
-
 // Writes each draw straight into DIR/draws.npy ([chains, draws, D] float32) at its place, so
 // memory holds no more than the device's stream, whatever the number of draws.
 class DrawsFile {
@@ -133,6 +127,11 @@ int refuse(const Error& error) {
 }
 
 }  // namespace
+
+uint32_t field_offset(const Types& types, TypeId t, const std::string& name) {
+  const StructDef& s = types.struct_def(t);
+  return s.fields.at(static_cast<size_t>(s.find_field(name))).offset;
+}
 
 double local_static_utilization(const std::vector<uint32_t>& grads, uint32_t chains,
                                 uint32_t draws) {

@@ -42,6 +42,9 @@ struct SampleProgram {
 };
 Expected<SampleProgram> load_sample_program(const std::string& model_path);
 
+// The word offset of field `name` in struct type `t` (a sampler record or result field).
+uint32_t field_offset(const Types& types, TypeId t, const std::string& name);
+
 // The batch of `command.chains` chains for main(init, random_init, settings): the uniforms bound,
 // the initial points read from command.init (when given), the settings from the options.
 Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& command);
