@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/npy.h"
+#include "tools/sample/nuts_bench.h"
 
 namespace {
 
@@ -315,3 +316,38 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
 }
 
 }  // namespace
+
+// The NUTS rows' check is real: one flipped bit in the vm's draws makes its row FAILED and the
+// run exit 1, while the native rows stay ok.
+TEST_CASE("sample: a NUTS bench row whose draws differ from the native sampler's FAILS") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_tamper_{}", ::getpid());
+  fs::create_directories(dir);
+  ab::cli::NutsBenchOptions options;
+  options.models = {"nuts_gaussian"};
+  options.systems = {"native", "vm"};
+  options.chains = {2};
+  options.quick = true;
+  options.samples_dir = (fs::path(AB_SOURCE_DIR) / "samples").string();
+  options.json_path = (dir / "rows.json").string();
+  options.tamper_for_test = [](const std::string& system,
+                               std::vector<std::vector<uint32_t>>& draws) {
+    if (system == "vm" && !draws.empty() && !draws[0].empty()) draws[0][0] ^= 1u;
+  };
+  CHECK(ab::cli::run_nuts_bench(options) == 1);
+  int failed = 0, ok = 0;
+  const json rows = json::parse(read_bytes(dir / "rows.json"))["nuts_rows"];
+  for (const json& row : rows) {
+    if (row["program"] != "nuts_gaussian") continue;
+    const std::string status = row["status"];
+    if (row["system"] == "vm") {
+      CHECK(status.rfind("FAILED: chain 0 draw 0 word 0", 0) == 0);
+      ++failed;
+    } else {
+      CHECK(status == "ok");
+      ++ok;
+    }
+  }
+  CHECK(failed == 1);
+  CHECK(ok == 1);
+  fs::remove_all(dir);
+}

@@ -259,7 +259,7 @@ bool is_nuts_bench_program(const std::string& name) {
 }
 
 int run_nuts_bench(const NutsBenchOptions& options) {
-  const std::string samples = find_samples();
+  const std::string samples = options.samples_dir.empty() ? find_samples() : options.samples_dir;
   if (samples.empty()) {
     fmt::print(stderr,
                "error: the NUTS rows need samples/models and samples/data: run from the "
@@ -362,6 +362,7 @@ int run_nuts_bench(const NutsBenchOptions& options) {
           ChainWords checked;
           std::vector<uint32_t> per_draw;
           run_program_row(*loaded, s, row, checked, per_draw);
+          if (options.tamper_for_test) options.tamper_for_test(s.name, checked);
           if (row.status == "ok") {
             const std::string diff =
                 compare(reference, checked, loaded->program.dimension, s.backend == "vulkan");

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ struct NutsBenchOptions {
   // A system stops at the next chain count once a row took longer than this (seconds).
   double row_budget_seconds = 60;
   std::string json_path;
+  std::string
+      samples_dir;  // holding models/ and data/; empty: samples/ found from the cwd or binary
+
+  // Test hook: called with a system's name and the words of the first chains' draws before they
+  // are checked, so a test can corrupt one and prove the check catches it. Empty in normal use.
+  std::function<void(const std::string& system, std::vector<std::vector<uint32_t>>& draws)>
+      tamper_for_test;
 };
 
 // True for the names this benchmark runs (nuts_logreg, nuts_gaussian).
