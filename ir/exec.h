@@ -6,12 +6,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "autobatch/batch.h"  // UniformData
 #include "ir/ir.h"
 
 namespace ab {
-
-// Bound uniform data: one run of words per declared uniform, in declaration order.
-using UniformData = std::vector<std::vector<uint32_t>>;
 
 // A lane's variables as flat words: variable v occupies words[offset[v] .. offset[v] + words(v)).
 struct FrameView {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+#include "autobatch/batch.h"  // Fault
 #include "ir/types.h"
 
 namespace ab {
@@ -76,17 +77,6 @@ struct OpInfo {
 
 const OpInfo& op_info(OpCode code);
 std::optional<OpCode> op_by_name(std::string_view name);
-
-// Per-lane faults (shared by every backend).
-enum class Fault : uint8_t {
-  None,
-  StackOverflow,
-  DivisionByZero,
-  IndexOutOfRange,
-  AssertFailed,
-  StepBudget
-};
-const char* fault_name(Fault f);  // "stack_overflow", ...
 
 // The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for
 // conversions, the source kind; for Select, the kind of a1/a2), `out` the result's. Operands and

@@ -17,7 +17,7 @@ void check_modules_validate(VulkanProgram& program) {
   auto all = program.all_spirv();
   REQUIRE_MESSAGE(all.ok(), all.error());
   const auto& modules = *all;
-  CHECK(modules.size() == 9);  // 6 generated variants + 3 hand-written kernels
+  CHECK(modules.size() == 10);  // 6 generated variants + 4 hand-written kernels
   for (size_t i = 0; i < modules.size(); ++i) {
     const std::string problem = validate_spirv(modules[i]);
     CHECK_MESSAGE(problem.empty(), "module ", i, ": ", problem);

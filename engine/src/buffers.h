@@ -55,6 +55,7 @@ Expected<VkCommandBuffer> begin_one_shot(VulkanContext::Impl& ctx);
 
 template <class F>
 Status submit_and_wait(VulkanContext::Impl& ctx, F record) {
+  std::lock_guard lock(ctx.submit_mutex);
   auto cmd = begin_one_shot(ctx);
   if (!cmd) return Error{cmd.error()};
   record(*cmd);

@@ -152,6 +152,38 @@ std::vector<VkPhysicalDevice> physical_devices(const VulkanContext::Impl& impl) 
   return devices;
 }
 
+// The device's description, properties and memory types (impl.physical is set).
+std::string describe_device(VulkanContext::Impl& impl, uint32_t index) {
+  impl.info = describe(impl.api, impl.physical, index);
+  impl.api.vkGetPhysicalDeviceProperties(impl.physical, &impl.properties);
+  impl.api.vkGetPhysicalDeviceMemoryProperties(impl.physical, &impl.memory);
+  return {};
+}
+
+// The first queue family of impl.physical with compute.
+std::string find_compute_family(VulkanContext::Impl& impl, uint32_t& family) {
+  uint32_t nq = 0;
+  impl.api.vkGetPhysicalDeviceQueueFamilyProperties(impl.physical, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> families(nq);
+  impl.api.vkGetPhysicalDeviceQueueFamilyProperties(impl.physical, &nq, families.data());
+  for (uint32_t i = 0; i < nq; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      family = i;
+      return {};
+    }
+  return fmt::format("Vulkan device '{}' has no compute queue", impl.info.name);
+}
+
+// The engine's own command pool on impl.queue_family, for its one-shot and step submissions.
+std::string create_command_pool(VulkanContext::Impl& impl) {
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = impl.queue_family;
+  VkResult r = impl.api.vkCreateCommandPool(impl.device, &pci, nullptr, &impl.command_pool);
+  if (r != VK_SUCCESS) return vk_error("vkCreateCommandPool", r);
+  return {};
+}
+
 std::string create_device(VulkanContext::Impl& impl, const ContextOptions& options) {
   const auto devices = physical_devices(impl);
   if (devices.empty()) return kNoDevice;
@@ -174,22 +206,10 @@ std::string create_device(VulkanContext::Impl& impl, const ContextOptions& optio
     if (chosen < 0) return "no Vulkan 1.2 device found: update the Vulkan driver";
   }
   impl.physical = devices[chosen];
-  impl.info = describe(impl.api, impl.physical, static_cast<uint32_t>(chosen));
-  impl.api.vkGetPhysicalDeviceProperties(impl.physical, &impl.properties);
-  impl.api.vkGetPhysicalDeviceMemoryProperties(impl.physical, &impl.memory);
-
-  uint32_t nq = 0;
-  impl.api.vkGetPhysicalDeviceQueueFamilyProperties(impl.physical, &nq, nullptr);
-  std::vector<VkQueueFamilyProperties> families(nq);
-  impl.api.vkGetPhysicalDeviceQueueFamilyProperties(impl.physical, &nq, families.data());
-  int family = -1;
-  for (uint32_t i = 0; i < nq; ++i)
-    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-      family = static_cast<int>(i);
-      break;
-    }
-  if (family < 0) return fmt::format("Vulkan device '{}' has no compute queue", impl.info.name);
-  impl.queue_family = static_cast<uint32_t>(family);
+  if (auto err = describe_device(impl, static_cast<uint32_t>(chosen)); !err.empty()) return err;
+  uint32_t family = 0;
+  if (auto err = find_compute_family(impl, family); !err.empty()) return err;
+  impl.queue_family = family;
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -203,12 +223,7 @@ std::string create_device(VulkanContext::Impl& impl, const ContextOptions& optio
   if (r != VK_SUCCESS) return vk_error("vkCreateDevice", r);
   if (auto err = impl.api.load_device(impl.device); !err.empty()) return err;
   impl.api.vkGetDeviceQueue(impl.device, impl.queue_family, 0, &impl.queue);
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = impl.queue_family;
-  r = impl.api.vkCreateCommandPool(impl.device, &pci, nullptr, &impl.command_pool);
-  if (r != VK_SUCCESS) return vk_error("vkCreateCommandPool", r);
-  return {};
+  return create_command_pool(impl);
 }
 
 }  // namespace
@@ -240,6 +255,13 @@ Expected<VkPipeline> create_compute_pipeline(VulkanContext::Impl& ctx, VkPipelin
 }
 
 VulkanContext::Impl::~Impl() {
+  if (external) {  // the host's device goes on: only the engine's own pool goes
+    if (command_pool) {
+      api.vkQueueWaitIdle(queue);
+      api.vkDestroyCommandPool(device, command_pool, nullptr);
+    }
+    return;
+  }
   if (device) {
     api.vkDeviceWaitIdle(device);
     if (command_pool) api.vkDestroyCommandPool(device, command_pool, nullptr);
@@ -258,6 +280,50 @@ Expected<std::shared_ptr<VulkanContext>> VulkanContext::create(const ContextOpti
   if (auto err = create_instance(*impl, options); !err.empty()) return Error{err};
   if (auto err = create_device(*impl, options); !err.empty()) return Error{err};
   return std::shared_ptr<VulkanContext>(new VulkanContext(std::move(impl)));
+}
+
+Expected<std::shared_ptr<VulkanContext>> VulkanContext::create_external(
+    const ExternalDevice& host) {
+  if (!host.get_instance_proc_addr || !host.instance || !host.physical_device || !host.device ||
+      !host.queue)
+    return Error{
+        "ExternalDevice needs get_instance_proc_addr, instance, physical_device, device and "
+        "queue"};
+  auto impl = std::make_unique<Impl>();
+  impl->external = true;
+  impl->api.vkGetInstanceProcAddr = host.get_instance_proc_addr;
+  impl->instance = host.instance;
+  if (auto err = impl->api.load_instance(host.instance, false); !err.empty()) return Error{err};
+  impl->physical = host.physical_device;
+  impl->device = host.device;
+  impl->queue = host.queue;
+  impl->queue_family = host.queue_family;
+  VkPhysicalDeviceProperties props;
+  impl->api.vkGetPhysicalDeviceProperties(host.physical_device, &props);
+  if (VK_API_VERSION_MAJOR(props.apiVersion) == 1 && VK_API_VERSION_MINOR(props.apiVersion) < 2)
+    return Error{
+        fmt::format("the host's Vulkan device '{}' supports only Vulkan 1.{}; 1.2 or "
+                    "newer is required",
+                    props.deviceName, VK_API_VERSION_MINOR(props.apiVersion))};
+  if (auto err = describe_device(*impl, 0); !err.empty()) return Error{err};
+  uint32_t nq = 0;
+  impl->api.vkGetPhysicalDeviceQueueFamilyProperties(host.physical_device, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> families(nq);
+  impl->api.vkGetPhysicalDeviceQueueFamilyProperties(host.physical_device, &nq, families.data());
+  if (host.queue_family >= nq || !(families[host.queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+    return Error{fmt::format("queue family {} of the host's device '{}' {}", host.queue_family,
+                             impl->info.name,
+                             host.queue_family >= nq ? "does not exist" : "has no compute")};
+  if (auto err = impl->api.load_device(host.device); !err.empty()) return Error{err};
+  if (auto err = create_command_pool(*impl); !err.empty()) {
+    impl->command_pool = VK_NULL_HANDLE;
+    return Error{err};
+  }
+  return std::shared_ptr<VulkanContext>(new VulkanContext(std::move(impl)));
+}
+
+bool VulkanContext::external() const {
+  return impl_->external;
 }
 
 const DeviceInfo& VulkanContext::device() const {

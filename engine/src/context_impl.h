@@ -24,6 +24,11 @@ struct VulkanContext::Impl {
   VkPhysicalDeviceMemoryProperties memory{};
   DeviceInfo info;
   bool validation = false;
+  bool external = false;  // the host's instance and device: not destroyed here
+
+  // Serialises the engine's use of `command_pool` and `queue` (both need external
+  // synchronisation in Vulkan), so programs and runs of one context may live on different threads.
+  std::recursive_mutex submit_mutex;
 
   mutable std::mutex messages_mutex;
   std::vector<std::string> messages;

@@ -12,6 +12,9 @@ const std::vector<uint32_t> kPick = {
 const std::vector<uint32_t> kCompact = {
 #include "global_compact.comp.inc"
 };
+const std::vector<uint32_t> kLocalRound = {
+#include "local_round.comp.inc"
+};
 
 }  // namespace
 
@@ -23,6 +26,8 @@ const std::vector<uint32_t>& hand_kernel_spirv(HandKernel k) {
       return kPick;
     case HandKernel::GlobalCompact:
       return kCompact;
+    case HandKernel::LocalRound:
+      return kLocalRound;
   }
   return kCount;
 }

@@ -22,7 +22,8 @@ struct PushConstants {
   uint32_t stream_cap = 0;
 };
 
-enum class HandKernel { GlobalCount, GlobalPick, GlobalCompact };
+// LocalRound: the indirect arguments of a recorded local-schedule round (shaders/local_round.comp).
+enum class HandKernel { GlobalCount, GlobalPick, GlobalCompact, LocalRound };
 const std::vector<uint32_t>& hand_kernel_spirv(HandKernel k);
 
 }  // namespace ab

@@ -190,6 +190,7 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p) {
 }
 
 const std::string& VulkanProgram::Impl::source(Residency r, size_t part) {
+  std::lock_guard lock(mutex);
   const auto key = std::make_pair(r, part);
   if (auto it = sources.find(key); it != sources.end()) return it->second;
   const SourcePart what{split.parts(r).at(part), split.copy_callees,
@@ -198,6 +199,7 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part) {
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part) {
+  std::lock_guard lock(mutex);
   const auto key = std::make_pair(static_cast<int>(k), part);
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
   if (!unfit.empty()) return Error{unfit};
@@ -213,6 +215,7 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part) {
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
+  std::lock_guard lock(mutex);
   const auto key = std::make_pair(100 + static_cast<int>(k), size_t{0});
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
@@ -239,6 +242,15 @@ VulkanProgram::Impl::~Impl() {
 
 VulkanProgram::VulkanProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 VulkanProgram::~VulkanProgram() = default;
+
+Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
+    std::shared_ptr<VulkanContext> context, std::shared_ptr<const Module> module,
+    const VulkanOptions& options) {
+  if (!module) return Error{"no module"};
+  auto compiled = compile(std::move(context), module->impl().lowered, options);
+  if (compiled) (*compiled)->impl().module = std::move(module);
+  return compiled;
+}
 
 Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
     std::shared_ptr<VulkanContext> context, const LoweredProgram& program,
@@ -311,6 +323,7 @@ size_t VulkanProgram::parts() const {
   return std::max(impl_->parts(Residency::Memory), impl_->parts(Residency::Registers));
 }
 double VulkanProgram::compile_seconds() const {
+  std::lock_guard lock(impl_->mutex);
   return impl_->compile_seconds;
 }
 Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
@@ -323,7 +336,8 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
       if (!spirv) return Error{spirv.error()};
       modules.push_back(std::move(spirv->spirv));
     }
-  for (HandKernel k : {HandKernel::GlobalCount, HandKernel::GlobalPick, HandKernel::GlobalCompact})
+  for (HandKernel k : {HandKernel::GlobalCount, HandKernel::GlobalPick, HandKernel::GlobalCompact,
+                       HandKernel::LocalRound})
     modules.push_back(hand_kernel_spirv(k));
   return modules;
 }

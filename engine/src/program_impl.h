@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,7 +15,9 @@
 #include "engine/src/glsl_codegen.h"
 #include "engine/src/kernel_split.h"
 #include "engine/src/kernels.h"
+#include "engine/src/module_impl.h"
 #include "engine/src/state_layout.h"
+#include "ir/run.h"
 
 namespace ab {
 
@@ -25,6 +28,7 @@ struct VulkanProgram::Impl {
   std::shared_ptr<VulkanContext> context;
   VulkanContext::Impl* ctx = nullptr;
   const LoweredProgram* program = nullptr;
+  std::shared_ptr<const Module> module;  // keeps `program` alive when compiled from a Module
   StateLayout layout;
   GlslTarget target;
   KernelSplit split;      // one part unless the program is too large for one kernel
@@ -45,6 +49,9 @@ struct VulkanProgram::Impl {
   bool spirv_from_cache = true;
   bool pipeline_cache_from_disk = false;  // a verified pipelines-<uuid>.bin seeded pipeline_cache
   std::string unfit;  // why no kernel can be generated (a value too large), or empty
+  // Guards what is made on first use (sources, pipelines, the statistics), so that runs of one
+  // program may live on different threads.
+  std::recursive_mutex mutex;
 
   size_t parts(Residency r) const { return split.parts(r).size(); }
   Expected<VkPipeline> pipeline(Kernel k, size_t part);

@@ -8,6 +8,11 @@
 // run_vulkan() does all three for the CLI and returns the same RunResult as the CPU backends.
 // Every call returns errors as values (Expected / Status) with a clear message; none throws or
 // crashes on bad input, a missing device or a batch too large for the device.
+//
+// Host applications compile a Module (module.h) and pass it to VulkanProgram::compile; a run can
+// be recorded into the host's own command buffers and its data read and written where it lies on
+// the device (VulkanRun::record, record_restart, buffers(); docs/embedding.md). The overloads
+// taking a LoweredProgram are the in-tree tools' path (they need the ir/ headers).
 #pragma once
 
 #include <cstdint>
@@ -16,12 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/batch.h"
 #include "autobatch/context.h"
 #include "autobatch/expected.h"
-#include "ir/ir.h"
-#include "ir/run.h"
+#include "autobatch/module.h"
 
 namespace ab {
+
+struct LoweredProgram;  // ir/ir.h: the program-counter form a Module holds
 
 enum class Schedule : uint8_t {
   Global,  // Algorithm 2 for the whole batch; the scheduler runs on the GPU
@@ -99,6 +106,10 @@ struct VulkanStats {
 class VulkanProgram {
  public:
   struct Impl;
+  // The program keeps `module` alive.
+  static Expected<std::shared_ptr<VulkanProgram>> compile(std::shared_ptr<VulkanContext> context,
+                                                          std::shared_ptr<const Module> module,
+                                                          const VulkanOptions& options = {});
   // `program` (and its source Program) must outlive the VulkanProgram.
   static Expected<std::shared_ptr<VulkanProgram>> compile(std::shared_ptr<VulkanContext> context,
                                                           const LoweredProgram& program,
@@ -111,7 +122,7 @@ class VulkanProgram {
   const std::string& glsl() const;
   // The SPIR-V of every module this program can use: the six generated kernel variants (global
   // masked, compacted and fused; local subgroup, workgroup and lane; compiled now if no run has
-  // needed them yet, without creating pipelines) for each part, then the three hand-written
+  // needed them yet, without creating pipelines) for each part, then the four hand-written
   // kernels.
   Expected<std::vector<std::vector<uint32_t>>> all_spirv();
   double compile_seconds() const;
@@ -140,6 +151,32 @@ class RunCheckpoint {
 
  private:
   std::unique_ptr<Data> data_;
+};
+
+// A range of a device buffer holding one value for every lane, structure of arrays: word k of
+// lane l's value is the 32-bit word at byte offset + (k * lanes + l) * 4.
+struct DeviceRegion {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t offset = 0;  // bytes
+  uint64_t size = 0;    // bytes: words * lanes * 4; 0 for a value that has no storage
+  uint32_t words = 0;   // words per lane
+};
+
+// Where a run's data lives on the device (VulkanRun::buffers()). The buffers are the engine's;
+// they live as long as the run. Their usage: storage, transfer source and destination, indirect.
+struct RunBuffers {
+  uint32_t lanes = 0;
+  // One per parameter of the entry function. A parameter the program never reads has no storage
+  // (size 0). The run may change a parameter's words while it runs (parameters are variables).
+  std::vector<DeviceRegion> inputs;
+  // The entry function's result: final once the lane has finished; undefined for a faulted lane.
+  DeviceRegion output;
+  DeviceRegion pc;     // one word: the block the lane waits at; exit_pc once it has finished
+  DeviceRegion fault;  // one word: the lane's Fault code, 0 while it has none
+  uint32_t exit_pc = 0;
+  // Every uniform's words, one after another in declaration order (not per lane).
+  VkBuffer uniforms = VK_NULL_HANDLE;
+  uint64_t uniforms_size = 0;  // bytes
 };
 
 // One batch on the device.
@@ -181,6 +218,36 @@ class VulkanRun {
   // Puts back a state this run saved with checkpoint(); the next step continues from it.
   Status restore(const RunCheckpoint& checkpoint);
   const VulkanStats& stats() const;
+
+  // ---- Recording into the host's command buffers (local schedule; docs/embedding.md) ----
+  // Records `rounds` rounds of the run into `cmd`, a command buffer the host has begun on the
+  // context's queue family and will submit itself. In each round every group that still has a live
+  // lane runs up to VulkanOptions::local_steps_per_dispatch steps; whether a round runs at all is
+  // decided on the GPU (an indirect dispatch whose group count the round before wrote), so
+  // rounds recorded after the run has finished cost only a tiny dispatch, and nothing is read
+  // back between rounds. The recorded work starts and ends with barriers covering its own
+  // buffers, and ends by copying the control words to host-visible memory (see poll()). It leaves
+  // the compute bind point's pipeline, descriptor set 0 and push constants changed. Kernels not
+  // yet compiled are compiled here (prepare() compiles them ahead). Refused for the global
+  // schedule and for programs that emit (their streams need the host between submissions).
+  Status record(VkCommandBuffer cmd, uint32_t rounds = 1);
+  // Records a restart into `cmd`: every lane back at the entry with empty stacks, no fault and its
+  // step, call and random-draw counts at zero, as if the run had just been created. Input i takes
+  // its words from inputs[i] when that region is given (size > 0; the layout of
+  // buffers().inputs[i]: it may be this run's own output region, as long as the two do not
+  // overlap), else from the batch the run was created with. `seed`, when given, replaces the
+  // random seed of the rounds recorded from now on. The first call uploads the run's initial
+  // state to the device once (a blocking transfer on the context's queue).
+  Status record_restart(VkCommandBuffer cmd, const std::vector<DeviceRegion>& inputs = {},
+                        const uint64_t* seed = nullptr);
+  // Reads the control words the last recorded round copied to host-visible memory and returns
+  // whether every lane has finished (stats() and done() follow). Call it only once the host's own
+  // synchronisation (a fence, a timeline semaphore) says that work completed: it never submits and
+  // never waits. result() then reads the outputs (a blocking transfer).
+  Expected<bool> poll();
+  // Where the inputs, the outputs, the PCs, the faults and the uniforms live on the device.
+  RunBuffers buffers() const;
+
   // Local schedule: lanes per group (the subgroup size, or the workgroup size); lane L belongs to
   // group L / group_width() and each group runs its own min-PC loop (lane scope: the subgroup whose
   // lanes run their loops side by side). 0 for the global schedule.

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <vulkan/vulkan_core.h>
+
 #include "autobatch/expected.h"
 
 namespace ab {
@@ -40,10 +42,34 @@ struct DeviceInfo {
   bool denorms_preserved = false;         // shaderDenormPreserveFloat32 (else may flush to zero)
 };
 
+// The host application's own Vulkan objects, for an engine that runs on the app's device
+// (docs/embedding.md, "The device contract"). The host keeps ownership: it destroys them only
+// after every autobatch object made from the context has been destroyed and the device has
+// finished the work recorded by them. The device must be Vulkan 1.2 or newer and the queue
+// family must support compute; autobatch needs no extension and no feature beyond Vulkan 1.2's
+// core (it reads subgroup and float-control properties, which need no enabling).
+struct ExternalDevice {
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;  // the host's loader entry point
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  // The queue the engine's blocking calls submit to (uploads, downloads, VulkanRun::run/step):
+  // the host must not use it from another thread during them (Vulkan's external
+  // synchronisation rule for queues).
+  VkQueue queue = VK_NULL_HANDLE;
+};
+
 class VulkanContext {
  public:
   struct Impl;
   static Expected<std::shared_ptr<VulkanContext>> create(const ContextOptions& options = {});
+  // A context on the host's device (bring your own device). Checks the API version and the queue
+  // family; creates only a command pool of its own. validation_enabled() is false: the host's
+  // validation layer, if it enabled one, reports to the host.
+  static Expected<std::shared_ptr<VulkanContext>> create_external(const ExternalDevice& device);
+  // Whether the context runs on a host's device (create_external).
+  bool external() const;
   ~VulkanContext();
 
   const DeviceInfo& device() const;

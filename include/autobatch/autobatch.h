@@ -1,0 +1,27 @@
+// autobatch: run a program written for one example for thousands of examples at once on any
+// Vulkan device (program-counter autobatching, Radul et al. 2020). The whole public API:
+//
+//   module.h   Module: .ab source compiled, checked and lowered; runs on the CPU too
+//   context.h  VulkanContext: the engine's own device, or the host's (create_external)
+//   engine.h   VulkanProgram (a Module on a device), VulkanRun (one batch: run it, or record it
+//              into the host's command buffers; its buffers on the device)
+//   compute.h  ComputeKernel: a custom GLSL kernel on the same context
+//   batch.h    Batch, RunOptions, RunResult, ...: the values every backend takes and gives
+//   expected.h Expected<T> / Status: errors as values; nothing throws across the API
+//
+// docs/embedding.md shows them in the order an app uses them, with the threading rules.
+#pragma once
+
+#include "autobatch/batch.h"
+#include "autobatch/compute.h"
+#include "autobatch/context.h"
+#include "autobatch/engine.h"
+#include "autobatch/expected.h"
+#include "autobatch/module.h"
+
+namespace ab {
+
+// "0.1": the library's version (the CMake package's).
+const char* version();
+
+}  // namespace ab

@@ -1,0 +1,122 @@
+// What every backend takes and gives back, as plain values: a batch of per-lane inputs and
+// uniform data, run options, and per-lane outputs, error records, statistics and (optionally) the
+// step trace. Shared by the CPU backends (ir/), the Vulkan engine and host applications; needs no
+// header outside include/autobatch/.
+//
+// Every value is a flat run of 32-bit words: bool, int, uint and float take one word (floats
+// bit-cast, bools 0 or 1), an array T[N] N * words(T), a struct the sum of its fields in
+// declaration order (Module::inputs() gives each value's word count).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ab {
+
+// One entry per declared uniform, in declaration order: the uniform's words.
+using UniformData = std::vector<std::vector<uint32_t>>;
+
+struct Batch {
+  uint32_t lanes = 0;
+  // One entry per parameter of the entry function: lanes * words(param type) words, lane-major
+  // (lane 0's words, then lane 1's, ...).
+  std::vector<std::vector<uint32_t>> inputs;
+  UniformData uniforms;  // one per declared uniform, words(uniform type) each
+};
+
+enum class Heuristic : uint8_t {
+  MinPc,      // run the waiting block with the smallest PC (the paper's choice)
+  MostLanes,  // run the block with the most lanes waiting (ties: smallest PC)
+};
+const char* heuristic_name(Heuristic h);  // "min-pc", "most-lanes"
+
+struct RunOptions {
+  uint64_t seed = 0;
+  uint32_t stack_depth = 1024;  // max active call frames per lane, the entry function's included
+  uint64_t max_steps = 10'000'000;  // max blocks a lane may run (lane-local steps)
+  Heuristic heuristic = Heuristic::MinPc;
+  bool record_trace = false;  // VM: keep the per-step trace
+  // Receives each record a lane emits (`emit(x)`: words(emit type) words), in the lane's order;
+  // records of different lanes interleave in any order. Called on the thread that runs the
+  // backend. When empty, records are collected in RunResult::emitted instead.
+  std::function<void(uint32_t lane, const uint32_t* record)> on_emit;
+};
+
+// Per-lane faults (the same on every backend). A faulted lane stops; the others go on.
+enum class Fault : uint8_t {
+  None,
+  StackOverflow,   // more active calls than RunOptions::stack_depth
+  DivisionByZero,  // integer division or remainder by zero
+  IndexOutOfRange,
+  AssertFailed,
+  StepBudget  // more blocks run than RunOptions::max_steps
+};
+const char* fault_name(Fault f);  // "stack_overflow", ...
+
+struct LaneError {
+  uint32_t lane = 0;
+  Fault code = Fault::None;
+  std::string function;
+  int line = 0;
+  uint64_t step = 0;  // the lane's own step count when it faulted (same on every backend)
+};
+
+struct TraceStep {
+  int32_t block = 0;
+  uint32_t active = 0;  // lanes that ran the block
+};
+
+struct RunStats {
+  uint32_t lanes = 0;
+  uint64_t steps = 0;                      // scheduler steps (VM); for interp, the most lane steps
+  uint64_t lane_steps = 0;                 // blocks run, summed over lanes
+  uint64_t calls = 0;                      // function calls made, summed over lanes
+  double utilization = 0;                  // mean over steps of active / live lanes (VM)
+  std::vector<uint64_t> block_executions;  // per lowered block (VM)
+  // Per lowered block (VM): the mean over the steps that ran it of active / live lanes, and the
+  // lanes that ran it summed over those steps. For NUTS the log density's entry block gives the
+  // utilization of the gradient evaluation (Radul et al. 2020, Figure 7). Checkpoints do not hold
+  // them, so both are empty after a restore.
+  std::vector<double> block_utilization;
+  std::vector<uint64_t> block_lanes;
+  uint32_t max_stack_depth = 0;  // deepest call depth reached by any lane
+  double wall_seconds = 0;
+};
+
+struct RunResult {
+  // lanes * words(result type), lane-major; a faulted lane's words are zero.
+  std::vector<uint32_t> outputs;
+  std::vector<uint8_t> faulted;   // per lane
+  std::vector<LaneError> errors;  // sorted by lane
+  RunStats stats;
+  std::vector<TraceStep> trace;  // VM with record_trace
+  // Per lane, the words of every record it emitted, in order (without RunOptions::on_emit).
+  std::vector<std::vector<uint32_t>> emitted;
+  uint64_t records_emitted = 0;  // summed over lanes, with or without on_emit
+};
+
+// Every lane's state between two steps, in the lowered program's terms. Variables are packed
+// in lowered-var order (each variable's words in turn); stacks are [lane][stack_capacity][words]
+// (the capacity grows on demand up to stack_depth, so small recursions use little memory).
+struct BatchSnapshot {
+  uint64_t step = 0;
+  uint32_t lanes = 0, stack_depth = 0, stack_capacity = 0;
+  std::vector<int32_t> pc;          // [lane] the block the lane waits at; the exit PC when finished
+  std::vector<uint32_t> pc_depth;   // [lane] PC stack size = call depth
+  std::vector<int32_t> pc_stack;    // [lane][stack_capacity] return blocks, valid below pc_depth
+  std::vector<uint32_t> registers;  // [lane][words of every lowered variable]
+  struct VarStack {
+    int32_t var = -1;             // the lowered variable
+    std::vector<uint32_t> depth;  // [lane]
+    std::vector<uint32_t> words;  // [lane][stack_capacity][words(var)]
+    bool operator==(const VarStack&) const = default;
+  };
+  std::vector<VarStack> stacks;  // one per Stacked variable, in variable order
+  std::vector<uint64_t> lane_steps;
+  std::vector<uint8_t> faulted;
+  bool operator==(const BatchSnapshot&) const = default;
+};
+
+}  // namespace ab
