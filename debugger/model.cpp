@@ -119,15 +119,43 @@ StopReason DebuggerModel::continue_run(uint64_t max_steps) {
   return reason;
 }
 
-std::string DebuggerModel::add_breakpoint(std::string_view text) {
+std::optional<std::string> DebuggerModel::run_slice(uint64_t n) {
+  if (run_mode_ == RunMode::Paused) return std::nullopt;
+  if (run_mode_ == RunMode::ToBreakpoint) {
+    const StopReason r = continue_run(n);
+    if (r.kind == StopReason::Kind::StepLimit) return std::nullopt;
+    run_mode_ = RunMode::Paused;
+    return r.message;
+  }
+  step(n);
+  if (!source_->done()) return std::nullopt;
+  run_mode_ = RunMode::Paused;
+  return fmt::format("run finished at step {}", position());
+}
+
+Status DebuggerModel::add_breakpoint(std::string_view text) {
   auto parsed = parse_breakpoint(text, lowered(), source_->lanes());
-  if (auto* error = std::get_if<std::string>(&parsed)) return *error;
-  breakpoints_.push_back(std::get<Breakpoint>(parsed));
-  return "";
+  if (!parsed) return Error{parsed.error()};
+  breakpoints_.push_back(*parsed);
+  return Ok{};
 }
 
 void DebuggerModel::remove_breakpoint(size_t index) {
   if (index < breakpoints_.size()) breakpoints_.erase(breakpoints_.begin() + index);
+}
+
+void DebuggerModel::toggle_line_breakpoint(int line) {
+  auto at = std::find_if(breakpoints_.begin(), breakpoints_.end(), [&](const Breakpoint& b) {
+    return b.kind == Breakpoint::Kind::Line && b.line == line;
+  });
+  if (at != breakpoints_.end()) {
+    breakpoints_.erase(at);
+    return;
+  }
+  Breakpoint b;
+  b.kind = Breakpoint::Kind::Line;
+  b.line = line;
+  breakpoints_.push_back(b);
 }
 
 bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
@@ -176,17 +204,18 @@ std::vector<int> DebuggerModel::hits() const {
   return out;
 }
 
-std::string DebuggerModel::select_lane(uint32_t lane) {
+Status DebuggerModel::select_lane(uint32_t lane) {
   if (lane >= source_->lanes())
-    return fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes());
+    return Error{
+        fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes())};
   selected_ = lane;
-  return "";
+  return Ok{};
 }
 
-std::string DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
+Status DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
   if (mode != ColorMode::Variable) {
     color_mode_ = mode;
-    return "";
+    return Ok{};
   }
   const LoweredProgram& p = lowered();
   VarId found = -1;
@@ -205,12 +234,13 @@ std::string DebuggerModel::set_color_mode(ColorMode mode, const std::string& var
     for (const LoweredVar& v : p.vars)
       if (v.storage != Storage::Temp && v.source_var >= 0)
         names += (names.empty() ? "" : ", ") + v.name;
-    return fmt::format("no variable '{}' lives across blocks (watchable: {})", variable, names);
+    return Error{
+        fmt::format("no variable '{}' lives across blocks (watchable: {})", variable, names)};
   }
   color_mode_ = mode;
   watched_ = found;
   watched_name_ = p.vars[found].name;
-  return "";
+  return Ok{};
 }
 
 std::string DebuggerModel::block_name(int32_t pc) const {
@@ -495,14 +525,7 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
 }
 
 std::string DebuggerModel::block_ir(int32_t block) const {
-  const LoweredProgram& p = lowered();
-  if (block < 0 || block >= static_cast<int32_t>(p.blocks.size())) return "";
-  // The block's section of the lowered program's text form: from its header to a blank line.
-  const std::string all = print_lowered(p);
-  const size_t at = all.find("\n" + p.blocks[block].name + " (pc");
-  if (at == std::string::npos) return "";
-  const size_t end = all.find("\n\n", at + 1);
-  return all.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+  return print_lowered_block(lowered(), block);
 }
 
 std::string DebuggerModel::block_glsl(int32_t block) const {

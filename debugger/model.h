@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "debugger/breakpoints.h"
 #include "debugger/execution_source.h"
 #include "debugger/timeline.h"
@@ -60,6 +61,10 @@ struct GroupView {
   uint32_t lanes_at_next = 0;
 };
 
+// How the model runs on its own between a window's frames: not at all, ignoring breakpoints
+// (the window's Run), or until a breakpoint hits (Run to breakpoint).
+enum class RunMode : uint8_t { Paused, Run, ToBreakpoint };
+
 // Why `continue` stopped.
 struct StopReason {
   enum class Kind : uint8_t { Breakpoint, Finished, StepLimit, SourceError };
@@ -87,22 +92,33 @@ class DebuggerModel {
   uint64_t back(uint64_t n);
   uint64_t seek(uint64_t step);
 
+  // ---- running on its own (the window's Run, Run to breakpoint and Pause) ----
+  void set_run_mode(RunMode mode) { run_mode_ = mode; }
+  RunMode run_mode() const { return run_mode_; }
+  bool running() const { return run_mode_ != RunMode::Paused; }
+  // Runs up to `n` more steps in the run mode. When the run stops (a breakpoint hit in
+  // ToBreakpoint mode, the run ended, or the source failed), the mode becomes Paused and the
+  // result says why; nullopt while it goes on (and always when Paused).
+  std::optional<std::string> run_slice(uint64_t n);
+
   // ---- breakpoints ----
-  // Parses and adds "line 4", "block fib.b2", ...; returns an error message or "".
-  std::string add_breakpoint(std::string_view text);
+  // Parses and adds "line 4", "block fib.b2", ...; fails with parse_breakpoint's message.
+  Status add_breakpoint(std::string_view text);
   void add_breakpoint(const Breakpoint& b) { breakpoints_.push_back(b); }
-  void remove_breakpoint(size_t index);
+  void remove_breakpoint(size_t index);  // ignores an index out of range
+  // Removes the line breakpoint on `line`, or adds one if there is none (the source view's click).
+  void toggle_line_breakpoint(int line);
   std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
   const std::vector<Breakpoint>& breakpoints() const { return breakpoints_; }
   // Indices of the breakpoints that hold in the current state (after the last step).
   std::vector<int> hits() const;
 
   // ---- selection and colouring ----
-  std::string select_lane(uint32_t lane);  // error message or ""
+  Status select_lane(uint32_t lane);  // fails for a lane out of range
   std::optional<uint32_t> selected_lane() const { return selected_; }
   // For ColorMode::Variable, `variable` names a lowered var ("fib.n") or a source variable of
-  // any function ("n"); returns an error message or "".
-  std::string set_color_mode(ColorMode mode, const std::string& variable = "");
+  // any function ("n"); fails, naming the watchable variables, for any other name.
+  Status set_color_mode(ColorMode mode, const std::string& variable = "");
   ColorMode color_mode() const { return color_mode_; }
   const std::string& watched_variable_name() const { return watched_name_; }
 
@@ -122,7 +138,7 @@ class DebuggerModel {
   // A one-line hover text: "lane 17: fib.b2 (line 3), depth 4, n = 7".
   std::string lane_summary(uint32_t lane) const;
   LaneDetails lane_details(uint32_t lane) const;
-  // The lowered IR of a block (its section of print_lowered) and its generated GLSL function
+  // The lowered IR of a block (print_lowered_block) and its generated GLSL function
   // (ab::block_glsl; needs no device). "" for a block that does not exist.
   std::string block_ir(int32_t block) const;
   std::string block_glsl(int32_t block) const;
@@ -141,6 +157,7 @@ class DebuggerModel {
   std::unique_ptr<ExecutionSource> source_;
   Timeline timeline_;
   std::vector<Breakpoint> breakpoints_;
+  RunMode run_mode_ = RunMode::Paused;
   std::optional<uint32_t> selected_;
   ColorMode color_mode_ = ColorMode::Block;
   VarId watched_ = -1;

@@ -51,6 +51,23 @@ class Writer {
     bytes.resize(at + v.size() * sizeof(T));
     if (!v.empty()) std::memcpy(bytes.data() + at, v.data(), v.size() * sizeof(T));
   }
+  // The field interface of checkpoint_fields: a value as `fixed`, a vector as `array`, a string,
+  // and a list of records (a count, then each record's fields).
+  template <typename T>
+  void field(const T& v) {
+    fixed(v);
+  }
+  template <typename T>
+  void field(const std::vector<T>& v) {
+    array(v);
+  }
+  void field(const std::string& s) { string(s); }
+  template <typename T, typename Fields>
+  void list(const std::vector<T>& items, Fields fields) {
+    varint(items.size());
+    for (const T& item : items)
+      fields(item);
+  }
 };
 
 // Reads with bounds checks; after any overrun `ok` is false and every read returns zeros.
@@ -97,6 +114,25 @@ class Reader {
     p_ += n * sizeof(T);
     return v;
   }
+  // Writer's field interface, reading into the fields.
+  template <typename T>
+  void field(T& v) {
+    v = fixed<T>();
+  }
+  template <typename T>
+  void field(std::vector<T>& v) {
+    v = array<T>();
+  }
+  void field(std::string& s) { s = string(); }
+  template <typename T, typename Fields>
+  void list(std::vector<T>& items, Fields fields) {
+    const uint64_t n = varint();
+    for (uint64_t i = 0; i < n && ok; ++i) {
+      T item;
+      fields(item);
+      items.push_back(std::move(item));
+    }
+  }
 
  private:
   bool need(uint64_t n) {
@@ -108,65 +144,43 @@ class Reader {
   const uint8_t* end_;
 };
 
+// A checkpoint's fields in file order: the one list that both writes (Io = Writer, a const
+// checkpoint) and reads (Io = Reader). Each field takes the bytes of its type.
+static_assert(sizeof(Fault) == 1 && sizeof(LaneError::line) == 4, "the trace format's widths");
+template <typename Io, typename Checkpoint>
+void checkpoint_fields(Io& io, Checkpoint& c) {
+  io.field(c.step);
+  io.field(c.pc);
+  io.field(c.pc_depth);
+  io.field(c.pc_stack);
+  io.field(c.registers);
+  io.list(c.stacks, [&](auto& s) {
+    io.field(s.depth);
+    io.field(s.words);
+  });
+  io.field(c.lane_steps);
+  io.field(c.random_draws);
+  io.field(c.faulted);
+  io.list(c.errors, [&](auto& e) {
+    io.field(e.lane);
+    io.field(e.code);
+    io.field(e.function);
+    io.field(e.line);
+    io.field(e.step);
+  });
+  io.field(c.calls);
+  io.field(c.block_executions);
+  io.field(c.max_stack_depth);
+  io.field(c.utilization_sum);
+}
+
 void write_checkpoint(Writer& w, const VmCheckpoint& c) {
-  w.fixed(c.step);
-  w.array(c.pc);
-  w.array(c.pc_depth);
-  w.array(c.pc_stack);
-  w.array(c.registers);
-  w.varint(c.stacks.size());
-  for (const auto& s : c.stacks) {
-    w.array(s.depth);
-    w.array(s.words);
-  }
-  w.array(c.lane_steps);
-  w.array(c.random_draws);
-  w.array(c.faulted);
-  w.varint(c.errors.size());
-  for (const LaneError& e : c.errors) {
-    w.fixed(e.lane);
-    w.fixed(static_cast<uint8_t>(e.code));
-    w.string(e.function);
-    w.fixed(static_cast<int32_t>(e.line));
-    w.fixed(e.step);
-  }
-  w.fixed(c.calls);
-  w.array(c.block_executions);
-  w.fixed(c.max_stack_depth);
-  w.fixed(c.utilization_sum);
+  checkpoint_fields(w, c);
 }
 
 VmCheckpoint read_checkpoint(Reader& r) {
   VmCheckpoint c;
-  c.step = r.fixed<uint64_t>();
-  c.pc = r.array<int32_t>();
-  c.pc_depth = r.array<uint32_t>();
-  c.pc_stack = r.array<int32_t>();
-  c.registers = r.array<uint32_t>();
-  const uint64_t stacks = r.varint();
-  for (uint64_t i = 0; i < stacks && r.ok; ++i) {
-    VmCheckpoint::VarStack s;
-    s.depth = r.array<uint32_t>();
-    s.words = r.array<uint32_t>();
-    c.stacks.push_back(std::move(s));
-  }
-  c.lane_steps = r.array<uint64_t>();
-  c.random_draws = r.array<uint64_t>();
-  c.faulted = r.array<uint8_t>();
-  const uint64_t errors = r.varint();
-  for (uint64_t i = 0; i < errors && r.ok; ++i) {
-    LaneError e;
-    e.lane = r.fixed<uint32_t>();
-    e.code = static_cast<Fault>(r.fixed<uint8_t>());
-    e.function = r.string();
-    e.line = r.fixed<int32_t>();
-    e.step = r.fixed<uint64_t>();
-    c.errors.push_back(std::move(e));
-  }
-  c.calls = r.fixed<uint64_t>();
-  c.block_executions = r.array<uint64_t>();
-  c.max_stack_depth = r.fixed<uint32_t>();
-  c.utilization_sum = r.fixed<double>();
+  checkpoint_fields(r, c);
   return c;
 }
 
@@ -303,7 +317,7 @@ std::vector<uint32_t> Trace::active_lanes(uint64_t step) const {
   return lanes;
 }
 
-std::string write_trace(const std::string& path, const Trace& t) {
+Status write_trace(const std::string& path, const Trace& t) {
   Writer body;
   body.fixed(t.options.seed);
   body.fixed(t.options.stack_depth);
@@ -337,7 +351,7 @@ std::string write_trace(const std::string& path, const Trace& t) {
       ZSTD_compress2(cctx, packed.data(), packed.size(), body.bytes.data(), body.bytes.size());
   ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(packed_size))
-    return fmt::format("cannot compress trace: {}", ZSTD_getErrorName(packed_size));
+    return Error{fmt::format("cannot compress trace: {}", ZSTD_getErrorName(packed_size))};
 
   Writer head;
   for (char c : kMagic)
@@ -349,49 +363,48 @@ std::string write_trace(const std::string& path, const Trace& t) {
   head.fixed(static_cast<uint64_t>(body.bytes.size()));
   head.fixed(static_cast<uint64_t>(packed_size));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return fmt::format("cannot write trace '{}': {}", path, std::strerror(errno));
+  if (!out) return Error{fmt::format("cannot write trace '{}': {}", path, std::strerror(errno))};
   out.write(reinterpret_cast<const char*>(head.bytes.data()), head.bytes.size());
   out.write(reinterpret_cast<const char*>(packed.data()), packed_size);
-  if (!out) return fmt::format("cannot write trace '{}': {}", path, std::strerror(errno));
-  return "";
+  if (!out) return Error{fmt::format("cannot write trace '{}': {}", path, std::strerror(errno))};
+  return Ok{};
 }
 
-std::variant<TraceHeader, std::string> parse_trace_header(std::string_view bytes,
-                                                          const std::string& path) {
+Expected<TraceHeader> parse_trace_header(std::string_view bytes, const std::string& path) {
   Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
-  if (std::string e = parse_header(r, path, h); !e.empty()) return e;
+  if (std::string e = parse_header(r, path, h); !e.empty()) return Error{e};
   return h;
 }
 
-std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
+Expected<TraceHeader> read_trace_header(const std::string& path) {
   std::string bytes;
-  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  if (std::string e = read_file(path, bytes); !e.empty()) return Error{e};
   return parse_trace_header(bytes, path);
 }
 
-std::variant<Trace, std::string> read_trace(const std::string& path) {
+Expected<Trace> read_trace(const std::string& path) {
   std::string bytes;
-  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  if (std::string e = read_file(path, bytes); !e.empty()) return Error{e};
   return parse_trace(bytes, path);
 }
 
-std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::string& path) {
+Expected<Trace> parse_trace(std::string_view bytes, const std::string& path) {
   Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
-  if (std::string e = parse_header(r, path, h); !e.empty()) return e;
+  if (std::string e = parse_header(r, path, h); !e.empty()) return Error{e};
   const uint64_t body_size = r.fixed<uint64_t>();
   const uint64_t packed_size = r.fixed<uint64_t>();
-  if (!r.ok) return truncated_header(path);
+  if (!r.ok) return Error{truncated_header(path)};
   if (packed_size > r.left())
-    return fmt::format("trace '{}' is truncated ({} of its bytes are missing)", path,
-                       packed_size - r.left());
+    return Error{fmt::format("trace '{}' is truncated ({} of its bytes are missing)", path,
+                             packed_size - r.left())};
   if (body_size > (uint64_t{1} << 40))
-    return fmt::format("trace '{}' is corrupt (bad body size)", path);
+    return Error{fmt::format("trace '{}' is corrupt (bad body size)", path)};
   std::vector<uint8_t> body;
   const uint8_t* packed = byte_data(bytes) + (bytes.size() - r.left());
   if (std::string e = inflate(packed, packed_size, body_size, body); !e.empty())
-    return fmt::format("trace '{}' is corrupt: {}", path, e);
+    return Error{fmt::format("trace '{}' is corrupt: {}", path, e)};
 
   Reader b(body.data(), body.size());
   Trace t;
@@ -412,7 +425,8 @@ std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::
     t.batch.uniforms.push_back(b.array<uint32_t>());
   t.first_step = b.fixed<uint64_t>();
   const uint64_t steps = b.varint();
-  if (steps > b.left() / 8) return fmt::format("trace '{}' is corrupt (bad step count)", path);
+  if (steps > b.left() / 8)
+    return Error{fmt::format("trace '{}' is corrupt (bad step count)", path)};
   t.steps.resize(steps);
   for (TraceStep& s : t.steps) {
     s.block = b.fixed<int32_t>();
@@ -425,7 +439,7 @@ std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::
     t.checkpoints.push_back(read_checkpoint(b));
   t.finished = b.fixed<uint8_t>() != 0;
   if (!b.ok || b.left() != 0)
-    return fmt::format("trace '{}' is corrupt (its body does not parse)", path);
+    return Error{fmt::format("trace '{}' is corrupt (its body does not parse)", path)};
   // Cross-checks, so that later code can index without bounds checks.
   bool sane = !t.checkpoints.empty() && t.checkpoints.front().step == t.first_step &&
               t.active_set_start.size() == t.steps.size() + 1 &&
@@ -439,17 +453,17 @@ std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::
     sane = sane && c.pc.size() == t.batch.lanes && c.pc_depth.size() == t.batch.lanes &&
            c.lane_steps.size() == t.batch.lanes && c.random_draws.size() == t.batch.lanes &&
            c.faulted.size() == t.batch.lanes;
-  if (!sane) return fmt::format("trace '{}' is corrupt (inconsistent sections)", path);
+  if (!sane) return Error{fmt::format("trace '{}' is corrupt (inconsistent sections)", path)};
   return t;
 }
 
-std::string check_trace_source(const TraceHeader& header, const std::string& trace_path,
-                               const std::string& source_path, const std::string& source_text) {
-  if (source_hash(source_text) == header.source_hash) return "";
-  return fmt::format(
+Status check_trace_source(const TraceHeader& header, const std::string& trace_path,
+                          const std::string& source_path, const std::string& source_text) {
+  if (source_hash(source_text) == header.source_hash) return Ok{};
+  return Error{fmt::format(
       "trace '{}' was recorded from a different version of the program: '{}' has changed since "
       "(source hash {:016x}, the trace expects {:016x}); record the trace again",
-      trace_path, source_path, source_hash(source_text), header.source_hash);
+      trace_path, source_path, source_hash(source_text), header.source_hash)};
 }
 
 }  // namespace ab::debugger

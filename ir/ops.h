@@ -14,6 +14,7 @@
 
 #include "autobatch/batch.h"  // Fault
 #include "ir/types.h"
+#include "shaders/ab_layout.h"
 
 namespace ab {
 
@@ -78,11 +79,23 @@ struct OpInfo {
 const OpInfo& op_info(OpCode code);
 std::optional<OpCode> op_by_name(std::string_view name);
 
+// Per-lane faults: `Fault` is public (autobatch/batch.h); its codes are the GPU's (AB_FAULT_* of
+// shaders/ab_layout.h, which the generated GLSL uses by name), checked here.
+static_assert(static_cast<uint32_t>(Fault::None) == AB_FAULT_NONE &&
+                  static_cast<uint32_t>(Fault::StackOverflow) == AB_FAULT_STACK_OVERFLOW &&
+                  static_cast<uint32_t>(Fault::DivisionByZero) == AB_FAULT_DIVISION_BY_ZERO &&
+                  static_cast<uint32_t>(Fault::IndexOutOfRange) == AB_FAULT_INDEX_OUT_OF_RANGE &&
+                  static_cast<uint32_t>(Fault::AssertFailed) == AB_FAULT_ASSERT_FAILED &&
+                  static_cast<uint32_t>(Fault::StepBudget) == AB_FAULT_STEP_BUDGET,
+              "autobatch/batch.h's Fault and shaders/ab_layout.h's AB_FAULT_* differ");
+static_assert(static_cast<uint32_t>(Fault::StepBudget) + 1 == AB_FAULT_CODES,
+              "a new Fault needs its AB_FAULT_* code in shaders/ab_layout.h");
+
 // The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for
-// conversions, the source kind; for Select, the kind of a1/a2), `out` the result's. Operands and
-// result are 32-bit words. Returns false and sets `fault` for faulting inputs.
-bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t& result,
-                 Fault& fault);
+// conversions, the source kind; for Select, the kind of a1/a2); the result's kind follows from it
+// (elementwise_result). Operands and result are 32-bit words. Returns false and sets `fault` for
+// faulting inputs.
+bool eval_scalar(OpCode code, Scalar in, const uint32_t* x, uint32_t& result, Fault& fault);
 
 // Result scalar kind of an elementwise op applied to operands of kind `in`, or nullopt if the
 // op does not accept that kind (e.g. Sqrt on int, BitAnd on float).

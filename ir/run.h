@@ -10,8 +10,22 @@
 #include "autobatch/batch.h"
 #include "ir/exec.h"
 #include "ir/ir.h"
+#include "shaders/ab_layout.h"
 
 namespace ab {
+
+// The step budget: whether a lane that has run `steps` blocks may run another (the rule of
+// AB_STEP_ALLOWED, which the generated kernels apply too). Checked before every block; a lane
+// out of budget faults with Fault::StepBudget at the block it waits at.
+inline bool step_allowed(uint64_t steps, uint64_t max_steps) {
+  return AB_STEP_ALLOWED(steps, max_steps);
+}
+
+// `Heuristic` is public (autobatch/batch.h); its values are the GPU's heuristic ids
+// (AB_HEURISTIC_* of shaders/ab_layout.h, pushed to the kernels as P.heuristic).
+static_assert(static_cast<uint32_t>(Heuristic::MinPc) == AB_HEURISTIC_MIN_PC &&
+                  static_cast<uint32_t>(Heuristic::MostLanes) == AB_HEURISTIC_MOST_LANES,
+              "autobatch/batch.h's Heuristic and shaders/ab_layout.h's AB_HEURISTIC_* differ");
 
 // Hands `words` (whole records of `record_words` words that `lane` emitted) to options.on_emit,
 // or appends them to result.emitted[lane]; then clears `words`.

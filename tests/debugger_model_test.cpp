@@ -176,7 +176,7 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
   const Loaded f = fib_batch(10);  // n = 0..9
   SUBCASE("line") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("line 3") == "");
+    CHECK(m.add_breakpoint("line 3").ok());
     const StopReason r = m.continue_run();
     CHECK(r.kind == StopReason::Kind::Breakpoint);
     const auto& lines = m.block_lines()[m.source().next_block()];
@@ -188,14 +188,15 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
     for (const LoweredBlock& b : f.lowered.blocks)
       if (b.name.find(".ret") != std::string::npos) name = b.name;
     REQUIRE(!name.empty());
-    CHECK(m.add_breakpoint("block " + name) == "");
+    CHECK(m.add_breakpoint("block " + name).ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     CHECK(m.block_name(m.source().next_block()) == name);
-    CHECK(m.add_breakpoint("block nosuch").find("no block named 'nosuch'") != std::string::npos);
+    CHECK(m.add_breakpoint("block nosuch").error().find("no block named 'nosuch'") !=
+          std::string::npos);
   }
   SUBCASE("lane returns") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("lane 7 returns") == "");
+    CHECK(m.add_breakpoint("lane 7 returns").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     CHECK(m.source().lane_pcs()[7] == f.lowered.exit_pc());
     // One step earlier, lane 7 was still running.
@@ -203,11 +204,11 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
     m.back(1);
     CHECK(m.source().lane_pcs()[7] != f.lowered.exit_pc());
     m.seek(at);
-    CHECK(m.add_breakpoint("lane 10 returns").find("out of range") != std::string::npos);
+    CHECK(m.add_breakpoint("lane 10 returns").error().find("out of range") != std::string::npos);
   }
   SUBCASE("depth") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("depth > 4") == "");
+    CHECK(m.add_breakpoint("depth > 4").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     uint32_t deepest = 0;
     for (uint32_t d : m.source().lane_depths())
@@ -216,18 +217,18 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
   }
   SUBCASE("utilization") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("utilization < 0.2") == "");
+    CHECK(m.add_breakpoint("utilization < 0.2").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     const uint64_t s = m.position() - 1;
     CHECK(m.timeline().history().at(s) < 10);
-    CHECK(m.add_breakpoint("utilization < x").find("bad utilization") != std::string::npos);
+    CHECK(m.add_breakpoint("utilization < x").error().find("bad utilization") != std::string::npos);
   }
   SUBCASE("run to the end when nothing hits") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("depth > 50") == "");
+    CHECK(m.add_breakpoint("depth > 50").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Finished);
     CHECK(m.source().done());
-    CHECK(m.add_breakpoint("sideways").find("unknown breakpoint") != std::string::npos);
+    CHECK(m.add_breakpoint("sideways").error().find("unknown breakpoint") != std::string::npos);
   }
 }
 
@@ -243,7 +244,7 @@ fn main(d: int) -> int {
 )";
   Loaded f(source, {{5, 4, 3, 6}}, 4, "div.ab");
   DebuggerModel m(f.source());
-  CHECK(m.add_breakpoint("fault") == "");
+  CHECK(m.add_breakpoint("fault").ok());
   CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
   CHECK(m.faulted_lanes() == 1);
   CHECK(m.source().lane_faulted()[2] == 1);
@@ -260,8 +261,8 @@ fn main(d: int) -> int {
 TEST_CASE("selection, colouring and the lane inspector") {
   const Loaded f = fib_batch(10);
   DebuggerModel m(f.source());
-  CHECK(m.select_lane(12).find("out of range") != std::string::npos);
-  CHECK(m.select_lane(6) == "");
+  CHECK(m.select_lane(12).error().find("out of range") != std::string::npos);
+  CHECK(m.select_lane(6).ok());
   CHECK(m.selected_lane() == 6u);
   m.step(12);
   const LaneDetails d = m.lane_details(6);
@@ -279,9 +280,9 @@ TEST_CASE("selection, colouring and the lane inspector") {
     has_n |= v.name == "fib.n";
   CHECK(has_n);
 
-  CHECK(m.set_color_mode(ColorMode::Variable, "nosuch").find("no variable 'nosuch'") !=
+  CHECK(m.set_color_mode(ColorMode::Variable, "nosuch").error().find("no variable 'nosuch'") !=
         std::string::npos);
-  CHECK(m.set_color_mode(ColorMode::Variable, "n") == "");
+  CHECK(m.set_color_mode(ColorMode::Variable, "n").ok());
   std::vector<uint32_t> colors;
   m.lane_colors(colors);
   REQUIRE(colors.size() == 10);
@@ -320,4 +321,52 @@ TEST_CASE("per-line lane counts add up to the live lanes") {
   CHECK(total == m.live_lanes());
   const auto per_block = m.waiting_per_block();
   CHECK(std::accumulate(per_block.begin(), per_block.end(), 0u) == m.live_lanes());
+}
+
+TEST_CASE("run modes: Run goes to the end, Run to breakpoint stops at a hit, Paused stays") {
+  const Loaded f = fib_batch(10);
+  auto run_until_stopped = [](DebuggerModel& m, uint64_t slice) {
+    std::optional<std::string> stopped;
+    for (int i = 0; i < 100'000 && !stopped; ++i)
+      stopped = m.run_slice(slice);
+    return stopped;
+  };
+  DebuggerModel m(f.source());
+  CHECK(!m.running());
+  CHECK(!m.run_slice(64));
+  CHECK(m.position() == 0);
+  m.set_run_mode(RunMode::Run);
+  REQUIRE(m.add_breakpoint("lane 7 returns").ok());  // Run ignores breakpoints
+  const std::optional<std::string> finished = run_until_stopped(m, 64);
+  REQUIRE(finished);
+  CHECK(*finished == "run finished at step " + std::to_string(m.position()));
+  CHECK(m.source().done());
+  CHECK(!m.running());
+
+  DebuggerModel b(f.source());
+  REQUIRE(b.add_breakpoint("lane 7 returns").ok());
+  b.set_run_mode(RunMode::ToBreakpoint);
+  const std::optional<std::string> hit = run_until_stopped(b, 4);
+  REQUIRE(hit);
+  CHECK(hit->starts_with("breakpoint 1 (lane 7 returns) at step "));
+  CHECK(b.hits() == std::vector<int>{0});
+  CHECK(!b.running());
+  CHECK(!b.source().done());
+}
+
+TEST_CASE("breakpoints are toggled by line and removed by index") {
+  const Loaded f = fib_batch(4);
+  DebuggerModel m(f.source());
+  m.toggle_line_breakpoint(3);
+  REQUIRE(m.breakpoints().size() == 1);
+  CHECK(m.breakpoints()[0].kind == Breakpoint::Kind::Line);
+  CHECK(m.breakpoints()[0].line == 3);
+  REQUIRE(m.add_breakpoint("fault").ok());
+  m.toggle_line_breakpoint(3);
+  REQUIRE(m.breakpoints().size() == 1);
+  CHECK(m.breakpoints()[0].kind == Breakpoint::Kind::Fault);
+  m.remove_breakpoint(5);  // out of range: nothing happens
+  CHECK(m.breakpoints().size() == 1);
+  m.remove_breakpoint(0);
+  CHECK(m.breakpoints().empty());
 }

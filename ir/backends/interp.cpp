@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 namespace ab {
@@ -72,7 +73,7 @@ class LaneRun {
   // A lane step is one block of the program-counter form: a block entry, or the rest of a block
   // after a call returns. The budget is checked before the step is taken.
   bool begin_segment(const Function& fn, SourceLoc loc) {
-    if (steps_ >= options_.max_steps) return fault(Fault::StepBudget, fn, loc);
+    if (!step_allowed(steps_, options_.max_steps)) return fault(Fault::StepBudget, fn, loc);
     ++steps_;
     return true;
   }
@@ -121,7 +122,8 @@ class LaneRun {
           break;
         case Terminator::Kind::PushJump:
         case Terminator::Kind::TailJump:
-          return fault(Fault::None, fn, t.loc);  // not Figure 2: the verifier rejects it
+          // Figure 4 only: verify() rejects them in the Figure 2 program run() requires.
+          std::abort();
       }
     }
   }
