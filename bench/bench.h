@@ -24,7 +24,10 @@ class App;
 namespace ab::bench {
 
 struct BenchOptions {
-  bool quick = false;                 // smaller inputs, batches 1, 64, 1024
+  bool quick = false;  // smaller light inputs, batches 1, 64, 1024
+  // "light", "heavy" or "both" (workloads.h, InputSize); "": both, or light with `quick`. Heavy
+  // rows run at batches 1024 and 16384 (1024 with `quick`) unless `batches` is given.
+  std::string inputs;
   std::vector<std::string> programs;  // empty: all (workloads.h names them)
   std::vector<uint32_t> batches;      // empty: 1, 64, 1024, 16384 (+131072 on a GPU)
   std::vector<std::string> systems;   // empty: all available (system names: systems.h)
@@ -43,13 +46,13 @@ struct BenchOptions {
   std::function<void(const std::string& system, RunResult& result)> tamper_for_test;
 };
 
-// Declares --quick, --programs, --batches, --systems, --repeats, --repeat-budget, --json,
+// Declares --quick, --inputs, --programs, --batches, --systems, --repeats, --repeat-budget, --json,
 // --chart and --device on `app` (the `bench` subcommand), writing into `options`.
 void add_bench_options(CLI::App& app, BenchOptions& options);
 
 // Runs the suite, prints the table, writes JSON and chart when asked. Returns 0 when every row
 // matched the interpreter, 1 when a row FAILED or errored, 2 on bad options (unknown program or
-// system, empty batch size); messages go to stderr.
+// system, empty batch size, an --inputs other than light, heavy or both); messages go to stderr.
 int run_bench(const BenchOptions& options);
 
 }  // namespace ab::bench

@@ -3,6 +3,11 @@
 // with a private explicit stack — no batching machinery, no scheduler. It is what the device can
 // do for that program when every lane runs on its own, and each Vulkan engine row reports its
 // ratio to it. Kernels run through the engine's public ComputeKernel (autobatch/compute.h).
+//
+// Long lanes span several dispatches: lavapipe silently ends any shader loop after 65,535
+// iterations, so a lane runs at most `max_iterations` loop iterations per dispatch, saves its
+// stack and variables into a device-only buffer and sets a flag; the host dispatches again until
+// no lane set it (ComputeKernel::run_repeated).
 #pragma once
 
 #include <cstdint>
@@ -15,20 +20,37 @@
 namespace ab::bench {
 
 // Loop iterations one lane may take in one dispatch: below lavapipe's silent 65,535-per-loop
-// cap. A lane that needs more reports it (the row errors) instead of returning a wrong result.
+// cap.
 constexpr uint32_t kCeilingMaxIterations = 60000;
+// Dispatches one run may take before its unfinished lanes are reported (6e8 iterations a lane).
+constexpr uint32_t kCeilingMaxDispatches = 10000;
+
+struct CeilingKernel {
+  std::shared_ptr<ComputeKernel> kernel;
+  std::string program;
+  uint32_t parameters = 0, stack_depth = 0, max_iterations = 0;
+  uint32_t state_words = 0;  // saved words per lane between dispatches
+};
 
 // Compiles the ceiling kernel of `program` (a workload name; `parameters` = its main's parameter
-// count) with `stack_depth` frames per lane.
-Expected<std::shared_ptr<ComputeKernel>> compile_ceiling(std::shared_ptr<VulkanContext> context,
-                                                         const std::string& program,
-                                                         uint32_t parameters, uint32_t stack_depth);
+// count) with `stack_depth` frames per lane and at most `max_iterations` loop iterations per lane
+// per dispatch (tests lower it to force many dispatches).
+Expected<CeilingKernel> compile_ceiling(std::shared_ptr<VulkanContext> context,
+                                        const std::string& program, uint32_t parameters,
+                                        uint32_t stack_depth,
+                                        uint32_t max_iterations = kCeilingMaxIterations);
 
-// Runs every lane of `batch` on `kernel` (one dispatch: uploads, run, readback) and returns the
-// outputs in RunResult form (no faults, no step counts). A lane that overflowed its stack, hit
-// the iteration bound or never finished makes it an error naming the first such lane.
-// `stack_depth` is the one the kernel was compiled with (for the message).
-Expected<RunResult> run_ceiling(ComputeKernel& kernel, const Batch& batch, uint32_t out_words,
-                                uint64_t seed, uint32_t stack_depth);
+struct CeilingRun {
+  RunResult result;  // outputs; no faults, no step counts
+  uint32_t dispatches = 0;
+};
+
+// Runs every lane of `batch` on `kernel` (uploads, as many dispatches as the slowest lane needs,
+// readback) and returns the outputs in RunResult form. A lane that overflowed its stack, was
+// still unfinished after `max_dispatches`, or never finished makes it an error naming the first
+// such lane.
+Expected<CeilingRun> run_ceiling(const CeilingKernel& kernel, const Batch& batch,
+                                 uint32_t out_words, uint64_t seed,
+                                 uint32_t max_dispatches = kCeilingMaxDispatches);
 
 }  // namespace ab::bench

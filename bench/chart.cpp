@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "bench/report.h"
 
@@ -40,11 +41,18 @@ bool plots_steps(const std::string& program) {
 std::string write_chart(const BenchReport& report, const std::string& png_path) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
     return "gnuplot not found (Debian package gnuplot-nox; scripts/setup.sh installs it)";
-  std::vector<std::string> programs;
+  // One panel per (program, input size), in the rows' order.
+  std::vector<std::pair<std::string, std::string>> panels;
   for (const BenchRow& row : report.rows)
-    if (std::find(programs.begin(), programs.end(), row.program) == programs.end())
-      programs.push_back(row.program);
-  if (programs.empty()) return "no rows to draw";
+    if (std::find(panels.begin(), panels.end(), std::pair(row.program, row.inputs)) == panels.end())
+      panels.emplace_back(row.program, row.inputs);
+  if (panels.empty()) return "no rows to draw";
+  // Light panels on top, heavy ones below: a column per program when both sizes ran.
+  std::stable_partition(panels.begin(), panels.end(),
+                        [](const auto& panel) { return panel.second == "light"; });
+  const size_t light_panels = static_cast<size_t>(std::count_if(
+      panels.begin(), panels.end(), [](const auto& panel) { return panel.second == "light"; }));
+  const bool both = light_panels > 0 && light_panels < panels.size();
 
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -54,16 +62,18 @@ std::string write_chart(const BenchReport& report, const std::string& png_path) 
   if (ec || !fs::create_directories(dir, ec)) return "cannot create a temporary folder";
   const fs::path data_path = dir / "chart.dat", script_path = dir / "chart.gp";
 
-  // One data block per (program, system), in that order, so `index` finds it by number. A
+  // One data block per (panel, system), in that order, so `index` finds it by number. A
   // block with no successful row gets one undefined point, which gnuplot skips.
   {
     std::ofstream data(data_path);
-    for (const std::string& program : programs) {
+    for (const auto& [program, inputs] : panels) {
       for (const std::string& system : report.systems) {
-        data << "# " << program << " " << system << "\n";
+        data << "# " << program << " " << inputs << " " << system << "\n";
         bool any = false;
         for (const BenchRow& row : report.rows) {
-          if (row.program != program || row.system != system || row.status != "ok") continue;
+          if (row.program != program || row.inputs != inputs || row.system != system ||
+              row.status != "ok")
+            continue;
           const double y = plots_steps(program) ? row.steps_per_second : row.calls_per_second;
           data << row.lanes << " " << fmt::format("{:.6g}", y) << "\n";
           any = true;
@@ -74,8 +84,10 @@ std::string write_chart(const BenchReport& report, const std::string& png_path) 
     }
   }
   {
-    const size_t columns = programs.size() <= 2 ? programs.size() : 3;
-    const size_t rows = (programs.size() + columns - 1) / columns;
+    const size_t columns = both ? std::max(light_panels, panels.size() - light_panels)
+                           : panels.size() <= 2 ? panels.size()
+                                                : 3;
+    const size_t rows = (panels.size() + columns - 1) / columns;
     std::ofstream gp(script_path);
     gp << fmt::format("set terminal pngcairo size {},{} font 'sans,10'\n", 520 * columns,
                       420 * rows + 40);
@@ -88,9 +100,11 @@ std::string write_chart(const BenchReport& report, const std::string& png_path) 
                       quoted(fmt::format("autobatch bench{}: {}", report.quick ? " --quick" : "",
                                          report.device.empty() ? "CPU only" : report.device)));
     const size_t systems = report.systems.size();
-    for (size_t p = 0; p < programs.size(); ++p) {
-      gp << "set title " << quoted(programs[p]) << "\n";
-      gp << "set ylabel " << quoted(plots_steps(programs[p]) ? "lane-steps / s" : "lane-calls / s")
+    for (size_t p = 0; p < panels.size(); ++p) {
+      const std::string& program = panels[p].first;
+      gp << "set title " << quoted(fmt::format("{} ({} inputs)", program, panels[p].second))
+         << "\n";
+      gp << "set ylabel " << quoted(plots_steps(program) ? "lane-steps / s" : "lane-calls / s")
          << "\n";
       gp << "plot ";
       for (size_t s = 0; s < systems; ++s) {

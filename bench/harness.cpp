@@ -29,16 +29,19 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// One run of one system: its result, wall time and the Vulkan counters.
+// One run of one system: its result, wall time, the Vulkan counters and (engine) where the time
+// went.
 struct Measured {
   RunResult result;
   double seconds = 0;
   std::optional<uint64_t> dispatches, submissions;
+  std::optional<double> upload_seconds, loop_seconds, readback_seconds;
 };
 
 // What a row needs that is the same for every system: the program, the batch, the reference.
 struct RowContext {
   const Workload* workload = nullptr;
+  InputSize size = InputSize::Light;
   const Program* program = nullptr;
   const LoweredProgram* lowered = nullptr;
   int entry = -1;
@@ -47,7 +50,7 @@ struct RowContext {
   const RunResult* reference = nullptr;
   uint32_t out_words = 1;
   bool float_output = false;
-  ComputeKernel* ceiling = nullptr;  // the program's glsl kernel; null when not compiled
+  const CeilingKernel* ceiling = nullptr;  // the program's glsl kernel; null when not compiled
 };
 
 Expected<Measured> run_once(const System& system, const RowContext& row,
@@ -63,10 +66,10 @@ Expected<Measured> run_once(const System& system, const RowContext& row,
       break;
     case SystemKind::Glsl: {
       // Upload, run and read back, as for the engine rows; compilation excluded.
-      auto result = run_ceiling(*row.ceiling, *row.batch, row.out_words, row.run_options.seed,
-                                row.workload->stack_depth);
-      if (!result) return Error{result.error()};
-      m.result = std::move(*result);
+      auto ran = run_ceiling(*row.ceiling, *row.batch, row.out_words, row.run_options.seed);
+      if (!ran) return Error{ran.error()};
+      m.result = std::move(ran->result);
+      m.dispatches = ran->dispatches;
       break;
     }
     case SystemKind::Vulkan: {
@@ -84,8 +87,12 @@ Expected<Measured> run_once(const System& system, const RowContext& row,
       auto result = (*run)->result();
       if (!result) return Error{result.error()};
       m.result = std::move(*result);
-      m.dispatches = (*run)->stats().dispatches;
-      m.submissions = (*run)->stats().submissions;
+      const VulkanStats& stats = (*run)->stats();
+      m.dispatches = stats.dispatches;
+      m.submissions = stats.submissions;
+      m.upload_seconds = stats.upload_seconds;
+      m.loop_seconds = stats.loop_seconds;
+      m.readback_seconds = stats.readback_seconds;
       break;
     }
   }
@@ -104,6 +111,7 @@ BenchRow measure_row(const System& system, const RowContext& row,
                      double budget_seconds, const BenchOptions& options) {
   BenchRow out;
   out.program = row.workload->name;
+  out.inputs = input_size_name(row.size);
   out.system = system.name;
   out.lanes = row.batch->lanes;
   out.lane_calls = row.reference->stats.calls + row.batch->lanes;
@@ -130,16 +138,26 @@ BenchRow measure_row(const System& system, const RowContext& row,
   };
   std::optional<Measured> last = checked_run();  // the warm-up
   if (!last) return out;
-  std::vector<double> times;
+  std::vector<double> times, uploads, loops, readbacks;
+  auto keep_breakdown = [&](const Measured& m) {
+    if (!m.upload_seconds) return;
+    uploads.push_back(*m.upload_seconds);
+    loops.push_back(*m.loop_seconds);
+    readbacks.push_back(*m.readback_seconds);
+  };
   // A warm-up that alone exceeds the budget is the row's only measurement (repeats = 0): the
   // slowest schedules at the largest batches would otherwise dominate the suite's run time.
   const bool warm_up_only = last->seconds > budget_seconds;
-  if (warm_up_only) times.push_back(last->seconds);
+  if (warm_up_only) {
+    times.push_back(last->seconds);
+    keep_breakdown(*last);
+  }
   double spent = 0;
   for (int i = 0; !warm_up_only && i < repeats && (i == 0 || spent < budget_seconds); ++i) {
     last = checked_run();
     if (!last) return out;
     times.push_back(last->seconds);
+    keep_breakdown(*last);
     spent += last->seconds;
   }
   out.checked = true;
@@ -158,6 +176,11 @@ BenchRow measure_row(const System& system, const RowContext& row,
   }
   out.dispatches = last->dispatches;
   out.submissions = last->submissions;
+  if (!uploads.empty()) {
+    out.upload_seconds = median(uploads);
+    out.loop_seconds = median(loops);
+    out.readback_seconds = median(readbacks);
+  }
   return out;
 }
 
@@ -255,6 +278,15 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
   }
   for (uint32_t b : options.batches)
     if (b == 0) return "batch sizes must be at least 1";
+  std::vector<InputSize> sizes;
+  const std::string inputs =
+      options.inputs.empty() ? (options.quick ? "light" : "both") : options.inputs;
+  if (inputs == "light" || inputs == "both") sizes.push_back(InputSize::Light);
+  if (inputs == "heavy" || inputs == "both") sizes.push_back(InputSize::Heavy);
+  if (sizes.empty())
+    return fmt::format("--inputs must be light, heavy or both, not '{}'", options.inputs);
+  for (InputSize size : sizes)
+    report.inputs.push_back(input_size_name(size));
 
   std::shared_ptr<VulkanContext> context;
   auto on_device = [](const System& s) {
@@ -290,6 +322,33 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
                                    : std::vector<uint32_t>{1, 64, 1024, 16384};
     if (gpu && !options.quick) report.batches.push_back(131072);
   }
+  // Heavy inputs measure steady-state throughput: the large batches only, unless asked.
+  std::vector<uint32_t> heavy_batches = options.batches;
+  if (heavy_batches.empty()) {
+    heavy_batches =
+        options.quick ? std::vector<uint32_t>{1024} : std::vector<uint32_t>{1024, 16384};
+    if (gpu && !options.quick) heavy_batches.push_back(131072);
+  }
+  report.heavy_batches = heavy_batches;
+  // The slowest schedules would take minutes per heavy row at large batches (global-masked:
+  // ~0.005x the ceiling): left out there unless named on their own.
+  auto named = [&](const std::string& name) {
+    return std::find(options.systems.begin(), options.systems.end(), name) != options.systems.end();
+  };
+  auto left_out = [&](const System& system, InputSize size, uint32_t lanes) {
+    return size == InputSize::Heavy && lanes > kHeavyFullLanes &&
+           (system.name == "global-masked" || system.name == "local-workgroup") &&
+           !named(system.name);
+  };
+  const bool any_left_out = std::any_of(systems.begin(), systems.end(), [&](const System& s) {
+    return std::any_of(heavy_batches.begin(), heavy_batches.end(),
+                       [&](uint32_t lanes) { return left_out(s, InputSize::Heavy, lanes); });
+  });
+  if (any_left_out && std::find(sizes.begin(), sizes.end(), InputSize::Heavy) != sizes.end())
+    report.notes.push_back(fmt::format(
+        "heavy inputs above {} lanes leave out global-masked and local-workgroup (minutes per "
+        "row); name them in --systems to run them",
+        kHeavyFullLanes));
   const int repeats = options.repeats > 0 ? options.repeats : (options.quick ? 3 : 5);
   const double budget = options.repeat_budget_seconds > 0 ? options.repeat_budget_seconds
                                                           : (options.quick ? 1.0 : 4.0);
@@ -317,83 +376,91 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
       else
         vulkan_error = compiled.error();
     }
-    std::shared_ptr<ComputeKernel> ceiling;
-    std::string ceiling_error;
-    if (context && wants_glsl) {
-      auto compiled =
-          compile_ceiling(context, workload->name, static_cast<uint32_t>(lowered.inputs.size()),
-                          workload->stack_depth);
-      if (compiled)
-        ceiling = *compiled;
-      else
-        ceiling_error = compiled.error();
-    }
-
     RowContext row;
     row.workload = workload;
     row.program = &*program;
     row.lowered = &lowered;
     row.entry = entry;
     row.run_options.seed = workload->seed;
-    row.run_options.stack_depth = workload->stack_depth;
     row.out_words = workload->out_words;
     row.float_output =
         lowered.types().is_array_of(lowered.vars[lowered.output].type, Scalar::Float);
-    row.ceiling = ceiling.get();
 
-    // Each Vulkan variant compiles its kernels on first use (and lavapipe finishes compiling a
-    // pipeline at its first dispatch). Untimed runs per variant do that here, so no row's warm-up
-    // (which can be its only measurement) includes compilation; the time shows in the compile
-    // figures instead. One lane, and for the global schedule also more lanes than a subgroup
-    // holds: a batch that fits one subgroup runs the fused kernel, a larger one the others.
-    if (vulkan_program || ceiling) {
-      for (uint32_t lanes : {1u, 65u}) {
-        const Batch primer = workload->make_batch(lanes, options.quick);
-        const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
-        row.batch = &primer;
-        row.reference = &primer_reference;
-        for (const System& system : systems)
-          if ((system.kind == SystemKind::Vulkan && vulkan_program &&
-               (lanes == 1 || system.schedule == Schedule::Global)) ||
-              (system.kind == SystemKind::Glsl && ceiling && lanes == 1))
-            (void)run_once(system, row, vulkan_program);
-      }
-    }
-
-    for (uint32_t lanes : report.batches) {
-      const Batch batch = workload->make_batch(lanes, options.quick);
-      const RunResult reference = run_interp(*program, entry, batch, row.run_options);
-      row.batch = &batch;
-      row.reference = &reference;
-      const size_t first = report.rows.size();
-      for (const System& system : systems) {
-        BenchRow out;
-        const bool not_compiled = (system.kind == SystemKind::Vulkan && !vulkan_program) ||
-                                  (system.kind == SystemKind::Glsl && !ceiling);
-        if (not_compiled) {
-          out.program = workload->name;
-          out.system = system.name;
-          out.lanes = lanes;
-          out.status = "ERROR";
-          out.message =
-              "compile failed: " + (system.kind == SystemKind::Glsl ? ceiling_error : vulkan_error);
+    CompileRow compile;
+    compile.program = workload->name;
+    for (InputSize size : sizes) {
+      row.size = size;
+      row.run_options.stack_depth = workload->depth(size);
+      // The ceiling kernel's stack has the input size's depth.
+      std::optional<CeilingKernel> ceiling;
+      std::string ceiling_error;
+      if (context && wants_glsl) {
+        auto compiled =
+            compile_ceiling(context, workload->name, static_cast<uint32_t>(lowered.inputs.size()),
+                            workload->depth(size));
+        if (compiled) {
+          ceiling = std::move(*compiled);
+          if (!compile.glsl_seconds) compile.glsl_seconds = ceiling->kernel->compile_seconds();
         } else {
-          out = measure_row(system, row, vulkan_program, repeats, budget, options);
+          ceiling_error = compiled.error();
         }
-        if (options.print_table)
-          fmt::print(stderr, "  {:<10} {:>6} lanes  {:<17} {}\n", out.program, out.lanes,
-                     out.system,
-                     out.status == "ok" ? fmt::format("{:.4f} s", out.median_seconds)
-                                        : out.status + ": " + out.message);
-        report.rows.push_back(std::move(out));
       }
-      add_ratios(report.rows, first);
+      row.ceiling = ceiling ? &*ceiling : nullptr;
+
+      // Each Vulkan variant compiles its kernels on first use (and lavapipe finishes compiling a
+      // pipeline at its first dispatch). Untimed runs per variant do that here, so no row's
+      // warm-up (which can be its only measurement) includes compilation; the time shows in the
+      // compile figures instead. One lane, and for the global schedule also more lanes than a
+      // subgroup holds: a batch that fits one subgroup runs the fused kernel, a larger one the
+      // others. Light inputs: the primers are cheap at either size.
+      if (vulkan_program || ceiling) {
+        for (uint32_t lanes : {1u, 65u}) {
+          const Batch primer = workload->make_batch(lanes, InputSize::Light, options.quick);
+          const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
+          row.batch = &primer;
+          row.reference = &primer_reference;
+          for (const System& system : systems)
+            if ((system.kind == SystemKind::Vulkan && vulkan_program &&
+                 (lanes == 1 || system.schedule == Schedule::Global)) ||
+                (system.kind == SystemKind::Glsl && ceiling && lanes == 1))
+              (void)run_once(system, row, vulkan_program);
+        }
+      }
+
+      for (uint32_t lanes : size == InputSize::Heavy ? heavy_batches : report.batches) {
+        const Batch batch = workload->make_batch(lanes, size, options.quick);
+        const RunResult reference = run_interp(*program, entry, batch, row.run_options);
+        row.batch = &batch;
+        row.reference = &reference;
+        const size_t first = report.rows.size();
+        for (const System& system : systems) {
+          if (left_out(system, size, lanes)) continue;
+          BenchRow out;
+          const bool not_compiled = (system.kind == SystemKind::Vulkan && !vulkan_program) ||
+                                    (system.kind == SystemKind::Glsl && !ceiling);
+          if (not_compiled) {
+            out.program = workload->name;
+            out.inputs = input_size_name(size);
+            out.system = system.name;
+            out.lanes = lanes;
+            out.status = "ERROR";
+            out.message = "compile failed: " +
+                          (system.kind == SystemKind::Glsl ? ceiling_error : vulkan_error);
+          } else {
+            out = measure_row(system, row, vulkan_program, repeats, budget, options);
+          }
+          if (options.print_table)
+            fmt::print(stderr, "  {:<10} {:<5} {:>6} lanes  {:<17} {}\n", out.program, out.inputs,
+                       out.lanes, out.system,
+                       out.status == "ok" ? fmt::format("{:.4f} s", out.median_seconds)
+                                          : out.status + ": " + out.message);
+          report.rows.push_back(std::move(out));
+        }
+        add_ratios(report.rows, first);
+      }
     }
-    if (vulkan_program || ceiling) {
-      CompileRow compile;
-      compile.program = workload->name;
+    if (vulkan_program || compile.glsl_seconds) {
       if (vulkan_program) compile.seconds = vulkan_program->compile_seconds();
-      if (ceiling) compile.glsl_seconds = ceiling->compile_seconds();
       report.compiles.push_back(compile);
     }
   }

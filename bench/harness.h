@@ -9,6 +9,10 @@
 
 namespace ab::bench {
 
+// Heavy inputs above this many lanes leave out global-masked and local-workgroup unless
+// --systems names them (each such row would take minutes on lavapipe).
+constexpr uint32_t kHeavyFullLanes = 1024;
+
 // Returns "" and fills `report`, or the reason the options are unusable (unknown program or
 // system, batch size 0). Rows that fail or error are recorded in the report, not returned.
 std::string run_suite(const BenchOptions& options, BenchReport& report);

@@ -13,6 +13,7 @@ namespace ab::bench {
 
 struct BenchRow {
   std::string program, system;
+  std::string inputs = "light";  // the input size: "light" or "heavy" (workloads.h)
   uint32_t lanes = 0;
   // "ok": outputs matched the interpreter; "FAILED": they did not (message says where);
   // "ERROR": the system could not run the batch (message says why).
@@ -28,7 +29,7 @@ struct BenchRow {
   // Scheduler figures, where the system has them (not native).
   std::optional<uint64_t> steps;
   std::optional<double> utilization;
-  std::optional<uint64_t> dispatches, submissions;  // Vulkan only
+  std::optional<uint64_t> dispatches, submissions;  // Vulkan (glsl: dispatches only)
   std::optional<double> seconds_per_step;           // median wall / steps
   // Throughput relative to the native baseline and to the VM on the same program and batch
   // (> 1: faster). Absent where that baseline was not run or failed.
@@ -36,6 +37,10 @@ struct BenchRow {
   // Engine (Vulkan) rows only: throughput relative to the glsl ceiling on the same program and
   // batch (1: as fast as the hand-written per-lane kernel; < 1: slower).
   std::optional<double> vs_glsl;
+  // Engine rows: where a run's time went (medians over the timed runs, VulkanStats): creating
+  // the run (allocation and uploads), the dispatches (the PC loop, submissions and waits), and
+  // reading the results back.
+  std::optional<double> upload_seconds, loop_seconds, readback_seconds;
 };
 
 struct CompileRow {
@@ -51,7 +56,9 @@ struct BenchReport {
   std::string vulkan_note;         // why Vulkan systems were skipped, if they were
   std::vector<std::string> notes;  // e.g. a system that could not be set up
   unsigned cpu_threads = 0;
-  std::vector<uint32_t> batches;
+  std::vector<uint32_t> batches;        // light rows' batch sizes
+  std::vector<uint32_t> heavy_batches;  // heavy rows' batch sizes
+  std::vector<std::string> inputs;      // the input sizes run: "light", "heavy"
   std::vector<std::string> systems;
   std::vector<BenchRow> rows;
   std::vector<CompileRow> compiles;

@@ -17,6 +17,7 @@ nlohmann::json to_json(const BenchReport& report) {
     rows.push_back({
         {"program", r.program},
         {"system", r.system},
+        {"inputs", r.inputs},
         {"lanes", r.lanes},
         {"status", r.status},
         {"message", r.message},
@@ -36,6 +37,9 @@ nlohmann::json to_json(const BenchReport& report) {
         {"vs_native", opt(r.vs_native)},
         {"vs_vm", opt(r.vs_vm)},
         {"vs_glsl", opt(r.vs_glsl)},
+        {"upload_seconds", opt(r.upload_seconds)},
+        {"loop_seconds", opt(r.loop_seconds)},
+        {"readback_seconds", opt(r.readback_seconds)},
     });
   }
   nlohmann::json compiles = nlohmann::json::array();
@@ -49,7 +53,9 @@ nlohmann::json to_json(const BenchReport& report) {
       {"vulkan_note", report.vulkan_note},
       {"notes", report.notes},
       {"cpu_threads", report.cpu_threads},
+      {"inputs", report.inputs},
       {"batches", report.batches},
+      {"heavy_batches", report.heavy_batches},
       {"systems", report.systems},
       {"rows", rows},
       {"compile", compiles},

@@ -21,14 +21,20 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   using cli::seconds_in;
   using cli::whole_number_in;
   app.add_flag("--quick", options.quick,
-               "smaller inputs and batches 1, 64, 1024 (about a minute on 2 cores)");
+               "light inputs only (smaller still) and batches 1, 64, 1024 (about a minute on 2 "
+               "cores)");
+  app.add_option("--inputs", options.inputs,
+                 "input sizes: light (short programs, where fixed costs show), heavy (enough "
+                 "work per lane for steady-state throughput; batches 1024,16384, or 1024 with "
+                 "--quick, unless --batches is given) or both (default: both; light with --quick)");
   app.add_option(
          "--programs", options.programs,
          "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all of these); "
          "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains (docs/nuts.md)")
       ->delimiter(',');
   app.add_option("--batches", options.batches,
-                 "batch sizes (default: 1,64,1024,16384; 131072 too on a GPU)")
+                 "batch sizes for both input sizes (default: light 1,64,1024,16384, heavy "
+                 "1024,16384; 131072 too on a GPU)")
       ->delimiter(',')
       ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--systems", options.systems,

@@ -18,6 +18,7 @@
 #include "bench/systems.h"
 #include "bench/workloads.h"
 #include "engine_test_support.h"
+#include "ir/backends/interp.h"
 
 namespace {
 
@@ -66,7 +67,8 @@ TEST_CASE("bench: a tiny run checks every row against the interpreter") {
   // The work per row comes from the inputs alone: sum over lanes of fib's calls, plus one entry
   // call per lane.
   for (uint32_t lanes : {1u, 7u}) {
-    const ab::Batch batch = ab::bench::find_workload("fib")->make_batch(lanes, true);
+    const ab::Batch batch =
+        ab::bench::find_workload("fib")->make_batch(lanes, ab::bench::InputSize::Light, true);
     uint64_t expected = lanes;
     for (uint32_t n : batch.inputs[0])
       expected += fib_calls(n);
@@ -84,7 +86,8 @@ TEST_CASE("bench: a tiny run checks every row against the interpreter") {
     CHECK_FALSE(native->steps.has_value());
   }
   // Inputs are divergent: at 7 lanes not every lane asks for the same n.
-  const ab::Batch seven = ab::bench::find_workload("fib")->make_batch(7, true);
+  const ab::Batch seven =
+      ab::bench::find_workload("fib")->make_batch(7, ab::bench::InputSize::Light, true);
   bool divergent = false;
   for (uint32_t n : seven.inputs[0])
     divergent |= n != seven.inputs[0][0];
@@ -95,11 +98,12 @@ TEST_CASE("bench: the JSON report parses and has the documented keys") {
   BenchReport report;
   REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
   const nlohmann::json parsed = nlohmann::json::parse(ab::bench::to_json(report).dump());
-  for (const char* key :
-       {"quick", "device", "notes", "cpu_threads", "batches", "systems", "rows", "compile", "ok"})
+  for (const char* key : {"quick", "device", "notes", "cpu_threads", "inputs", "batches",
+                          "heavy_batches", "systems", "rows", "compile", "ok"})
     CHECK_MESSAGE(parsed.contains(key), key);
   CHECK(parsed["ok"] == true);
   CHECK(parsed["batches"] == nlohmann::json::array({1, 7}));
+  CHECK(parsed["inputs"] == nlohmann::json::array({"light"}));  // --quick's default
   REQUIRE(parsed["rows"].size() == 4);
   for (const auto& row : parsed["rows"]) {
     for (const char* key : {"program",          "system",         "lanes",
@@ -108,10 +112,14 @@ TEST_CASE("bench: the JSON report parses and has the documented keys") {
                             "lane_calls",       "lane_steps",     "calls_per_second",
                             "steps_per_second", "steps",          "utilization",
                             "dispatches",       "submissions",    "seconds_per_step",
-                            "vs_native",        "vs_vm",          "vs_glsl"})
+                            "vs_native",        "vs_vm",          "vs_glsl",
+                            "inputs",           "upload_seconds", "loop_seconds",
+                            "readback_seconds"})
       CHECK_MESSAGE(row.contains(key), key);
     CHECK(row["program"] == "fib");
+    CHECK(row["inputs"] == "light");
     CHECK(row["checked"] == true);
+    CHECK(row["upload_seconds"].is_null());  // CPU rows have no engine breakdown
   }
   // run_bench writes the same document to --json.
   const std::filesystem::path path =
@@ -150,6 +158,7 @@ TEST_CASE("bench: a wrong native result marks its row FAILED and the run exits 1
 TEST_CASE("bench: every native baseline equals the interpreter on divergent inputs") {
   // Native code never faults, so this also proves each workload's stack depth suffices for both
   // input sizes.
+  // Light under --quick, then light and heavy.
   for (bool quick : {true, false}) {
     CAPTURE(quick);
     BenchOptions options;
@@ -160,7 +169,7 @@ TEST_CASE("bench: every native baseline equals the interpreter on divergent inpu
     options.print_table = false;
     BenchReport report;
     REQUIRE(ab::bench::run_suite(options, report) == "");
-    REQUIRE(report.rows.size() == ab::bench::workloads().size());
+    REQUIRE(report.rows.size() == (quick ? 1 : 2) * ab::bench::workloads().size());
     for (const BenchRow& row : report.rows) {
       CAPTURE(row.program);
       CAPTURE(row.message);
@@ -170,8 +179,9 @@ TEST_CASE("bench: every native baseline equals the interpreter on divergent inpu
 }
 
 TEST_CASE("bench: every GLSL ceiling kernel equals the interpreter on divergent inputs") {
-  // 1 lane, a partial workgroup, and two groups with the second partial (local size 64); both
-  // input sizes, so each workload's stack depth and iteration bound suffice for both.
+  // 1 lane, a partial workgroup, and two groups with the second partial (local size 64); all
+  // three input sizes (light under --quick, light, heavy), so each workload's stack depth
+  // suffices for each.
   for (bool quick : {true, false}) {
     CAPTURE(quick);
     BenchOptions options;
@@ -183,7 +193,7 @@ TEST_CASE("bench: every GLSL ceiling kernel equals the interpreter on divergent 
     BenchReport report;
     REQUIRE(ab::bench::run_suite(options, report) == "");
     REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
-    REQUIRE(report.rows.size() == 3 * ab::bench::workloads().size());
+    REQUIRE(report.rows.size() == (quick ? 3 : 6) * ab::bench::workloads().size());
     for (const BenchRow& row : report.rows) {
       CAPTURE(row.program);
       CAPTURE(row.lanes);
@@ -191,6 +201,7 @@ TEST_CASE("bench: every GLSL ceiling kernel equals the interpreter on divergent 
       CHECK(row.status == "ok");
       CHECK(row.checked);
       CHECK_FALSE(row.steps.has_value());  // no scheduler, no steps
+      CHECK(row.dispatches.value_or(0) >= 1);
     }
     REQUIRE(report.compiles.size() == ab::bench::workloads().size());
     for (const ab::bench::CompileRow& c : report.compiles) {
@@ -204,12 +215,13 @@ TEST_CASE("bench: ceiling kernels are clean under validation and match native an
   using namespace ab::bench;
   for (const Workload& w : workloads()) {
     CAPTURE(w.name);
-    const ab::Batch batch = w.make_batch(100, false);
+    const ab::Batch batch = w.make_batch(100, InputSize::Light, false);
     auto kernel = compile_ceiling(ab::enginetest::context(), w.name,
                                   static_cast<uint32_t>(batch.inputs.size()), w.stack_depth);
     REQUIRE_MESSAGE(kernel.ok(), kernel.error());
-    auto result = run_ceiling(**kernel, batch, w.out_words, w.seed, w.stack_depth);
-    REQUIRE_MESSAGE(result.ok(), result.error());
+    auto ran = run_ceiling(*kernel, batch, w.out_words, w.seed);
+    REQUIRE_MESSAGE(ran.ok(), ran.error());
+    const ab::RunResult* result = &ran->result;
     const ab::RunResult native = run_native(w.native, batch, w.out_words, w.seed);
     // Only nuts_tree's floats may differ from the CPU's (the device's log, sqrt and cos in
     // normal()); from the engine's generated kernels on the same device they may not.
@@ -242,22 +254,156 @@ TEST_CASE("bench: a ceiling lane that overflows its stack or loops too long erro
   fib.inputs = {{3, 10}};  // fib(3) needs 3 frames, fib(10) 10
   auto small = compile_ceiling(ab::enginetest::context(), "fib", 1, 4);
   REQUIRE_MESSAGE(small.ok(), small.error());
-  auto overflow = run_ceiling(**small, fib, 1, 1, 4);
+  auto overflow = run_ceiling(*small, fib, 1, 1);
   REQUIRE_FALSE(overflow.ok());
   CHECK(overflow.error() == "lane 1: its call chain needs more than 4 stack frames");
 
-  // collatz from 0 never reaches 1: the kernel stops at its bound instead of at the driver's.
+  // collatz from 0 never reaches 1: the kernel suspends at its bound in every dispatch (not at
+  // the driver's), and the host gives up after the dispatches it allows.
   ab::Batch collatz;
   collatz.lanes = 3;
   collatz.inputs = {{6, 7, 0}};
   auto looping = compile_ceiling(ab::enginetest::context(), "collatz", 1, 8);
   REQUIRE_MESSAGE(looping.ok(), looping.error());
-  auto endless = run_ceiling(**looping, collatz, 1, 1, 8);
+  auto endless = run_ceiling(*looping, collatz, 1, 1, 3);
   REQUIRE_FALSE(endless.ok());
-  CHECK(endless.error() == fmt::format("lane 2: needs more than {} loop iterations in one dispatch",
+  CHECK(endless.error() == fmt::format("lane 2: not finished after 3 dispatches of {} loop "
+                                       "iterations",
                                        kCeilingMaxIterations));
   CHECK_FALSE(compile_ceiling(ab::enginetest::context(), "no_such_program", 1, 8).ok());
+  CHECK_FALSE(compile_ceiling(ab::enginetest::context(), "fib", 1, 8, 0).ok());
+  CHECK_FALSE(
+      compile_ceiling(ab::enginetest::context(), "fib", 1, 8, kCeilingMaxIterations + 1).ok());
   ab::enginetest::check_no_validation_messages();
+}
+
+TEST_CASE("bench: a ceiling lane resumes across dispatches with the interpreter's result") {
+  using namespace ab::bench;
+  // ackermann(3, 5) at the real bound: ~85,000 loop iterations, more than one dispatch may run.
+  {
+    ab::Batch ack;
+    ack.lanes = 2;
+    ack.inputs = {{3, 2}, {5, 3}};
+    auto kernel = compile_ceiling(ab::enginetest::context(), "ackermann", 2, 320);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.error());
+    auto ran = run_ceiling(*kernel, ack, 1, 1);
+    REQUIRE_MESSAGE(ran.ok(), ran.error());
+    CHECK(ran->dispatches >= 2);
+    CHECK(ran->result.outputs == std::vector<uint32_t>{253, 9});  // ack(3, 5), ack(2, 3)
+  }
+  // Every program at heavy inputs with a bound of 64 iterations per dispatch (nuts_tree 300: one
+  // transition per dispatch), against the interpreter and against the same kernel at the real
+  // bound bit for bit: saving and restoring a lane's state changes nothing.
+  const auto& sources = sample_sources();
+  for (const Workload& w : workloads()) {
+    CAPTURE(w.name);
+    const ab::Batch batch = w.make_batch(70, InputSize::Heavy, false);
+    const uint32_t params = static_cast<uint32_t>(batch.inputs.size());
+    const uint32_t depth = w.depth(InputSize::Heavy);
+    const uint32_t bound = w.name == "nuts_tree" ? 300 : 64;
+    auto sliced = compile_ceiling(ab::enginetest::context(), w.name, params, depth, bound);
+    auto whole = compile_ceiling(ab::enginetest::context(), w.name, params, depth);
+    REQUIRE_MESSAGE(sliced.ok(), sliced.error());
+    REQUIRE_MESSAGE(whole.ok(), whole.error());
+    auto many = run_ceiling(*sliced, batch, w.out_words, w.seed);
+    auto few = run_ceiling(*whole, batch, w.out_words, w.seed);
+    REQUIRE_MESSAGE(many.ok(), many.error());
+    REQUIRE_MESSAGE(few.ok(), few.error());
+    CHECK(many->dispatches > few->dispatches);
+    CHECK(many->result.outputs == few->result.outputs);
+    auto source = std::find_if(sources.begin(), sources.end(),
+                               [&](const SampleSource& s) { return s.name == w.name; });
+    REQUIRE(source != sources.end());
+    auto loaded = ab::enginetest::load_source(source->text, "main", w.name + ".ab");
+    ab::RunOptions run_options;
+    run_options.seed = w.seed;
+    run_options.stack_depth = depth;
+    const ab::RunResult expected =
+        ab::run_interp(loaded->program, loaded->entry, batch, run_options);
+    const bool floats = w.name == "nuts_tree";
+    CHECK(compare_with_reference(expected, many->result, w.out_words, floats, floats) == "");
+  }
+  ab::enginetest::check_no_validation_messages();
+}
+
+TEST_CASE("bench: --inputs heavy rows say heavy and pass their checks") {
+  BenchOptions options;
+  options.inputs = "heavy";
+  options.batches = {5};
+  options.systems = {"vm", "native", "glsl", "local-lane"};
+  options.repeats = 1;
+  options.print_table = false;
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
+  CHECK(report.inputs == std::vector<std::string>{"heavy"});
+  REQUIRE(report.rows.size() == 4 * ab::bench::workloads().size());
+  for (const BenchRow& row : report.rows) {
+    CAPTURE(row.program);
+    CAPTURE(row.system);
+    CAPTURE(row.message);
+    CHECK(row.inputs == "heavy");
+    CHECK(row.status == "ok");
+    CHECK(row.checked);
+    // The engine's rows say where their time went; the others have no such figures.
+    CHECK(row.upload_seconds.has_value() == (row.system == "local-lane"));
+    if (row.system == "local-lane") {
+      CHECK(*row.upload_seconds > 0);
+      CHECK(*row.loop_seconds > 0);
+      CHECK(*row.readback_seconds > 0);
+    }
+  }
+  // Heavy fib does more work per lane than light fib on the same lanes.
+  options.inputs = "both";
+  options.programs = {"fib"};
+  options.systems = {"native"};
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(report.rows.size() == 2);
+  CHECK(report.rows[0].inputs == "light");
+  CHECK(report.rows[1].inputs == "heavy");
+  CHECK(report.rows[1].lane_calls > report.rows[0].lane_calls);
+  const std::string table = ab::bench::format_table(report);
+  CHECK(table.find("inputs: light, heavy") != std::string::npos);
+  CHECK(table.find("fib        heavy") != std::string::npos);
+  // With --quick and no --batches, heavy rows run at 1024 lanes only; light ones at 1, 64, 1024.
+  options.quick = true;
+  options.batches = {};
+  options.inputs = "";
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  CHECK(report.inputs == std::vector<std::string>{"light"});
+  options.inputs = "heavy";
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(report.rows.size() == 1);
+  CHECK(report.rows[0].lanes == 1024);
+  CHECK(report.rows[0].inputs == "heavy");
+}
+
+TEST_CASE("bench: heavy rows above 1024 lanes leave out the slowest schedules unless named") {
+  // Checked on the plan alone: native rows run; the two slow schedules are absent at 1025 lanes
+  // and present at 1024, with a note. (Running them here would take long; the names show it.)
+  BenchOptions options;
+  options.inputs = "heavy";
+  options.programs = {"collatz"};
+  options.batches = {1024, 1025};
+  options.systems = {"native", "vulkan"};
+  options.repeats = 1;
+  options.repeat_budget_seconds = 0.001;
+  options.print_table = false;
+  BenchReport report;
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
+  CHECK(find_row(report, "global-masked", 1024));
+  CHECK(find_row(report, "local-workgroup", 1024));
+  CHECK_FALSE(find_row(report, "global-masked", 1025));
+  CHECK_FALSE(find_row(report, "local-workgroup", 1025));
+  CHECK(find_row(report, "global-compacted", 1025));
+  CHECK(find_row(report, "native", 1025));
+  REQUIRE(report.notes.size() == 1);
+  CHECK(report.notes[0].find("global-masked and local-workgroup") != std::string::npos);
+  options.systems = {"native", "global-masked"};
+  REQUIRE(ab::bench::run_suite(options, report) == "");
+  CHECK(find_row(report, "global-masked", 1025));
+  CHECK(report.notes.empty());
 }
 
 TEST_CASE("bench: engine rows report their ratio to the glsl ceiling; baselines do not") {
@@ -336,6 +482,15 @@ TEST_CASE("bench: bad options are refused with exit code 2") {
   CHECK(ab::bench::run_bench(options) == 2);
   options = tiny_options();
   options.batches = {0};
+  CHECK(ab::bench::run_bench(options) == 2);
+  options = tiny_options();
+  options.inputs = "medium";
+  BenchReport report;
+  CHECK(ab::bench::run_suite(options, report) ==
+        "--inputs must be light, heavy or both, not "
+        "'medium'");
+  CHECK(ab::bench::run_bench(options) == 2);
+  options.inputs = "Heavy";  // case-sensitive, like the other names
   CHECK(ab::bench::run_bench(options) == 2);
 }
 

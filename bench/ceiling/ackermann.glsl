@@ -1,6 +1,7 @@
 // ackermann.ab by hand on an explicit stack. ack(m - 1, 1) and the outer call of
 // ack(m - 1, ack(m, n - 1)) are tail calls and reuse their frame (as compiled C++ does); only the
-// inner call pushes one.
+// inner call pushes one. Saved state (STATE_WORDS = 2 + 3 * STACK_DEPTH): depth, the last
+// returned value, then the live frames, 3 words each.
 
 layout(set = 0, binding = 2, std430) readonly buffer ArgM { int w[]; } arg_m;
 layout(set = 0, binding = 3, std430) readonly buffer ArgN { int w[]; } arg_n;
@@ -13,13 +14,24 @@ uint frame_step[STACK_DEPTH];
 
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
-  if (lane >= P.lanes) return;
+  if (!ceiling_lane_runs(lane)) return;
   uint status = CEILING_NOT_FINISHED;
   int depth = 1;
-  frame_m[0] = arg_m.w[lane];
-  frame_n[0] = arg_n.w[lane];
-  frame_step[0] = AT_START;
   int returned = 0;
+  if (ceiling_resuming(lane)) {
+    depth = int(saved.w[saved_at(lane, 0u)]);
+    returned = int(saved.w[saved_at(lane, 1u)]);
+    for (int f = 0; f < depth; ++f) {
+      const uint at = saved_at(lane, 2u + 3u * uint(f));
+      frame_m[f] = int(saved.w[at]);
+      frame_n[f] = int(saved.w[at + 1u]);
+      frame_step[f] = saved.w[at + 2u];
+    }
+  } else {
+    frame_m[0] = arg_m.w[lane];
+    frame_n[0] = arg_n.w[lane];
+    frame_step[0] = AT_START;
+  }
   for (uint iteration = 0u;; ++iteration) {
     CEILING_LOOP_EXIT(depth == 0, iteration, status)
     const int top = depth - 1;
@@ -46,6 +58,18 @@ void main() {
       frame_step[depth] = AT_START;
       ++depth;
     }
+  }
+  if (status == CEILING_SUSPENDED) {
+    saved.w[saved_at(lane, 0u)] = uint(depth);
+    saved.w[saved_at(lane, 1u)] = uint(returned);
+    for (int f = 0; f < depth; ++f) {
+      const uint at = saved_at(lane, 2u + 3u * uint(f));
+      saved.w[at] = uint(frame_m[f]);
+      saved.w[at + 1u] = uint(frame_n[f]);
+      saved.w[at + 2u] = frame_step[f];
+    }
+    ceiling_suspend(lane);
+    return;
   }
   results.w[lane] = uint(returned);
   lane_status.w[lane] = status;

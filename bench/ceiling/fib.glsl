@@ -1,5 +1,6 @@
 // fib.ab by hand: fib(n <= 1) = 1, else fib(n - 1) + fib(n - 2), on an explicit stack. A frame
-// is an argument, the step it resumes at and the first call's result.
+// is an argument, the step it resumes at and the first call's result. Saved state (STATE_WORDS =
+// 2 + 3 * STACK_DEPTH): depth, the last returned value, then the live frames, 3 words each.
 
 layout(set = 0, binding = 2, std430) readonly buffer ArgN { int w[]; } arg_n;
 
@@ -11,12 +12,23 @@ int frame_first[STACK_DEPTH];
 
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
-  if (lane >= P.lanes) return;
+  if (!ceiling_lane_runs(lane)) return;
   uint status = CEILING_NOT_FINISHED;
   int depth = 1;
-  frame_n[0] = arg_n.w[lane];
-  frame_step[0] = AT_START;
   int returned = 0;  // the value of the call that returned last
+  if (ceiling_resuming(lane)) {
+    depth = int(saved.w[saved_at(lane, 0u)]);
+    returned = int(saved.w[saved_at(lane, 1u)]);
+    for (int f = 0; f < depth; ++f) {
+      const uint at = saved_at(lane, 2u + 3u * uint(f));
+      frame_n[f] = int(saved.w[at]);
+      frame_step[f] = saved.w[at + 1u];
+      frame_first[f] = int(saved.w[at + 2u]);
+    }
+  } else {
+    frame_n[0] = arg_n.w[lane];
+    frame_step[0] = AT_START;
+  }
   for (uint iteration = 0u;; ++iteration) {
     CEILING_LOOP_EXIT(depth == 0, iteration, status)
     const int top = depth - 1;
@@ -41,6 +53,18 @@ void main() {
     frame_n[depth] = step == AT_START ? n - 1 : n - 2;
     frame_step[depth] = AT_START;
     ++depth;
+  }
+  if (status == CEILING_SUSPENDED) {
+    saved.w[saved_at(lane, 0u)] = uint(depth);
+    saved.w[saved_at(lane, 1u)] = uint(returned);
+    for (int f = 0; f < depth; ++f) {
+      const uint at = saved_at(lane, 2u + 3u * uint(f));
+      saved.w[at] = uint(frame_n[f]);
+      saved.w[at + 1u] = frame_step[f];
+      saved.w[at + 2u] = uint(frame_first[f]);
+    }
+    ceiling_suspend(lane);
+    return;
   }
   results.w[lane] = uint(returned);
   lane_status.w[lane] = status;

@@ -3,12 +3,18 @@
 // `precise` (no fused multiply-add, no reassociation), and the random draws come in the same
 // program order from the prelude's per-lane Philox stream (draw k of lane L), as in
 // bench/native_nuts_tree.cpp, so results equal the engine's generated kernels on the same device.
+// A dispatch runs whole transitions: before one that might not fit the lane's remaining
+// MAX_ITERATIONS it saves its state (STATE_WORDS = 6: q, the draws so far, the next transition)
+// and suspends.
 
 layout(set = 0, binding = 2, std430) readonly buffer ArgQ0 { uint w[]; } arg_q0;  // 4 per lane
 layout(set = 0, binding = 3, std430) readonly buffer ArgEps { uint w[]; } arg_eps;
 layout(set = 0, binding = 4, std430) readonly buffer ArgIterations { int w[]; } arg_iterations;
 
 const int MAX_DEPTH = 6;  // MAX_DEPTH in nuts_tree.ab
+// A transition's build_tree calls (depth 0 .. MAX_DEPTH - 1; depth d visits 2^d leaves once and
+// 2^d - 1 inner frames three times, 4 * 2^d - 3 loop iterations) take fewer than this many.
+const uint TRANSITION_ITERATIONS = 4u << MAX_DEPTH;
 
 struct State {
   vec4 q;
@@ -128,16 +134,27 @@ uint build_tree(State start, float direction, int depth, float eps, float h0,
 
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
-  if (lane >= P.lanes) return;
+  if (!ceiling_lane_runs(lane)) return;
   lane_id = lane;
   vec4 q = uintBitsToFloat(uvec4(arg_q0.w[4u * lane], arg_q0.w[4u * lane + 1u],
                                  arg_q0.w[4u * lane + 2u], arg_q0.w[4u * lane + 3u]));
   const float eps = uintBitsToFloat(arg_eps.w[lane]);
   const int transitions = arg_iterations.w[lane];
+  int first = 0;
+  if (ceiling_resuming(lane)) {
+    q = uintBitsToFloat(uvec4(saved.w[saved_at(lane, 0u)], saved.w[saved_at(lane, 1u)],
+                              saved.w[saved_at(lane, 2u)], saved.w[saved_at(lane, 3u)]));
+    draws = saved.w[saved_at(lane, 4u)];
+    first = int(saved.w[saved_at(lane, 5u)]);
+  }
   uint status = CEILING_DONE;
   uint iterations = 0u;
-  if (transitions > int(MAX_ITERATIONS)) status = CEILING_TOO_MANY_ITERATIONS;
-  for (int i = 0; i < transitions && status == CEILING_DONE; ++i) {
+  int i = first;
+  for (; i < transitions && status == CEILING_DONE; ++i) {
+    if (iterations > 0u && iterations + TRANSITION_ITERATIONS > MAX_ITERATIONS) {
+      status = CEILING_SUSPENDED;
+      break;
+    }
     State start;
     start.q = q;
     start.p.x = draw_normal();  // four draws, in index order
@@ -163,6 +180,17 @@ void main() {
       if (u_turn(tree.minus, tree.plus)) break;
     }
     q = tree.proposal;
+  }
+  if (status == CEILING_SUSPENDED) {
+    const uvec4 bits = floatBitsToUint(q);
+    saved.w[saved_at(lane, 0u)] = bits.x;
+    saved.w[saved_at(lane, 1u)] = bits.y;
+    saved.w[saved_at(lane, 2u)] = bits.z;
+    saved.w[saved_at(lane, 3u)] = bits.w;
+    saved.w[saved_at(lane, 4u)] = draws;
+    saved.w[saved_at(lane, 5u)] = uint(i);
+    ceiling_suspend(lane);
+    return;
   }
   results.w[4u * lane] = floatBitsToUint(q.x);
   results.w[4u * lane + 1u] = floatBitsToUint(q.y);

@@ -1,6 +1,7 @@
 // ComputeKernel (autobatch/compute.h): one pipeline over N storage buffers. A run is a single
 // submission — staging copies in, the dispatch, copies out — so its wall time is what a caller
-// of the kernel waits for.
+// of the kernel waits for. A repeated run adds one submission per further dispatch (each reads
+// back only the flag word) and one for the final copies out.
 #include "autobatch/compute.h"
 
 #include <fmt/format.h>
@@ -160,6 +161,22 @@ Expected<std::shared_ptr<ComputeKernel>> ComputeKernel::create(
 
 Status ComputeKernel::run(std::vector<std::vector<uint32_t>>& buffers, uint32_t groups,
                           const std::vector<uint32_t>& push_constants) {
+  auto ran = run_impl(buffers, groups, push_constants, nullptr);
+  if (!ran) return Error{ran.error()};
+  return Ok{};
+}
+
+Expected<uint32_t> ComputeKernel::run_repeated(std::vector<std::vector<uint32_t>>& buffers,
+                                               uint32_t groups,
+                                               const std::vector<uint32_t>& push_constants,
+                                               const Repeat& repeat) {
+  return run_impl(buffers, groups, push_constants, &repeat);
+}
+
+Expected<uint32_t> ComputeKernel::run_impl(std::vector<std::vector<uint32_t>>& buffers,
+                                           uint32_t groups,
+                                           const std::vector<uint32_t>& push_constants,
+                                           const Repeat* repeat) {
   Impl& k = *impl_;
   auto& ctx = *k.ctx;
   if (buffers.size() != k.buffer_count)
@@ -172,10 +189,36 @@ Status ComputeKernel::run(std::vector<std::vector<uint32_t>>& buffers, uint32_t 
   if (groups == 0 || groups > max_groups)
     return Error{
         fmt::format("compute kernel run with {} workgroups: 1 to {} allowed", groups, max_groups)};
+  // Words on the device per binding; device-only bindings are neither uploaded nor read back.
+  std::vector<uint64_t> words(buffers.size());
+  std::vector<bool> device_only(buffers.size(), false);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    words[i] = buffers[i].size();
+  if (repeat) {
+    if (repeat->flag_buffer >= buffers.size() || buffers[repeat->flag_buffer].empty())
+      return Error{
+          fmt::format("compute kernel run_repeated: flag buffer {} must be a non-empty "
+                      "buffer of the kernel",
+                      repeat->flag_buffer)};
+    if (repeat->max_dispatches == 0)
+      return Error{"compute kernel run_repeated: max_dispatches must be at least 1"};
+    if (repeat->device_only.size() != repeat->device_words.size())
+      return Error{"compute kernel run_repeated: device_only and device_words differ in length"};
+    for (size_t j = 0; j < repeat->device_only.size(); ++j) {
+      const uint32_t b = repeat->device_only[j];
+      if (b >= buffers.size() || !buffers[b].empty() || b == repeat->flag_buffer)
+        return Error{fmt::format(
+            "compute kernel run_repeated: device-only binding {} must be an empty host buffer "
+            "and not the flag",
+            b)};
+      device_only[b] = true;
+      words[b] = repeat->device_words[j];
+    }
+  }
 
   std::vector<DeviceBuffer> device;
-  for (const auto& words : buffers) {
-    auto b = DeviceBuffer::create(ctx, words.size() * 4);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    auto b = DeviceBuffer::create(ctx, words[i] * 4);
     if (!b) return Error{b.error()};
     device.push_back(std::move(*b));
   }
@@ -187,19 +230,17 @@ Status ComputeKernel::run(std::vector<std::vector<uint32_t>>& buffers, uint32_t 
   for (size_t i = 0; i < buffers.size(); ++i)
     std::memcpy(staged + offsets[i], buffers[i].data(), buffers[i].size() * 4);
   RunDescriptors descriptors;
-  if (Status s = make_descriptors(k, device, descriptors); !s) return s;
+  if (Status s = make_descriptors(k, device, descriptors); !s) return Error{s.error()};
 
-  Status submitted = submit_and_wait(ctx, [&](VkCommandBuffer cmd) {
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const uint64_t bytes = buffers[i].size() * 4;
-      if (bytes == 0) {
-        ctx.api.vkCmdFillBuffer(cmd, device[i].handle(), 0, VK_WHOLE_SIZE, 0);
-        continue;
-      }
-      VkBufferCopy region{offsets[i], 0, bytes};
-      ctx.api.vkCmdCopyBuffer(cmd, staging->handle(), device[i].handle(), 1, &region);
-    }
-    compute_barrier(ctx, cmd);
+  auto to_host_barrier = [&](VkCommandBuffer cmd) {
+    // Make the copies visible to the host's reads of the mapped staging memory.
+    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    ctx.api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                 1, &to_host, 0, nullptr, 0, nullptr);
+  };
+  auto dispatch = [&](VkCommandBuffer cmd) {
     ctx.api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
     if (descriptors.set)
       ctx.api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline_layout, 0, 1,
@@ -210,23 +251,67 @@ Status ComputeKernel::run(std::vector<std::vector<uint32_t>>& buffers, uint32_t 
                                  push_constants.data());
     ctx.api.vkCmdDispatch(cmd, groups, 1, 1);
     compute_barrier(ctx, cmd);
+  };
+  auto read_back = [&](VkCommandBuffer cmd) {
     for (size_t i = 0; i < buffers.size(); ++i) {
       const uint64_t bytes = buffers[i].size() * 4;
-      if (bytes == 0) continue;
+      if (bytes == 0 || device_only[i]) continue;
       VkBufferCopy region{0, offsets[i], bytes};
       ctx.api.vkCmdCopyBuffer(cmd, device[i].handle(), staging->handle(), 1, &region);
     }
-    // Make the copies visible to the host's reads of the mapped staging memory.
-    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    ctx.api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                 1, &to_host, 0, nullptr, 0, nullptr);
+    to_host_barrier(cmd);
+  };
+  // The first submission: uploads, the first dispatch, and (one dispatch only) every read-back;
+  // repeated, just the flag word comes back.
+  auto read_flag = [&](VkCommandBuffer cmd) {
+    const uint32_t f = repeat->flag_buffer;
+    VkBufferCopy region{0, offsets[f], 4};
+    ctx.api.vkCmdCopyBuffer(cmd, device[f].handle(), staging->handle(), 1, &region);
+    to_host_barrier(cmd);
+  };
+  Status submitted = submit_and_wait(ctx, [&](VkCommandBuffer cmd) {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (device_only[i]) continue;
+      const uint64_t bytes = buffers[i].size() * 4;
+      if (bytes == 0) {
+        ctx.api.vkCmdFillBuffer(cmd, device[i].handle(), 0, VK_WHOLE_SIZE, 0);
+        continue;
+      }
+      VkBufferCopy region{offsets[i], 0, bytes};
+      ctx.api.vkCmdCopyBuffer(cmd, staging->handle(), device[i].handle(), 1, &region);
+    }
+    if (repeat) ctx.api.vkCmdFillBuffer(cmd, device[repeat->flag_buffer].handle(), 0, 4, 0);
+    compute_barrier(ctx, cmd);
+    dispatch(cmd);
+    if (repeat)
+      read_flag(cmd);
+    else
+      read_back(cmd);
   });
-  if (!submitted) return submitted;
+  if (!submitted) return Error{submitted.error()};
+  uint32_t dispatches = 1;
+  if (repeat) {
+    auto flag = [&] {
+      uint32_t word = 0;
+      std::memcpy(&word, staged + offsets[repeat->flag_buffer], 4);
+      return word;
+    };
+    while (flag() != 0 && dispatches < repeat->max_dispatches) {
+      submitted = submit_and_wait(ctx, [&](VkCommandBuffer cmd) {
+        ctx.api.vkCmdFillBuffer(cmd, device[repeat->flag_buffer].handle(), 0, 4, 0);
+        compute_barrier(ctx, cmd);
+        dispatch(cmd);
+        read_flag(cmd);
+      });
+      if (!submitted) return Error{submitted.error()};
+      ++dispatches;
+    }
+    submitted = submit_and_wait(ctx, [&](VkCommandBuffer cmd) { read_back(cmd); });
+    if (!submitted) return Error{submitted.error()};
+  }
   for (size_t i = 0; i < buffers.size(); ++i)
-    std::memcpy(buffers[i].data(), staged + offsets[i], buffers[i].size() * 4);
-  return Ok{};
+    if (!device_only[i]) std::memcpy(buffers[i].data(), staged + offsets[i], buffers[i].size() * 4);
+  return dispatches;
 }
 
 uint32_t ComputeKernel::buffer_count() const {

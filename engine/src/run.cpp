@@ -645,6 +645,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   if (!impl->prog->unfit.empty()) return Error{impl->prog->unfit};
   if (auto s = impl->allocate(batch); !s) return Error{s.error()};
   if (auto s = impl->upload_initial_state(batch); !s) return Error{s.error()};
+  impl->stats.upload_seconds = std::chrono::duration<double>(Clock::now() - impl->created).count();
   return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
 }
 
@@ -686,6 +687,8 @@ uint32_t VulkanRun::group_width() const {
 
 Expected<bool> VulkanRun::step(uint64_t n) {
   Impl& I = *impl_;
+  const Clock::time_point start = Clock::now();
+  const double compiled_before = I.prog->compile_seconds;
   const uint64_t chunk = I.steps_per_submission();
   while (n > 0 && !I.finished) {
     const uint64_t k = std::min(n, chunk);
@@ -698,6 +701,8 @@ Expected<bool> VulkanRun::step(uint64_t n) {
     const bool exact = I.global && I.fused && I.step_parts() > 1;
     n -= exact ? std::min<uint64_t>(n, I.steps - before) : k;
   }
+  I.stats.loop_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
+                          (I.prog->compile_seconds - compiled_before);
   I.stats.compile_seconds = I.prog->compile_seconds;
   I.stats.spirv_from_cache = I.prog->spirv_from_cache;
   return I.finished;
@@ -719,6 +724,7 @@ Status VulkanRun::run() {
 
 Expected<RunResult> VulkanRun::result() {
   Impl& I = *impl_;
+  const Clock::time_point start = Clock::now();
   const LoweredProgram& lp = *I.lp;
   const Types& types = lp.types();
   RunResult result;
@@ -784,6 +790,7 @@ Expected<RunResult> VulkanRun::result() {
                                 : 0;
   }
   st.wall_seconds = I.stats.run_seconds;
+  I.stats.readback_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }
 

@@ -45,11 +45,36 @@ class ComputeKernel {
   Status run(std::vector<std::vector<uint32_t>>& buffers, uint32_t groups,
              const std::vector<uint32_t>& push_constants = {});
 
+  // A kernel that works in bounded slices (lavapipe ends any shader loop after 65,535 iterations
+  // without a word, so long work must stop, save its state and be dispatched again).
+  struct Repeat {
+    // Word 0 of buffers[flag_buffer] is the "not finished" flag: it is set to 0 on the device
+    // before every dispatch and read back after it; any invocation that has work left writes a
+    // non-zero value, and the kernel is dispatched again.
+    uint32_t flag_buffer = 0;
+    // At most this many dispatches; the flag buffer is read back as the last one left it, so a
+    // non-zero word 0 there says work was left.
+    uint32_t max_dispatches = 1000;
+    // Bindings that live on the device only (state kept between dispatches): buffers[i] must be
+    // empty and stays empty; device_words[k] words are allocated for device_only[k], contents
+    // undefined until the kernel writes them, never uploaded or read back.
+    std::vector<uint32_t> device_only;
+    std::vector<uint64_t> device_words;
+  };
+  // As run(), but dispatches until the flag stays 0 (see Repeat): one upload before the first
+  // dispatch, one word read back after each, every host buffer read back after the last.
+  // Returns the number of dispatches.
+  Expected<uint32_t> run_repeated(std::vector<std::vector<uint32_t>>& buffers, uint32_t groups,
+                                  const std::vector<uint32_t>& push_constants,
+                                  const Repeat& repeat);
+
   uint32_t buffer_count() const;
   double compile_seconds() const;  // glslang (or the cache) and pipeline creation
 
  private:
   explicit ComputeKernel(std::unique_ptr<Impl> impl);
+  Expected<uint32_t> run_impl(std::vector<std::vector<uint32_t>>& buffers, uint32_t groups,
+                              const std::vector<uint32_t>& push_constants, const Repeat* repeat);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -98,6 +98,12 @@ struct VulkanStats {
   // The program's VkPipelineCache started from the one saved on disk (pipelines-<uuid>.bin).
   bool pipeline_cache_from_disk = false;
   size_t parts = 1;  // the run's step kernels: more than one when the program was split
+  // Where a run's time goes, compilation excluded: VulkanRun::create (allocating the buffers and
+  // uploading inputs and initial state), step()/run() summed (the PC loop: recording,
+  // submissions, waits, stream drains) and result() (downloading the state, unpacking outputs).
+  double upload_seconds = 0;
+  double loop_seconds = 0;
+  double readback_seconds = 0;
 };
 
 // A lowered program compiled for one context. Kernels are generated and compiled on first use
