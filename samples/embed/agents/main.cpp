@@ -59,6 +59,7 @@ const char* kUsage =
     "                      chaining as many runs (use a small --agents); exit 1 if any differs\n"
     "  --validation        require the Khronos validation layer (else it is used when installed);\n"
     "                      any validation message makes the exit status 1\n"
+    "  --no-validation     do not use the validation layer (for timings)\n"
     "  --help              this text\n"
     "keys: C capture, Esc quit\n";
 
@@ -68,7 +69,7 @@ struct Args {
   uint32_t rounds = 2;
   std::string program = AB_AGENTS_PROGRAM;
   std::string screenshot, capture;
-  bool check = false, validation = false;
+  bool check = false, validation = false, no_validation = false;
 };
 
 bool parse_uint(const std::string& s, uint64_t max, uint64_t& out) {
@@ -90,8 +91,8 @@ int parse_args(int argc, char** argv, Args& a) {
       a.check = true;
       continue;
     }
-    if (flag == "--validation") {
-      a.validation = true;
+    if (flag == "--validation" || flag == "--no-validation") {
+      (flag == "--validation" ? a.validation : a.no_validation) = true;
       continue;
     }
     const bool takes_value = flag == "--agents" || flag == "--frames" || flag == "--rounds" ||
@@ -126,6 +127,10 @@ int parse_args(int argc, char** argv, Args& a) {
   }
   if (!a.screenshot.empty() && a.frames == 0) {
     std::fprintf(stderr, "error: --screenshot needs --frames N (it is taken after the last one)\n");
+    return 2;
+  }
+  if (a.validation && a.no_validation) {
+    std::fprintf(stderr, "error: --validation and --no-validation exclude each other\n");
     return 2;
   }
   if (a.check && a.frames == 0) {
@@ -297,7 +302,7 @@ void App::create_window_and_device() {
   window_ = glfwCreateWindow(kWidth, kHeight, "autobatch agents", nullptr, nullptr);
   if (!window_) throw Failure("GLFW cannot create the window");
 
-  validation_ = validation_layer_installed();
+  validation_ = !args_.no_validation && validation_layer_installed();
   if (args_.validation && !validation_)
     throw Failure("--validation: VK_LAYER_KHRONOS_validation is not installed");
   uint32_t n_ext = 0;
@@ -542,6 +547,9 @@ void App::create_autobatch() {
   program_ = *program;
   batch_ = initial_batch(args_.agents);
   options_.seed = 7;
+  // agents.ab calls at most 6 deep (main, decide x4, hash): a small stack keeps the run's stack
+  // arena within maxStorageBufferRange at 50,000 agents (the default, 1024, does not fit).
+  options_.stack_depth = 16;
   auto run = ab::VulkanRun::create(program_, batch_, options_);
   if (!run) throw Failure(run.error());
   run_ = std::move(*run);
