@@ -19,5 +19,6 @@ std::string write_capture(const ab::Module& module, const std::string& source_pa
   target.entry = impl.entry;
   target.batch = &batch;
   target.options = options;  // no `vulkan`: recorded on the CPU VM, as `run --trace` does
-  return ab::debugger::record_trace_file(target, out_path);
+  ab::Status written = ab::debugger::record_trace_file(target, out_path);
+  return written ? std::string() : written.error();
 }
