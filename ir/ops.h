@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "ir/types.h"
+#include "shaders/ab_layout.h"
 
 namespace ab {
 
@@ -77,15 +78,18 @@ struct OpInfo {
 const OpInfo& op_info(OpCode code);
 std::optional<OpCode> op_by_name(std::string_view name);
 
-// Per-lane faults (shared by every backend).
+// Per-lane faults (shared by every backend). The codes are the GPU's (AB_FAULT_* of
+// shaders/ab_layout.h, which the generated GLSL uses by name).
 enum class Fault : uint8_t {
-  None,
-  StackOverflow,
-  DivisionByZero,
-  IndexOutOfRange,
-  AssertFailed,
-  StepBudget
+  None = AB_FAULT_NONE,
+  StackOverflow = AB_FAULT_STACK_OVERFLOW,
+  DivisionByZero = AB_FAULT_DIVISION_BY_ZERO,
+  IndexOutOfRange = AB_FAULT_INDEX_OUT_OF_RANGE,
+  AssertFailed = AB_FAULT_ASSERT_FAILED,
+  StepBudget = AB_FAULT_STEP_BUDGET
 };
+static_assert(static_cast<uint32_t>(Fault::StepBudget) + 1 == AB_FAULT_CODES,
+              "a new Fault needs its AB_FAULT_* code in shaders/ab_layout.h");
 const char* fault_name(Fault f);  // "stack_overflow", ...
 
 // The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for

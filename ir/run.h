@@ -9,6 +9,7 @@
 
 #include "ir/exec.h"
 #include "ir/ir.h"
+#include "shaders/ab_layout.h"
 
 namespace ab {
 
@@ -20,11 +21,22 @@ struct Batch {
   UniformData uniforms;  // one per declared uniform, words(uniform type) each
 };
 
+// The values are the GPU's heuristic ids (AB_HEURISTIC_* of shaders/ab_layout.h, pushed to the
+// kernels as P.heuristic).
 enum class Heuristic : uint8_t {
-  MinPc,      // run the waiting block with the smallest PC (the paper's choice)
-  MostLanes,  // run the block with the most lanes waiting (ties: smallest PC)
+  // Run the waiting block with the smallest PC (the paper's choice).
+  MinPc = AB_HEURISTIC_MIN_PC,
+  // Run the block with the most lanes waiting (ties: smallest PC).
+  MostLanes = AB_HEURISTIC_MOST_LANES,
 };
 const char* heuristic_name(Heuristic h);
+
+// The step budget: whether a lane that has run `steps` blocks may run another (the rule of
+// AB_STEP_ALLOWED, which the generated kernels apply too). Checked before every block; a lane
+// out of budget faults with Fault::StepBudget at the block it waits at.
+inline bool step_allowed(uint64_t steps, uint64_t max_steps) {
+  return AB_STEP_ALLOWED(steps, max_steps);
+}
 
 struct RunOptions {
   uint64_t seed = 0;

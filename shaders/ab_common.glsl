@@ -1,5 +1,6 @@
 // Declarations every hand-written kernel shares with the generated code: the buffers it binds and
-// the push constants (mirrored by PushConstants in engine/src/kernels.h).
+// the push constants (at the offsets of ab_layout.h, which PushConstants in engine/src/kernels.h
+// is checked against).
 #include "ab_layout.h"
 
 layout(local_size_x = AB_GROUP_SIZE) in;
@@ -9,20 +10,23 @@ layout(set = 0, binding = AB_BIND_STATE, std430) buffer State { uint w[]; } stat
 layout(set = 0, binding = AB_BIND_LIST, std430) buffer List { uint w[]; } list;
 
 layout(push_constant) uniform Params {
-  uint lanes;
-  uint exit_pc;     // number of blocks; a lane whose PC is exit_pc has finished
-  uint depth;       // stack capacity per lane
-  uint max_steps;   // per-lane block budget
-  uint heuristic;   // 0 = min PC, 1 = most lanes
-  uint trace_cap;   // trace entries the control buffer holds; 0 = no trace
-  uint seed_lo;
-  uint seed_hi;
-  uint budget;      // local schedule: group steps per dispatch
+  layout(offset = AB_PUSH_LANES) uint lanes;
+  // The number of blocks; a lane whose PC is exit_pc has finished.
+  layout(offset = AB_PUSH_EXIT_PC) uint exit_pc;
+  layout(offset = AB_PUSH_DEPTH) uint depth;          // stack capacity per lane
+  layout(offset = AB_PUSH_MAX_STEPS) uint max_steps;  // per-lane block budget (AB_STEP_ALLOWED)
+  layout(offset = AB_PUSH_HEURISTIC) uint heuristic;  // AB_HEURISTIC_*
+  // Trace entries the control buffer holds; 0 = no trace.
+  layout(offset = AB_PUSH_TRACE_CAP) uint trace_cap;
+  layout(offset = AB_PUSH_SEED_LO) uint seed_lo;
+  layout(offset = AB_PUSH_SEED_HI) uint seed_hi;
+  layout(offset = AB_PUSH_BUDGET) uint budget;  // local schedule: group steps per dispatch
   // Always 0. Generated code XORs float constants with it: a driver that cannot see a constant
   // cannot apply fast-math algebra to it (lavapipe folds x * 0.0 to 0 and -0.0 + 0.0 to -0.0
   // even under SignedZeroInfNanPreserve and NoContraction).
-  uint zero;
-  uint stream_cap;  // records each lane's stream holds between two drains by the host
+  layout(offset = AB_PUSH_ZERO) uint zero;
+  // Records each lane's stream holds between two drains by the host.
+  layout(offset = AB_PUSH_STREAM_CAP) uint stream_cap;
 } P;
 
 void ab_add64(uint lo_word, uint value) {
@@ -57,7 +61,7 @@ uint ab_pick() {
       const uint c = ctrl.w[AB_CTRL_COUNTS + b];
       live += c;
       if (c == 0u) continue;
-      if (best == AB_NO_BLOCK || (P.heuristic == 1u && c > best_count)) {
+      if (best == AB_NO_BLOCK || (P.heuristic == AB_HEURISTIC_MOST_LANES && c > best_count)) {
         best = b;
         best_count = c;
       }

@@ -1,6 +1,9 @@
 // Shared between the hand-written GLSL kernels, the generated GLSL and the C++ host: the words of
-// the control buffer, the per-lane state slots, the descriptor bindings and the push constants.
-// Plain #defines so that one file serves both languages.
+// the control buffer, the per-lane state slots, the fault codes, the heuristic ids, the step
+// budget rule, the descriptor bindings and the push constants. Plain #defines so that one file
+// serves both languages; the C++ side takes its enums from them (ir/ops.h's Fault, ir/run.h's
+// Heuristic) or checks its structs against them with static_asserts (engine/src/kernels.h's
+// PushConstants), so a drift fails the build.
 #ifndef AB_LAYOUT_H
 #define AB_LAYOUT_H
 
@@ -46,6 +49,24 @@
 #define AB_SLOT_PARKED 11   // 1 + the block a lane with a full stream waits at; 0 = not parked
 #define AB_FIXED_SLOTS 12   // then a stack pointer per Stacked variable, then variables' words
 
+// ---- fault codes (AB_SLOT_FAULT), the values of ir/ops.h's Fault ----
+#define AB_FAULT_NONE 0u
+#define AB_FAULT_STACK_OVERFLOW 1u
+#define AB_FAULT_DIVISION_BY_ZERO 2u
+#define AB_FAULT_INDEX_OUT_OF_RANGE 3u
+#define AB_FAULT_ASSERT_FAILED 4u
+#define AB_FAULT_STEP_BUDGET 5u
+#define AB_FAULT_CODES 6u  // one more than the largest code
+
+// ---- block-picking heuristics (P.heuristic), the values of ir/run.h's Heuristic ----
+#define AB_HEURISTIC_MIN_PC 0u      // the waiting block with the smallest PC
+#define AB_HEURISTIC_MOST_LANES 1u  // the block with the most lanes waiting (ties: smallest PC)
+
+// ---- the step budget (P.max_steps), checked before every block by every backend ----
+// A lane that has run `steps` blocks may run another; otherwise it faults with
+// AB_FAULT_STEP_BUDGET at the block it waits at.
+#define AB_STEP_ALLOWED(steps, max_steps) ((steps) < (max_steps))
+
 // ---- descriptor bindings (set 0) ----
 #define AB_BIND_CTRL 0
 #define AB_BIND_STATE 1
@@ -57,6 +78,22 @@
 // r below P.stream_cap; the host drains it between submissions.
 #define AB_BIND_STREAM (AB_BIND_ARENA0 + AB_ARENAS)
 #define AB_BINDINGS (AB_BIND_STREAM + 1)
+
+// ---- push constants (`Params P` in ab_common.glsl, PushConstants in engine/src/kernels.h) ----
+// Byte offsets of the 32-bit members; the GLSL block places each member at its offset and the C++
+// struct static_asserts its own against them.
+#define AB_PUSH_LANES 0
+#define AB_PUSH_EXIT_PC 4
+#define AB_PUSH_DEPTH 8
+#define AB_PUSH_MAX_STEPS 12
+#define AB_PUSH_HEURISTIC 16
+#define AB_PUSH_TRACE_CAP 20
+#define AB_PUSH_SEED_LO 24
+#define AB_PUSH_SEED_HI 28
+#define AB_PUSH_BUDGET 32
+#define AB_PUSH_ZERO 36
+#define AB_PUSH_STREAM_CAP 40
+#define AB_PUSH_BYTES 44
 
 #define AB_GROUP_SIZE 64  // invocations per workgroup of every kernel
 

@@ -12,6 +12,7 @@
 #include "engine/src/context_impl.h"
 #include "engine/src/glsl_prelude.h"
 #include "engine/src/shader_compiler.h"
+#include "engine/src/shader_texts.h"
 
 namespace ab {
 
@@ -237,7 +238,10 @@ double ComputeKernel::compile_seconds() const {
 }
 
 const std::string& op_prelude_glsl() {
-  return glsl_prelude();
+  // The helpers set the fault codes of ab_layout.h, which a hand-written kernel does not declare
+  // (a generated one does, before the prelude).
+  static const std::string text = std::string(kAbLayoutText) + glsl_prelude();
+  return text;
 }
 
 }  // namespace ab

@@ -725,7 +725,7 @@ void main() {
     const uint live = subgroupAdd(waiting ? 1u : 0u);
     uint best = subgroupMin(waiting ? pc : AB_NO_BLOCK);
     uint best_count = subgroupAdd(pc == best ? 1u : 0u);
-    if (P.heuristic == 1u) {  // most lanes: visit the waiting PCs in increasing order
+    if (P.heuristic == AB_HEURISTIC_MOST_LANES) {  // visit the waiting PCs in increasing order
       for (uint next = best; next != AB_NO_BLOCK;) {
         const uint c = subgroupAdd(pc == next ? 1u : 0u);
         if (c > best_count) {
@@ -788,7 +788,7 @@ std::string run_block_function(bool slots_in_registers, const BlockRange& blocks
   std::string out = fmt::format(
       "void run_block(uint lane, uint b) {{\n"
       "  const uint steps = {};\n"
-      "  if (steps >= P.max_steps) {{\n"
+      "  if (!AB_STEP_ALLOWED(steps, P.max_steps)) {{\n"
       "    ab_raise(lane, AB_FAULT_STEP_BUDGET, b, AB_NO_BLOCK, steps);\n"
       "    return;\n"
       "  }}\n"
@@ -885,8 +885,8 @@ std::string lane_entry_point(const LoweredProgram& program, const SourcePart& pa
 #define AB_ITERATION ++taken; if (subgroupElect()) ++group_steps;
 // The lane may run another block (the VM's step budget). A lane out of budget leaves the loops
 // of components and faults at the top of the outer loop, at the block it waits at.
-#define AB_BUDGET_LEFT ()GLSL" +
-      slot_register(AB_SLOT_STEPS) + R"GLSL( < P.max_steps)
+#define AB_BUDGET_LEFT AB_STEP_ALLOWED()GLSL" +
+      slot_register(AB_SLOT_STEPS) + R"GLSL(, P.max_steps)
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
   if (lane >= P.lanes) return;

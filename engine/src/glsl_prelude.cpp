@@ -7,12 +7,7 @@ namespace {
 
 const char* const kOpHelpers = R"GLSL(
 // ---- prelude: op helpers (semantics of ir/ops.cpp eval_scalar) ----
-uint ab_fault_code = 0u;
-const uint AB_FAULT_STACK_OVERFLOW = 1u;
-const uint AB_FAULT_DIVISION_BY_ZERO = 2u;
-const uint AB_FAULT_INDEX_OUT_OF_RANGE = 3u;
-const uint AB_FAULT_ASSERT_FAILED = 4u;
-const uint AB_FAULT_STEP_BUDGET = 5u;
+uint ab_fault_code = AB_FAULT_NONE;  // the codes are ab_layout.h's
 
 bool ab_is_nan(float f) { return (floatBitsToUint(f) & 0x7fffffffu) > 0x7f800000u; }
 

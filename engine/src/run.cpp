@@ -599,7 +599,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   p.exit_pc = impl->nblocks;
   p.depth = options.stack_depth;
   p.max_steps = static_cast<uint32_t>(std::min<uint64_t>(options.max_steps, 0xFFFFFFFFu));
-  p.heuristic = options.heuristic == Heuristic::MostLanes ? 1 : 0;
+  p.heuristic = static_cast<uint32_t>(options.heuristic);  // AB_HEURISTIC_*
   p.trace_cap = impl->trace_cap;
   p.seed_lo = static_cast<uint32_t>(options.seed);
   p.seed_hi = static_cast<uint32_t>(options.seed >> 32);

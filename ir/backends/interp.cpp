@@ -72,7 +72,7 @@ class LaneRun {
   // A lane step is one block of the program-counter form: a block entry, or the rest of a block
   // after a call returns. The budget is checked before the step is taken.
   bool begin_segment(const Function& fn, SourceLoc loc) {
-    if (steps_ >= options_.max_steps) return fault(Fault::StepBudget, fn, loc);
+    if (!step_allowed(steps_, options_.max_steps)) return fault(Fault::StepBudget, fn, loc);
     ++steps_;
     return true;
   }

@@ -310,7 +310,7 @@ class VmRun::State {
   // Runs `block` for one lane; returns its next PC, or -1 if it faulted.
   int32_t run_lane(int32_t block_index, uint32_t lane) {
     const LoweredBlock& block = program_.blocks[block_index];
-    if (lane_steps_[lane] >= options_.max_steps)
+    if (!step_allowed(lane_steps_[lane], options_.max_steps))
       return fault(lane, Fault::StepBudget, block, block.loc);
     ++lane_steps_[lane];
     const FrameView view{regs_.data() + size_t{lane} * words_, offset_.data(), var_type_.data()};
