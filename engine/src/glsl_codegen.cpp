@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <initializer_list>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "ab_layout.h"
 #include "engine/src/glsl_prelude.h"
@@ -484,33 +488,37 @@ class BlockEmitter {
   bool emits_ = false;
 };
 
-const char* kRaiseInMemory = R"GLSL(
-void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
-  const uint L = P.lanes;
-  state.w[AB_SLOT_FAULT * L + lane] = code;
-  state.w[AB_SLOT_FAULT_BLOCK * L + lane] = block;
-  state.w[AB_SLOT_FAULT_OP * L + lane] = op;
-  state.w[AB_SLOT_FAULT_STEP * L + lane] = step;
-  state.w[AB_SLOT_PC * L + lane] = P.exit_pc;
+// Fills in a piece of shaders/ (shader_texts.h): each name in `values` that stands as a whole
+// identifier (AB_RS_<SLOT>: the register of slot AB_SLOT_<SLOT>), and each line holding only a
+// `//@marker` in `values`, with the line's indentation and end, is replaced by its text.
+std::string fill_in(std::string_view piece,
+                    std::initializer_list<std::pair<std::string_view, std::string>> values) {
+  std::string text(piece);
+  for (const auto& [name, value] : values) {
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
+      size_t from = at, to = at + name.size();
+      if (name.starts_with("//@")) {
+        from = text.rfind('\n', at) + 1;  // 0 on the first line
+        to = text.find('\n', at) + 1;
+      } else if (to < text.size() &&
+                 (std::isalnum(static_cast<unsigned char>(text[to])) || text[to] == '_')) {
+        at = to;  // a longer name
+        continue;
+      }
+      text.replace(from, to - from, value);
+      at = from + value.size();
+    }
+  }
+  return text;
 }
-#define AB_PC(lane) state.w[AB_SLOT_PC * P.lanes + (lane)]
-)GLSL";
 
-// The register-resident twin of kRaiseInMemory; the rs<slot> names are slot_register's.
+// shaders/ab_raise_registers.glsl, with slot_register's names.
 std::string raise_in_registers() {
-  return fmt::format(R"GLSL(
-void ab_raise(uint lane, uint code, uint block, uint op, uint step) {{
-  {} = code;
-  {} = block;
-  {} = op;
-  {} = step;
-  {} = P.exit_pc;
-}}
-#define AB_PC(lane) {}
-)GLSL",
-                     slot_register(AB_SLOT_FAULT), slot_register(AB_SLOT_FAULT_BLOCK),
-                     slot_register(AB_SLOT_FAULT_OP), slot_register(AB_SLOT_FAULT_STEP),
-                     slot_register(AB_SLOT_PC), slot_register(AB_SLOT_PC));
+  return fill_in(kAbRaiseRegistersText, {{"AB_RS_FAULT", slot_register(AB_SLOT_FAULT)},
+                                         {"AB_RS_FAULT_BLOCK", slot_register(AB_SLOT_FAULT_BLOCK)},
+                                         {"AB_RS_FAULT_OP", slot_register(AB_SLOT_FAULT_OP)},
+                                         {"AB_RS_FAULT_STEP", slot_register(AB_SLOT_FAULT_STEP)},
+                                         {"AB_RS_PC", slot_register(AB_SLOT_PC)}});
 }
 
 // The private globals of register residency and ab_load / ab_store, which move a lane's state
@@ -642,144 +650,6 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
          "}\nvoid ab_store(uint lane) {\n  const uint L = P.lanes;\n" + store + "}\n";
 }
 
-const char* kGlobalEntryPoints = R"GLSL(
-#if defined(AB_GLOBAL_MASKED) || defined(AB_GLOBAL_COMPACTED)
-// One step of the global schedule: the lanes at the chosen block run it, then count themselves
-// in at their next block (global_pick.comp reads the counts).
-void main() {
-  const uint b = ctrl.w[AB_CTRL_BLOCK];
-  if (!AB_IN_PART(b)) return;  // a block of another part: that part's kernel runs it
-#ifdef AB_GLOBAL_COMPACTED
-  const uint i = gl_GlobalInvocationID.x;
-  if (i >= ctrl.w[AB_CTRL_LIST_LEN]) return;
-  const uint lane = list.w[i];
-#else
-  const uint lane = gl_GlobalInvocationID.x;
-  if (lane >= P.lanes) return;
-#endif
-  if (state.w[AB_SLOT_PC * P.lanes + lane] != b) return;
-  AB_STEP(lane, b);
-  const uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
-#ifdef AB_SUBGROUP_BALLOT
-  // One atomic per distinct next block in the subgroup, not one per lane: the lanes of a step
-  // usually go to one or two blocks, and atomics on the same word serialize.
-  for (;;) {
-    const uint first = subgroupBroadcastFirst(pc);
-    if (pc == first) {
-      const uint n = subgroupBallotBitCount(subgroupBallot(true));
-      if (subgroupElect() && first < P.exit_pc) atomicAdd(ctrl.w[AB_CTRL_COUNTS + first], n);
-      break;
-    }
-  }
-#else
-  if (pc < P.exit_pc) atomicAdd(ctrl.w[AB_CTRL_COUNTS + pc], 1u);
-#endif
-}
-#endif
-
-)GLSL";
-
-// The local kernels keep a lane's state in registers for the whole dispatch (ab_load/ab_store).
-const char* kLocalEntryPoints = R"GLSL(
-#ifdef AB_LOCAL_SUBGROUP
-// The local schedule per subgroup: its own min-PC loop, at most P.budget steps per dispatch.
-void main() {
-  const uint lane = gl_GlobalInvocationID.x;
-  if (lane >= P.lanes) return;
-  ab_load(lane);
-  uint taken = 0u;
-  for (uint it = 0u; it < P.budget; ++it) {
-    const uint pc = AB_PC(lane);
-    const uint b = subgroupMin(AB_IN_PART(pc) ? pc : AB_NO_BLOCK);
-    if (b == AB_NO_BLOCK) break;
-    if (pc == b) run_block(lane, b);
-    ++taken;
-  }
-  ab_store(lane);
-  if (subgroupElect()) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
-  if (AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
-}
-#endif
-
-#ifdef AB_GLOBAL_FUSED
-// The global schedule for a batch that fits one subgroup: P.budget steps of Algorithm 2 in one
-// dispatch, the state in registers. The pick (ab_pick's choice: the smallest waiting PC, or the
-// block with most lanes, ties to the smallest) comes from subgroup operations over the lanes'
-// PCs instead of the per-block counts, so the steps and the trace are the dispatch loop's. At the
-// end the counts are rebuilt for the host and for a later dispatch of the other variants.
-void main() {
-  if (gl_WorkGroupID.x != 0u || gl_SubgroupID != 0u) return;
-  if (gl_SubgroupSize < P.lanes) {
-    if (subgroupElect()) ctrl.w[AB_CTRL_UNFIT] = 1u;
-    return;
-  }
-  const uint lane = gl_SubgroupInvocationID;
-  const bool in_batch = lane < P.lanes;
-  if (in_batch) ab_load(lane);
-  // The steps of this submission so far: a split program's parts run one after another, each
-  // while the pick stays in its blocks, and share the budget.
-  uint s = ctrl.w[AB_CTRL_BUDGET_USED];
-  for (; s < P.budget; ++s) {
-    const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
-    const bool waiting = pc < P.exit_pc;
-    const uint live = subgroupAdd(waiting ? 1u : 0u);
-    uint best = subgroupMin(waiting ? pc : AB_NO_BLOCK);
-    uint best_count = subgroupAdd(pc == best ? 1u : 0u);
-    if (P.heuristic == AB_HEURISTIC_MOST_LANES) {  // visit the waiting PCs in increasing order
-      for (uint next = best; next != AB_NO_BLOCK;) {
-        const uint c = subgroupAdd(pc == next ? 1u : 0u);
-        if (c > best_count) {
-          best = next;
-          best_count = c;
-        }
-        next = subgroupMin(waiting && pc > next ? pc : AB_NO_BLOCK);
-      }
-    }
-    if (best == AB_NO_BLOCK) {
-      if (subgroupElect()) ctrl.w[AB_CTRL_DONE] = 1u;
-      break;
-    }
-    if (!AB_IN_PART(best)) break;  // the kernel of the part holding it takes this step
-    if (subgroupElect()) ab_record_step(best, best_count, live);
-    if (pc == best) run_block(lane, best);
-  }
-  if (subgroupElect()) ctrl.w[AB_CTRL_BUDGET_USED] = s;
-  if (in_batch) ab_store(lane);
-  if (subgroupElect())
-    for (uint b = 0u; b < P.exit_pc; ++b) ctrl.w[AB_CTRL_COUNTS + b] = 0u;
-  subgroupMemoryBarrierBuffer();
-  subgroupBarrier();
-  if (in_batch && AB_PC(lane) < P.exit_pc) atomicAdd(ctrl.w[AB_CTRL_COUNTS + AB_PC(lane)], 1u);
-}
-#endif
-
-#ifdef AB_LOCAL_WORKGROUP
-// The local schedule per workgroup: min PC through shared memory, at most P.budget steps.
-shared uint s_min;
-void main() {
-  const uint lane = gl_GlobalInvocationID.x;
-  const bool in_batch = lane < P.lanes;
-  if (in_batch) ab_load(lane);
-  uint taken = 0u;
-  for (uint it = 0u; it < P.budget; ++it) {
-    if (gl_LocalInvocationIndex == 0u) s_min = AB_NO_BLOCK;
-    barrier();
-    const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
-    if (AB_IN_PART(pc)) atomicMin(s_min, pc);
-    barrier();
-    const uint b = s_min;
-    barrier();
-    if (b == AB_NO_BLOCK) break;
-    if (pc == b) run_block(lane, b);
-    ++taken;
-  }
-  if (in_batch) ab_store(lane);
-  if (gl_LocalInvocationIndex == 0u) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
-  if (in_batch && AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
-}
-#endif
-)GLSL";
-
 // run_block: block b for a lane, once its step budget is checked (the same check the VM makes
 // before every block, made in one place).
 std::string run_block_function(bool slots_in_registers, const BlockRange& blocks) {
@@ -878,46 +748,9 @@ std::string lane_entry_point(const LoweredProgram& program, const SourcePart& pa
   SweepEmitter sweep(part.blocks);
   std::string body;
   sweep.emit(sweep_order(program, part.copy_callees), 2, body);
-  std::string out = "#ifdef AB_LOCAL_LANE\n" + sweep.declarations();
-  out +=
-      R"GLSL(// Counts a loop iteration: the lane's own (taken, which the budget bounds) and, once per
-// subgroup, the group's.
-#define AB_ITERATION ++taken; if (subgroupElect()) ++group_steps;
-// The lane may run another block (the VM's step budget). A lane out of budget leaves the loops
-// of components and faults at the top of the outer loop, at the block it waits at.
-#define AB_BUDGET_LEFT AB_STEP_ALLOWED()GLSL" +
-      slot_register(AB_SLOT_STEPS) + R"GLSL(, P.max_steps)
-void main() {
-  const uint lane = gl_GlobalInvocationID.x;
-  if (lane >= P.lanes) return;
-  // A lane waiting at a block of another part has nothing to do in this kernel.
-  uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
-  if (pc >= P.exit_pc || AB_IN_PART(pc)) {
-  ab_load(lane);
-  uint taken = 0u, group_steps = 0u;
-  while (AB_IN_PART(AB_PC(lane)) && taken < P.budget) {
-    AB_ITERATION
-    if (!AB_BUDGET_LEFT)
-      ab_raise(lane, AB_FAULT_STEP_BUDGET, AB_PC(lane), AB_NO_BLOCK, )GLSL" +
-      slot_register(AB_SLOT_STEPS) + R"GLSL();
-)GLSL";
-  out += body;
-  out += R"GLSL(  }
-  ab_store(lane);
-  const uint steps = subgroupAdd(group_steps), busy = subgroupAdd(taken);
-  const uint width = subgroupAdd(1u);
-  if (subgroupElect()) {
-    atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], steps);
-    atomicAdd(ctrl.w[AB_CTRL_LANE_ITERATIONS], busy);
-    atomicAdd(ctrl.w[AB_CTRL_LANE_SLOTS], steps * width);
-  }
-  pc = AB_PC(lane);
-  }
-  if (pc < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
-}
-#endif
-)GLSL";
-  return out;
+  return fill_in(kAbEntryLaneText, {{"//@members", sweep.declarations()},
+                                    {"//@blocks", body},
+                                    {"AB_RS_STEPS", slot_register(AB_SLOT_STEPS)}});
 }
 
 }  // namespace
@@ -1001,7 +834,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
     out += lane_registers(program, layout, blocks, registers, part.compact_moves) +
            raise_in_registers();
   else
-    out += kRaiseInMemory;
+    out += kAbRaiseMemoryText;
   for (int32_t b = blocks.first; b < blocks.end; ++b)
     BlockEmitter(program, layout, b, residency, out, part.slots_in_registers).emit();
   out += run_block_function(slots_in_registers, blocks);
@@ -1009,7 +842,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
     out += slots_in_registers ? "#define AB_STEP(lane, b) { ab_load(lane); run_block(lane, b); "
                                 "ab_store(lane); }\n"
                               : "#define AB_STEP(lane, b) run_block(lane, b)\n";
-  out += registers ? kLocalEntryPoints : kGlobalEntryPoints;
+  out += registers ? kAbEntryRegistersText : kAbEntryMemoryText;
   if (registers) out += lane_entry_point(program, part);
   return out;
 }

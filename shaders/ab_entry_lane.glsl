@@ -1,0 +1,41 @@
+//! The entry point of the local schedule per lane (engine/src/glsl_codegen.h: AB_LOCAL_LANE): each
+//! lane runs its own PC loop, visiting the blocks in sweep order (ir/analysis/sweep_order.h).
+//! glsl_codegen.cpp fills in the line `//@members` (the component membership table and
+//! ab_inside), the line `//@blocks` (the sweep: the blocks and the loops of components) and the
+//! name of the register holding the lane's steps (AB_RS_STEPS). Embedded at build time
+//! (engine/src/shader_texts.h).
+#ifdef AB_LOCAL_LANE
+//@members
+// Counts a loop iteration: the lane's own (taken, which the budget bounds) and, once per
+// subgroup, the group's.
+#define AB_ITERATION ++taken; if (subgroupElect()) ++group_steps;
+// The lane may run another block (the VM's step budget). A lane out of budget leaves the loops
+// of components and faults at the top of the outer loop, at the block it waits at.
+#define AB_BUDGET_LEFT AB_STEP_ALLOWED(AB_RS_STEPS, P.max_steps)
+void main() {
+  const uint lane = gl_GlobalInvocationID.x;
+  if (lane >= P.lanes) return;
+  // A lane waiting at a block of another part has nothing to do in this kernel.
+  uint pc = state.w[AB_SLOT_PC * P.lanes + lane];
+  if (pc >= P.exit_pc || AB_IN_PART(pc)) {
+  ab_load(lane);
+  uint taken = 0u, group_steps = 0u;
+  while (AB_IN_PART(AB_PC(lane)) && taken < P.budget) {
+    AB_ITERATION
+    if (!AB_BUDGET_LEFT)
+      ab_raise(lane, AB_FAULT_STEP_BUDGET, AB_PC(lane), AB_NO_BLOCK, AB_RS_STEPS);
+    //@blocks
+  }
+  ab_store(lane);
+  const uint steps = subgroupAdd(group_steps), busy = subgroupAdd(taken);
+  const uint width = subgroupAdd(1u);
+  if (subgroupElect()) {
+    atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], steps);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_ITERATIONS], busy);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_SLOTS], steps * width);
+  }
+  pc = AB_PC(lane);
+  }
+  if (pc < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
+}
+#endif

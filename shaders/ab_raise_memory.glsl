@@ -1,0 +1,12 @@
+//! ab_raise and AB_PC for Memory residency (engine/src/glsl_codegen.h): a lane's fault record
+//! and PC live in the state buffer. Embedded at build time (engine/src/shader_texts.h).
+
+void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
+  const uint L = P.lanes;
+  state.w[AB_SLOT_FAULT * L + lane] = code;
+  state.w[AB_SLOT_FAULT_BLOCK * L + lane] = block;
+  state.w[AB_SLOT_FAULT_OP * L + lane] = op;
+  state.w[AB_SLOT_FAULT_STEP * L + lane] = step;
+  state.w[AB_SLOT_PC * L + lane] = P.exit_pc;
+}
+#define AB_PC(lane) state.w[AB_SLOT_PC * P.lanes + (lane)]

@@ -1,0 +1,13 @@
+//! ab_raise and AB_PC for Registers residency (engine/src/glsl_codegen.h): the register-resident
+//! twin of ab_raise_memory.glsl. Each AB_RS_<SLOT> stands for the private variable that holds
+//! slot AB_SLOT_<SLOT> (glsl_codegen.cpp fills in the names). Embedded at build time
+//! (engine/src/shader_texts.h).
+
+void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
+  AB_RS_FAULT = code;
+  AB_RS_FAULT_BLOCK = block;
+  AB_RS_FAULT_OP = op;
+  AB_RS_FAULT_STEP = step;
+  AB_RS_PC = P.exit_pc;
+}
+#define AB_PC(lane) AB_RS_PC
