@@ -25,13 +25,12 @@ bool parse_number(const std::string& s, T& out) {
 
 }  // namespace
 
-std::variant<Breakpoint, std::string> parse_breakpoint(std::string_view text,
-                                                       const LoweredProgram& program,
-                                                       uint32_t lanes) {
+Expected<Breakpoint> parse_breakpoint(std::string_view text, const LoweredProgram& program,
+                                      uint32_t lanes) {
   const std::vector<std::string> w = words_of(text);
   const std::string usage =
       "expected one of: block NAME, line L, lane N returns, depth > D, utilization < X, fault";
-  if (w.empty()) return usage;
+  if (w.empty()) return Error{usage};
   Breakpoint b;
   if (w[0] == "block" && w.size() == 2) {
     for (size_t i = 0; i < program.blocks.size(); ++i)
@@ -43,25 +42,25 @@ std::variant<Breakpoint, std::string> parse_breakpoint(std::string_view text,
     std::string names;
     for (size_t i = 0; i < program.blocks.size() && i < 12; ++i)
       names += (i ? ", " : "") + program.blocks[i].name;
-    return fmt::format("no block named '{}' (blocks: {}{})", w[1], names,
-                       program.blocks.size() > 12 ? ", ..." : "");
+    return Error{fmt::format("no block named '{}' (blocks: {}{})", w[1], names,
+                             program.blocks.size() > 12 ? ", ..." : "")};
   }
   if (w[0] == "line" && w.size() == 2) {
     b.kind = Breakpoint::Kind::Line;
     if (!parse_number(w[1], b.line) || b.line <= 0)
-      return fmt::format("bad line number '{}'", w[1]);
+      return Error{fmt::format("bad line number '{}'", w[1])};
     return b;
   }
   if (w[0] == "lane" && w.size() == 3 && w[2] == "returns") {
     b.kind = Breakpoint::Kind::LaneReturns;
-    if (!parse_number(w[1], b.lane)) return fmt::format("bad lane number '{}'", w[1]);
+    if (!parse_number(w[1], b.lane)) return Error{fmt::format("bad lane number '{}'", w[1])};
     if (b.lane >= lanes)
-      return fmt::format("lane {} is out of range (the batch has {} lanes)", b.lane, lanes);
+      return Error{fmt::format("lane {} is out of range (the batch has {} lanes)", b.lane, lanes)};
     return b;
   }
   if (w[0] == "depth" && w.size() == 3 && w[1] == ">") {
     b.kind = Breakpoint::Kind::DepthAbove;
-    if (!parse_number(w[2], b.depth)) return fmt::format("bad depth '{}'", w[2]);
+    if (!parse_number(w[2], b.depth)) return Error{fmt::format("bad depth '{}'", w[2])};
     return b;
   }
   if (w[0] == "utilization" && w.size() == 3 && w[1] == "<") {
@@ -71,7 +70,7 @@ std::variant<Breakpoint, std::string> parse_breakpoint(std::string_view text,
       b.utilization = std::stod(w[2], &used);
       if (used != w[2].size()) throw std::invalid_argument(w[2]);
     } catch (const std::exception&) {
-      return fmt::format("bad utilization '{}' (a fraction such as 0.5)", w[2]);
+      return Error{fmt::format("bad utilization '{}' (a fraction such as 0.5)", w[2])};
     }
     return b;
   }
@@ -79,7 +78,7 @@ std::variant<Breakpoint, std::string> parse_breakpoint(std::string_view text,
     b.kind = Breakpoint::Kind::Fault;
     return b;
   }
-  return fmt::format("unknown breakpoint '{}': {}", text, usage);
+  return Error{fmt::format("unknown breakpoint '{}': {}", text, usage)};
 }
 
 std::string describe(const Breakpoint& b, const LoweredProgram& program) {

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <variant>
 
+#include "autobatch/expected.h"
 #include "ir/ir.h"
 
 namespace ab::debugger {
@@ -33,9 +33,8 @@ struct Breakpoint {
 
 // Parses the forms above (the text after `break`), resolving block names in `program`.
 // Returns the breakpoint or an error message.
-std::variant<Breakpoint, std::string> parse_breakpoint(std::string_view text,
-                                                       const LoweredProgram& program,
-                                                       uint32_t lanes);
+Expected<Breakpoint> parse_breakpoint(std::string_view text, const LoweredProgram& program,
+                                      uint32_t lanes);
 
 // The breakpoint in the same words the parser takes: "line 4", "lane 17 returns", ...
 std::string describe(const Breakpoint& b, const LoweredProgram& program);

@@ -14,24 +14,24 @@
 
 namespace ab::debugger {
 
-std::variant<std::unique_ptr<Session>, std::string> Session::open(const DebuggerOptions& o) {
+Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o) {
   std::unique_ptr<Session> s(new Session());
   TimelineOptions timeline;
   timeline.interval = o.checkpoint_interval;
   if (o.target) {
     const DebugTarget& t = *o.target;
-    if (!t.program || !t.batch || t.entry < 0) return std::string("no program to debug");
+    if (!t.program || !t.batch || t.entry < 0) return Error{"no program to debug"};
     s->lowered_ = lower(*t.program, t.entry);
     s->batch_ = *t.batch;
     s->options_ = t.options;
     s->entry_name_ = t.program->functions[t.entry].name;
-    if (std::string e = check_batch(*t.program, t.entry, s->batch_); !e.empty()) return e;
+    if (std::string e = check_batch(*t.program, t.entry, s->batch_); !e.empty()) return Error{e};
     ProgramInfo info{t.path, t.source_text, &s->lowered_};
     std::unique_ptr<ExecutionSource> source;
     if (t.vulkan) {
       auto opened = VulkanSource::open(info, s->batch_, s->options_, *t.vulkan);
-      if (auto* e = std::get_if<std::string>(&opened)) return *e;
-      source = std::move(std::get<std::unique_ptr<VulkanSource>>(opened));
+      if (!opened) return Error{opened.error()};
+      source = std::move(*opened);
     } else {
       source = std::make_unique<VmSource>(info, s->batch_, s->options_);
     }
@@ -39,62 +39,62 @@ std::variant<std::unique_ptr<Session>, std::string> Session::open(const Debugger
     s->model_ = std::make_unique<DebuggerModel>(std::move(source), timeline);
     return s;
   }
-  if (o.trace_path.empty()) return std::string("nothing to debug: give a program or a trace");
+  if (o.trace_path.empty()) return Error{"nothing to debug: give a program or a trace"};
   auto header = read_trace_header(o.trace_path);
-  if (auto* e = std::get_if<std::string>(&header)) return *e;
-  const TraceHeader& h = std::get<TraceHeader>(header);
+  if (!header) return Error{header.error()};
+  const TraceHeader& h = *header;
   const std::string source_path = o.source_path.empty() ? h.source_path : o.source_path;
   FileContents source_file = read_regular_file(source_path);
   if (!source_file.ok())
-    return fmt::format("cannot read '{}', the program of trace '{}': {}{}", source_path,
-                       o.trace_path, source_file.error,
-                       o.source_path.empty() ? " (give it with --source)" : "");
+    return Error{fmt::format("cannot read '{}', the program of trace '{}': {}{}", source_path,
+                             o.trace_path, source_file.error,
+                             o.source_path.empty() ? " (give it with --source)" : "")};
   const std::string* text = &source_file.bytes;
-  if (std::string e = check_trace_source(h, o.trace_path, source_path, *text); !e.empty()) return e;
+  if (Status fits = check_trace_source(h, o.trace_path, source_path, *text); !fits)
+    return Error{fits.error()};
   auto read = read_trace(o.trace_path);
-  if (auto* e = std::get_if<std::string>(&read)) return *e;
-  s->trace_ = std::make_shared<const Trace>(std::move(std::get<Trace>(read)));
+  if (!read) return Error{read.error()};
+  s->trace_ = std::make_shared<const Trace>(std::move(*read));
   Diagnostics diags(source_path, *text);
   auto program = compile_source(*text, source_path, diags);
-  if (!program) return diags.format();
+  if (!program) return Error{diags.format()};
   s->owned_program_ = std::make_unique<Program>(std::move(*program));
   const int entry = s->owned_program_->find_function(s->trace_->entry);
   if (entry < 0)
-    return fmt::format("the trace's entry function '{}' is not in '{}'", s->trace_->entry,
-                       source_path);
+    return Error{fmt::format("the trace's entry function '{}' is not in '{}'", s->trace_->entry,
+                             source_path)};
   s->lowered_ = lower(*s->owned_program_, entry);
   s->batch_ = s->trace_->batch;
   s->options_ = s->trace_->options;
   s->entry_name_ = s->trace_->entry;
   auto source = TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->lowered_});
-  if (auto* e = std::get_if<std::string>(&source)) return *e;
-  s->model_ = std::make_unique<DebuggerModel>(
-      std::move(std::get<std::unique_ptr<TraceSource>>(source)), timeline);
+  if (!source) return Error{source.error()};
+  s->model_ = std::make_unique<DebuggerModel>(std::move(*source), timeline);
   s->title_ = fmt::format("{} - trace {} - {} lanes", source_path, o.trace_path, s->batch_.lanes);
   return s;
 }
 
-std::string Session::save_trace(const std::string& path, uint64_t first, uint64_t last) {
+Status Session::save_trace(const std::string& path, uint64_t first, uint64_t last) {
   Timeline& timeline = model_->timeline();
   const uint64_t here = timeline.position();
   auto trace = record_trace(timeline, batch_, options_, entry_name_, {first, last, 1024});
   timeline.seek(here);
-  if (auto* e = std::get_if<std::string>(&trace)) return *e;
-  return write_trace(path, std::get<Trace>(trace));
+  if (!trace) return Error{trace.error()};
+  return write_trace(path, *trace);
 }
 
-std::string record_trace_file(const DebugTarget& target, const std::string& out_path,
-                              const TraceRange& range) {
+Status record_trace_file(const DebugTarget& target, const std::string& out_path,
+                         const TraceRange& range) {
   DebuggerOptions o;
   o.target = target;
   o.checkpoint_interval = range.checkpoint_interval;
   auto session = Session::open(o);
-  if (auto* e = std::get_if<std::string>(&session)) return *e;
-  Session& s = *std::get<std::unique_ptr<Session>>(session);
+  if (!session) return Error{session.error()};
+  Session& s = **session;
   auto trace = record_trace(s.model().timeline(), *target.batch, target.options,
                             target.program->functions[target.entry].name, range);
-  if (auto* e = std::get_if<std::string>(&trace)) return *e;
-  return write_trace(out_path, std::get<Trace>(trace));
+  if (!trace) return Error{trace.error()};
+  return write_trace(out_path, *trace);
 }
 
 int run_debugger(const DebuggerOptions& options) {
@@ -110,11 +110,12 @@ int run_debugger(const DebuggerOptions& options) {
     script = std::move(file.bytes);
   }
   auto opened = Session::open(options);
-  if (auto* e = std::get_if<std::string>(&opened)) {
-    std::cerr << "error: " << *e << (e->ends_with('\n') ? "" : "\n");
+  if (!opened) {
+    const std::string& e = opened.error();
+    std::cerr << "error: " << e << (e.ends_with('\n') ? "" : "\n");
     return 1;
   }
-  Session& session = *std::get<std::unique_ptr<Session>>(opened);
+  Session& session = **opened;
   const bool window =
       options.script_path.empty() || options.force_window || script_needs_window(script);
   if (!window) {

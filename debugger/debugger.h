@@ -14,6 +14,7 @@
 #include <string>
 
 #include "autobatch/engine.h"
+#include "autobatch/expected.h"
 #include "debugger/model.h"
 #include "debugger/trace_source.h"
 #include "ir/ir.h"
@@ -46,17 +47,17 @@ struct DebuggerOptions {
 // Runs the debugger; returns the exit code (0 ok, 1 error; messages go to stderr).
 int run_debugger(const DebuggerOptions& options);
 
-// Records `target`'s run, steps [range.first, range.last), to `out_path`. Returns "" or a message.
-std::string record_trace_file(const DebugTarget& target, const std::string& out_path,
-                              const TraceRange& range = {});
+// Records `target`'s run, steps [range.first, range.last), to `out_path`.
+Status record_trace_file(const DebugTarget& target, const std::string& out_path,
+                         const TraceRange& range = {});
 
 // Everything a debugging session owns: the program, its batch, the source and the model.
 class Session {
  public:
-  static std::variant<std::unique_ptr<Session>, std::string> open(const DebuggerOptions& options);
+  static Expected<std::unique_ptr<Session>> open(const DebuggerOptions& options);
   DebuggerModel& model() { return *model_; }
-  // Saves steps [first, last) as a trace; returns "" or a message. The model's position is kept.
-  std::string save_trace(const std::string& path, uint64_t first, uint64_t last);
+  // Saves steps [first, last) as a trace. The model's position is kept.
+  Status save_trace(const std::string& path, uint64_t first, uint64_t last);
   const std::string& title() const { return title_; }
 
  private:

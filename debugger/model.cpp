@@ -119,11 +119,11 @@ StopReason DebuggerModel::continue_run(uint64_t max_steps) {
   return reason;
 }
 
-std::string DebuggerModel::add_breakpoint(std::string_view text) {
+Status DebuggerModel::add_breakpoint(std::string_view text) {
   auto parsed = parse_breakpoint(text, lowered(), source_->lanes());
-  if (auto* error = std::get_if<std::string>(&parsed)) return *error;
-  breakpoints_.push_back(std::get<Breakpoint>(parsed));
-  return "";
+  if (!parsed) return Error{parsed.error()};
+  breakpoints_.push_back(*parsed);
+  return Ok{};
 }
 
 void DebuggerModel::remove_breakpoint(size_t index) {
@@ -176,17 +176,18 @@ std::vector<int> DebuggerModel::hits() const {
   return out;
 }
 
-std::string DebuggerModel::select_lane(uint32_t lane) {
+Status DebuggerModel::select_lane(uint32_t lane) {
   if (lane >= source_->lanes())
-    return fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes());
+    return Error{
+        fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes())};
   selected_ = lane;
-  return "";
+  return Ok{};
 }
 
-std::string DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
+Status DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
   if (mode != ColorMode::Variable) {
     color_mode_ = mode;
-    return "";
+    return Ok{};
   }
   const LoweredProgram& p = lowered();
   VarId found = -1;
@@ -205,12 +206,13 @@ std::string DebuggerModel::set_color_mode(ColorMode mode, const std::string& var
     for (const LoweredVar& v : p.vars)
       if (v.storage != Storage::Temp && v.source_var >= 0)
         names += (names.empty() ? "" : ", ") + v.name;
-    return fmt::format("no variable '{}' lives across blocks (watchable: {})", variable, names);
+    return Error{
+        fmt::format("no variable '{}' lives across blocks (watchable: {})", variable, names)};
   }
   color_mode_ = mode;
   watched_ = found;
   watched_name_ = p.vars[found].name;
-  return "";
+  return Ok{};
 }
 
 std::string DebuggerModel::block_name(int32_t pc) const {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "debugger/breakpoints.h"
 #include "debugger/execution_source.h"
 #include "debugger/timeline.h"
@@ -88,8 +89,8 @@ class DebuggerModel {
   uint64_t seek(uint64_t step);
 
   // ---- breakpoints ----
-  // Parses and adds "line 4", "block fib.b2", ...; returns an error message or "".
-  std::string add_breakpoint(std::string_view text);
+  // Parses and adds "line 4", "block fib.b2", ...; fails with parse_breakpoint's message.
+  Status add_breakpoint(std::string_view text);
   void add_breakpoint(const Breakpoint& b) { breakpoints_.push_back(b); }
   void remove_breakpoint(size_t index);
   std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
@@ -98,11 +99,11 @@ class DebuggerModel {
   std::vector<int> hits() const;
 
   // ---- selection and colouring ----
-  std::string select_lane(uint32_t lane);  // error message or ""
+  Status select_lane(uint32_t lane);  // fails for a lane out of range
   std::optional<uint32_t> selected_lane() const { return selected_; }
   // For ColorMode::Variable, `variable` names a lowered var ("fib.n") or a source variable of
-  // any function ("n"); returns an error message or "".
-  std::string set_color_mode(ColorMode mode, const std::string& variable = "");
+  // any function ("n"); fails, naming the watchable variables, for any other name.
+  Status set_color_mode(ColorMode mode, const std::string& variable = "");
   ColorMode color_mode() const { return color_mode_; }
   const std::string& watched_variable_name() const { return watched_name_; }
 

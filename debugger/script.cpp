@@ -65,7 +65,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     if (w.size() < 2)
       return "usage: break line L | block NAME | lane N returns | depth > D | utilization < X | "
              "fault";
-    if (std::string e = m.add_breakpoint(rest_after(line, "break")); !e.empty()) return e;
+    if (Status added = m.add_breakpoint(rest_after(line, "break")); !added) return added.error();
     log << fmt::format("breakpoint {}: {}\n", m.breakpoints().size(),
                        describe(m.breakpoints().back(), m.lowered()));
     return "";
@@ -79,14 +79,15 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
   if (cmd == "select") {
     if (w.size() != 3 || w[1] != "lane" || !number(w[2], n)) return "usage: select lane N";
     if (n > UINT32_MAX) return fmt::format("lane {} is out of range", w[2]);
-    if (std::string e = m.select_lane(static_cast<uint32_t>(n)); !e.empty()) return e;
+    if (Status selected = m.select_lane(static_cast<uint32_t>(n)); !selected)
+      return selected.error();
     log << "select " << m.lane_summary(static_cast<uint32_t>(n)) << "\n";
     return "";
   }
   if (cmd == "color" || cmd == "colour") {
     const std::string usage = "usage: color block | depth | error | var NAME";
     if (w.size() < 2) return usage;
-    std::string e;
+    Status e = Ok{};
     if (w[1] == "block" && w.size() == 2)
       e = m.set_color_mode(ColorMode::Block);
     else if (w[1] == "depth" && w.size() == 2)
@@ -97,7 +98,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
       e = m.set_color_mode(ColorMode::Variable, w[2]);
     else
       return usage;
-    if (!e.empty()) return e;
+    if (!e) return e.error();
     log << "color " << color_mode_name(m.color_mode())
         << (m.color_mode() == ColorMode::Variable ? " " + m.watched_variable_name() : "") << "\n";
     return "";
@@ -114,7 +115,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     if (w.size() != 2) return "usage: screenshot FILE.png";
     if (!hooks.screenshot)
       return "screenshot needs the window (run with a display, e.g. under xvfb-run)";
-    if (std::string e = hooks.screenshot(w[1]); !e.empty()) return e;
+    if (Status shot = hooks.screenshot(w[1]); !shot) return shot.error();
     log << "screenshot " << w[1] << "\n";
     return "";
   }
@@ -123,7 +124,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     if (w.size() != 2 && !(w.size() == 4 && number(w[2], first) && number(w[3], last)))
       return "usage: save FILE.abtrace [FIRST LAST]";
     if (!hooks.save_trace) return "this session cannot save traces";
-    if (std::string e = hooks.save_trace(w[1], first, last); !e.empty()) return e;
+    if (Status saved = hooks.save_trace(w[1], first, last); !saved) return saved.error();
     log << fmt::format("save {}: steps {} to {}\n", w[1], first, last);
     return "";
   }

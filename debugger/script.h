@@ -28,10 +28,10 @@
 namespace ab::debugger {
 
 struct ScriptHooks {
-  // Writes a PNG of the window; returns "" or a message. Unset: screenshots are refused.
-  std::function<std::string(const std::string& path)> screenshot;
-  // Records steps [first, last) to a trace file; returns "" or a message.
-  std::function<std::string(const std::string& path, uint64_t first, uint64_t last)> save_trace;
+  // Writes a PNG of the window. Unset: screenshots are refused.
+  std::function<Status(const std::string& path)> screenshot;
+  // Records steps [first, last) to a trace file.
+  std::function<Status(const std::string& path, uint64_t first, uint64_t last)> save_trace;
   // Renders n frames; returns a log line (the mean frame time) or "error: ...".
   std::function<std::string(uint64_t n)> frames;
 };

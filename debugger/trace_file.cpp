@@ -303,7 +303,7 @@ std::vector<uint32_t> Trace::active_lanes(uint64_t step) const {
   return lanes;
 }
 
-std::string write_trace(const std::string& path, const Trace& t) {
+Status write_trace(const std::string& path, const Trace& t) {
   Writer body;
   body.fixed(t.options.seed);
   body.fixed(t.options.stack_depth);
@@ -337,7 +337,7 @@ std::string write_trace(const std::string& path, const Trace& t) {
       ZSTD_compress2(cctx, packed.data(), packed.size(), body.bytes.data(), body.bytes.size());
   ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(packed_size))
-    return fmt::format("cannot compress trace: {}", ZSTD_getErrorName(packed_size));
+    return Error{fmt::format("cannot compress trace: {}", ZSTD_getErrorName(packed_size))};
 
   Writer head;
   for (char c : kMagic)
@@ -349,49 +349,48 @@ std::string write_trace(const std::string& path, const Trace& t) {
   head.fixed(static_cast<uint64_t>(body.bytes.size()));
   head.fixed(static_cast<uint64_t>(packed_size));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return fmt::format("cannot write trace '{}': {}", path, std::strerror(errno));
+  if (!out) return Error{fmt::format("cannot write trace '{}': {}", path, std::strerror(errno))};
   out.write(reinterpret_cast<const char*>(head.bytes.data()), head.bytes.size());
   out.write(reinterpret_cast<const char*>(packed.data()), packed_size);
-  if (!out) return fmt::format("cannot write trace '{}': {}", path, std::strerror(errno));
-  return "";
+  if (!out) return Error{fmt::format("cannot write trace '{}': {}", path, std::strerror(errno))};
+  return Ok{};
 }
 
-std::variant<TraceHeader, std::string> parse_trace_header(std::string_view bytes,
-                                                          const std::string& path) {
+Expected<TraceHeader> parse_trace_header(std::string_view bytes, const std::string& path) {
   Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
-  if (std::string e = parse_header(r, path, h); !e.empty()) return e;
+  if (std::string e = parse_header(r, path, h); !e.empty()) return Error{e};
   return h;
 }
 
-std::variant<TraceHeader, std::string> read_trace_header(const std::string& path) {
+Expected<TraceHeader> read_trace_header(const std::string& path) {
   std::string bytes;
-  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  if (std::string e = read_file(path, bytes); !e.empty()) return Error{e};
   return parse_trace_header(bytes, path);
 }
 
-std::variant<Trace, std::string> read_trace(const std::string& path) {
+Expected<Trace> read_trace(const std::string& path) {
   std::string bytes;
-  if (std::string e = read_file(path, bytes); !e.empty()) return e;
+  if (std::string e = read_file(path, bytes); !e.empty()) return Error{e};
   return parse_trace(bytes, path);
 }
 
-std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::string& path) {
+Expected<Trace> parse_trace(std::string_view bytes, const std::string& path) {
   Reader r(byte_data(bytes), bytes.size());
   TraceHeader h;
-  if (std::string e = parse_header(r, path, h); !e.empty()) return e;
+  if (std::string e = parse_header(r, path, h); !e.empty()) return Error{e};
   const uint64_t body_size = r.fixed<uint64_t>();
   const uint64_t packed_size = r.fixed<uint64_t>();
-  if (!r.ok) return truncated_header(path);
+  if (!r.ok) return Error{truncated_header(path)};
   if (packed_size > r.left())
-    return fmt::format("trace '{}' is truncated ({} of its bytes are missing)", path,
-                       packed_size - r.left());
+    return Error{fmt::format("trace '{}' is truncated ({} of its bytes are missing)", path,
+                             packed_size - r.left())};
   if (body_size > (uint64_t{1} << 40))
-    return fmt::format("trace '{}' is corrupt (bad body size)", path);
+    return Error{fmt::format("trace '{}' is corrupt (bad body size)", path)};
   std::vector<uint8_t> body;
   const uint8_t* packed = byte_data(bytes) + (bytes.size() - r.left());
   if (std::string e = inflate(packed, packed_size, body_size, body); !e.empty())
-    return fmt::format("trace '{}' is corrupt: {}", path, e);
+    return Error{fmt::format("trace '{}' is corrupt: {}", path, e)};
 
   Reader b(body.data(), body.size());
   Trace t;
@@ -412,7 +411,8 @@ std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::
     t.batch.uniforms.push_back(b.array<uint32_t>());
   t.first_step = b.fixed<uint64_t>();
   const uint64_t steps = b.varint();
-  if (steps > b.left() / 8) return fmt::format("trace '{}' is corrupt (bad step count)", path);
+  if (steps > b.left() / 8)
+    return Error{fmt::format("trace '{}' is corrupt (bad step count)", path)};
   t.steps.resize(steps);
   for (TraceStep& s : t.steps) {
     s.block = b.fixed<int32_t>();
@@ -425,7 +425,7 @@ std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::
     t.checkpoints.push_back(read_checkpoint(b));
   t.finished = b.fixed<uint8_t>() != 0;
   if (!b.ok || b.left() != 0)
-    return fmt::format("trace '{}' is corrupt (its body does not parse)", path);
+    return Error{fmt::format("trace '{}' is corrupt (its body does not parse)", path)};
   // Cross-checks, so that later code can index without bounds checks.
   bool sane = !t.checkpoints.empty() && t.checkpoints.front().step == t.first_step &&
               t.active_set_start.size() == t.steps.size() + 1 &&
@@ -439,17 +439,17 @@ std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::
     sane = sane && c.pc.size() == t.batch.lanes && c.pc_depth.size() == t.batch.lanes &&
            c.lane_steps.size() == t.batch.lanes && c.random_draws.size() == t.batch.lanes &&
            c.faulted.size() == t.batch.lanes;
-  if (!sane) return fmt::format("trace '{}' is corrupt (inconsistent sections)", path);
+  if (!sane) return Error{fmt::format("trace '{}' is corrupt (inconsistent sections)", path)};
   return t;
 }
 
-std::string check_trace_source(const TraceHeader& header, const std::string& trace_path,
-                               const std::string& source_path, const std::string& source_text) {
-  if (source_hash(source_text) == header.source_hash) return "";
-  return fmt::format(
+Status check_trace_source(const TraceHeader& header, const std::string& trace_path,
+                          const std::string& source_path, const std::string& source_text) {
+  if (source_hash(source_text) == header.source_hash) return Ok{};
+  return Error{fmt::format(
       "trace '{}' was recorded from a different version of the program: '{}' has changed since "
       "(source hash {:016x}, the trace expects {:016x}); record the trace again",
-      trace_path, source_path, source_hash(source_text), header.source_hash);
+      trace_path, source_path, source_hash(source_text), header.source_hash)};
 }
 
 }  // namespace ab::debugger

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "ir/backends/vm.h"
 #include "ir/run.h"
 
@@ -51,21 +51,20 @@ struct Trace {
 // Serializes to / parses from the file layout above. Errors are messages naming the file.
 // The parse_ forms take the file's bytes (`path` only names it in messages); the read_ forms
 // read the file and parse it.
-std::string write_trace(const std::string& path, const Trace& trace);  // "" on success
-std::variant<Trace, std::string> parse_trace(std::string_view bytes, const std::string& path);
-std::variant<Trace, std::string> read_trace(const std::string& path);
+Status write_trace(const std::string& path, const Trace& trace);
+Expected<Trace> parse_trace(std::string_view bytes, const std::string& path);
+Expected<Trace> read_trace(const std::string& path);
 // Only the header, for finding the program a trace belongs to before reading the rest.
 struct TraceHeader {
   uint32_t version = 0;
   uint64_t source_hash = 0;
   std::string source_path, entry;
 };
-std::variant<TraceHeader, std::string> parse_trace_header(std::string_view bytes,
-                                                          const std::string& path);
-std::variant<TraceHeader, std::string> read_trace_header(const std::string& path);
+Expected<TraceHeader> parse_trace_header(std::string_view bytes, const std::string& path);
+Expected<TraceHeader> read_trace_header(const std::string& path);
 
-// "" if `source_text` is the text the trace was recorded from, else a message saying so.
-std::string check_trace_source(const TraceHeader& header, const std::string& trace_path,
-                               const std::string& source_path, const std::string& source_text);
+// Fails, saying so, unless `source_text` is the text the trace was recorded from.
+Status check_trace_source(const TraceHeader& header, const std::string& trace_path,
+                          const std::string& source_path, const std::string& source_text);
 
 }  // namespace ab::debugger

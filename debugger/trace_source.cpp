@@ -127,9 +127,8 @@ std::string check_checkpoint(const VmCheckpoint& c, const LoweredProgram& p, uin
 
 }  // namespace
 
-std::variant<Trace, std::string> record_trace(Timeline& timeline, const Batch& batch,
-                                              const RunOptions& options, const std::string& entry,
-                                              const TraceRange& range) {
+Expected<Trace> record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
+                             const std::string& entry, const TraceRange& range) {
   ExecutionSource& source = timeline.source();
   Trace t;
   t.source_hash = source_hash(source.program().source_text);
@@ -138,10 +137,11 @@ std::variant<Trace, std::string> record_trace(Timeline& timeline, const Batch& b
   t.options = options;
   t.options.record_trace = false;
   t.batch = batch;
-  if (range.last <= range.first) return std::string("empty step range");
+  if (range.last <= range.first) return Error{"empty step range"};
   timeline.seek(range.first);
   if (timeline.position() != range.first)
-    return fmt::format("the run ends at step {}, before step {}", timeline.position(), range.first);
+    return Error{
+        fmt::format("the run ends at step {}, before step {}", timeline.position(), range.first)};
   t.first_step = range.first;
   const uint64_t interval = std::max<uint64_t>(1, range.checkpoint_interval);
   auto save = [&] {
@@ -151,14 +151,14 @@ std::variant<Trace, std::string> record_trace(Timeline& timeline, const Batch& b
     t.checkpoints.push_back(vm->state);
     return true;
   };
-  if (!save()) return std::string("this source cannot be recorded");
+  if (!save()) return Error{"this source cannot be recorded"};
   while (timeline.position() < range.last && !source.done()) {
     const int32_t block = source.next_block();
     if (timeline.step(1) != 1) break;
     t.add_step(block, source.last_active());
     if ((timeline.position() - range.first) % interval == 0 && !source.done()) save();
   }
-  if (!source.error().empty()) return source.error();
+  if (!source.error().empty()) return Error{source.error()};
   t.finished = source.done();
   return t;
 }
@@ -167,22 +167,22 @@ TraceSource::TraceSource(std::shared_ptr<const Trace> trace, ProgramInfo program
     : trace_(std::move(trace)),
       vm_(std::make_unique<VmSource>(std::move(program), trace_->batch, trace_->options)) {}
 
-std::variant<std::unique_ptr<TraceSource>, std::string> TraceSource::open(
-    std::shared_ptr<const Trace> trace, ProgramInfo program) {
+Expected<std::unique_ptr<TraceSource>> TraceSource::open(std::shared_ptr<const Trace> trace,
+                                                         ProgramInfo program) {
   const LoweredProgram& p = *program.lowered;
   if (std::string e = check_batch(*p.source, p.entry_function, trace->batch); !e.empty())
-    return "the trace's batch does not fit the program: " + e;
+    return Error{"the trace's batch does not fit the program: " + e};
   for (const TraceStep& s : trace->steps)
     if (s.block < 0 || s.block >= static_cast<int32_t>(p.blocks.size()))
-      return fmt::format("the trace runs block {}, but the program has {} blocks", s.block,
-                         p.blocks.size());
+      return Error{fmt::format("the trace runs block {}, but the program has {} blocks", s.block,
+                               p.blocks.size())};
   const StackDemand demand = stack_demand(p, trace->options.stack_depth);
   for (const VmCheckpoint& c : trace->checkpoints)
     if (std::string e =
             check_checkpoint(c, p, trace->batch.lanes, trace->options.stack_depth, demand);
         !e.empty())
-      return fmt::format("the trace's checkpoint at step {} does not fit the program: {}", c.step,
-                         e);
+      return Error{
+          fmt::format("the trace's checkpoint at step {} does not fit the program: {}", c.step, e)};
   std::unique_ptr<TraceSource> source(new TraceSource(std::move(trace), std::move(program)));
   VmSourceCheckpoint first;
   first.state = source->trace_->checkpoints.front();

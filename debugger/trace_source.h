@@ -25,16 +25,15 @@ struct TraceRange {
 
 // `timeline`'s source must be a VmSource or a TraceSource. The timeline is left at the range's
 // end. `batch` and `options` are the run's (stored in the trace).
-std::variant<Trace, std::string> record_trace(Timeline& timeline, const Batch& batch,
-                                              const RunOptions& options, const std::string& entry,
-                                              const TraceRange& range);
+Expected<Trace> record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
+                             const std::string& entry, const TraceRange& range);
 
 class TraceSource final : public ExecutionSource {
  public:
   // Checks the trace against the program (block count, lanes, checkpoint shapes); returns the
   // source or a message.
-  static std::variant<std::unique_ptr<TraceSource>, std::string> open(
-      std::shared_ptr<const Trace> trace, ProgramInfo program);
+  static Expected<std::unique_ptr<TraceSource>> open(std::shared_ptr<const Trace> trace,
+                                                     ProgramInfo program);
 
   const ProgramInfo& program() const override { return vm_->program(); }
   uint32_t lanes() const override { return vm_->lanes(); }

@@ -290,10 +290,10 @@ void Panels::draw_lane_grid() {
     if (mode == static_cast<int>(ColorMode::Variable)) {
       // Watch the first variable of the entry function's inputs by default.
       const LoweredProgram& p = model_.lowered();
-      std::string e = p.inputs.empty()
-                          ? "no variable"
-                          : model_.set_color_mode(ColorMode::Variable, p.vars[p.inputs[0]].name);
-      if (!e.empty()) status_ = e;
+      const Status set = p.inputs.empty()
+                             ? Status(Error{"no variable"})
+                             : model_.set_color_mode(ColorMode::Variable, p.vars[p.inputs[0]].name);
+      if (!set) status_ = set.error();
     } else {
       model_.set_color_mode(static_cast<ColorMode>(mode));
     }
@@ -543,9 +543,9 @@ void Panels::draw_breakpoints() {
       sizeof breakpoint_text_, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if (ImGui::Button("Add") || entered) {
-    const std::string e = model_.add_breakpoint(breakpoint_text_);
-    status_ = e;
-    if (e.empty()) breakpoint_text_[0] = 0;
+    const Status added = model_.add_breakpoint(breakpoint_text_);
+    status_ = added.error();
+    if (added) breakpoint_text_[0] = 0;
   }
   const std::vector<int> hits = model_.hits();
   auto& bps = model_.breakpoints();

@@ -104,11 +104,11 @@ CpuImage rasterize(const ImDrawData& data, int width, int height,
   return img;
 }
 
-std::string write_png(const std::string& path, const CpuImage& image) {
+Status write_png(const std::string& path, const CpuImage& image) {
   if (!stbi_write_png(path.c_str(), image.width, image.height, 4, image.rgba.data(),
                       image.width * 4))
-    return fmt::format("cannot write screenshot '{}'", path);
-  return "";
+    return Error{fmt::format("cannot write screenshot '{}'", path)};
+  return Ok{};
 }
 
 }  // namespace ab::debugger

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
+
 namespace ab::debugger {
 
 struct CpuTexture {
@@ -25,7 +27,7 @@ struct CpuImage {
 CpuImage rasterize(const ImDrawData& data, int width, int height,
                    const std::function<CpuTexture(ImTextureID)>& find_texture);
 
-// Writes a PNG; returns "" or a message.
-std::string write_png(const std::string& path, const CpuImage& image);
+// Writes a PNG.
+Status write_png(const std::string& path, const CpuImage& image);
 
 }  // namespace ab::debugger

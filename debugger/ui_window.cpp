@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <stdexcept>
 
 #include "debugger/debugger.h"
 #include "debugger/script.h"
@@ -22,13 +21,16 @@
 namespace ab::debugger {
 namespace {
 
-struct VulkanError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void check(VkResult r, const char* what) {
+Status check(VkResult r, const char* what) {
   if (r != VK_SUCCESS)
-    throw VulkanError(fmt::format("Vulkan: {} failed ({})", what, static_cast<int>(r)));
+    return Error{fmt::format("Vulkan: {} failed ({})", what, static_cast<int>(r))};
+  return Ok{};
+}
+
+// Prints a failure the window cannot go on after; the exit code.
+int report(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return 1;
 }
 
 void check_imgui(VkResult r) {
@@ -57,20 +59,20 @@ class Window {
       : session_(session), options_(options), panels_(session.model(), session.title()) {}
   ~Window() { shutdown(); }
 
-  void open();
+  Status open();
   int run();
 
  private:
-  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const;
-  void create_device();
-  void create_grid_texture(uint32_t width, uint32_t height);
+  Expected<uint32_t> memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const;
+  Status create_device();
+  Status create_grid_texture(uint32_t width, uint32_t height);
   void destroy_grid_texture();
   void upload_grid(VkCommandBuffer cb);
-  // Builds one ImGui frame and presents it; returns false when the window should close.
-  bool frame();
-  void render(ImDrawData* data);
-  void present();
-  std::string screenshot(const std::string& path);
+  // Builds one ImGui frame and presents it; false when the window should close.
+  Expected<bool> frame();
+  Status render(ImDrawData* data);
+  Status present();
+  Status screenshot(const std::string& path);
   void shutdown();
 
   Session& session_;
@@ -93,18 +95,18 @@ class Window {
   int fb_width_ = 0, fb_height_ = 0;
 };
 
-uint32_t Window::memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const {
+Expected<uint32_t> Window::memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const {
   VkPhysicalDeviceMemoryProperties props;
   vkGetPhysicalDeviceMemoryProperties(physical_, &props);
   for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
     if ((bits & (1u << i)) && (props.memoryTypes[i].propertyFlags & flags) == flags) return i;
-  throw VulkanError("Vulkan: no suitable memory type");
+  return Error{"Vulkan: no suitable memory type"};
 }
 
-void Window::create_device() {
+Status Window::create_device() {
   uint32_t ext_count = 0;
   const char** exts = glfwGetRequiredInstanceExtensions(&ext_count);
-  if (!exts) throw VulkanError("GLFW: this display cannot present Vulkan images");
+  if (!exts) return Error{"GLFW: this display cannot present Vulkan images"};
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "autobatch debugger";
   app.apiVersion = VK_API_VERSION_1_1;
@@ -112,12 +114,16 @@ void Window::create_device() {
   ici.pApplicationInfo = &app;
   ici.enabledExtensionCount = ext_count;
   ici.ppEnabledExtensionNames = exts;
-  check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance");
-  check(glfwCreateWindowSurface(instance_, window_, nullptr, &surface_), "glfwCreateWindowSurface");
+  if (Status s = check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance"); !s)
+    return s;
+  if (Status s = check(glfwCreateWindowSurface(instance_, window_, nullptr, &surface_),
+                       "glfwCreateWindowSurface");
+      !s)
+    return s;
 
   uint32_t count = 0;
   vkEnumeratePhysicalDevices(instance_, &count, nullptr);
-  if (!count) throw VulkanError("Vulkan: no device found");
+  if (!count) return Error{"Vulkan: no device found"};
   std::vector<VkPhysicalDevice> devices(count);
   vkEnumeratePhysicalDevices(instance_, &count, devices.data());
   for (VkPhysicalDevice d : devices) {
@@ -136,7 +142,7 @@ void Window::create_device() {
     }
     if (physical_) break;
   }
-  if (!physical_) throw VulkanError("Vulkan: no device can draw to this window");
+  if (!physical_) return Error{"Vulkan: no device can draw to this window"};
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -149,7 +155,8 @@ void Window::create_device() {
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = 1;
   dci.ppEnabledExtensionNames = device_exts;
-  check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice");
+  if (Status s = check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice"); !s)
+    return s;
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
   VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 64}};
@@ -158,7 +165,10 @@ void Window::create_device() {
   pci.maxSets = 64;
   pci.poolSizeCount = 1;
   pci.pPoolSizes = sizes;
-  check(vkCreateDescriptorPool(device_, &pci, nullptr, &pool_), "vkCreateDescriptorPool");
+  if (Status s =
+          check(vkCreateDescriptorPool(device_, &pci, nullptr, &pool_), "vkCreateDescriptorPool");
+      !s)
+    return s;
 
   // Nearest filtering: every lane stays one crisp cell however the grid is scaled.
   VkSamplerCreateInfo sci{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
@@ -166,7 +176,8 @@ void Window::create_device() {
   sci.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
   sci.addressModeU = sci.addressModeV = sci.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
   sci.maxLod = 0;
-  check(vkCreateSampler(device_, &sci, nullptr, &sampler_), "vkCreateSampler");
+  if (Status s = check(vkCreateSampler(device_, &sci, nullptr, &sampler_), "vkCreateSampler"); !s)
+    return s;
   // Same shape as the backend's own layout (one combined image sampler for the fragment stage).
   VkDescriptorSetLayoutBinding binding{};
   binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
@@ -175,11 +186,14 @@ void Window::create_device() {
   VkDescriptorSetLayoutCreateInfo lci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   lci.bindingCount = 1;
   lci.pBindings = &binding;
-  check(vkCreateDescriptorSetLayout(device_, &lci, nullptr, &grid_layout_),
-        "vkCreateDescriptorSetLayout");
+  if (Status s = check(vkCreateDescriptorSetLayout(device_, &lci, nullptr, &grid_layout_),
+                       "vkCreateDescriptorSetLayout");
+      !s)
+    return s;
+  return Ok{};
 }
 
-void Window::create_grid_texture(uint32_t width, uint32_t height) {
+Status Window::create_grid_texture(uint32_t width, uint32_t height) {
   GridTexture& g = grid_;
   g.width = width;
   g.height = height;
@@ -191,38 +205,58 @@ void Window::create_grid_texture(uint32_t width, uint32_t height) {
   ici.samples = VK_SAMPLE_COUNT_1_BIT;
   ici.tiling = VK_IMAGE_TILING_OPTIMAL;
   ici.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-  check(vkCreateImage(device_, &ici, nullptr, &g.image), "vkCreateImage");
+  if (Status s = check(vkCreateImage(device_, &ici, nullptr, &g.image), "vkCreateImage"); !s)
+    return s;
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device_, g.image, &req);
   VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   mai.allocationSize = req.size;
-  mai.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  check(vkAllocateMemory(device_, &mai, nullptr, &g.image_memory), "vkAllocateMemory");
+  const Expected<uint32_t> device_local =
+      memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (!device_local) return Error{device_local.error()};
+  mai.memoryTypeIndex = *device_local;
+  if (Status s =
+          check(vkAllocateMemory(device_, &mai, nullptr, &g.image_memory), "vkAllocateMemory");
+      !s)
+    return s;
   vkBindImageMemory(device_, g.image, g.image_memory, 0);
   VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
   vci.image = g.image;
   vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
   vci.format = ici.format;
   vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  check(vkCreateImageView(device_, &vci, nullptr, &g.view), "vkCreateImageView");
+  if (Status s = check(vkCreateImageView(device_, &vci, nullptr, &g.view), "vkCreateImageView"); !s)
+    return s;
 
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = VkDeviceSize{width} * height * 4;
   bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-  check(vkCreateBuffer(device_, &bci, nullptr, &g.staging), "vkCreateBuffer");
+  if (Status s = check(vkCreateBuffer(device_, &bci, nullptr, &g.staging), "vkCreateBuffer"); !s)
+    return s;
   vkGetBufferMemoryRequirements(device_, g.staging, &req);
   mai.allocationSize = req.size;
-  mai.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                            VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  check(vkAllocateMemory(device_, &mai, nullptr, &g.staging_memory), "vkAllocateMemory");
+  const Expected<uint32_t> host_visible =
+      memory_type(req.memoryTypeBits,
+                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  if (!host_visible) return Error{host_visible.error()};
+  mai.memoryTypeIndex = *host_visible;
+  if (Status s =
+          check(vkAllocateMemory(device_, &mai, nullptr, &g.staging_memory), "vkAllocateMemory");
+      !s)
+    return s;
   vkBindBufferMemory(device_, g.staging, g.staging_memory, 0);
-  check(vkMapMemory(device_, g.staging_memory, 0, bci.size, 0, &g.mapped), "vkMapMemory");
+  if (Status s =
+          check(vkMapMemory(device_, g.staging_memory, 0, bci.size, 0, &g.mapped), "vkMapMemory");
+      !s)
+    return s;
 
   VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   dai.descriptorPool = pool_;
   dai.descriptorSetCount = 1;
   dai.pSetLayouts = &grid_layout_;
-  check(vkAllocateDescriptorSets(device_, &dai, &g.set), "vkAllocateDescriptorSets");
+  if (Status s = check(vkAllocateDescriptorSets(device_, &dai, &g.set), "vkAllocateDescriptorSets");
+      !s)
+    return s;
   VkDescriptorImageInfo info{sampler_, g.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
   VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
   write.dstSet = g.set;
@@ -232,6 +266,7 @@ void Window::create_grid_texture(uint32_t width, uint32_t height) {
   vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
   g.needs_layout = true;
   g.uploaded_version = 0;
+  return Ok{};
 }
 
 void Window::destroy_grid_texture() {
@@ -277,18 +312,18 @@ void Window::upload_grid(VkCommandBuffer cb) {
   grid_.uploaded_version = img.version;
 }
 
-void Window::open() {
+Status Window::open() {
   glfwSetErrorCallback([](int, const char*) {});
   if (!glfwInit())
-    throw VulkanError(
+    return Error{
         "no display: the debugger window needs one (set DISPLAY, or run under `xvfb-run -a`); "
-        "a --script without `screenshot` or `frames` runs without a window");
-  if (!glfwVulkanSupported()) throw VulkanError("no Vulkan loader or driver for the window");
+        "a --script without `screenshot` or `frames` runs without a window"};
+  if (!glfwVulkanSupported()) return Error{"no Vulkan loader or driver for the window"};
   glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
   window_ =
       glfwCreateWindow(options_.width, options_.height, session_.title().c_str(), nullptr, nullptr);
-  if (!window_) throw VulkanError("GLFW: cannot create the window");
-  create_device();
+  if (!window_) return Error{"GLFW: cannot create the window"};
+  if (Status s = create_device(); !s) return s;
 
   glfwGetFramebufferSize(window_, &fb_width_, &fb_height_);
   wd_.Surface = surface_;
@@ -327,21 +362,23 @@ void Window::open() {
   // Upload the font atlas once.
   VkCommandPool pool = wd_.Frames[wd_.FrameIndex].CommandPool;
   VkCommandBuffer cb = wd_.Frames[wd_.FrameIndex].CommandBuffer;
-  check(vkResetCommandPool(device_, pool, 0), "vkResetCommandPool");
+  if (Status s = check(vkResetCommandPool(device_, pool, 0), "vkResetCommandPool"); !s) return s;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
+  if (Status s = check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer"); !s) return s;
   ImGui_ImplVulkan_CreateFontsTexture(cb);
-  check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  if (Status s = check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); !s) return s;
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cb;
-  check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-  check(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+  if (Status s = check(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit"); !s)
+    return s;
+  if (Status s = check(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle"); !s) return s;
   ImGui_ImplVulkan_DestroyFontUploadObjects();
+  return Ok{};
 }
 
-void Window::render(ImDrawData* data) {
+Status Window::render(ImDrawData* data) {
   ImGui_ImplVulkanH_Frame* fd = &wd_.Frames[wd_.FrameIndex];
   VkSemaphore acquired = wd_.FrameSemaphores[wd_.SemaphoreIndex].ImageAcquiredSemaphore;
   VkSemaphore finished = wd_.FrameSemaphores[wd_.SemaphoreIndex].RenderCompleteSemaphore;
@@ -349,17 +386,22 @@ void Window::render(ImDrawData* data) {
                                      &wd_.FrameIndex);
   if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR) {
     rebuild_swapchain_ = true;
-    if (r == VK_ERROR_OUT_OF_DATE_KHR) return;
+    if (r == VK_ERROR_OUT_OF_DATE_KHR) return Ok{};
   } else {
-    check(r, "vkAcquireNextImageKHR");
+    if (Status s = check(r, "vkAcquireNextImageKHR"); !s) return s;
   }
   fd = &wd_.Frames[wd_.FrameIndex];
-  check(vkWaitForFences(device_, 1, &fd->Fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  check(vkResetFences(device_, 1, &fd->Fence), "vkResetFences");
-  check(vkResetCommandPool(device_, fd->CommandPool, 0), "vkResetCommandPool");
+  if (Status s =
+          check(vkWaitForFences(device_, 1, &fd->Fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+      !s)
+    return s;
+  if (Status s = check(vkResetFences(device_, 1, &fd->Fence), "vkResetFences"); !s) return s;
+  if (Status s = check(vkResetCommandPool(device_, fd->CommandPool, 0), "vkResetCommandPool"); !s)
+    return s;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(fd->CommandBuffer, &begin), "vkBeginCommandBuffer");
+  if (Status s = check(vkBeginCommandBuffer(fd->CommandBuffer, &begin), "vkBeginCommandBuffer"); !s)
+    return s;
   upload_grid(fd->CommandBuffer);
   VkRenderPassBeginInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
   rp.renderPass = wd_.RenderPass;
@@ -372,7 +414,7 @@ void Window::render(ImDrawData* data) {
   vkCmdBeginRenderPass(fd->CommandBuffer, &rp, VK_SUBPASS_CONTENTS_INLINE);
   ImGui_ImplVulkan_RenderDrawData(data, fd->CommandBuffer);
   vkCmdEndRenderPass(fd->CommandBuffer);
-  check(vkEndCommandBuffer(fd->CommandBuffer), "vkEndCommandBuffer");
+  if (Status s = check(vkEndCommandBuffer(fd->CommandBuffer), "vkEndCommandBuffer"); !s) return s;
   VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.waitSemaphoreCount = 1;
@@ -382,12 +424,12 @@ void Window::render(ImDrawData* data) {
   submit.pCommandBuffers = &fd->CommandBuffer;
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &finished;
-  check(vkQueueSubmit(queue_, 1, &submit, fd->Fence), "vkQueueSubmit");
-  present();
+  if (Status s = check(vkQueueSubmit(queue_, 1, &submit, fd->Fence), "vkQueueSubmit"); !s) return s;
+  return present();
 }
 
-void Window::present() {
-  if (rebuild_swapchain_) return;
+Status Window::present() {
+  if (rebuild_swapchain_) return Ok{};
   VkSemaphore finished = wd_.FrameSemaphores[wd_.SemaphoreIndex].RenderCompleteSemaphore;
   VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
   info.waitSemaphoreCount = 1;
@@ -398,13 +440,14 @@ void Window::present() {
   const VkResult r = vkQueuePresentKHR(queue_, &info);
   if (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR) {
     rebuild_swapchain_ = true;
-    return;
+    return Ok{};
   }
-  check(r, "vkQueuePresentKHR");
+  if (Status s = check(r, "vkQueuePresentKHR"); !s) return s;
   wd_.SemaphoreIndex = (wd_.SemaphoreIndex + 1) % wd_.ImageCount;
+  return Ok{};
 }
 
-bool Window::frame() {
+Expected<bool> Window::frame() {
   const auto start = std::chrono::steady_clock::now();
   glfwPollEvents();
   if (glfwWindowShouldClose(window_)) return false;
@@ -429,20 +472,21 @@ bool Window::frame() {
   LaneGridImage& img = panels_.grid();
   if (img.columns && (img.columns != grid_.width || img.rows != grid_.height)) {
     destroy_grid_texture();
-    create_grid_texture(img.columns, img.rows);
+    if (Status s = create_grid_texture(img.columns, img.rows); !s) return Error{s.error()};
   }
   img.texture = reinterpret_cast<ImTextureID>(grid_.set);
   ImDrawData* data = ImGui::GetDrawData();
-  if (data->DisplaySize.x > 0 && data->DisplaySize.y > 0) render(data);
+  if (data->DisplaySize.x > 0 && data->DisplaySize.y > 0)
+    if (Status s = render(data); !s) return Error{s.error()};
   panels_.last_frame_ms =
       std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 
-std::string Window::screenshot(const std::string& path) {
+Status Window::screenshot(const std::string& path) {
   // A few frames let auto-sized items settle and the texture catch up with the state.
   for (int i = 0; i < 3; ++i)
-    frame();
+    if (Expected<bool> f = frame(); !f) return Error{f.error()};
   ImGuiIO& io = ImGui::GetIO();
   unsigned char* font_pixels = nullptr;
   int fw = 0, fh = 0;
@@ -461,20 +505,23 @@ std::string Window::screenshot(const std::string& path) {
 
 int Window::run() {
   if (options_.script.empty()) {
-    while (frame()) {
+    for (;;) {
+      const Expected<bool> f = frame();
+      if (!f) return report(f.error());
+      if (!*f) return 0;
     }
-    return 0;
   }
   ScriptHooks hooks;
   hooks.screenshot = [&](const std::string& path) { return screenshot(path); };
   hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
     return session_.save_trace(path, first, last);
   };
-  hooks.frames = [&](uint64_t n) {
-    frame();  // warm up: texture creation and first upload are not steady-state
+  hooks.frames = [&](uint64_t n) -> std::string {
+    // Warm up: texture creation and first upload are not steady-state.
+    if (Expected<bool> f = frame(); !f) return "error: " + f.error();
     const auto start = std::chrono::steady_clock::now();
     for (uint64_t i = 0; i < n; ++i)
-      frame();
+      if (Expected<bool> f = frame(); !f) return "error: " + f.error();
     vkDeviceWaitIdle(device_);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -482,7 +529,7 @@ int Window::run() {
                        session_.model().source().lanes());
   };
   panels_.hover_enabled = false;
-  frame();
+  if (Expected<bool> f = frame(); !f) return report(f.error());
   return run_script(session_.model(), options_.script, options_.script_name, hooks, std::cout,
                     std::cerr);
 }
@@ -516,14 +563,9 @@ void Window::shutdown() {
 }  // namespace
 
 int run_window(Session& session, const WindowOptions& options) {
-  try {
-    Window window(session, options);
-    window.open();
-    return window.run();
-  } catch (const VulkanError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
+  Window window(session, options);
+  if (Status opened = window.open(); !opened) return report(opened.error());
+  return window.run();
 }
 
 }  // namespace ab::debugger

@@ -41,26 +41,27 @@ VulkanSource::VulkanSource(ProgramInfo program, const RunOptions& options,
                            const VulkanOptions& vulkan, uint32_t lanes)
     : program_(std::move(program)), options_(options), vulkan_(vulkan), lanes_(lanes) {}
 
-std::variant<std::unique_ptr<VulkanSource>, std::string> VulkanSource::open(
-    ProgramInfo program, const Batch& batch, const RunOptions& options, const VulkanOptions& vulkan,
-    std::shared_ptr<VulkanContext> context) {
+Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, const Batch& batch,
+                                                           const RunOptions& options,
+                                                           const VulkanOptions& vulkan,
+                                                           std::shared_ptr<VulkanContext> context) {
   if (!context) {
     auto created = VulkanContext::create(vulkan.context);
-    if (!created) return created.error();
+    if (!created) return Error{created.error()};
     context = *created;
   }
   const DeviceInfo device = context->device();
   auto compiled = VulkanProgram::compile(context, *program.lowered, vulkan);
-  if (!compiled) return compiled.error();
+  if (!compiled) return Error{compiled.error()};
   auto run = VulkanRun::create(*compiled, batch, options, vulkan);
-  if (!run) return run.error();
+  if (!run) return Error{run.error()};
   std::unique_ptr<VulkanSource> s(
       new VulkanSource(std::move(program), options, vulkan, batch.lanes));
   s->run_ = std::move(*run);
   s->device_ = device.name;
   // Lane scope: every lane is its own PC loop, so there is no group choosing a block to show.
   s->group_width_ = vulkan.local_scope == LocalScope::Lane ? 0 : s->run_->group_width();
-  if (!s->refresh()) return s->error_;
+  if (!s->refresh()) return Error{s->error_};
   return s;
 }
 

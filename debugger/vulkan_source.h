@@ -15,7 +15,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 
 #include "autobatch/engine.h"
 #include "debugger/execution_source.h"
@@ -32,7 +31,7 @@ class VulkanSource final : public ExecutionSource {
  public:
   // Compiles the program for `vulkan.context`'s device (or `context` when given) and uploads the
   // batch; returns the source or a message. `program.lowered` must outlive the source.
-  static std::variant<std::unique_ptr<VulkanSource>, std::string> open(
+  static Expected<std::unique_ptr<VulkanSource>> open(
       ProgramInfo program, const Batch& batch, const RunOptions& options,
       const VulkanOptions& vulkan, std::shared_ptr<VulkanContext> context = nullptr);
 

@@ -17,7 +17,6 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "debugger/trace_file.h"
 #include "debugger/trace_source.h"
@@ -58,8 +57,8 @@ constexpr uint64_t kReplaySteps = 64;
 void replay(const std::shared_ptr<const ab::debugger::Trace>& trace) {
   static const Fib fib;
   auto opened = ab::debugger::TraceSource::open(trace, {"fib.ab", kFibSource, &fib.lowered});
-  if (!std::holds_alternative<std::unique_ptr<ab::debugger::TraceSource>>(opened)) return;
-  ab::debugger::TraceSource& source = *std::get<0>(opened);
+  if (!opened) return;
+  ab::debugger::TraceSource& source = **opened;
   const auto start = source.checkpoint();
   source.step(kReplaySteps);
   (void)source.snapshot(0, source.lanes());
@@ -152,11 +151,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   const auto header = ab::debugger::parse_trace_header(bytes, "fuzz.abtrace");
   auto parsed = ab::debugger::parse_trace(bytes, "fuzz.abtrace");
-  if (!std::holds_alternative<ab::debugger::Trace>(parsed)) return 0;
-  auto trace = std::make_shared<const ab::debugger::Trace>(std::get<0>(std::move(parsed)));
-  if (!std::holds_alternative<ab::debugger::TraceHeader>(header))
-    contract_failed("the trace parses but its header does not");
-  const auto& h = std::get<ab::debugger::TraceHeader>(header);
+  if (!parsed) return 0;
+  auto trace = std::make_shared<const ab::debugger::Trace>(std::move(*parsed));
+  if (!header) contract_failed("the trace parses but its header does not");
+  const auto& h = *header;
   if (h.source_hash != trace->source_hash || h.entry != trace->entry ||
       h.source_path != trace->source_path)
     contract_failed("the header parse and the full parse disagree");

@@ -176,7 +176,7 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
   const Loaded f = fib_batch(10);  // n = 0..9
   SUBCASE("line") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("line 3") == "");
+    CHECK(m.add_breakpoint("line 3").ok());
     const StopReason r = m.continue_run();
     CHECK(r.kind == StopReason::Kind::Breakpoint);
     const auto& lines = m.block_lines()[m.source().next_block()];
@@ -188,14 +188,15 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
     for (const LoweredBlock& b : f.lowered.blocks)
       if (b.name.find(".ret") != std::string::npos) name = b.name;
     REQUIRE(!name.empty());
-    CHECK(m.add_breakpoint("block " + name) == "");
+    CHECK(m.add_breakpoint("block " + name).ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     CHECK(m.block_name(m.source().next_block()) == name);
-    CHECK(m.add_breakpoint("block nosuch").find("no block named 'nosuch'") != std::string::npos);
+    CHECK(m.add_breakpoint("block nosuch").error().find("no block named 'nosuch'") !=
+          std::string::npos);
   }
   SUBCASE("lane returns") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("lane 7 returns") == "");
+    CHECK(m.add_breakpoint("lane 7 returns").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     CHECK(m.source().lane_pcs()[7] == f.lowered.exit_pc());
     // One step earlier, lane 7 was still running.
@@ -203,11 +204,11 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
     m.back(1);
     CHECK(m.source().lane_pcs()[7] != f.lowered.exit_pc());
     m.seek(at);
-    CHECK(m.add_breakpoint("lane 10 returns").find("out of range") != std::string::npos);
+    CHECK(m.add_breakpoint("lane 10 returns").error().find("out of range") != std::string::npos);
   }
   SUBCASE("depth") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("depth > 4") == "");
+    CHECK(m.add_breakpoint("depth > 4").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     uint32_t deepest = 0;
     for (uint32_t d : m.source().lane_depths())
@@ -216,18 +217,18 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
   }
   SUBCASE("utilization") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("utilization < 0.2") == "");
+    CHECK(m.add_breakpoint("utilization < 0.2").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
     const uint64_t s = m.position() - 1;
     CHECK(m.timeline().history().at(s) < 10);
-    CHECK(m.add_breakpoint("utilization < x").find("bad utilization") != std::string::npos);
+    CHECK(m.add_breakpoint("utilization < x").error().find("bad utilization") != std::string::npos);
   }
   SUBCASE("run to the end when nothing hits") {
     DebuggerModel m(f.source());
-    CHECK(m.add_breakpoint("depth > 50") == "");
+    CHECK(m.add_breakpoint("depth > 50").ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Finished);
     CHECK(m.source().done());
-    CHECK(m.add_breakpoint("sideways").find("unknown breakpoint") != std::string::npos);
+    CHECK(m.add_breakpoint("sideways").error().find("unknown breakpoint") != std::string::npos);
   }
 }
 
@@ -243,7 +244,7 @@ fn main(d: int) -> int {
 )";
   Loaded f(source, {{5, 4, 3, 6}}, 4, "div.ab");
   DebuggerModel m(f.source());
-  CHECK(m.add_breakpoint("fault") == "");
+  CHECK(m.add_breakpoint("fault").ok());
   CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
   CHECK(m.faulted_lanes() == 1);
   CHECK(m.source().lane_faulted()[2] == 1);
@@ -260,8 +261,8 @@ fn main(d: int) -> int {
 TEST_CASE("selection, colouring and the lane inspector") {
   const Loaded f = fib_batch(10);
   DebuggerModel m(f.source());
-  CHECK(m.select_lane(12).find("out of range") != std::string::npos);
-  CHECK(m.select_lane(6) == "");
+  CHECK(m.select_lane(12).error().find("out of range") != std::string::npos);
+  CHECK(m.select_lane(6).ok());
   CHECK(m.selected_lane() == 6u);
   m.step(12);
   const LaneDetails d = m.lane_details(6);
@@ -279,9 +280,9 @@ TEST_CASE("selection, colouring and the lane inspector") {
     has_n |= v.name == "fib.n";
   CHECK(has_n);
 
-  CHECK(m.set_color_mode(ColorMode::Variable, "nosuch").find("no variable 'nosuch'") !=
+  CHECK(m.set_color_mode(ColorMode::Variable, "nosuch").error().find("no variable 'nosuch'") !=
         std::string::npos);
-  CHECK(m.set_color_mode(ColorMode::Variable, "n") == "");
+  CHECK(m.set_color_mode(ColorMode::Variable, "n").ok());
   std::vector<uint32_t> colors;
   m.lane_colors(colors);
   REQUIRE(colors.size() == 10);

@@ -115,12 +115,12 @@ TEST_CASE("script: save writes a trace of a step range that replays") {
   raw = source.get();
   DebuggerModel m(std::move(source), {.interval = 8});
   ScriptHooks hooks;
-  hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
+  hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) -> Status {
     const uint64_t here = m.position();
     auto t = record_trace(m.timeline(), f.batch, f.options, "main", {first, last, 8});
     m.seek(here);
-    if (auto* e = std::get_if<std::string>(&t)) return *e;
-    return write_trace(path, std::get<Trace>(t));
+    if (!t) return Error{t.error()};
+    return write_trace(path, *t);
   };
   const std::string path = temp_path("saved.abtrace");
   const Run r = script(m, "step 50\nsave " + path + " 10 30\n", hooks);
@@ -128,9 +128,9 @@ TEST_CASE("script: save writes a trace of a step range that replays") {
   CHECK(m.position() == 50);
   (void)raw;
   auto read = read_trace(path);
-  REQUIRE(std::holds_alternative<Trace>(read));
-  CHECK(std::get<Trace>(read).first_step == 10);
-  CHECK(std::get<Trace>(read).end_step() == 30);
+  REQUIRE(read.ok());
+  CHECK(read->first_step == 10);
+  CHECK(read->end_step() == 30);
   std::filesystem::remove(path);
 }
 

@@ -23,23 +23,22 @@ Trace record(const Loaded& f, const TraceRange& range) {
   VmSource source(f.info(), f.batch, f.options);
   Timeline timeline(source, {.interval = 8});
   auto t = record_trace(timeline, f.batch, f.options, "main", range);
-  REQUIRE(std::holds_alternative<Trace>(t));
-  return std::get<Trace>(std::move(t));
+  REQUIRE_MESSAGE(t.ok(), t.error());
+  return std::move(*t);
 }
 
 std::unique_ptr<TraceSource> open_trace(const Loaded& f, const std::string& path) {
   auto read = read_trace(path);
-  REQUIRE_MESSAGE(std::holds_alternative<Trace>(read), std::get<std::string>(read));
-  auto source =
-      TraceSource::open(std::make_shared<const Trace>(std::get<Trace>(std::move(read))), f.info());
-  REQUIRE(std::holds_alternative<std::unique_ptr<TraceSource>>(source));
-  return std::move(std::get<std::unique_ptr<TraceSource>>(source));
+  REQUIRE_MESSAGE(read.ok(), read.error());
+  auto source = TraceSource::open(std::make_shared<const Trace>(std::move(*read)), f.info());
+  REQUIRE_MESSAGE(source.ok(), source.error());
+  return std::move(*source);
 }
 
 std::string read_message(const std::string& path) {
   auto r = read_trace(path);
-  REQUIRE(std::holds_alternative<std::string>(r));
-  return std::get<std::string>(r);
+  REQUIRE(!r.ok());
+  return r.error();
 }
 
 }  // namespace
@@ -51,7 +50,7 @@ TEST_CASE("a replayed trace gives the live run's state at every step") {
   CHECK(t.first_step == 0);
   CHECK(t.checkpoints.size() > 2);
   const std::string path = temp_path("replay.abtrace");
-  REQUIRE(write_trace(path, t) == "");
+  REQUIRE(write_trace(path, t).ok());
 
   auto replay = open_trace(f, path);
   VmRun live(f.lowered, f.batch, f.options);
@@ -78,7 +77,7 @@ TEST_CASE("a trace compresses: runs of lanes and zstd") {
   const Loaded f = fib_batch(4000);
   const Trace t = record(f, {0, UINT64_MAX, 4096});
   const std::string path = temp_path("size.abtrace");
-  REQUIRE(write_trace(path, t) == "");
+  REQUIRE(write_trace(path, t).ok());
   uint64_t lane_entries = 0;
   for (const TraceStep& s : t.steps)
     lane_entries += s.active;
@@ -94,7 +93,7 @@ TEST_CASE("a saved step range replays from its first step to its last") {
   CHECK(t.steps.size() == 50);
   CHECK(!t.finished);
   const std::string path = temp_path("range.abtrace");
-  REQUIRE(write_trace(path, t) == "");
+  REQUIRE(write_trace(path, t).ok());
   DebuggerModel m(open_trace(f, path));
   CHECK(m.position() == 40);
   CHECK(m.timeline().known_end() == 90);
@@ -118,13 +117,13 @@ TEST_CASE("a saved step range replays from its first step to its last") {
 TEST_CASE("a trace from another version of the program is rejected") {
   const Loaded f = fib_batch(8);
   const std::string path = temp_path("version.abtrace");
-  REQUIRE(write_trace(path, record(f, {})) == "");
+  REQUIRE(write_trace(path, record(f, {})).ok());
   auto header = read_trace_header(path);
-  REQUIRE(std::holds_alternative<TraceHeader>(header));
-  const TraceHeader& h = std::get<TraceHeader>(header);
+  REQUIRE(header.ok());
+  const TraceHeader& h = *header;
   CHECK(h.source_path == "fib.ab");
-  CHECK(check_trace_source(h, path, "fib.ab", f.text) == "");
-  const std::string message = check_trace_source(h, path, "fib.ab", f.text + "// edited\n");
+  CHECK(check_trace_source(h, path, "fib.ab", f.text).ok());
+  const std::string message = check_trace_source(h, path, "fib.ab", f.text + "// edited\n").error();
   CHECK(message.find("different version of the program") != std::string::npos);
   CHECK(message.find("fib.ab") != std::string::npos);
   std::filesystem::remove(path);
@@ -133,7 +132,7 @@ TEST_CASE("a trace from another version of the program is rejected") {
 TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messages") {
   const Loaded f = fib_batch(8);
   const std::string path = temp_path("bad.abtrace");
-  REQUIRE(write_trace(path, record(f, {})) == "");
+  REQUIRE(write_trace(path, record(f, {})).ok());
   std::vector<char> bytes;
   {
     std::ifstream in(path, std::ios::binary);
@@ -187,20 +186,20 @@ TEST_CASE("a trace's claimed sizes and lane sets are checked before they are tru
   const Trace good = record(f, {});
   const std::string path = temp_path("sizes.abtrace");
   auto bytes_of = [&](const Trace& t) {
-    REQUIRE(write_trace(path, t) == "");
+    REQUIRE(write_trace(path, t).ok());
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   };
   auto message = [](const std::string& bytes) {
     auto r = parse_trace(bytes, "t.abtrace");
-    REQUIRE(std::holds_alternative<std::string>(r));
-    return std::get<std::string>(r);
+    REQUIRE(!r.ok());
+    return r.error();
   };
 
   std::string bytes = bytes_of(good);
   auto parsed = parse_trace(bytes, "t.abtrace");
-  REQUIRE(std::holds_alternative<Trace>(parsed));
-  CHECK(std::get<Trace>(parsed).active_lanes(1) == good.active_lanes(1));
+  REQUIRE(parsed.ok());
+  CHECK(parsed->active_lanes(1) == good.active_lanes(1));
   // The body size follows the magic, the version, the hash and the two strings.
   const size_t body_size_at = 8 + 4 + 8 + 1 + good.source_path.size() + 1 + good.entry.size();
   const uint64_t claimed = uint64_t{1} << 39;  // 512 GiB
@@ -225,11 +224,12 @@ TEST_CASE("a trace that does not match its program is refused when opened") {
   const Loaded f = fib_batch(8);
   Trace t = record(f, {});
   t.steps[3].block = 999;
-  CHECK(std::get<std::string>(TraceSource::open(std::make_shared<const Trace>(t), f.info()))
-            .find("program has") != std::string::npos);
+  CHECK(TraceSource::open(std::make_shared<const Trace>(t), f.info()).error().find("program has") !=
+        std::string::npos);
   Trace shifted = record(f, {});
   shifted.checkpoints.front().pc_depth[0] = 5;  // stack sizes no longer add up
-  CHECK(std::get<std::string>(TraceSource::open(std::make_shared<const Trace>(shifted), f.info()))
+  CHECK(TraceSource::open(std::make_shared<const Trace>(shifted), f.info())
+            .error()
             .find("does not fit the program") != std::string::npos);
 }
 
@@ -242,7 +242,7 @@ TEST_CASE("a checkpoint the VM cannot run on from is refused when opened") {
   const Trace good = record(f, {0, UINT64_MAX, 3});
   auto open_message = [&](const Trace& t) {
     auto opened = TraceSource::open(std::make_shared<const Trace>(t), f.info());
-    return std::holds_alternative<std::string>(opened) ? std::get<std::string>(opened) : "";
+    return opened.error();
   };
   REQUIRE(open_message(good) == "");
   // A later checkpoint with a lane inside a call: two PC stack entries and a pushed fib.n.

@@ -51,8 +51,8 @@ std::unique_ptr<VulkanSource> open_vulkan(const ProgramInfo& info, const Batch& 
   vulkan.schedule = schedule;
   vulkan.local_scope = scope;
   auto opened = VulkanSource::open(info, batch, options, vulkan, enginetest::context());
-  if (auto* e = std::get_if<std::string>(&opened)) FAIL(*e);
-  return std::move(std::get<std::unique_ptr<VulkanSource>>(opened));
+  if (!opened) FAIL(opened.error());
+  return std::move(*opened);
 }
 
 }  // namespace

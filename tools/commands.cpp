@@ -85,8 +85,8 @@ int run_command(const RunCommand& command) {
     // VM's steps are the ones the global schedule reproduces exactly.
     const debugger::DebugTarget target{command.file, setup->source_text, &program, entry, &batch,
                                        options,      std::nullopt};
-    if (std::string e = debugger::record_trace_file(target, command.trace_out); !e.empty())
-      return report_error(fail(fmt::format("cannot record the trace: {}", e)));
+    if (ab::Status recorded = debugger::record_trace_file(target, command.trace_out); !recorded)
+      return report_error(fail(fmt::format("cannot record the trace: {}", recorded.error())));
     fmt::print(stderr, "trace written to {}\n", command.trace_out);
   }
   return 0;
