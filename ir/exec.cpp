@@ -36,7 +36,6 @@ Fault elementwise(const Op& op, const Types& types, const FrameView& f) {
   // Select's operand kind is that of its value operands; other ops take the first operand's.
   const VarId kind_var = op.code == OpCode::Select ? op.args[1] : op.args[0];
   const Scalar in = types[types.leaf(f.type[kind_var])].scalar;
-  const Scalar out = types[types.leaf(f.type[op.dst])].scalar;
   const uint32_t* src[3] = {};
   bool broadcast[3] = {};
   for (size_t k = 0; k < arity; ++k) {
@@ -57,7 +56,7 @@ Fault elementwise(const Op& op, const Types& types, const FrameView& f) {
     uint32_t x[3];
     for (size_t k = 0; k < arity; ++k)
       x[k] = src[k][broadcast[k] ? 0 : i];
-    if (!eval_scalar(op.code, in, out, x, result[i], fault)) return fault;
+    if (!eval_scalar(op.code, in, x, result[i], fault)) return fault;
   }
   std::memcpy(dst, result, n * sizeof(uint32_t));
   return Fault::None;
@@ -75,10 +74,10 @@ Fault reduce(const Op& op, const Types& types, const FrameView& f) {
     uint32_t term = xs[i];
     if (ys) {
       const uint32_t pair[2] = {xs[i], ys[i]};
-      eval_scalar(OpCode::Mul, in, in, pair, term, fault);
+      eval_scalar(OpCode::Mul, in, pair, term, fault);
     }
     const uint32_t sum[2] = {acc, term};
-    eval_scalar(OpCode::Add, in, in, sum, acc, fault);
+    eval_scalar(OpCode::Add, in, sum, acc, fault);
   }
   *at(f, op.dst) = acc;
   return Fault::None;

@@ -158,9 +158,7 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
   }
 }
 
-bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t& r,
-                 Fault& fault) {
-  (void)out;
+bool eval_scalar(OpCode code, Scalar in, const uint32_t* x, uint32_t& r, Fault& fault) {
   const uint32_t a = x[0];
   const bool is_f = in == Scalar::Float, is_i = in == Scalar::Int;
   const float fa = bits_float(a);
@@ -254,9 +252,9 @@ bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t
     case OpCode::Pow: r = float_bits(ab_pow(fa, fb())); return true;
     case OpCode::Clamp: {
       uint32_t lo_first[2] = {a, b}, m = 0;
-      eval_scalar(OpCode::Max, in, out, lo_first, m, fault);
+      eval_scalar(OpCode::Max, in, lo_first, m, fault);
       uint32_t then_hi[2] = {m, x[2]};
-      return eval_scalar(OpCode::Min, in, out, then_hi, r, fault);
+      return eval_scalar(OpCode::Min, in, then_hi, r, fault);
     }
     default: break;
   }

@@ -93,10 +93,10 @@ static_assert(static_cast<uint32_t>(Fault::StepBudget) + 1 == AB_FAULT_CODES,
 const char* fault_name(Fault f);  // "stack_overflow", ...
 
 // The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for
-// conversions, the source kind; for Select, the kind of a1/a2), `out` the result's. Operands and
-// result are 32-bit words. Returns false and sets `fault` for faulting inputs.
-bool eval_scalar(OpCode code, Scalar in, Scalar out, const uint32_t* x, uint32_t& result,
-                 Fault& fault);
+// conversions, the source kind; for Select, the kind of a1/a2); the result's kind follows from it
+// (elementwise_result). Operands and result are 32-bit words. Returns false and sets `fault` for
+// faulting inputs.
+bool eval_scalar(OpCode code, Scalar in, const uint32_t* x, uint32_t& result, Fault& fault);
 
 // Result scalar kind of an elementwise op applied to operands of kind `in`, or nullopt if the
 // op does not accept that kind (e.g. Sqrt on int, BitAnd on float).

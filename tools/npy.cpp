@@ -184,26 +184,6 @@ class HeaderParser {
 
 }  // namespace
 
-const char* npy_descr(NpyType type) {
-  switch (type) {
-    case NpyType::Bool:
-      return "|b1";
-    case NpyType::Int32:
-      return "<i4";
-    case NpyType::Int64:
-      return "<i8";
-    case NpyType::UInt32:
-      return "<u4";
-    case NpyType::UInt64:
-      return "<u8";
-    case NpyType::Float32:
-      return "<f4";
-    case NpyType::Float64:
-      return "<f8";
-  }
-  return "?";
-}
-
 uint32_t npy_item_size(NpyType type) {
   switch (type) {
     case NpyType::Bool:

@@ -18,7 +18,6 @@ namespace ab::cli {
 
 enum class NpyType : uint8_t { Bool, Int32, Int64, UInt32, UInt64, Float32, Float64 };
 
-const char* npy_descr(NpyType type);  // "<f4", ...
 uint32_t npy_item_size(NpyType type);
 
 struct NpyArray {

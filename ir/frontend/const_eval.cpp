@@ -67,7 +67,7 @@ class Folder {
                                    SourceLoc loc) {
     uint32_t r = 0;
     Fault fault = Fault::None;
-    if (!eval_scalar(code, types_[in].scalar, types_[out].scalar, x, r, fault)) {
+    if (!eval_scalar(code, types_[in].scalar, x, r, fault)) {
       report(loc, fault == Fault::DivisionByZero ? "division by zero in constant expression"
                                                  : "cannot evaluate constant expression");
       return std::nullopt;
