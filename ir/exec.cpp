@@ -85,17 +85,6 @@ Fault reduce(const Op& op, const Types& types, const FrameView& f) {
 
 }  // namespace
 
-uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,
-                      std::vector<uint32_t>& offsets) {
-  offsets.resize(var_types.size());
-  uint32_t total = 0;
-  for (size_t v = 0; v < var_types.size(); ++v) {
-    offsets[v] = total;
-    total += types.words(var_types[v]);
-  }
-  return total;
-}
-
 Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& rng,
               const UniformData& uniforms, std::vector<uint32_t>& emitted) {
   switch (op.code) {

@@ -13,7 +13,8 @@ namespace ab {
 // Bound uniform data: one run of words per declared uniform, in declaration order.
 using UniformData = std::vector<std::vector<uint32_t>>;
 
-// A lane's variables as flat words: variable v occupies words[offset[v] .. offset[v] + words(v)).
+// A lane's variables as flat words: variable v occupies words[offset[v] .. offset[v] + words(v)),
+// offsets as layout_words (ir/types.h) packs them.
 struct FrameView {
   uint32_t* words = nullptr;
   const uint32_t* offset = nullptr;
@@ -31,9 +32,5 @@ struct LaneRandom {
 // which the backend hands on (RunOptions::on_emit).
 Fault exec_op(const Op& op, const Types& types, const FrameView& frame, LaneRandom& rng,
               const UniformData& uniforms, std::vector<uint32_t>& emitted);
-
-// Word offsets for a list of variable types, packed in order; returns the total size.
-uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,
-                      std::vector<uint32_t>& offsets);
 
 }  // namespace ab

@@ -98,7 +98,7 @@ void deliver_emitted(const RunOptions& options, uint32_t record_words, uint32_t 
                      std::vector<uint32_t>& words, RunResult& result);
 
 // Every lane's state between two steps, in the lowered program's terms. Variables are packed
-// in lowered-var order with layout_words (ir/exec.h); stacks are [lane][stack_capacity][words]
+// in lowered-var order with layout_words (ir/types.h); stacks are [lane][stack_capacity][words]
 // (the capacity grows on demand up to stack_depth, so small recursions use little memory).
 struct BatchSnapshot {
   uint64_t step = 0;

@@ -107,4 +107,15 @@ std::string Types::to_string(TypeId id) const {
   return "?";
 }
 
+uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,
+                      std::vector<uint32_t>& offsets) {
+  offsets.resize(var_types.size());
+  uint32_t total = 0;
+  for (size_t v = 0; v < var_types.size(); ++v) {
+    offsets[v] = total;
+    total += types.words(var_types[v]);
+  }
+  return total;
+}
+
 }  // namespace ab

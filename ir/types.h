@@ -76,4 +76,9 @@ class Types {
 
 const char* scalar_name(Scalar s);
 
+// The flat frame of a list of variables (a lane's registers in every backend, FrameView in
+// ir/exec.h): variable v's words start at offsets[v], packed in order. Returns the total words.
+uint32_t layout_words(const Types& types, const std::vector<TypeId>& var_types,
+                      std::vector<uint32_t>& offsets);
+
 }  // namespace ab
