@@ -1,7 +1,7 @@
 #include "ir/passes/lower.h"
 
 #include "ir/analysis/call_graph.h"
-#include "ir/passes/classify_storage.h"
+#include "ir/analysis/classify_storage.h"
 #include "ir/passes/merge_and_lower.h"
 #include "ir/passes/pop_push_to_update.h"
 #include "ir/passes/split_at_calls.h"

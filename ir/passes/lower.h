@@ -1,5 +1,6 @@
-// The lowering pipeline, Figure 2 -> Figure 4 (Radul et al. §3): split_at_calls, then
-// classify_storage, then merge_and_lower, then pop_push_to_update. Each pass has its own header.
+// The lowering pipeline, Figure 2 -> Figure 4 (Radul et al. §3): split_at_calls, then the
+// analysis classify_storage (ir/analysis/), then merge_and_lower, then pop_push_to_update. Each
+// pass has its own header.
 #pragma once
 
 #include "ir/ir.h"

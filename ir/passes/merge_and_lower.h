@@ -12,8 +12,8 @@
 // runs the same number of blocks here as the interpreter counts steps.
 #pragma once
 
+#include "ir/analysis/classify_storage.h"
 #include "ir/ir.h"
-#include "ir/passes/classify_storage.h"
 
 namespace ab {
 

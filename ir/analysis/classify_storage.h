@@ -1,5 +1,6 @@
-// Pass: classify_storage (analysis over the split Figure 2 program; Radul et al. §3.2, opts 1-3).
-// Requires: split_at_calls has run. Decides, per variable, where it lives in the PC form:
+// Analysis: classify_storage (over the split Figure 2 program; Radul et al. §3.2, opts 1-3).
+// Requires: split_at_calls has run; changes nothing. Decides, per variable, where it lives in the
+// PC form:
 //   Stacked  - saved around some call that may re-enter its function (caller-saves, per variable);
 //   Register - otherwise live across a block boundary (incl. params and results), no stack;
 //   Temp     - live only inside one block: no storage at all.

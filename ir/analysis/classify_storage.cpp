@@ -1,4 +1,4 @@
-#include "ir/passes/classify_storage.h"
+#include "ir/analysis/classify_storage.h"
 
 #include "ir/analysis/liveness.h"
 #include "ir/passes/split_at_calls.h"
