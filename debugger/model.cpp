@@ -497,14 +497,7 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
 }
 
 std::string DebuggerModel::block_ir(int32_t block) const {
-  const LoweredProgram& p = lowered();
-  if (block < 0 || block >= static_cast<int32_t>(p.blocks.size())) return "";
-  // The block's section of the lowered program's text form: from its header to a blank line.
-  const std::string all = print_lowered(p);
-  const size_t at = all.find("\n" + p.blocks[block].name + " (pc");
-  if (at == std::string::npos) return "";
-  const size_t end = all.find("\n\n", at + 1);
-  return all.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+  return print_lowered_block(lowered(), block);
 }
 
 std::string DebuggerModel::block_glsl(int32_t block) const {

@@ -123,7 +123,7 @@ class DebuggerModel {
   // A one-line hover text: "lane 17: fib.b2 (line 3), depth 4, n = 7".
   std::string lane_summary(uint32_t lane) const;
   LaneDetails lane_details(uint32_t lane) const;
-  // The lowered IR of a block (its section of print_lowered) and its generated GLSL function
+  // The lowered IR of a block (print_lowered_block) and its generated GLSL function
   // (ab::block_glsl; needs no device). "" for a block that does not exist.
   std::string block_ir(int32_t block) const;
   std::string block_glsl(int32_t block) const;
