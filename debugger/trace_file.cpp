@@ -51,6 +51,23 @@ class Writer {
     bytes.resize(at + v.size() * sizeof(T));
     if (!v.empty()) std::memcpy(bytes.data() + at, v.data(), v.size() * sizeof(T));
   }
+  // The field interface of checkpoint_fields: a value as `fixed`, a vector as `array`, a string,
+  // and a list of records (a count, then each record's fields).
+  template <typename T>
+  void field(const T& v) {
+    fixed(v);
+  }
+  template <typename T>
+  void field(const std::vector<T>& v) {
+    array(v);
+  }
+  void field(const std::string& s) { string(s); }
+  template <typename T, typename Fields>
+  void list(const std::vector<T>& items, Fields fields) {
+    varint(items.size());
+    for (const T& item : items)
+      fields(item);
+  }
 };
 
 // Reads with bounds checks; after any overrun `ok` is false and every read returns zeros.
@@ -97,6 +114,25 @@ class Reader {
     p_ += n * sizeof(T);
     return v;
   }
+  // Writer's field interface, reading into the fields.
+  template <typename T>
+  void field(T& v) {
+    v = fixed<T>();
+  }
+  template <typename T>
+  void field(std::vector<T>& v) {
+    v = array<T>();
+  }
+  void field(std::string& s) { s = string(); }
+  template <typename T, typename Fields>
+  void list(std::vector<T>& items, Fields fields) {
+    const uint64_t n = varint();
+    for (uint64_t i = 0; i < n && ok; ++i) {
+      T item;
+      fields(item);
+      items.push_back(std::move(item));
+    }
+  }
 
  private:
   bool need(uint64_t n) {
@@ -108,65 +144,43 @@ class Reader {
   const uint8_t* end_;
 };
 
+// A checkpoint's fields in file order: the one list that both writes (Io = Writer, a const
+// checkpoint) and reads (Io = Reader). Each field takes the bytes of its type.
+static_assert(sizeof(Fault) == 1 && sizeof(LaneError::line) == 4, "the trace format's widths");
+template <typename Io, typename Checkpoint>
+void checkpoint_fields(Io& io, Checkpoint& c) {
+  io.field(c.step);
+  io.field(c.pc);
+  io.field(c.pc_depth);
+  io.field(c.pc_stack);
+  io.field(c.registers);
+  io.list(c.stacks, [&](auto& s) {
+    io.field(s.depth);
+    io.field(s.words);
+  });
+  io.field(c.lane_steps);
+  io.field(c.random_draws);
+  io.field(c.faulted);
+  io.list(c.errors, [&](auto& e) {
+    io.field(e.lane);
+    io.field(e.code);
+    io.field(e.function);
+    io.field(e.line);
+    io.field(e.step);
+  });
+  io.field(c.calls);
+  io.field(c.block_executions);
+  io.field(c.max_stack_depth);
+  io.field(c.utilization_sum);
+}
+
 void write_checkpoint(Writer& w, const VmCheckpoint& c) {
-  w.fixed(c.step);
-  w.array(c.pc);
-  w.array(c.pc_depth);
-  w.array(c.pc_stack);
-  w.array(c.registers);
-  w.varint(c.stacks.size());
-  for (const auto& s : c.stacks) {
-    w.array(s.depth);
-    w.array(s.words);
-  }
-  w.array(c.lane_steps);
-  w.array(c.random_draws);
-  w.array(c.faulted);
-  w.varint(c.errors.size());
-  for (const LaneError& e : c.errors) {
-    w.fixed(e.lane);
-    w.fixed(static_cast<uint8_t>(e.code));
-    w.string(e.function);
-    w.fixed(static_cast<int32_t>(e.line));
-    w.fixed(e.step);
-  }
-  w.fixed(c.calls);
-  w.array(c.block_executions);
-  w.fixed(c.max_stack_depth);
-  w.fixed(c.utilization_sum);
+  checkpoint_fields(w, c);
 }
 
 VmCheckpoint read_checkpoint(Reader& r) {
   VmCheckpoint c;
-  c.step = r.fixed<uint64_t>();
-  c.pc = r.array<int32_t>();
-  c.pc_depth = r.array<uint32_t>();
-  c.pc_stack = r.array<int32_t>();
-  c.registers = r.array<uint32_t>();
-  const uint64_t stacks = r.varint();
-  for (uint64_t i = 0; i < stacks && r.ok; ++i) {
-    VmCheckpoint::VarStack s;
-    s.depth = r.array<uint32_t>();
-    s.words = r.array<uint32_t>();
-    c.stacks.push_back(std::move(s));
-  }
-  c.lane_steps = r.array<uint64_t>();
-  c.random_draws = r.array<uint64_t>();
-  c.faulted = r.array<uint8_t>();
-  const uint64_t errors = r.varint();
-  for (uint64_t i = 0; i < errors && r.ok; ++i) {
-    LaneError e;
-    e.lane = r.fixed<uint32_t>();
-    e.code = static_cast<Fault>(r.fixed<uint8_t>());
-    e.function = r.string();
-    e.line = r.fixed<int32_t>();
-    e.step = r.fixed<uint64_t>();
-    c.errors.push_back(std::move(e));
-  }
-  c.calls = r.fixed<uint64_t>();
-  c.block_executions = r.array<uint64_t>();
-  c.max_stack_depth = r.fixed<uint32_t>();
-  c.utilization_sum = r.fixed<double>();
+  checkpoint_fields(r, c);
   return c;
 }
 
