@@ -119,6 +119,20 @@ StopReason DebuggerModel::continue_run(uint64_t max_steps) {
   return reason;
 }
 
+std::optional<std::string> DebuggerModel::run_slice(uint64_t n) {
+  if (run_mode_ == RunMode::Paused) return std::nullopt;
+  if (run_mode_ == RunMode::ToBreakpoint) {
+    const StopReason r = continue_run(n);
+    if (r.kind == StopReason::Kind::StepLimit) return std::nullopt;
+    run_mode_ = RunMode::Paused;
+    return r.message;
+  }
+  step(n);
+  if (!source_->done()) return std::nullopt;
+  run_mode_ = RunMode::Paused;
+  return fmt::format("run finished at step {}", position());
+}
+
 Status DebuggerModel::add_breakpoint(std::string_view text) {
   auto parsed = parse_breakpoint(text, lowered(), source_->lanes());
   if (!parsed) return Error{parsed.error()};
@@ -128,6 +142,20 @@ Status DebuggerModel::add_breakpoint(std::string_view text) {
 
 void DebuggerModel::remove_breakpoint(size_t index) {
   if (index < breakpoints_.size()) breakpoints_.erase(breakpoints_.begin() + index);
+}
+
+void DebuggerModel::toggle_line_breakpoint(int line) {
+  auto at = std::find_if(breakpoints_.begin(), breakpoints_.end(), [&](const Breakpoint& b) {
+    return b.kind == Breakpoint::Kind::Line && b.line == line;
+  });
+  if (at != breakpoints_.end()) {
+    breakpoints_.erase(at);
+    return;
+  }
+  Breakpoint b;
+  b.kind = Breakpoint::Kind::Line;
+  b.line = line;
+  breakpoints_.push_back(b);
 }
 
 bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {

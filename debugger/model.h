@@ -61,6 +61,10 @@ struct GroupView {
   uint32_t lanes_at_next = 0;
 };
 
+// How the model runs on its own between a window's frames: not at all, ignoring breakpoints
+// (the window's Run), or until a breakpoint hits (Run to breakpoint).
+enum class RunMode : uint8_t { Paused, Run, ToBreakpoint };
+
 // Why `continue` stopped.
 struct StopReason {
   enum class Kind : uint8_t { Breakpoint, Finished, StepLimit, SourceError };
@@ -88,11 +92,22 @@ class DebuggerModel {
   uint64_t back(uint64_t n);
   uint64_t seek(uint64_t step);
 
+  // ---- running on its own (the window's Run, Run to breakpoint and Pause) ----
+  void set_run_mode(RunMode mode) { run_mode_ = mode; }
+  RunMode run_mode() const { return run_mode_; }
+  bool running() const { return run_mode_ != RunMode::Paused; }
+  // Runs up to `n` more steps in the run mode. When the run stops (a breakpoint hit in
+  // ToBreakpoint mode, the run ended, or the source failed), the mode becomes Paused and the
+  // result says why; nullopt while it goes on (and always when Paused).
+  std::optional<std::string> run_slice(uint64_t n);
+
   // ---- breakpoints ----
   // Parses and adds "line 4", "block fib.b2", ...; fails with parse_breakpoint's message.
   Status add_breakpoint(std::string_view text);
   void add_breakpoint(const Breakpoint& b) { breakpoints_.push_back(b); }
-  void remove_breakpoint(size_t index);
+  void remove_breakpoint(size_t index);  // ignores an index out of range
+  // Removes the line breakpoint on `line`, or adds one if there is none (the source view's click).
+  void toggle_line_breakpoint(int line);
   std::vector<Breakpoint>& breakpoints() { return breakpoints_; }
   const std::vector<Breakpoint>& breakpoints() const { return breakpoints_; }
   // Indices of the breakpoints that hold in the current state (after the last step).
@@ -142,6 +157,7 @@ class DebuggerModel {
   std::unique_ptr<ExecutionSource> source_;
   Timeline timeline_;
   std::vector<Breakpoint> breakpoints_;
+  RunMode run_mode_ = RunMode::Paused;
   std::optional<uint32_t> selected_;
   ColorMode color_mode_ = ColorMode::Block;
   VarId watched_ = -1;

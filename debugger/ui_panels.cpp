@@ -74,24 +74,16 @@ void Panels::refresh() {
 }
 
 void Panels::tick() {
-  if (run_mode_ == RunMode::Paused) return;
   // Step for about 12 ms per frame so the window stays responsive.
   const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(12)) {
-    if (run_mode_ == RunMode::Run) {
-      if (model_.step(64) == 0) break;
-    } else {
-      const StopReason r = model_.continue_run(64);
-      if (r.kind != StopReason::Kind::StepLimit) {
-        status_ = r.message;
-        run_mode_ = RunMode::Paused;
-        return;
-      }
+  while (model_.running() &&
+         std::chrono::steady_clock::now() - start < std::chrono::milliseconds(12)) {
+    const uint64_t before = model_.position();
+    if (std::optional<std::string> stopped = model_.run_slice(64)) {
+      status_ = *stopped;
+      return;
     }
-  }
-  if (model_.source().done()) {
-    status_ = fmt::format("run finished at step {}", model_.position());
-    run_mode_ = RunMode::Paused;
+    if (model_.position() == before) return;  // no progress (a source error): try next frame
   }
 }
 
@@ -148,14 +140,14 @@ void Panels::draw_controls(float w) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   if (!busy) {
-    if (ImGui::Button("Run")) run_mode_ = RunMode::Run;
+    if (ImGui::Button("Run")) model_.set_run_mode(RunMode::Run);
     ImGui::SameLine();
     if (ImGui::Button("Run to breakpoint")) {
-      run_mode_ = RunMode::ToBreakpoint;
+      model_.set_run_mode(RunMode::ToBreakpoint);
       status_.clear();
     }
   } else if (ImGui::Button("Pause")) {
-    run_mode_ = RunMode::Paused;
+    model_.set_run_mode(RunMode::Paused);
   }
   ImGui::SameLine();
   const uint64_t end = std::max<uint64_t>(1, model_.timeline().known_end());
@@ -214,16 +206,8 @@ void Panels::draw_source() {
     ImGui::SameLine();
     // Clicking the line number toggles a line breakpoint.
     if (ImGui::Selectable(fmt::format("{}{:>3}", has_break ? "*" : " ", line).c_str(), false, 0,
-                          ImVec2(34, 0))) {
-      auto& bps = model_.breakpoints();
-      auto it = std::find_if(bps.begin(), bps.end(), [&](const Breakpoint& b) {
-        return b.kind == Breakpoint::Kind::Line && b.line == line;
-      });
-      if (it != bps.end())
-        bps.erase(it);
-      else
-        model_.add_breakpoint(fmt::format("line {}", line));
-    }
+                          ImVec2(34, 0)))
+      model_.toggle_line_breakpoint(line);
     ImGui::SameLine();
     if (has_break)
       ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", source_lines_[i].c_str());
@@ -561,7 +545,7 @@ void Panels::draw_breakpoints() {
       ImGui::TextUnformatted(describe(bps[i], model_.lowered()).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton("x")) {
-      bps.erase(bps.begin() + static_cast<long>(i));
+      model_.remove_breakpoint(i);
       ImGui::PopID();
       break;
     }

@@ -31,16 +31,14 @@ class Panels {
   // Draws every panel into a window of the given size. Call once per frame between
   // ImGui::NewFrame and ImGui::Render.
   void draw(float width, float height);
-  // Advances a running session (Run / Continue pressed) by one frame's worth of steps.
+  // Advances a running model (Run / Run to breakpoint pressed) by one frame's worth of steps.
   void tick();
   LaneGridImage& grid() { return grid_; }
-  bool running() const { return run_mode_ != RunMode::Paused; }
-  void set_status(std::string s) { status_ = std::move(s); }
+  bool running() const { return model_.running(); }
   float last_frame_ms = 0;    // shown in the status line
   bool hover_enabled = true;  // off in scripted runs: no tooltips from wherever the mouse is
 
  private:
-  enum class RunMode { Paused, Run, ToBreakpoint };
   void refresh();
   void draw_controls(float w);
   void draw_source();
@@ -54,7 +52,6 @@ class Panels {
   DebuggerModel& model_;
   std::string title_;
   LaneGridImage grid_;
-  RunMode run_mode_ = RunMode::Paused;
   int step_n_ = 10;
   std::string status_;
   char breakpoint_text_[128] = "";

@@ -322,3 +322,51 @@ TEST_CASE("per-line lane counts add up to the live lanes") {
   const auto per_block = m.waiting_per_block();
   CHECK(std::accumulate(per_block.begin(), per_block.end(), 0u) == m.live_lanes());
 }
+
+TEST_CASE("run modes: Run goes to the end, Run to breakpoint stops at a hit, Paused stays") {
+  const Loaded f = fib_batch(10);
+  auto run_until_stopped = [](DebuggerModel& m, uint64_t slice) {
+    std::optional<std::string> stopped;
+    for (int i = 0; i < 100'000 && !stopped; ++i)
+      stopped = m.run_slice(slice);
+    return stopped;
+  };
+  DebuggerModel m(f.source());
+  CHECK(!m.running());
+  CHECK(!m.run_slice(64));
+  CHECK(m.position() == 0);
+  m.set_run_mode(RunMode::Run);
+  REQUIRE(m.add_breakpoint("lane 7 returns").ok());  // Run ignores breakpoints
+  const std::optional<std::string> finished = run_until_stopped(m, 64);
+  REQUIRE(finished);
+  CHECK(*finished == "run finished at step " + std::to_string(m.position()));
+  CHECK(m.source().done());
+  CHECK(!m.running());
+
+  DebuggerModel b(f.source());
+  REQUIRE(b.add_breakpoint("lane 7 returns").ok());
+  b.set_run_mode(RunMode::ToBreakpoint);
+  const std::optional<std::string> hit = run_until_stopped(b, 4);
+  REQUIRE(hit);
+  CHECK(hit->starts_with("breakpoint 1 (lane 7 returns) at step "));
+  CHECK(b.hits() == std::vector<int>{0});
+  CHECK(!b.running());
+  CHECK(!b.source().done());
+}
+
+TEST_CASE("breakpoints are toggled by line and removed by index") {
+  const Loaded f = fib_batch(4);
+  DebuggerModel m(f.source());
+  m.toggle_line_breakpoint(3);
+  REQUIRE(m.breakpoints().size() == 1);
+  CHECK(m.breakpoints()[0].kind == Breakpoint::Kind::Line);
+  CHECK(m.breakpoints()[0].line == 3);
+  REQUIRE(m.add_breakpoint("fault").ok());
+  m.toggle_line_breakpoint(3);
+  REQUIRE(m.breakpoints().size() == 1);
+  CHECK(m.breakpoints()[0].kind == Breakpoint::Kind::Fault);
+  m.remove_breakpoint(5);  // out of range: nothing happens
+  CHECK(m.breakpoints().size() == 1);
+  m.remove_breakpoint(0);
+  CHECK(m.breakpoints().empty());
+}
