@@ -63,7 +63,9 @@ class Window {
   int run();
 
  private:
-  Expected<uint32_t> memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const;
+  // Allocates `req` from a memory type with `flags`.
+  Status allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags flags,
+                  VkDeviceMemory& memory) const;
   Status create_device();
   Status create_grid_texture(uint32_t width, uint32_t height);
   void destroy_grid_texture();
@@ -95,11 +97,17 @@ class Window {
   int fb_width_ = 0, fb_height_ = 0;
 };
 
-Expected<uint32_t> Window::memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const {
+Status Window::allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags flags,
+                        VkDeviceMemory& memory) const {
   VkPhysicalDeviceMemoryProperties props;
   vkGetPhysicalDeviceMemoryProperties(physical_, &props);
   for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
-    if ((bits & (1u << i)) && (props.memoryTypes[i].propertyFlags & flags) == flags) return i;
+    if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & flags) == flags) {
+      VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+      mai.allocationSize = req.size;
+      mai.memoryTypeIndex = i;
+      return check(vkAllocateMemory(device_, &mai, nullptr, &memory), "vkAllocateMemory");
+    }
   return Error{"Vulkan: no suitable memory type"};
 }
 
@@ -209,16 +217,7 @@ Status Window::create_grid_texture(uint32_t width, uint32_t height) {
     return s;
   VkMemoryRequirements req;
   vkGetImageMemoryRequirements(device_, g.image, &req);
-  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
-  const Expected<uint32_t> device_local =
-      memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (!device_local) return Error{device_local.error()};
-  mai.memoryTypeIndex = *device_local;
-  if (Status s =
-          check(vkAllocateMemory(device_, &mai, nullptr, &g.image_memory), "vkAllocateMemory");
-      !s)
-    return s;
+  if (Status s = allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, g.image_memory); !s) return s;
   vkBindImageMemory(device_, g.image, g.image_memory, 0);
   VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
   vci.image = g.image;
@@ -234,14 +233,9 @@ Status Window::create_grid_texture(uint32_t width, uint32_t height) {
   if (Status s = check(vkCreateBuffer(device_, &bci, nullptr, &g.staging), "vkCreateBuffer"); !s)
     return s;
   vkGetBufferMemoryRequirements(device_, g.staging, &req);
-  mai.allocationSize = req.size;
-  const Expected<uint32_t> host_visible =
-      memory_type(req.memoryTypeBits,
-                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  if (!host_visible) return Error{host_visible.error()};
-  mai.memoryTypeIndex = *host_visible;
   if (Status s =
-          check(vkAllocateMemory(device_, &mai, nullptr, &g.staging_memory), "vkAllocateMemory");
+          allocate(req, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                   g.staging_memory);
       !s)
     return s;
   vkBindBufferMemory(device_, g.staging, g.staging_memory, 0);
