@@ -74,10 +74,9 @@ struct VulkanRun::Impl {
     if (pool) ctx->api.vkDestroyDescriptorPool(ctx->device, pool, nullptr);
   }
 
-  uint64_t readback_words() const {
-    return AB_CTRL_HEADER_WORDS + 2ull * nblocks + 2ull * trace_cap;
-  }
-  uint64_t ctrl_words() const { return readback_words(); }
+  // The control buffer (header, per-block counts and executions, trace), which the readback
+  // buffer mirrors word for word.
+  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 2ull * nblocks + 2ull * trace_cap; }
 
   Status allocate(const Batch& batch);
   // Downloads the per-lane state (slot-major, see state_layout.h).
@@ -134,10 +133,6 @@ struct VulkanRun::Impl {
   }
   // Every buffer's size against the device before any is allocated.
   Status check_sizes() const;
-  void bind(VkCommandBuffer cmd, VkPipeline p) {
-    ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-    ++stats.dispatches;
-  }
 };
 
 namespace {
@@ -251,7 +246,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
                       SizedBy::LanesAndDepth);
         !s)
       return s;
-  auto rb = DeviceBuffer::create(*ctx, readback_words() * 4, true);
+  auto rb = DeviceBuffer::create(*ctx, ctrl_words() * 4, true);
   if (!rb) return Error{rb.error()};
   readback = std::move(*rb);
 
@@ -464,7 +459,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     for (size_t part : part_order())
       dispatch(steps[part], groups_for(lanes));
   }
-  VkBufferCopy region{0, 0, readback_words() * 4};
+  VkBufferCopy region{0, 0, ctrl_words() * 4};
   api.vkCmdCopyBuffer(cmd, ctrl.handle(), readback.handle(), 1, &region);
   r = api.vkEndCommandBuffer(cmd);
   if (r != VK_SUCCESS) return Error{vk_error("vkEndCommandBuffer", r)};
@@ -904,7 +899,7 @@ Status VulkanRun::record(VkCommandBuffer cmd, uint32_t rounds) {
       compute_barrier(*I.ctx, cmd);
     }
   }
-  VkBufferCopy region{0, 0, I.readback_words() * 4};
+  VkBufferCopy region{0, 0, I.ctrl_words() * 4};
   api.vkCmdCopyBuffer(cmd, I.ctrl.handle(), I.readback.handle(), 1, &region);
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;

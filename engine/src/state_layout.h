@@ -36,13 +36,6 @@ struct StateLayout {
   std::vector<uint32_t> arena_words;  // per arena, words per depth*lanes
   uint32_t uniform_words = 0;
   std::vector<uint32_t> uniform_base;  // word offset of each uniform in the uniform buffer
-
-  // Word index (into arena `stacks[k].arena`) of entry `sp`, word `w` of stack k.
-  uint64_t stack_index(int k, uint32_t sp, uint32_t w, uint32_t lane, uint32_t lanes,
-                       uint32_t depth) const {
-    const StackPlacement& s = stacks[k];
-    return (uint64_t{s.base} * depth + uint64_t{sp} * s.words + w) * lanes + lane;
-  }
 };
 
 StateLayout plan_state(const LoweredProgram& program);
