@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ir/diagnostics.h"
+#include "ir/entry.h"
 #include "ir/frontend/frontend.h"
 #include "tools/excerpt.h"
 #include "tools/file_io.h"
@@ -25,12 +26,7 @@ Expected<Program> load_program(const std::string& path) {
 Expected<int> find_entry(const Program& program, const std::string& name) {
   const int index = program.find_function(name);
   if (index >= 0) return index;
-  std::vector<std::string> names;
-  for (const Function& f : program.functions)
-    names.push_back(f.name);
-  return fail(fmt::format("no function '{}' in '{}' to use as the entry; its functions are: {}",
-                          excerpt(name), program.file,
-                          names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+  return fail(missing_entry_message(program, excerpt(name)));
 }
 
 }  // namespace ab::cli

@@ -6,6 +6,7 @@
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
 #include "ir/diagnostics.h"
+#include "ir/entry.h"
 #include "ir/frontend/frontend.h"
 #include "ir/passes/lower.h"
 #include "ir/read_file.h"
@@ -32,14 +33,7 @@ Expected<std::shared_ptr<const Module>> Module::compile(
   auto impl = std::make_unique<Impl>();
   impl->program = std::move(*program);
   impl->entry = impl->program.find_function(options.entry);
-  if (impl->entry < 0) {
-    std::vector<std::string> names;
-    for (const Function& f : impl->program.functions)
-      names.push_back(f.name);
-    return Error{fmt::format("no function '{}' in '{}' to use as the entry; its functions are: {}",
-                             options.entry, options.file,
-                             names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")))};
-  }
+  if (impl->entry < 0) return Error{missing_entry_message(impl->program, options.entry)};
   impl->entry_name = options.entry;
   impl->lowered = lower(impl->program, impl->entry);
   const Program& p = impl->program;
