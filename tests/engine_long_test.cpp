@@ -2,6 +2,7 @@
 // local schedule bounds its steps per dispatch and the host re-dispatches until a flag says every
 // lane is done. A lane needing ~200,000 steps must finish with the right answer, and the step
 // budget must still fault lanes that exceed it.
+#include "engine/src/context_impl.h"
 #include "engine_test_support.h"
 
 namespace ab::enginetest {
@@ -48,6 +49,47 @@ TEST_CASE("engine: a lane needing more than 65,535 steps finishes on every sched
           expected.stats.steps / (vulkan.local_steps_per_dispatch * blocks_per_step));
     check_no_validation_messages();
   }
+}
+
+// The steps-per-dispatch limit guards against lavapipe's loop cap, so it applies there only.
+TEST_CASE("engine: only a device that caps shader loops refuses > 60,000 steps per dispatch") {
+  DeviceInfo lavapipe;
+  lavapipe.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+  lavapipe.driver = "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)";
+  CHECK(caps_shader_loops(lavapipe));
+  DeviceInfo gpu;
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  gpu.driver = "NVIDIA 550.54.15";
+  CHECK_FALSE(caps_shader_loops(gpu));
+  DeviceInfo other_mesa;
+  other_mesa.name = "AMD Radeon RX 7900 XTX (RADV NAVI31)";
+  other_mesa.driver = "radv Mesa 22.3.6";
+  CHECK_FALSE(caps_shader_loops(other_mesa));
+
+  // On this machine's device the refusal is what a run sees: lavapipe refuses 60,001 with the
+  // message and takes 60,000; another device takes both.
+  auto loaded = load_source(kLongLoop);
+  Batch batch;
+  batch.lanes = 2;
+  batch.inputs = {{70000, 5}};
+  RunOptions options;
+  const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+  const bool capped = caps_shader_loops(context()->device());
+  for (uint32_t steps : {60000u, 60001u}) {
+    CAPTURE(steps);
+    VulkanOptions vulkan;
+    vulkan.local_steps_per_dispatch = steps;
+    auto result = run_vulkan(loaded->lowered, batch, options, vulkan, nullptr, context());
+    if (capped && steps > 60000) {
+      REQUIRE_FALSE(result.ok());
+      CHECK(result.error().find("local_steps_per_dispatch must stay below 60,000") !=
+            std::string::npos);
+    } else {
+      REQUIRE_MESSAGE(result.ok(), result.error());
+      CHECK(compare_results(loaded->lowered, expected, *result) == "");
+    }
+  }
+  check_no_validation_messages();
 }
 
 TEST_CASE("engine: the step budget faults a long lane with the interpreter's record") {
