@@ -12,7 +12,6 @@
 
 #include "autobatch/engine.h"
 #include "bench/ceiling.h"
-#include "bench/sample_sources.h"
 #include "bench/systems.h"
 #include "bench/workloads.h"
 #include "ir/backends/interp.h"
@@ -353,16 +352,14 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
   const double budget = options.repeat_budget_seconds > 0 ? options.repeat_budget_seconds
                                                           : (options.quick ? 1.0 : 4.0);
 
-  const auto& sources = sample_sources();
   for (const Workload* workload : programs) {
-    auto source = std::find_if(sources.begin(), sources.end(),
-                               [&](const SampleSource& s) { return s.name == workload->name; });
-    if (source == sources.end()) return fmt::format("no embedded source for '{}'", workload->name);
     const std::string file = workload->name + ".ab";
-    Diagnostics diags(file, source->text);
-    std::optional<Program> program = compile_source(source->text, file, diags);
+    const std::string* source = samples::sample_source(file);
+    if (!source) return fmt::format("no embedded source for '{}'", workload->name);
+    Diagnostics diags(file, *source);
+    std::optional<Program> program = compile_source(*source, file, diags);
     if (!program) return fmt::format("{} does not compile:\n{}", file, diags.format());
-    const int entry = program->find_function("main");
+    const int entry = program->find_function(workload->entry);
     const LoweredProgram lowered = lower(*program, entry);
 
     std::shared_ptr<VulkanProgram> vulkan_program;

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "autobatch/engine.h"
+#include "autobatch/expected.h"
 #include "ir/ir.h"
 #include "ir/run.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

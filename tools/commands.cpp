@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "autobatch/expected.h"
 #include "debugger/debugger.h"
 #include "ir/passes/lower.h"
 #include "ir/text.h"
 #include "tools/backends.h"
-#include "tools/expected.h"
 #include "tools/output_files.h"
 #include "tools/program_loader.h"
 #include "tools/report.h"
@@ -52,7 +52,7 @@ int ir_command(const IrCommand& command) {
 
 int run_command(const RunCommand& command) {
   const Backend* backend = find_backend(command.backend);
-  if (!backend) return report_error(fail(fmt::format("unknown backend '{}'", command.backend)));
+  if (!backend) return report_error(Error{fmt::format("unknown backend '{}'", command.backend)});
   if (command.options.record_trace && !backend->has_step_trace) {
     fmt::print(stderr, "error: --trace-steps needs a backend with a step trace (vm), not '{}'\n",
                backend->name);
@@ -68,7 +68,7 @@ int run_command(const RunCommand& command) {
   DeviceOptions device = command.device;
   device.progress = command.format != "json";
   const BackendRun run = backend->run(program, entry, batch, options, device);
-  if (!run.error.empty()) return report_error(fail(run.error));
+  if (!run.error.empty()) return report_error(Error{run.error});
 
   if (!command.out_dir.empty()) {
     auto written = write_output_files(command.out_dir, program, entry, batch.lanes, run.result);
@@ -86,7 +86,7 @@ int run_command(const RunCommand& command) {
     const debugger::DebugTarget target{command.file, setup->source_text, &program, entry, &batch,
                                        options,      std::nullopt};
     if (ab::Status recorded = debugger::record_trace_file(target, command.trace_out); !recorded)
-      return report_error(fail(fmt::format("cannot record the trace: {}", recorded.error())));
+      return report_error(Error{fmt::format("cannot record the trace: {}", recorded.error())});
     fmt::print(stderr, "trace written to {}\n", command.trace_out);
   }
   return 0;

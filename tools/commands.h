@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "ir/run.h"
 #include "tools/backends.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

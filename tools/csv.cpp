@@ -40,10 +40,10 @@ Expected<CsvTable> parse_csv(std::string_view text, const std::string& name) {
     }
     for (size_t c = 0; c < cells.size(); ++c)
       if (cells[c].empty())
-        return fail(fmt::format("'{}' line {}: cell {} is empty", name, line_number, c + 1));
+        return Error{fmt::format("'{}' line {}: cell {} is empty", name, line_number, c + 1)};
     if (!table.rows.empty() && cells.size() != table.columns())
-      return fail(fmt::format("'{}' line {} has {} values but line {} has {}", name, line_number,
-                              cells.size(), table.line_numbers[0], table.columns()));
+      return Error{fmt::format("'{}' line {} has {} values but line {} has {}", name, line_number,
+                               cells.size(), table.line_numbers[0], table.columns())};
     table.rows.push_back(std::move(cells));
     table.line_numbers.push_back(line_number);
   }

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/expected.h"
+#include "autobatch/expected.h"
 
 namespace ab::cli {
 

@@ -28,7 +28,7 @@ Expected<DataFile> DataFile::load(const std::string& path) {
     file.shape_ = {table->rows.size(), table->columns()};
     file.content_ = std::move(*table);
   } else {
-    return fail(fmt::format("cannot tell the format of '{}': name a .npy or .csv file", path));
+    return Error{fmt::format("cannot tell the format of '{}': name a .npy or .csv file", path)};
   }
   return file;
 }
@@ -46,8 +46,8 @@ Expected<uint32_t> DataFile::element(uint64_t index, Scalar type) const {
     const uint64_t row = index / columns, column = index % columns;
     auto word = parse_scalar(table->rows[row][column], type);
     if (!word)
-      return fail(fmt::format("'{}' line {}, value {}: {}", path_, table->line_numbers[row],
-                              column + 1, word.error()));
+      return Error{fmt::format("'{}' line {}, value {}: {}", path_, table->line_numbers[row],
+                               column + 1, word.error())};
     return word;
   }
   const auto& array = std::get<NpyArray>(content_);
@@ -60,8 +60,8 @@ Expected<uint32_t> DataFile::element(uint64_t index, Scalar type) const {
       position[d] = rest % shape_[d];
       rest /= shape_[d];
     }
-    return fail(
-        fmt::format("'{}' element [{}]: {}", path_, fmt::join(position, ", "), word.error()));
+    return Error{
+        fmt::format("'{}' element [{}]: {}", path_, fmt::join(position, ", "), word.error())};
   }
   return word;
 }

@@ -8,9 +8,9 @@
 #include <variant>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "ir/types.h"
 #include "tools/csv.h"
-#include "tools/expected.h"
 #include "tools/npy.h"
 
 namespace ab::cli {

@@ -35,20 +35,20 @@ int debug_command(const DebugCommand& command) {
   options.checkpoint_interval = command.checkpoint_interval;
   if (is_trace_file(command.run.file)) {
     if (command.run_options_given)
-      return report_error(fail(fmt::format(
+      return report_error(Error{fmt::format(
           "'{}' is a trace: it holds its own batch and run options (give only --source, "
           "--script, --window, --checkpoint-interval)",
-          command.run.file)));
+          command.run.file)});
     options.trace_path = command.run.file;
     options.source_path = command.source;
     return debugger::run_debugger(options);
   }
   if (!command.source.empty())
-    return report_error(fail("--source is for traces; a program is its own source"));
+    return report_error(Error{"--source is for traces; a program is its own source"});
   const Backend* backend = find_backend(command.run.backend);
   if (!backend || (backend->name != "vm" && backend->name != "vulkan"))
     return report_error(
-        fail(fmt::format("the debugger runs on vm or vulkan, not '{}'", command.run.backend)));
+        Error{fmt::format("the debugger runs on vm or vulkan, not '{}'", command.run.backend)});
 
   auto setup = set_up_run(command.run);
   if (!setup) return report_error(setup.failure());

@@ -12,17 +12,17 @@ namespace ab::cli {
 
 Expected<std::string> read_file(const std::string& path) {
   FileContents file = read_regular_file(path);
-  if (!file.ok()) return fail(fmt::format("cannot read '{}': {}", path, file.error));
+  if (!file.ok()) return Error{fmt::format("cannot read '{}': {}", path, file.error)};
   return std::move(file.bytes);
 }
 
 Status write_file(const std::string& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return fail(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  if (!out) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) return fail(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  return ok_status();
+  if (!out) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+  return Ok{};
 }
 
 }  // namespace ab::cli

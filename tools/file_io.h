@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "tools/expected.h"
+#include "autobatch/expected.h"
 
 namespace ab::cli {
 

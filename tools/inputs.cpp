@@ -21,14 +21,14 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 Expected<std::pair<int64_t, int64_t>> parse_bounds(std::string_view spec, std::string_view rest) {
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos)
-    return fail(fmt::format("'{}' should look like {}A:B", excerpt(spec),
-                            spec.substr(0, spec.size() - rest.size())));
+    return Error{fmt::format("'{}' should look like {}A:B", excerpt(spec),
+                             spec.substr(0, spec.size() - rest.size()))};
   auto low = parse_int64(rest.substr(0, colon));
-  if (!low) return fail(fmt::format("in '{}': {}", excerpt(spec), low.error()));
+  if (!low) return Error{fmt::format("in '{}': {}", excerpt(spec), low.error())};
   auto high = parse_int64(rest.substr(colon + 1));
-  if (!high) return fail(fmt::format("in '{}': {}", excerpt(spec), high.error()));
+  if (!high) return Error{fmt::format("in '{}': {}", excerpt(spec), high.error())};
   if (*low >= *high)
-    return fail(fmt::format("'{}' is empty: A must be less than B", excerpt(spec)));
+    return Error{fmt::format("'{}' is empty: A must be less than B", excerpt(spec))};
   return std::pair{*low, *high};
 }
 
@@ -61,10 +61,10 @@ std::optional<std::pair<int64_t, int64_t>> whole_range(Scalar type) {
 Status check_generated_values(const Var& param, Scalar leaf, const std::string& type_name,
                               const std::string& spec, int64_t low, int64_t high) {
   const auto fits = whole_range(leaf);
-  if (!fits || (low >= fits->first && high <= fits->second)) return ok_status();
-  return fail(fmt::format("input '{}': '{}' gives values from {} to {}, but '{}' is {} ({} to {})",
-                          param.name, excerpt(spec), low, high, param.name, type_name, fits->first,
-                          fits->second));
+  if (!fits || (low >= fits->first && high <= fits->second)) return Ok{};
+  return Error{fmt::format("input '{}': '{}' gives values from {} to {}, but '{}' is {} ({} to {})",
+                           param.name, excerpt(spec), low, high, param.name, type_name, fits->first,
+                           fits->second)};
 }
 
 std::string list_names(const std::vector<std::string>& names) {
@@ -76,24 +76,24 @@ Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputS
   const std::string type_name = types.to_string(param.type);
   auto shape = value_shape(types, param.type);
   if (!shape)
-    return fail(fmt::format("parameter '{}' of struct type cannot be given on the command line",
-                            param.name));
+    return Error{fmt::format("parameter '{}' of struct type cannot be given on the command line",
+                             param.name)};
   ResolvedInput input{param.name, *shape, std::move(spec), std::nullopt, std::nullopt, "values"};
   const bool is_array = !shape->dims.empty();
 
   if (const auto* list = std::get_if<ListSpec>(&input.spec)) {
     if (is_array)
-      return fail(
+      return Error{
           fmt::format("input '{}' is {}: give one row per lane with @file.csv or "
                       "@file.npy, or one value for every element",
-                      param.name, type_name));
+                      param.name, type_name)};
     input.lanes = list->items.size();
   } else if (const auto* range = std::get_if<RangeSpec>(&input.spec)) {
     if (is_array)
-      return fail(
+      return Error{
           fmt::format("input '{}' is {}: range: gives one value per lane, so it needs a "
                       "scalar parameter",
-                      param.name, type_name));
+                      param.name, type_name)};
     if (auto fits = check_generated_values(param, shape->leaf, type_name, range->text, range->begin,
                                            range->end - 1);
         !fits)
@@ -101,10 +101,10 @@ Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputS
     input.lanes = static_cast<uint64_t>(range->end) - static_cast<uint64_t>(range->begin);
   } else if (const auto* rand = std::get_if<RandIntSpec>(&input.spec)) {
     if (is_array)
-      return fail(
+      return Error{
           fmt::format("input '{}' is {}: randint: gives one value per lane, so it needs "
                       "a scalar parameter",
-                      param.name, type_name));
+                      param.name, type_name)};
     if (auto fits = check_generated_values(param, shape->leaf, type_name, rand->text, rand->low,
                                            rand->high - 1);
         !fits)
@@ -116,9 +116,9 @@ Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputS
     input.what = "rows";
     if (file->is_csv()) {
       if (got[0] > 0 && got[1] != shape->elements())
-        return fail(fmt::format("input '{}' is {}: expected {} value{} per row in '{}', got {}",
-                                param.name, type_name, shape->elements(),
-                                shape->elements() == 1 ? "" : "s", file->path(), got[1]));
+        return Error{fmt::format("input '{}' is {}: expected {} value{} per row in '{}', got {}",
+                                 param.name, type_name, shape->elements(),
+                                 shape->elements() == 1 ? "" : "s", file->path(), got[1])};
     } else {
       std::vector<uint64_t> want{0};
       want.insert(want.end(), shape->dims.begin(), shape->dims.end());
@@ -127,12 +127,12 @@ Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputS
       if (!fits) {
         std::string pattern = shape_string(want);
         pattern.replace(1, 1, "lanes");
-        return fail(fmt::format("input '{}' is {}: expected .npy shape {}, got {}", param.name,
-                                type_name, pattern, shape_string(got)));
+        return Error{fmt::format("input '{}' is {}: expected .npy shape {}, got {}", param.name,
+                                 type_name, pattern, shape_string(got))};
       }
     }
     if (got[0] == 0)
-      return fail(fmt::format("input '{}': '{}' holds no rows", param.name, file->path()));
+      return Error{fmt::format("input '{}': '{}' holds no rows", param.name, file->path())};
     input.lanes = got[0];
     input.file = std::move(*file);
   }
@@ -145,7 +145,7 @@ Status fill(const ResolvedInput& input, uint32_t lanes, RandIntSource& random,
   const uint64_t per_lane = input.shape.elements();
   const Scalar leaf = input.shape.leaf;
   auto in_input = [&](const std::string& message) {
-    return fail(fmt::format("input '{}': {}", input.name, message));
+    return Error{fmt::format("input '{}': {}", input.name, message)};
   };
   column.resize(uint64_t{lanes} * per_lane);
   if (const auto* constant = std::get_if<ConstantSpec>(&input.spec)) {
@@ -177,7 +177,7 @@ Status fill(const ResolvedInput& input, uint32_t lanes, RandIntSource& random,
       column[i] = *word;
     }
   }
-  return ok_status();
+  return Ok{};
 }
 
 }  // namespace
@@ -197,7 +197,7 @@ int64_t RandIntSource::next(int64_t low, int64_t high) {
 }
 
 Expected<InputSpec> parse_input_spec(std::string_view text) {
-  if (text.empty()) return fail("empty input spec");
+  if (text.empty()) return Error{"empty input spec"};
   if (starts_with(text, "range:")) {
     auto bounds = parse_bounds(text, text.substr(6));
     if (!bounds) return bounds.failure();
@@ -209,7 +209,7 @@ Expected<InputSpec> parse_input_spec(std::string_view text) {
     return InputSpec{RandIntSpec{bounds->first, bounds->second, std::string(text)}};
   }
   if (text.front() == '@') {
-    if (text.size() == 1) return fail("'@' must be followed by a file name");
+    if (text.size() == 1) return Error{"'@' must be followed by a file name"};
     return InputSpec{FileSpec{std::string(text.substr(1))}};
   }
   if (text.find(',') == std::string_view::npos) return InputSpec{ConstantSpec{std::string(text)}};
@@ -227,7 +227,7 @@ Expected<InputSpec> parse_input_spec(std::string_view text) {
 Expected<Binding> parse_binding(std::string_view text, std::string_view what) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
-    return fail(fmt::format("expected {}, got '{}'", what, excerpt(text)));
+    return Error{fmt::format("expected {}, got '{}'", what, excerpt(text))};
   return Binding{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
@@ -244,13 +244,13 @@ Expected<BatchInputs> build_inputs(const Program& program, int entry, const Inpu
     if (!binding) return binding.failure();
     const auto it = std::find(param_names.begin(), param_names.end(), binding->name);
     if (it == param_names.end())
-      return fail(fmt::format("unknown input '{}': {} takes {}", excerpt(binding->name),
-                              function.name,
-                              param_names.empty() ? "no parameters" : list_names(param_names)));
+      return Error{fmt::format("unknown input '{}': {} takes {}", excerpt(binding->name),
+                               function.name,
+                               param_names.empty() ? "no parameters" : list_names(param_names))};
     const size_t index = static_cast<size_t>(it - param_names.begin());
-    if (specs[index]) return fail(fmt::format("input '{}' is given twice", binding->name));
+    if (specs[index]) return Error{fmt::format("input '{}' is given twice", binding->name)};
     auto spec = parse_input_spec(binding->value);
-    if (!spec) return fail(fmt::format("input '{}': {}", binding->name, spec.error()));
+    if (!spec) return Error{fmt::format("input '{}': {}", binding->name, spec.error())};
     specs[index] = std::move(*spec);
   }
 
@@ -258,11 +258,11 @@ Expected<BatchInputs> build_inputs(const Program& program, int entry, const Inpu
   for (size_t i = 0; i < specs.size(); ++i) {
     const Var& param = function.vars[function.params[i]];
     if (!value_shape(program.types, param.type))
-      return fail(fmt::format("parameter '{}' of struct type cannot be given on the command line",
-                              param.name));
+      return Error{fmt::format("parameter '{}' of struct type cannot be given on the command line",
+                               param.name)};
     if (!specs[i])
-      return fail(fmt::format("missing input '{}' ({}): give --input {}=SPEC", param.name,
-                              program.types.to_string(param.type), param.name));
+      return Error{fmt::format("missing input '{}' ({}): give --input {}=SPEC", param.name,
+                               program.types.to_string(param.type), param.name)};
     auto input = resolve(program, param, std::move(*specs[i]));
     if (!input) return input.failure();
     resolved.push_back(std::move(*input));
@@ -273,29 +273,29 @@ Expected<BatchInputs> build_inputs(const Program& program, int entry, const Inpu
   bool lanes_fixed = options.batch.has_value();
   for (const ResolvedInput& input : resolved) {
     if (std::holds_alternative<RandIntSpec>(input.spec) && !options.batch)
-      return fail(fmt::format("input '{}' uses randint, which needs --batch", input.name));
+      return Error{fmt::format("input '{}' uses randint, which needs --batch", input.name)};
     if (!input.lanes) continue;
     if (!lanes_fixed) {
       lanes = *input.lanes;
       lanes_fixed = true;
     }
     if (*input.lanes != lanes)
-      return fail(fmt::format("input '{}' has {} {} but the batch has {} lanes", input.name,
-                              *input.lanes, input.what, lanes));
+      return Error{fmt::format("input '{}' has {} {} but the batch has {} lanes", input.name,
+                               *input.lanes, input.what, lanes)};
   }
   if (!lanes_fixed) lanes = 1;
-  if (lanes == 0) return fail("the batch must have at least one lane");
+  if (lanes == 0) return Error{"the batch must have at least one lane"};
   if (lanes > std::numeric_limits<uint32_t>::max())
-    return fail(fmt::format("a batch of {} lanes is too large", lanes));
+    return Error{fmt::format("a batch of {} lanes is too large", lanes)};
 
   // Refuse absurd sizes up front: the vector would be granted lazily and the fill would then
   // exhaust memory, which a clear message beats.
   constexpr uint64_t kMaxWordsPerInput = uint64_t{1} << 30;  // 4 GiB
   for (const ResolvedInput& input : resolved)
     if (lanes * input.shape.elements() > kMaxWordsPerInput)
-      return fail(fmt::format("input '{}' would need {} words for {} lanes; the limit is {}",
-                              input.name, lanes * input.shape.elements(), lanes,
-                              kMaxWordsPerInput));
+      return Error{fmt::format("input '{}' would need {} words for {} lanes; the limit is {}",
+                               input.name, lanes * input.shape.elements(), lanes,
+                               kMaxWordsPerInput)};
 
   BatchInputs out;
   out.lanes = static_cast<uint32_t>(lanes);

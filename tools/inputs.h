@@ -25,8 +25,8 @@
 #include <variant>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "ir/ir.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

@@ -230,7 +230,7 @@ Number NpyArray::at(uint64_t index) const {
 
 Expected<NpyArray> parse_npy(std::string_view bytes, const std::string& name) {
   auto bad = [&](const std::string& why) {
-    return fail(fmt::format("'{}' is not a valid .npy file: {}", name, why));
+    return Error{fmt::format("'{}' is not a valid .npy file: {}", name, why)};
   };
   if (bytes.size() < 10 || bytes.substr(0, kMagic.size()) != kMagic)
     return bad("it does not start with the numpy magic string");
@@ -254,28 +254,29 @@ Expected<NpyArray> parse_npy(std::string_view bytes, const std::string& name) {
 
   NpyArray array;
   if (!header.structured_descr.empty())
-    return fail(
+    return Error{
         fmt::format("'{}' has a structured dtype ({}); supported dtypes are <f4 <f8 <i4 "
                     "<i8 <u4 <u8 |b1: save each field as its own array",
-                    name, excerpt(header.structured_descr)));
+                    name, excerpt(header.structured_descr))};
   const std::string& descr = *header.descr;
   auto type = type_from_descr(descr);
   if (!type) {
     if (!descr.empty() && descr.front() == '>')
-      return fail(
+      return Error{
           fmt::format("'{}' holds big-endian data ('{}'); save it little-endian, e.g. "
                       "with arr.astype(arr.dtype.newbyteorder('<'))",
-                      name, excerpt(descr)));
-    return fail(fmt::format("'{}' has dtype '{}'; supported dtypes are <f4 <f8 <i4 <i8 <u4 <u8 |b1",
-                            name, excerpt(descr)));
+                      name, excerpt(descr))};
+    return Error{
+        fmt::format("'{}' has dtype '{}'; supported dtypes are <f4 <f8 <i4 <i8 <u4 <u8 |b1", name,
+                    excerpt(descr))};
   }
   array.type = *type;
 
   if (*header.fortran_order)
-    return fail(
+    return Error{
         fmt::format("'{}' is stored in Fortran order; save a C-ordered array "
                     "(numpy.ascontiguousarray)",
-                    name));
+                    name)};
 
   const std::vector<uint64_t>& shape = *header.shape;
   array.shape = shape;

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "ir/types.h"
-#include "tools/expected.h"
 #include "tools/values.h"
 
 namespace ab::cli {

@@ -14,9 +14,9 @@ Status write_output_files(const std::string& dir, const Program& program, int en
                           const RunResult& result) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return fail(fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  if (ec) return Error{fmt::format("cannot create directory '{}': {}", dir, ec.message())};
   if (!std::filesystem::is_directory(dir, ec))
-    return fail(fmt::format("cannot write into '{}': it is not a directory", dir));
+    return Error{fmt::format("cannot write into '{}': it is not a directory", dir)};
 
   const OutputLayout layout =
       output_layout(program.types, program.functions.at(entry).result_type());
@@ -25,8 +25,8 @@ Status write_output_files(const std::string& dir, const Program& program, int en
   std::set<std::string> names{kFaultMaskFile};
   for (const OutputColumn& column : layout.columns)
     if (!names.insert(column.key + ".npy").second)
-      return fail(fmt::format("cannot write the outputs into '{}': two of them would be '{}.npy'",
-                              dir, column.key));
+      return Error{fmt::format("cannot write the outputs into '{}': two of them would be '{}.npy'",
+                               dir, column.key)};
 
   for (const OutputColumn& column : layout.columns) {
     std::vector<uint32_t> words;

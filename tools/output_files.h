@@ -8,9 +8,9 @@
 
 #include <string>
 
+#include "autobatch/expected.h"
 #include "ir/ir.h"
 #include "ir/run.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

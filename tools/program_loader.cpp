@@ -26,7 +26,7 @@ Expected<Program> load_program(const std::string& path) {
 Expected<int> find_entry(const Program& program, const std::string& name) {
   const int index = program.find_function(name);
   if (index >= 0) return index;
-  return fail(missing_entry_message(program, excerpt(name)));
+  return Error{missing_entry_message(program, excerpt(name))};
 }
 
 }  // namespace ab::cli

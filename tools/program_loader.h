@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "autobatch/expected.h"
 #include "ir/ir.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

@@ -28,7 +28,7 @@ Expected<RunSetup> set_up_run(const RunCommand& command) {
   setup.batch.inputs = std::move(inputs->columns);
   setup.batch.uniforms = std::move(*uniforms);
   if (std::string problem = check_batch(setup.program, setup.entry, setup.batch); !problem.empty())
-    return fail(problem);
+    return Error{problem};
 
   setup.options = command.options;
   setup.options.heuristic =

@@ -6,10 +6,10 @@
 
 #include <string>
 
+#include "autobatch/expected.h"
 #include "ir/ir.h"
 #include "ir/run.h"
 #include "tools/commands.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

@@ -33,14 +33,14 @@ Expected<std::vector<uint32_t>> load_uniform(const Program& program, const Unifo
   const std::string type_name = program.types.to_string(uniform.type);
   auto shape = value_shape(program.types, uniform.type);
   if (!shape)
-    return fail(fmt::format("uniform '{}' of struct type cannot be bound from the command line",
-                            uniform.name));
+    return Error{fmt::format("uniform '{}' of struct type cannot be bound from the command line",
+                             uniform.name)};
   if (value.front() != '@') {
     if (!shape->dims.empty())
-      return fail(fmt::format("uniform '{}' is {}: bind it from a file, --uniform {}=@file.npy",
-                              uniform.name, type_name, uniform.name));
+      return Error{fmt::format("uniform '{}' is {}: bind it from a file, --uniform {}=@file.npy",
+                               uniform.name, type_name, uniform.name)};
     auto word = parse_scalar(value, shape->leaf);
-    if (!word) return fail(fmt::format("uniform '{}': {}", uniform.name, word.error()));
+    if (!word) return Error{fmt::format("uniform '{}': {}", uniform.name, word.error())};
     return std::vector<uint32_t>{*word};
   }
 
@@ -52,20 +52,20 @@ Expected<std::vector<uint32_t>> load_uniform(const Program& program, const Unifo
       std::vector<std::string> wanted;
       for (const auto& layout : layouts)
         wanted.push_back(describe_csv(layout));
-      return fail(fmt::format("uniform '{}' is {}: expected {} in '{}', got {}", uniform.name,
-                              type_name, fmt::join(wanted, " or "), file->path(),
-                              describe_csv(file->shape())));
+      return Error{fmt::format("uniform '{}' is {}: expected {} in '{}', got {}", uniform.name,
+                               type_name, fmt::join(wanted, " or "), file->path(),
+                               describe_csv(file->shape()))};
     }
   } else {
     const std::vector<uint64_t> want(shape->dims.begin(), shape->dims.end());
     if (file->shape() != want)
-      return fail(fmt::format("uniform '{}' is {}: expected .npy shape {}, got {}", uniform.name,
-                              type_name, shape_string(want), shape_string(file->shape())));
+      return Error{fmt::format("uniform '{}' is {}: expected .npy shape {}, got {}", uniform.name,
+                               type_name, shape_string(want), shape_string(file->shape()))};
   }
   std::vector<uint32_t> words(shape->elements());
   for (uint64_t i = 0; i < words.size(); ++i) {
     auto word = file->element(i, shape->leaf);
-    if (!word) return fail(fmt::format("uniform '{}': {}", uniform.name, word.error()));
+    if (!word) return Error{fmt::format("uniform '{}': {}", uniform.name, word.error())};
     words[i] = *word;
   }
   return words;
@@ -84,12 +84,12 @@ Expected<UniformData> bind_uniforms(const Program& program,
       std::vector<std::string> names;
       for (const Uniform& u : program.uniforms)
         names.push_back(u.name);
-      return fail(fmt::format(
+      return Error{fmt::format(
           "unknown uniform '{}': {}", excerpt(binding->name),
           names.empty() ? "the program declares no uniforms"
-                        : fmt::format("the program declares {}", fmt::join(names, ", "))));
+                        : fmt::format("the program declares {}", fmt::join(names, ", ")))};
     }
-    if (values[index]) return fail(fmt::format("uniform '{}' is bound twice", binding->name));
+    if (values[index]) return Error{fmt::format("uniform '{}' is bound twice", binding->name)};
     values[index] = binding->value;
   }
 
@@ -97,8 +97,8 @@ Expected<UniformData> bind_uniforms(const Program& program,
   for (size_t i = 0; i < program.uniforms.size(); ++i) {
     const Uniform& uniform = program.uniforms[i];
     if (!values[i])
-      return fail(fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
-                              uniform.name, program.types.to_string(uniform.type), uniform.name));
+      return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
+                               uniform.name, program.types.to_string(uniform.type), uniform.name)};
     auto words = load_uniform(program, uniform, *values[i]);
     if (!words) return words.failure();
     data.push_back(std::move(*words));

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "ir/exec.h"
 #include "ir/ir.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

@@ -80,38 +80,38 @@ Expected<uint32_t> encode_whole(const WholeNumber& n, Scalar type, const std::st
     case Scalar::Bool:
       if (!n.negative && n.magnitude <= 1) return static_cast<uint32_t>(n.magnitude);
       if (n.negative && n.magnitude == 0) return 0u;
-      return fail(fmt::format("'{}' is not a bool (expected true, false, 0 or 1)", shown));
+      return Error{fmt::format("'{}' is not a bool (expected true, false, 0 or 1)", shown)};
     case Scalar::Int: {
       const uint64_t limit = n.negative ? uint64_t{1} << 31 : (uint64_t{1} << 31) - 1;
-      if (n.magnitude > limit) return fail(fmt::format("'{}' is out of range for int", shown));
+      if (n.magnitude > limit) return Error{fmt::format("'{}' is out of range for int", shown)};
       const int64_t value =
           n.negative ? -static_cast<int64_t>(n.magnitude) : static_cast<int64_t>(n.magnitude);
       return static_cast<uint32_t>(static_cast<int32_t>(value));
     }
     case Scalar::UInt:
       if (n.negative && n.magnitude != 0)
-        return fail(fmt::format("'{}' is negative but the type is uint", shown));
+        return Error{fmt::format("'{}' is negative but the type is uint", shown)};
       if (n.magnitude > std::numeric_limits<uint32_t>::max())
-        return fail(fmt::format("'{}' is out of range for uint", shown));
+        return Error{fmt::format("'{}' is out of range for uint", shown)};
       return static_cast<uint32_t>(n.magnitude);
     case Scalar::Float: {
       const double magnitude = static_cast<double>(n.magnitude);
       return float_bits(static_cast<float>(n.negative ? -magnitude : magnitude));
     }
   }
-  return fail("unknown scalar type");
+  return Error{"unknown scalar type"};
 }
 
 Expected<uint32_t> encode_double(double value, Scalar type, const std::string& shown) {
   if (type == Scalar::Float) {
     if (std::isfinite(value) && std::fabs(value) > std::numeric_limits<float>::max())
-      return fail(fmt::format("'{}' is out of range for float", shown));
+      return Error{fmt::format("'{}' is out of range for float", shown)};
     return float_bits(static_cast<float>(value));
   }
   // An integer type takes a double only if it holds a whole number exactly.
   if (!std::isfinite(value) || value != std::trunc(value) || std::fabs(value) > 1e19)
-    return fail(fmt::format("'{}' is not a whole number, so it is not a valid {}", shown,
-                            scalar_name(type)));
+    return Error{fmt::format("'{}' is not a whole number, so it is not a valid {}", shown,
+                             scalar_name(type))};
   WholeNumber whole{value < 0, static_cast<uint64_t>(std::fabs(value))};
   return encode_whole(whole, type, shown);
 }
@@ -122,7 +122,7 @@ Expected<uint32_t> parse_scalar(std::string_view raw, Scalar type) {
   const std::string_view text = trim_spaces(raw);
   const std::string shown = excerpt(text);
   if (text.empty())
-    return fail(fmt::format("empty value where a {} was expected", scalar_name(type)));
+    return Error{fmt::format("empty value where a {} was expected", scalar_name(type))};
   if (type == Scalar::Bool) {
     if (text == "true") return 1u;
     if (text == "false") return 0u;
@@ -132,21 +132,21 @@ Expected<uint32_t> parse_scalar(std::string_view raw, Scalar type) {
     return encode_whole(*whole, type, shown);
   if (type == Scalar::Float) {
     if (auto value = parse_double(text)) return encode_double(*value, type, shown);
-    return fail(fmt::format("'{}' is not a valid float", shown));
+    return Error{fmt::format("'{}' is not a valid float", shown)};
   }
   if (type == Scalar::Bool)
-    return fail(fmt::format("'{}' is not a bool (expected true, false, 0 or 1)", shown));
-  return fail(fmt::format("'{}' is not a valid {}", shown, scalar_name(type)));
+    return Error{fmt::format("'{}' is not a bool (expected true, false, 0 or 1)", shown)};
+  return Error{fmt::format("'{}' is not a valid {}", shown, scalar_name(type))};
 }
 
 Expected<int64_t> parse_int64(std::string_view raw) {
   const std::string_view text = trim_spaces(raw);
   auto whole = parse_whole(text);
   const uint64_t limit = whole && whole->negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (!whole) return fail(fmt::format("'{}' is not a whole number", excerpt(text)));
+  if (!whole) return Error{fmt::format("'{}' is not a whole number", excerpt(text))};
   if (whole->magnitude > limit)
-    return fail(fmt::format("'{}' is out of range (-9223372036854775808 to 9223372036854775807)",
-                            excerpt(text)));
+    return Error{fmt::format("'{}' is out of range (-9223372036854775808 to 9223372036854775807)",
+                             excerpt(text))};
   if (whole->negative) return static_cast<int64_t>(0 - whole->magnitude);
   return static_cast<int64_t>(whole->magnitude);
 }

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autobatch/expected.h"
 #include "ir/types.h"
-#include "tools/expected.h"
 
 namespace ab::cli {
 

@@ -55,6 +55,15 @@ int type_rank(VkPhysicalDeviceType t) {
   }
 }
 
+}  // namespace
+
+bool caps_shader_loops(const DeviceInfo& device) {
+  // lavapipe names itself "llvmpipe (LLVM 15.0.6, 256 bits)", its driver "llvmpipe".
+  return device.name.starts_with("llvmpipe") || device.driver.starts_with("llvmpipe");
+}
+
+namespace {
+
 DeviceInfo describe(const vk::VkApi& api, VkPhysicalDevice pd, uint32_t index) {
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};

@@ -36,6 +36,11 @@ struct VulkanContext::Impl {
   ~Impl();
 };
 
+// Whether the device ends a shader loop silently after 65,535 iterations, as lavapipe (Mesa's
+// llvmpipe Vulkan driver) does: there a run refuses more steps per dispatch than stay clear of
+// it (VulkanOptions::local_steps_per_dispatch). Known by the device's name and driver.
+bool caps_shader_loops(const DeviceInfo& device);
+
 // "vkCreateBuffer failed: VK_ERROR_OUT_OF_DEVICE_MEMORY".
 std::string vk_error(const char* call, VkResult r);
 

@@ -575,7 +575,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   if (options.stack_depth == 0) return Error{"the stack depth must be at least 1"};
   if (vulkan.steps_per_submission == 0 || vulkan.local_steps_per_dispatch == 0)
     return Error{"steps per submission and per dispatch must be at least 1"};
-  if (vulkan.local_steps_per_dispatch > 60000)
+  if (vulkan.local_steps_per_dispatch > 60000 && caps_shader_loops(program->impl().ctx->info))
     return Error{
         "local_steps_per_dispatch must stay below 60,000 (lavapipe ends longer shader "
         "loops silently)"};

@@ -60,8 +60,9 @@ struct VulkanOptions {
   // local_steps_per_dispatch scheduler steps in one dispatch, the pick done with subgroup
   // operations (the same steps and trace) instead of two or three dispatches per step.
   bool fuse_small_batches = true;
-  // local (and fused global): steps per dispatch. Must stay well below lavapipe's silent
-  // 65,535-iteration loop cap; completion is always confirmed through a flag, never assumed.
+  // local (and fused global): steps per dispatch. On lavapipe, which ends any shader loop
+  // silently after 65,535 iterations, a run refuses more than 60,000; other devices take any
+  // value. Completion is always confirmed through a flag, never assumed.
   uint32_t local_steps_per_dispatch = 4096;
   bool disk_cache = true;  // cache SPIR-V (and the pipeline cache) on disk
   std::string cache_dir;   // empty: $XDG_CACHE_HOME/autobatch or ~/.cache/autobatch

@@ -76,7 +76,7 @@ std::string find_samples() {
 Expected<std::vector<float>> read_floats(const std::string& path) {
   auto array = read_npy(path);
   if (!array) return array.failure();
-  if (array->type != NpyType::Float32) return fail(fmt::format("'{}' is not float32", path));
+  if (array->type != NpyType::Float32) return Error{fmt::format("'{}' is not float32", path)};
   std::vector<float> out(array->elements());
   std::memcpy(out.data(), array->data.data(), out.size() * sizeof(float));
   return out;

@@ -51,12 +51,12 @@ class DrawsFile {
     dimension_ = dimension;
     draws_ = draws;
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) return fail(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    if (fd_ < 0) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
     const uint64_t bytes = header_bytes_ + uint64_t{chains} * draws * dimension * 4;
     if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0 ||
         ::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size()))
-      return fail(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-    return ok_status();
+      return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+    return Ok{};
   }
   bool write(uint32_t chain, uint32_t draw, const uint32_t* q) {
     const uint64_t at = header_bytes_ + (uint64_t{chain} * draws_ + draw) * dimension_ * 4;
@@ -167,19 +167,19 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   if (!model) return model.failure();
   for (const Function& f : model->functions) {
     if (f.name.rfind("nuts_", 0) == 0)
-      return fail(fmt::format("{}: function '{}': names starting with 'nuts_' are the sampler's",
-                              model_path, f.name));
+      return Error{fmt::format("{}: function '{}': names starting with 'nuts_' are the sampler's",
+                               model_path, f.name)};
     if (f.name == "main")
-      return fail(fmt::format("{}: a model has no 'main' (the sampler's entry); {}", model_path,
-                              kContract));
+      return Error{fmt::format("{}: a model has no 'main' (the sampler's entry); {}", model_path,
+                               kContract)};
   }
   for (const Uniform& u : model->uniforms)
     if (u.name.rfind("nuts_", 0) == 0)
-      return fail(fmt::format("{}: uniform '{}': names starting with 'nuts_' are the sampler's",
-                              model_path, u.name));
+      return Error{fmt::format("{}: uniform '{}': names starting with 'nuts_' are the sampler's",
+                               model_path, u.name)};
   const int density = model->find_function("log_density");
   if (density < 0)
-    return fail(fmt::format("{}: no function 'log_density'; {}", model_path, kContract));
+    return Error{fmt::format("{}: no function 'log_density'; {}", model_path, kContract)};
   const Function& fn = model->functions[density];
   const Types& types = model->types;
   const TypeId result = fn.result_type();
@@ -193,13 +193,13 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
            s.fields[grad].type == fn.vars[fn.params[0]].type;
   }
   if (!fits)
-    return fail(fmt::format("{}:{}:{}: 'log_density' does not fit the model contract: {}",
-                            model_path, fn.loc.line, fn.loc.col, kContract));
+    return Error{fmt::format("{}:{}:{}: 'log_density' does not fit the model contract: {}",
+                             model_path, fn.loc.line, fn.loc.col, kContract)};
   const uint32_t length = types[fn.vars[fn.params[0]].type].count;
   // D: a probe function returning it.
   auto probe = compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path);
   if (!probe)
-    return fail(fmt::format("{}: no 'const D: int' (the dimension); {}", model_path, kContract));
+    return Error{fmt::format("{}: no 'const D: int' (the dimension); {}", model_path, kContract)};
   Batch one;
   one.lanes = 1;
   one.uniforms.resize(probe->uniforms.size());
@@ -208,8 +208,8 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   const RunResult d = run_interp(*probe, probe->find_function("nuts_dimension"), one, RunOptions{});
   const auto dimension = static_cast<int32_t>(d.outputs.at(0));
   if (dimension <= 0 || static_cast<uint32_t>(dimension) != length)
-    return fail(fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
-                            dimension, length, kContract));
+    return Error{fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
+                             dimension, length, kContract)};
 
   auto combined = compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab");
   if (!combined) return combined.failure();
@@ -237,11 +237,11 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
     auto array = read_npy(c.init);
     if (!array) return array.failure();
     if (array->shape != std::vector<uint64_t>{c.chains, D})
-      return fail(fmt::format("--init '{}' must have shape ({}, {}) for {} chains of dimension {}",
-                              c.init, c.chains, D, c.chains, D));
+      return Error{fmt::format("--init '{}' must have shape ({}, {}) for {} chains of dimension {}",
+                               c.init, c.chains, D, c.chains, D)};
     for (uint64_t k = 0; k < init.size(); ++k) {
       auto word = encode_number(array->at(k), Scalar::Float);
-      if (!word) return fail(fmt::format("--init '{}': {}", c.init, word.error()));
+      if (!word) return Error{fmt::format("--init '{}': {}", c.init, word.error())};
       init[k] = *word;
     }
   }
@@ -273,7 +273,7 @@ int sample_command(const SampleCommand& c) {
     return 2;
   }
   const Backend* backend = find_backend(c.backend);
-  if (!backend) return refuse(fail(fmt::format("unknown backend '{}'", c.backend)));
+  if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", c.backend)});
   auto loaded = load_sample_program(c.model);
   if (!loaded) return refuse(loaded.failure());
   const Program& program = loaded->program;
@@ -289,7 +289,7 @@ int sample_command(const SampleCommand& c) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec || !std::filesystem::is_directory(out_dir, ec))
-    return report_error(fail(fmt::format("cannot write into '{}'", out_dir)));
+    return report_error(Error{fmt::format("cannot write into '{}'", out_dir)});
   const auto path = [&](const char* name) {
     return (std::filesystem::path(out_dir) / name).string();
   };
@@ -346,8 +346,8 @@ int sample_command(const SampleCommand& c) {
   device.progress = c.format == "table";
   const BackendRun run = backend->run(program, loaded->entry, batch, options, device);
   if (progress_shown && stderr_is_terminal()) fmt::print(stderr, "\n");
-  if (!run.error.empty()) return report_error(fail(run.error));
-  if (write_failed) return report_error(fail(fmt::format("cannot write '{}'", path("draws.npy"))));
+  if (!run.error.empty()) return report_error(Error{run.error});
+  if (write_failed) return report_error(Error{fmt::format("cannot write '{}'", path("draws.npy"))});
   for (const LaneError& e : run.result.errors)
     fmt::print(stderr, "chain {} faulted: {} in {} at line {} (its draws stop there)\n", e.lane,
                fault_name(e.code), e.function, e.line);
@@ -375,7 +375,7 @@ int sample_command(const SampleCommand& c) {
   // The summary, from the draws file (mapped: the draws never sit in memory twice).
   const uint64_t file_bytes = draws_file.header_bytes() + cells * D * 4;
   void* mapped = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, draws_file.fd(), 0);
-  if (mapped == MAP_FAILED) return report_error(fail("cannot read back draws.npy"));
+  if (mapped == MAP_FAILED) return report_error(Error{"cannot read back draws.npy"});
   const auto* values =
       reinterpret_cast<const float*>(static_cast<const char*>(mapped) + draws_file.header_bytes());
   std::vector<std::string> names;
@@ -431,7 +431,7 @@ int sample_command(const SampleCommand& c) {
   {
     std::ofstream f(path("summary.json"));
     f << doc.dump(2) << "\n";
-    if (!f) return report_error(fail(fmt::format("cannot write '{}'", path("summary.json"))));
+    if (!f) return report_error(Error{fmt::format("cannot write '{}'", path("summary.json"))});
   }
   if (c.format == "json") {
     fmt::print("{}\n", doc.dump());

@@ -1,0 +1,185 @@
+// The scripted mode, headless: commands drive the model; stepping N ends in the VM's state after
+// N steps (compared through the dumps); back then forward returns to the same state; bad
+// commands stop with FILE:LINE messages. The window's screenshot test runs `autobatch debug` under
+// xvfb-run; tests/debugger_cli_test.cpp covers the rest of the command line.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "debugger/script.h"
+#include "debugger/trace_source.h"
+#include "support/debugger_test_support.h"
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+using namespace ab;
+using namespace ab::debugger;
+using ab::debugger::testing::fib_batch;
+using ab::debugger::testing::Loaded;
+using ab::debugger::testing::temp_path;
+
+namespace {
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+struct Run {
+  int code = 0;
+  std::string log, errors;
+};
+
+Run script(DebuggerModel& m, const std::string& text, const ScriptHooks& hooks = {}) {
+  std::ostringstream log, errors;
+  Run r;
+  r.code = run_script(m, text, "cmds.txt", hooks, log, errors);
+  r.log = log.str();
+  r.errors = errors.str();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("script: step N then dump equals the VM's state after N steps") {
+  const Loaded f = fib_batch(24);
+  DebuggerModel m(f.source(), {.interval = 8});
+  const std::string dump = temp_path("dump.json");
+  const Run r = script(m, "# comment\n\nstep 5\nstep 32\ndump " + dump + "\nquit\nstep 1000\n");
+  REQUIRE(r.code == 0);
+  CHECK(r.log.find("now at step 37") != std::string::npos);
+  VmRun vm(f.lowered, f.batch, f.options);
+  vm.step(37);
+  const nlohmann::json d = read_json(dump);
+  CHECK(d["step"] == 37);
+  CHECK(d["state"].dump() == nlohmann::json::parse(state_json(f.lowered, vm.snapshot())).dump());
+  CHECK(m.position() == 37);  // quit stopped the script
+  std::filesystem::remove(dump);
+}
+
+TEST_CASE("script: back then forward returns to the same state") {
+  const Loaded f = fib_batch(24);
+  DebuggerModel m(f.source(), {.interval = 8});
+  const std::string a = temp_path("a.json"), b = temp_path("b.json");
+  REQUIRE(script(m, "step 60\ndump " + a + "\nback 13\nstep 13\ndump " + b + "\n").code == 0);
+  CHECK(read_json(a) == read_json(b));
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+}
+
+TEST_CASE("script: breakpoints, continue, selection and colouring") {
+  const Loaded f = fib_batch(10);
+  DebuggerModel m(f.source());
+  const std::string dump = temp_path("bp.json");
+  const Run r = script(
+      m, "break lane 3 returns\nbreak depth > 100\ncontinue\nselect lane 3\ncolor var n\ndump " +
+             dump + "\n");
+  REQUIRE_MESSAGE(r.code == 0, r.errors);
+  CHECK(r.log.find("continue: breakpoint 1 (lane 3 returns)") != std::string::npos);
+  const nlohmann::json d = read_json(dump);
+  CHECK(d["selected_lane"] == 3);
+  CHECK(d["color"] == "var");
+  CHECK(d["breakpoints"].size() == 2);
+  CHECK(d["state"]["lanes"][3]["block"] == "finished");
+  std::filesystem::remove(dump);
+}
+
+TEST_CASE("script: bad commands stop with the file and line") {
+  const Loaded f = fib_batch(4);
+  DebuggerModel m(f.source());
+  Run r = script(m, "step 2\nfly 3\nstep 5\n");
+  CHECK(r.code == 1);
+  CHECK(r.errors.find("cmds.txt:2: unknown command 'fly'") != std::string::npos);
+  CHECK(m.position() == 2);
+  // A long bad word is quoted as a short excerpt.
+  const std::string long_word = script(m, std::string(100'000, 'w') + "\n").errors;
+  CHECK(long_word.find("unknown command '" + std::string(60, 'w') + "…'") != std::string::npos);
+  CHECK(long_word.size() < 300);
+  CHECK(script(m, "step x\n").errors.find("usage: step [N]") != std::string::npos);
+  CHECK(script(m, "break line\n").errors.find("unknown breakpoint") != std::string::npos);
+  CHECK(script(m, "select lane 99\n").errors.find("out of range") != std::string::npos);
+  CHECK(script(m, "color var nosuch\n").errors.find("no variable 'nosuch'") != std::string::npos);
+  CHECK(script(m, "screenshot x.png\n").errors.find("needs the window") != std::string::npos);
+  CHECK(script_needs_window("step 1\nscreenshot a.png\n"));
+  CHECK(!script_needs_window("step 1\ndump a.json\n"));
+}
+
+TEST_CASE("script: save writes a trace of a step range that replays") {
+  const Loaded f = fib_batch(12);
+  VmSource* raw = nullptr;
+  auto source = f.source();
+  raw = source.get();
+  DebuggerModel m(std::move(source), {.interval = 8});
+  ScriptHooks hooks;
+  hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) -> Status {
+    const uint64_t here = m.position();
+    auto t = record_trace(m.timeline(), f.batch, f.options, "main", {first, last, 8});
+    m.seek(here);
+    if (!t) return Error{t.error()};
+    return write_trace(path, *t);
+  };
+  const std::string path = temp_path("saved.abtrace");
+  const Run r = script(m, "step 50\nsave " + path + " 10 30\n", hooks);
+  REQUIRE_MESSAGE(r.code == 0, r.errors);
+  CHECK(m.position() == 50);
+  (void)raw;
+  auto read = read_trace(path);
+  REQUIRE(read.ok());
+  CHECK(read->first_step == 10);
+  CHECK(read->end_step() == 30);
+  std::filesystem::remove(path);
+}
+
+#ifdef AB_CLI
+TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
+  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
+    MESSAGE("xvfb-run is not installed: window test skipped");
+    return;
+  }
+  const std::string cmds = temp_path("shot.txt"), png = temp_path("shot.png");
+  {
+    std::ofstream out(cmds);
+    out << "step 12\nselect lane 5\ncolor depth\nscreenshot " << png << "\nquit\n";
+  }
+  const std::string command =
+      std::string("xvfb-run -a -s '-screen 0 1600x1000x24' ") + AB_CLI + " debug " + AB_SOURCE_DIR +
+      "/samples/fib.ab -i n=range:0:10 --script " + cmds + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  int w = 0, h = 0, channels = 0;
+  unsigned char* pixels = stbi_load(png.c_str(), &w, &h, &channels, 4);
+  REQUIRE(pixels != nullptr);
+  CHECK(w == 1600);
+  CHECK(h == 1000);
+  auto at = [&](int x, int y) { return pixels + (size_t(y) * w + x) * 4; };
+  // Non-blank: many distinct colours and a good share of non-background pixels.
+  size_t bright = 0;
+  for (int y = 0; y < h; y += 2)
+    for (int x = 0; x < w; x += 2)
+      bright += at(x, y)[0] + at(x, y)[1] + at(x, y)[2] > 150;
+  CHECK(bright > 800);
+  // The lane grid (middle column, upper part) is filled with colour: depth colours are saturated.
+  size_t coloured = 0, samples = 0;
+  for (int y = 200; y < 600; y += 4)
+    for (int x = 580; x < 1180; x += 4, ++samples) {
+      const unsigned char* p = at(x, y);
+      const int mx = std::max({p[0], p[1], p[2]}), mn = std::min({p[0], p[1], p[2]});
+      coloured += mx - mn > 40;
+    }
+  CHECK(coloured > samples / 3);
+  // The source view (left column) shows the highlighted line: a band of the highlight colour.
+  size_t highlight = 0;
+  for (int y = 100; y < 400; ++y)
+    for (int x = 10; x < 500; x += 5) {
+      const unsigned char* p = at(x, y);
+      highlight += p[2] > p[0] + 50 && p[2] > 120;
+    }
+  CHECK(highlight > 50);
+  stbi_image_free(pixels);
+  std::filesystem::remove(cmds);
+  std::filesystem::remove(png);
+}
+#endif

@@ -1,0 +1,150 @@
+// Code generation and compilation: every generated module (each kernel variant of every sample
+// and of generated random programs) and every hand-written kernel passes spirv-val; random
+// well-typed programs (recursion, loops, arrays, structs, faults, random draws) give the
+// interpreter's results on every schedule; compiled SPIR-V and the pipeline cache are reused from
+// the disk cache.
+#include <filesystem>
+
+#include "engine/src/glsl_codegen.h"
+#include "engine/src/shader_compiler.h"
+#include "support/engine_test_support.h"
+#include "support/program_gen.h"
+
+namespace ab::enginetest {
+namespace {
+
+void check_modules_validate(VulkanProgram& program) {
+  auto all = program.all_spirv();
+  REQUIRE_MESSAGE(all.ok(), all.error());
+  const auto& modules = *all;
+  CHECK(modules.size() == 10);  // 6 generated variants + 4 hand-written kernels
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const std::string problem = validate_spirv(modules[i]);
+    CHECK_MESSAGE(problem.empty(), "module ", i, ": ", problem);
+  }
+}
+
+TEST_CASE("engine: every module generated for the samples passes spirv-val") {
+  for (const auto& sample : testing::all_samples()) {
+    CAPTURE(sample.file);
+    auto loaded = load_sample_case(sample);
+    auto program = VulkanProgram::compile(context(), loaded->lowered);
+    REQUIRE_MESSAGE(program.ok(), program.error());
+    for (size_t b = 0; b < loaded->lowered.blocks.size(); ++b) {
+      // block_glsl (the debugger's view) is exactly the block's function in the whole module.
+      const std::string one = block_glsl(loaded->lowered, static_cast<int32_t>(b));
+      CHECK(one.find(fmt::format("void block_{}(uint lane)", b)) != std::string::npos);
+      CHECK((*program)->glsl().find(one) != std::string::npos);
+    }
+    CHECK(block_glsl(loaded->lowered, -1).empty());
+    CHECK(block_glsl(loaded->lowered, static_cast<int32_t>(loaded->lowered.blocks.size())).empty());
+    check_modules_validate(**program);
+    check_no_validation_messages();
+  }
+}
+
+Batch random_program_batch(uint64_t seed, uint32_t lanes) {
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(2);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    batch.inputs[0].push_back(static_cast<uint32_t>(testing::lane_hash(seed, lane) % 64));
+    batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 99, lane)));
+  }
+  return batch;
+}
+
+// Random programs on the given schedules and batch sizes == interp; every module passes spirv-val.
+void check_random_programs(uint64_t first_seed, uint64_t last_seed,
+                           const std::vector<uint32_t>& sizes, const std::vector<Config>& which) {
+  for (uint64_t seed = first_seed; seed <= last_seed; ++seed) {
+    CAPTURE(seed);
+    const std::string source = testing::generate_program(seed);
+    auto loaded = load_source(source, "main", fmt::format("gen{}.ab", seed));
+    RunOptions options;
+    options.seed = seed;
+    options.max_steps = 20000;
+    options.stack_depth = 64;
+    auto program = VulkanProgram::compile(context(), loaded->lowered);
+    REQUIRE_MESSAGE(program.ok(), program.error());
+    check_modules_validate(**program);
+    for (uint32_t lanes : sizes) {
+      CAPTURE(lanes);
+      const Batch batch = random_program_batch(seed, lanes);
+      const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+      for (const Config& c : which) {
+        const std::string config = c.name;
+        CAPTURE(config);
+        const RunResult result = run_to_completion(*program, batch, options, c);
+        const std::string difference = compare_results(loaded->lowered, expected, result);
+        CHECK_MESSAGE(difference.empty(), difference, "\n", source);
+      }
+    }
+    check_no_validation_messages();
+  }
+}
+
+TEST_CASE("engine: the kernels for devices without subgroup ballot compile and pass spirv-val") {
+  // lavapipe has ballot, so runs use the aggregated counting; the fallback is at least compiled.
+  auto loaded = load_sample_case(testing::sample_case("nuts_tree.ab"));
+  const StateLayout layout = plan_state(loaded->lowered);
+  for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::LocalSubgroup}) {
+    const std::string glsl = generate_glsl(loaded->lowered, layout, residency_of(k), GlslTarget{});
+    CHECK(glsl.find("GL_KHR_shader_subgroup_ballot") == std::string::npos);
+    auto spirv = compile_glsl(glsl, kernel_macro(k), "");
+    REQUIRE_MESSAGE(spirv.ok(), spirv.error());
+    CHECK(validate_spirv(spirv->spirv).empty());
+  }
+}
+
+TEST_CASE("engine: random programs equal interp on every schedule and pass spirv-val") {
+  // lavapipe compiles a workgroup barrier loop as an LLVM coroutine, which takes minutes for
+  // programs this size (docs/engine.md); the samples cover that variant.
+  const std::vector<Config> schedules = {configs()[0], configs()[1], configs()[2], configs()[4]};
+  check_random_programs(1, 8, {1, 7, 64, 1000}, schedules);
+}
+
+TEST_CASE(
+    "engine: random programs at 20000 lanes on global/compacted, local/subgroup, local/lane") {
+  check_random_programs(9, 11, {20000}, {configs()[1], configs()[2], configs()[4]});
+}
+
+TEST_CASE("engine: compiled SPIR-V and the pipeline cache come back from the disk cache") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("autobatch-cache-test-{}", getpid());
+  fs::remove_all(dir);
+  auto loaded = load_sample_case(testing::sample_case("gcd.ab"));
+  VulkanOptions options;
+  options.cache_dir = dir.string();
+  options.schedule = Schedule::Local;
+  const Batch batch = testing::make_batch(testing::sample_case("gcd.ab"), 8);
+  VulkanStats first, second;
+  auto a = run_vulkan(loaded->lowered, batch, {}, options, &first, context());
+  REQUIRE_MESSAGE(a.ok(), a.error());
+  CHECK_FALSE(first.spirv_from_cache);
+  size_t spv_files = 0, pipeline_files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    spv_files += entry.path().extension() == ".spv";
+    pipeline_files += entry.path().filename().string().rfind("pipelines-", 0) == 0;
+  }
+  CHECK(spv_files == 1);       // one kernel variant was needed
+  CHECK(pipeline_files == 1);  // written when the program was released
+  auto b = run_vulkan(loaded->lowered, batch, {}, options, &second, context());
+  REQUIRE_MESSAGE(b.ok(), b.error());
+  CHECK(second.spirv_from_cache);
+  CHECK(a->outputs == b->outputs);
+
+  // A corrupt entry is not trusted: it is recompiled.
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".spv") fs::resize_file(entry.path(), 6);
+  VulkanStats third;
+  auto c = run_vulkan(loaded->lowered, batch, {}, options, &third, context());
+  REQUIRE_MESSAGE(c.ok(), c.error());
+  CHECK_FALSE(third.spirv_from_cache);
+  CHECK(a->outputs == c->outputs);
+  fs::remove_all(dir);
+  check_no_validation_messages();
+}
+
+}  // namespace
+}  // namespace ab::enginetest

@@ -1,0 +1,154 @@
+// The global schedule is Algorithm 2 exactly: on every sample its step trace (block chosen,
+// lanes that ran it) equals the CPU VM's, under both heuristics and every variant (masked,
+// compacted, and fused for a batch of one workgroup), and so do the statistics derived from it.
+// Stepping the GPU N steps reaches the VM's state after N steps (PCs, PC stacks, every variable and
+// variable stack).
+#include "ir/backends/vm.h"
+#include "support/engine_test_support.h"
+
+namespace ab::enginetest {
+namespace {
+
+TEST_CASE("engine: global trace and statistics equal the VM's on every sample") {
+  for (const auto& sample : testing::all_samples()) {
+    SUBCASE(sample.file.c_str()) {
+      auto loaded = load_sample_case(sample);
+      // The fused variant runs batches that fit one subgroup.
+      const uint32_t subgroup = std::min<uint32_t>(context()->device().subgroup_size, 50);
+      const Batch wide = testing::make_batch(sample, 50);
+      const Batch narrow = testing::make_batch(sample, subgroup);
+      for (Heuristic h : {Heuristic::MinPc, Heuristic::MostLanes})
+        for (const char* variant : {"masked", "compacted", "fused"}) {
+          const Batch& batch = variant == std::string("fused") ? narrow : wide;
+          RunOptions options = sample.options;
+          options.heuristic = h;
+          options.record_trace = true;
+          const RunResult vm = run_vm(loaded->lowered, batch, options);
+          REQUIRE(!vm.trace.empty());
+          CAPTURE(sample.file);
+          CAPTURE(std::string(heuristic_name(h)));
+          CAPTURE(std::string(variant));
+          VulkanOptions vulkan;
+          vulkan.schedule = Schedule::Global;
+          vulkan.global_mode =
+              variant == std::string("masked") ? GlobalMode::Masked : GlobalMode::Compacted;
+          vulkan.fuse_small_batches = variant == std::string("fused");
+          vulkan.steps_per_submission = 13;  // traces span many submissions
+          vulkan.local_steps_per_dispatch = 13;
+          VulkanStats stats;
+          auto gpu = run_vulkan(loaded->lowered, batch, options, vulkan, &stats, context());
+          REQUIRE_MESSAGE(gpu.ok(), gpu.error());
+          CHECK(stats.schedule == (variant == std::string("fused")
+                                       ? "global/fused"
+                                       : "global/" + std::string(variant)));
+          REQUIRE(gpu->trace.size() == vm.trace.size());
+          size_t first_difference = vm.trace.size();
+          for (size_t i = 0; i < vm.trace.size(); ++i)
+            if (gpu->trace[i].block != vm.trace[i].block ||
+                gpu->trace[i].active != vm.trace[i].active) {
+              first_difference = i;
+              break;
+            }
+          CHECK_MESSAGE(first_difference == vm.trace.size(), "traces differ at step ",
+                        first_difference);
+          CHECK(gpu->stats.steps == vm.stats.steps);
+          CHECK(gpu->stats.block_executions == vm.stats.block_executions);
+          CHECK(gpu->stats.lane_steps == vm.stats.lane_steps);
+          CHECK(gpu->stats.calls == vm.stats.calls);
+          CHECK(gpu->stats.max_stack_depth == vm.stats.max_stack_depth);
+          CHECK(gpu->stats.utilization == doctest::Approx(vm.stats.utilization).epsilon(1e-5));
+          CHECK(compare_results(loaded->lowered, vm, *gpu) == "");
+          check_no_validation_messages();
+        }
+    }
+  }
+}
+
+// Compares the parts of two snapshots the GPU keeps: Temp variables exist only inside a block on
+// the GPU, and a lane that faulted mid-block keeps no partial writes there.
+void check_same_state(const LoweredProgram& program, const BatchSnapshot& vm,
+                      const BatchSnapshot& gpu) {
+  REQUIRE(gpu.lanes == vm.lanes);
+  CHECK(gpu.step == vm.step);
+  CHECK(gpu.pc == vm.pc);
+  CHECK(gpu.pc_depth == vm.pc_depth);
+  CHECK(gpu.faulted == vm.faulted);
+  CHECK(gpu.lane_steps == vm.lane_steps);
+  for (uint32_t lane = 0; lane < vm.lanes; ++lane)
+    for (uint32_t d = 0; d < vm.pc_depth[lane]; ++d)
+      REQUIRE(gpu.pc_stack[size_t{lane} * gpu.stack_capacity + d] ==
+              vm.pc_stack[size_t{lane} * vm.stack_capacity + d]);
+  std::vector<TypeId> types;
+  for (const LoweredVar& v : program.vars)
+    types.push_back(v.type);
+  std::vector<uint32_t> offset;
+  const uint32_t frame = layout_words(program.types(), types, offset);
+  for (uint32_t lane = 0; lane < vm.lanes; ++lane) {
+    if (vm.faulted[lane]) continue;
+    for (size_t v = 0; v < program.vars.size(); ++v) {
+      if (program.vars[v].storage == Storage::Temp) continue;
+      std::vector<Scalar> kinds;
+      word_kinds(program.types(), types[v], kinds);
+      for (uint32_t k = 0; k < kinds.size(); ++k) {
+        const size_t at = size_t{lane} * frame + offset[v] + k;
+        const bool same = kinds[k] == Scalar::Float
+                              ? same_float(gpu.registers[at], vm.registers[at])
+                              : gpu.registers[at] == vm.registers[at];
+        REQUIRE_MESSAGE(same, "lane ", lane, " variable ", program.vars[v].name, " word ", k);
+      }
+    }
+  }
+  REQUIRE(gpu.stacks.size() == vm.stacks.size());
+  for (size_t s = 0; s < vm.stacks.size(); ++s) {
+    CHECK(gpu.stacks[s].var == vm.stacks[s].var);
+    CHECK(gpu.stacks[s].depth == vm.stacks[s].depth);
+    std::vector<Scalar> kinds;
+    word_kinds(program.types(), types[vm.stacks[s].var], kinds);
+    const uint32_t w = static_cast<uint32_t>(kinds.size());
+    for (uint32_t lane = 0; lane < vm.lanes; ++lane)
+      for (uint32_t d = 0; d < vm.stacks[s].depth[lane]; ++d)
+        for (uint32_t k = 0; k < w; ++k) {
+          const uint32_t a = gpu.stacks[s].words[(size_t{lane} * gpu.stack_capacity + d) * w + k];
+          const uint32_t b = vm.stacks[s].words[(size_t{lane} * vm.stack_capacity + d) * w + k];
+          REQUIRE((kinds[k] == Scalar::Float ? same_float(a, b) : a == b));
+        }
+  }
+}
+
+TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state after N steps") {
+  for (const char* file : {"fib.ab", "merge_sort.ab", "faults.ab", "nuts_tree.ab"})
+    for (bool fused : {false, true}) {
+      CAPTURE(file);
+      CAPTURE(fused);
+      const auto& sample = testing::sample_case(file);
+      auto loaded = load_sample_case(sample);
+      const Batch batch = testing::make_batch(
+          sample, fused ? std::min<uint32_t>(context()->device().subgroup_size, 24) : 24);
+      RunOptions options = sample.options;
+      options.stack_depth = 64;
+      VmRun vm(loaded->lowered, batch, options);
+      VulkanOptions vulkan;
+      vulkan.schedule = Schedule::Global;
+      vulkan.steps_per_submission = 8;
+      vulkan.local_steps_per_dispatch = 8;
+      vulkan.fuse_small_batches = fused;
+      auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
+      REQUIRE_MESSAGE(program.ok(), program.error());
+      auto run = VulkanRun::create(*program, batch, options, vulkan);
+      REQUIRE_MESSAGE(run.ok(), run.error());
+      for (uint64_t n : {1, 2, 7, 30, 100}) {
+        CAPTURE(n);
+        vm.step(n);
+        auto stepped = (*run)->step(n);
+        REQUIRE_MESSAGE(stepped.ok(), stepped.error());
+        CHECK(*stepped == vm.done());
+        auto snap = (*run)->snapshot();
+        REQUIRE_MESSAGE(snap.ok(), snap.error());
+        check_same_state(loaded->lowered, vm.snapshot(), *snap);
+      }
+      check_no_validation_messages();
+    }
+}
+
+}  // namespace
+}  // namespace ab::enginetest
