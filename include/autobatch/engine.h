@@ -90,6 +90,14 @@ struct VulkanStats {
   uint64_t submissions = 0;
   uint64_t dispatches = 0;
   uint64_t group_steps = 0;  // local: steps summed over groups
+  // The run's utilization so far, the figure RunStats::utilization reports at the end (one
+  // definition). Global schedule: the VM's, the mean over scheduler steps of active / live lanes.
+  // Local: the lanes busy in a group's step over the group's lanes, summed over all group steps
+  // (subgroup and workgroup scopes: the lanes that ran the step's block, over the subgroup size or
+  // workgroup size; lane scope: the lanes inside the subgroup's loop iteration, over its lanes in
+  // the batch). Kept up to date by step(), run(), poll(), restore() and result() from the control
+  // words they read anyway, so it costs no readback.
+  double utilization = 0;
   // GLSL generation, glslang (or the cache), pipeline creation and the driver's own compile
   // (forced at pipeline creation by an empty first dispatch), for every kernel built so far
   double compile_seconds = 0;
