@@ -14,7 +14,8 @@
 
 namespace ab::debugger {
 
-Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o) {
+Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
+                                                 std::shared_ptr<VulkanContext> context) {
   std::unique_ptr<Session> s(new Session());
   TimelineOptions timeline;
   timeline.interval = o.checkpoint_interval;
@@ -29,7 +30,7 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o) {
     ProgramInfo info{t.path, t.source_text, &s->lowered_};
     std::unique_ptr<ExecutionSource> source;
     if (t.vulkan) {
-      auto opened = VulkanSource::open(info, s->batch_, s->options_, *t.vulkan);
+      auto opened = VulkanSource::open(info, s->batch_, s->options_, *t.vulkan, context);
       if (!opened) return Error{opened.error()};
       source = std::move(*opened);
     } else {
@@ -109,16 +110,17 @@ int run_debugger(const DebuggerOptions& options) {
     }
     script = std::move(file.bytes);
   }
-  auto opened = Session::open(options);
-  if (!opened) {
-    const std::string& e = opened.error();
-    std::cerr << "error: " << e << (e.ends_with('\n') ? "" : "\n");
-    return 1;
-  }
-  Session& session = **opened;
   const bool window =
       options.script_path.empty() || options.force_window || script_needs_window(script);
+  auto report = [](const std::string& e) {
+    std::cerr << "error: " << e << (e.ends_with('\n') ? "" : "\n");
+    return 1;
+  };
   if (!window) {
+    // No window, no device of its own: a Vulkan session creates the engine's.
+    auto opened = Session::open(options);
+    if (!opened) return report(opened.error());
+    Session& session = **opened;
     ScriptHooks hooks;
     hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
       return session.save_trace(path, first, last);
@@ -130,7 +132,17 @@ int run_debugger(const DebuggerOptions& options) {
   w.height = options.height;
   w.script = script;
   w.script_name = options.script_path;
-  return run_window(session, w);
+  if (options.target && options.target->vulkan) {
+    w.validation = options.target->vulkan->context.validation;
+    w.device_index = options.target->vulkan->context.device_index;
+    w.engine = true;
+  }
+  // The session opens on the window's device, once the window has one.
+  return run_window(
+      [&](std::shared_ptr<VulkanContext> context) {
+        return Session::open(options, std::move(context));
+      },
+      w);
 }
 
 }  // namespace ab::debugger

@@ -54,7 +54,10 @@ Status record_trace_file(const DebugTarget& target, const std::string& out_path,
 // Everything a debugging session owns: the program, its batch, the source and the model.
 class Session {
  public:
-  static Expected<std::unique_ptr<Session>> open(const DebuggerOptions& options);
+  // A live Vulkan target runs on `context` when given (the window's device), else on a context
+  // of its own.
+  static Expected<std::unique_ptr<Session>> open(const DebuggerOptions& options,
+                                                 std::shared_ptr<VulkanContext> context = nullptr);
   DebuggerModel& model() { return *model_; }
   // Saves steps [first, last) as a trace. The model's position is kept.
   Status save_trace(const std::string& path, uint64_t first, uint64_t last);

@@ -59,6 +59,7 @@ Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, 
       new VulkanSource(std::move(program), options, vulkan, batch.lanes));
   s->run_ = std::move(*run);
   s->device_ = device.name;
+  s->external_ = context->external();
   // Lane scope: every lane is its own PC loop, so there is no group choosing a block to show.
   s->group_width_ = vulkan.local_scope == LocalScope::Lane ? 0 : s->run_->group_width();
   if (!s->refresh()) return Error{s->error_};
@@ -165,7 +166,8 @@ std::string VulkanSource::describe() const {
           ? fmt::format("global/{}", global_mode_name(vulkan_.global_mode))
           : fmt::format("local/{}, {} lanes per group", local_scope_name(vulkan_.local_scope),
                         group_width_);
-  return fmt::format("vulkan: {}, {}", device_, schedule);
+  return fmt::format("vulkan: {}{}, {}", device_, external_ ? " (the window's device)" : "",
+                     schedule);
 }
 
 }  // namespace ab::debugger

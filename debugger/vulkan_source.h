@@ -29,8 +29,9 @@ struct VulkanSourceCheckpoint final : SourceCheckpoint {
 
 class VulkanSource final : public ExecutionSource {
  public:
-  // Compiles the program for `vulkan.context`'s device (or `context` when given) and uploads the
-  // batch; returns the source or a message. `program.lowered` must outlive the source.
+  // Compiles the program for `vulkan.context`'s device (or `context` when given: the window's
+  // device, VulkanContext::create_external) and uploads the batch; returns the source or a
+  // message. `program.lowered` must outlive the source.
   static Expected<std::unique_ptr<VulkanSource>> open(
       ProgramInfo program, const Batch& batch, const RunOptions& options,
       const VulkanOptions& vulkan, std::shared_ptr<VulkanContext> context = nullptr);
@@ -67,6 +68,7 @@ class VulkanSource final : public ExecutionSource {
   uint32_t lanes_ = 0;
   uint32_t group_width_ = 0;  // lanes per group (local schedule); 0 for the global schedule
   std::string device_;
+  bool external_ = false;  // the context runs on a host's device (the debugger window's)
   std::unique_ptr<VulkanRun> run_;
   uint64_t steps_ = 0;  // debugger steps: scheduler steps (global) or dispatches (local)
   BatchSnapshot view_;  // lane_state() of the current state
