@@ -11,6 +11,7 @@
 #include "ir/frontend/frontend.h"
 #include "ir/passes/lower.h"
 #include "ir/read_file.h"
+#include "ir/trace/vm_trace.h"
 
 namespace ab::debugger {
 
@@ -86,14 +87,12 @@ Status Session::save_trace(const std::string& path, uint64_t first, uint64_t las
 
 Status record_trace_file(const DebugTarget& target, const std::string& out_path,
                          const TraceRange& range) {
-  DebuggerOptions o;
-  o.target = target;
-  o.checkpoint_interval = range.checkpoint_interval;
-  auto session = Session::open(o);
-  if (!session) return Error{session.error()};
-  Session& s = **session;
-  auto trace = record_trace(s.model().timeline(), *target.batch, target.options,
-                            target.program->functions[target.entry].name, range);
+  if (!target.program || !target.batch || target.entry < 0) return Error{"no program to record"};
+  if (std::string e = check_batch(*target.program, target.entry, *target.batch); !e.empty())
+    return Error{e};
+  const LoweredProgram lowered = lower(*target.program, target.entry);
+  auto trace = record_vm_trace(lowered, *target.batch, target.options, range, target.path,
+                               target.source_text);
   if (!trace) return Error{trace.error()};
   return write_trace(out_path, *trace);
 }

@@ -47,7 +47,8 @@ struct DebuggerOptions {
 // Runs the debugger; returns the exit code (0 ok, 1 error; messages go to stderr).
 int run_debugger(const DebuggerOptions& options);
 
-// Records `target`'s run, steps [range.first, range.last), to `out_path`.
+// Records `target`'s run on the CPU VM, steps [range.first, range.last), to `out_path`
+// (ir/trace/vm_trace.h; `target.vulkan` is not used).
 Status record_trace_file(const DebugTarget& target, const std::string& out_path,
                          const TraceRange& range = {});
 

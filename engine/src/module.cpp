@@ -35,6 +35,7 @@ Expected<std::shared_ptr<const Module>> Module::compile(
   impl->entry = impl->program.find_function(options.entry);
   if (impl->entry < 0) return Error{missing_entry_message(impl->program, options.entry)};
   impl->entry_name = options.entry;
+  impl->source_text = source;
   impl->lowered = lower(impl->program, impl->entry);
   const Program& p = impl->program;
   const Function& fn = p.functions[impl->entry];

@@ -12,6 +12,7 @@ struct Module::Impl {
   int entry = -1;
   LoweredProgram lowered;
   std::string entry_name;
+  std::string source_text;  // what was compiled: a trace (autobatch/trace.h) holds its hash
   std::vector<ValueInfo> inputs, uniforms;
   ValueInfo output, emit_record;
 };
