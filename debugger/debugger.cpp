@@ -8,10 +8,8 @@
 #include "debugger/script.h"
 #include "debugger/ui_window.h"
 #include "debugger/vulkan_source.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "engine/src/module_impl.h"
 #include "ir/read_file.h"
-#include "ir/trace/vm_trace.h"
 
 namespace ab::debugger {
 
@@ -22,16 +20,17 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
   timeline.interval = o.checkpoint_interval;
   if (o.target) {
     const DebugTarget& t = *o.target;
-    if (!t.program || !t.batch || t.entry < 0) return Error{"no program to debug"};
-    s->lowered_ = lower(*t.program, t.entry);
+    if (!t.module || !t.batch) return Error{"no program to debug"};
+    s->module_ = t.module;
     s->batch_ = *t.batch;
     s->options_ = t.options;
-    s->entry_name_ = t.program->functions[t.entry].name;
-    if (std::string e = check_batch(*t.program, t.entry, s->batch_); !e.empty()) return Error{e};
-    ProgramInfo info{t.path, t.source_text, &s->lowered_};
+    s->entry_name_ = t.module->entry();
+    if (Status fits = t.module->check(s->batch_); !fits) return Error{fits.error()};
+    const Module::Impl& m = t.module->impl();
+    ProgramInfo info{t.path, m.source_text, &m.lowered};
     std::unique_ptr<ExecutionSource> source;
     if (t.vulkan) {
-      auto opened = VulkanSource::open(info, s->batch_, s->options_, *t.vulkan, context);
+      auto opened = VulkanSource::open(t.module, s->batch_, s->options_, *t.vulkan, context);
       if (!opened) return Error{opened.error()};
       source = std::move(*opened);
     } else {
@@ -57,19 +56,18 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
   auto read = read_trace(o.trace_path);
   if (!read) return Error{read.error()};
   s->trace_ = std::make_shared<const Trace>(std::move(*read));
-  Diagnostics diags(source_path, *text);
-  auto program = compile_source(*text, source_path, diags);
-  if (!program) return Error{diags.format()};
-  s->owned_program_ = std::make_unique<Program>(std::move(*program));
-  const int entry = s->owned_program_->find_function(s->trace_->entry);
-  if (entry < 0)
-    return Error{fmt::format("the trace's entry function '{}' is not in '{}'", s->trace_->entry,
-                             source_path)};
-  s->lowered_ = lower(*s->owned_program_, entry);
+  std::vector<SourceDiagnostic> diagnostics;
+  auto module = Module::compile(*text, {source_path, s->trace_->entry}, &diagnostics);
+  if (!module)  // without diagnostics the program compiled but lacks the entry
+    return Error{diagnostics.empty() ? fmt::format("the trace's entry function '{}' is not in '{}'",
+                                                   s->trace_->entry, source_path)
+                                     : module.error()};
+  s->module_ = *module;
   s->batch_ = s->trace_->batch;
   s->options_ = s->trace_->options;
   s->entry_name_ = s->trace_->entry;
-  auto source = TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->lowered_});
+  auto source =
+      TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->module_->impl().lowered});
   if (!source) return Error{source.error()};
   s->model_ = std::make_unique<DebuggerModel>(std::move(*source), timeline);
   s->title_ = fmt::format("{} - trace {} - {} lanes", source_path, o.trace_path, s->batch_.lanes);
@@ -83,18 +81,6 @@ Status Session::save_trace(const std::string& path, uint64_t first, uint64_t las
   timeline.seek(here);
   if (!trace) return Error{trace.error()};
   return write_trace(path, *trace);
-}
-
-Status record_trace_file(const DebugTarget& target, const std::string& out_path,
-                         const TraceRange& range) {
-  if (!target.program || !target.batch || target.entry < 0) return Error{"no program to record"};
-  if (std::string e = check_batch(*target.program, target.entry, *target.batch); !e.empty())
-    return Error{e};
-  const LoweredProgram lowered = lower(*target.program, target.entry);
-  auto trace = record_vm_trace(lowered, *target.batch, target.options, range, target.path,
-                               target.source_text);
-  if (!trace) return Error{trace.error()};
-  return write_trace(out_path, *trace);
 }
 
 int run_debugger(const DebuggerOptions& options) {

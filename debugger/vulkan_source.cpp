@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "engine/src/module_impl.h"
 #include "ir/backends/vm.h"
 
 namespace ab::debugger {
@@ -41,7 +42,8 @@ VulkanSource::VulkanSource(ProgramInfo program, const RunOptions& options,
                            const VulkanOptions& vulkan, uint32_t lanes)
     : program_(std::move(program)), options_(options), vulkan_(vulkan), lanes_(lanes) {}
 
-Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, const Batch& batch,
+Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(std::shared_ptr<const Module> module,
+                                                           const Batch& batch,
                                                            const RunOptions& options,
                                                            const VulkanOptions& vulkan,
                                                            std::shared_ptr<VulkanContext> context) {
@@ -51,7 +53,9 @@ Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, 
     context = *created;
   }
   const DeviceInfo device = context->device();
-  auto compiled = VulkanProgram::compile(context, *program.lowered, vulkan);
+  const Module::Impl& inside = module->impl();  // the lowered program the views show
+  ProgramInfo program{module->file(), inside.source_text, &inside.lowered};
+  auto compiled = VulkanProgram::compile(context, std::move(module), vulkan);
   if (!compiled) return Error{compiled.error()};
   auto run = VulkanRun::create(*compiled, batch, options, vulkan);
   if (!run) return Error{run.error()};
