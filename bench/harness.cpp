@@ -11,13 +11,13 @@
 #include <thread>
 
 #include "autobatch/engine.h"
+#include "autobatch/module.h"
 #include "bench/ceiling.h"
 #include "bench/systems.h"
 #include "bench/workloads.h"
+#include "engine/module_impl.h"
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
 
 namespace ab::bench {
 namespace {
@@ -356,18 +356,20 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
     const std::string file = workload->name + ".ab";
     const std::string* source = samples::sample_source(file);
     if (!source) return fmt::format("no embedded source for '{}'", workload->name);
-    Diagnostics diags(file, *source);
-    std::optional<Program> program = compile_source(*source, file, diags);
-    if (!program) return fmt::format("{} does not compile:\n{}", file, diags.format());
-    const int entry = program->find_function(workload->entry);
-    const LoweredProgram lowered = lower(*program, entry);
+    auto module = Module::compile(*source, {file, workload->entry});
+    if (!module) return fmt::format("{} does not compile:\n{}", file, module.error());
+    // The rows' own CPU baselines and output checks read the checked program inside.
+    const Module::Impl& inside = (*module)->impl();
+    const Program* program = &inside.program;
+    const int entry = inside.entry;
+    const LoweredProgram& lowered = inside.lowered;
 
     std::shared_ptr<VulkanProgram> vulkan_program;
     std::string vulkan_error;
     if (context && wants_engine) {
       VulkanOptions compile_options;
       compile_options.disk_cache = false;
-      auto compiled = VulkanProgram::compile(context, lowered, compile_options);
+      auto compiled = VulkanProgram::compile(context, *module, compile_options);
       if (compiled)
         vulkan_program = *compiled;
       else

@@ -8,28 +8,29 @@
 #include "debugger/script.h"
 #include "debugger/ui_window.h"
 #include "debugger/vulkan_source.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "engine/module_impl.h"
 #include "ir/read_file.h"
 
 namespace ab::debugger {
 
-Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o) {
+Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
+                                                 std::shared_ptr<VulkanContext> context) {
   std::unique_ptr<Session> s(new Session());
   TimelineOptions timeline;
   timeline.interval = o.checkpoint_interval;
   if (o.target) {
     const DebugTarget& t = *o.target;
-    if (!t.program || !t.batch || t.entry < 0) return Error{"no program to debug"};
-    s->lowered_ = lower(*t.program, t.entry);
+    if (!t.module || !t.batch) return Error{"no program to debug"};
+    s->module_ = t.module;
     s->batch_ = *t.batch;
     s->options_ = t.options;
-    s->entry_name_ = t.program->functions[t.entry].name;
-    if (std::string e = check_batch(*t.program, t.entry, s->batch_); !e.empty()) return Error{e};
-    ProgramInfo info{t.path, t.source_text, &s->lowered_};
+    s->entry_name_ = t.module->entry();
+    if (Status fits = t.module->check(s->batch_); !fits) return Error{fits.error()};
+    const Module::Impl& m = t.module->impl();
+    ProgramInfo info{t.path, m.source_text, &m.lowered};
     std::unique_ptr<ExecutionSource> source;
     if (t.vulkan) {
-      auto opened = VulkanSource::open(info, s->batch_, s->options_, *t.vulkan);
+      auto opened = VulkanSource::open(t.module, s->batch_, s->options_, *t.vulkan, context);
       if (!opened) return Error{opened.error()};
       source = std::move(*opened);
     } else {
@@ -55,19 +56,18 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o) {
   auto read = read_trace(o.trace_path);
   if (!read) return Error{read.error()};
   s->trace_ = std::make_shared<const Trace>(std::move(*read));
-  Diagnostics diags(source_path, *text);
-  auto program = compile_source(*text, source_path, diags);
-  if (!program) return Error{diags.format()};
-  s->owned_program_ = std::make_unique<Program>(std::move(*program));
-  const int entry = s->owned_program_->find_function(s->trace_->entry);
-  if (entry < 0)
-    return Error{fmt::format("the trace's entry function '{}' is not in '{}'", s->trace_->entry,
-                             source_path)};
-  s->lowered_ = lower(*s->owned_program_, entry);
+  std::vector<SourceDiagnostic> diagnostics;
+  auto module = Module::compile(*text, {source_path, s->trace_->entry}, &diagnostics);
+  if (!module)  // without diagnostics the program compiled but lacks the entry
+    return Error{diagnostics.empty() ? fmt::format("the trace's entry function '{}' is not in '{}'",
+                                                   s->trace_->entry, source_path)
+                                     : module.error()};
+  s->module_ = *module;
   s->batch_ = s->trace_->batch;
   s->options_ = s->trace_->options;
   s->entry_name_ = s->trace_->entry;
-  auto source = TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->lowered_});
+  auto source =
+      TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->module_->impl().lowered});
   if (!source) return Error{source.error()};
   s->model_ = std::make_unique<DebuggerModel>(std::move(*source), timeline);
   s->title_ = fmt::format("{} - trace {} - {} lanes", source_path, o.trace_path, s->batch_.lanes);
@@ -83,20 +83,6 @@ Status Session::save_trace(const std::string& path, uint64_t first, uint64_t las
   return write_trace(path, *trace);
 }
 
-Status record_trace_file(const DebugTarget& target, const std::string& out_path,
-                         const TraceRange& range) {
-  DebuggerOptions o;
-  o.target = target;
-  o.checkpoint_interval = range.checkpoint_interval;
-  auto session = Session::open(o);
-  if (!session) return Error{session.error()};
-  Session& s = **session;
-  auto trace = record_trace(s.model().timeline(), *target.batch, target.options,
-                            target.program->functions[target.entry].name, range);
-  if (!trace) return Error{trace.error()};
-  return write_trace(out_path, *trace);
-}
-
 int run_debugger(const DebuggerOptions& options) {
   // Read before the session opens, which may run a large batch: a bad script fails at once.
   std::string script;
@@ -109,16 +95,17 @@ int run_debugger(const DebuggerOptions& options) {
     }
     script = std::move(file.bytes);
   }
-  auto opened = Session::open(options);
-  if (!opened) {
-    const std::string& e = opened.error();
-    std::cerr << "error: " << e << (e.ends_with('\n') ? "" : "\n");
-    return 1;
-  }
-  Session& session = **opened;
   const bool window =
       options.script_path.empty() || options.force_window || script_needs_window(script);
+  auto report = [](const std::string& e) {
+    std::cerr << "error: " << e << (e.ends_with('\n') ? "" : "\n");
+    return 1;
+  };
   if (!window) {
+    // No window, no device of its own: a Vulkan session creates the engine's.
+    auto opened = Session::open(options);
+    if (!opened) return report(opened.error());
+    Session& session = **opened;
     ScriptHooks hooks;
     hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
       return session.save_trace(path, first, last);
@@ -130,7 +117,17 @@ int run_debugger(const DebuggerOptions& options) {
   w.height = options.height;
   w.script = script;
   w.script_name = options.script_path;
-  return run_window(session, w);
+  if (options.target && options.target->vulkan) {
+    w.validation = options.target->vulkan->context.validation;
+    w.device_index = options.target->vulkan->context.device_index;
+    w.engine = true;
+  }
+  // The session opens on the window's device, once the window has one.
+  return run_window(
+      [&](std::shared_ptr<VulkanContext> context) {
+        return Session::open(options, std::move(context));
+      },
+      w);
 }
 
 }  // namespace ab::debugger

@@ -2,7 +2,6 @@
 //
 //   autobatch debug FILE.ab [run options] [--script cmds.txt]   run_debugger({.target = ...})
 //   autobatch debug TRACE.abtrace [--source FILE.ab] [--script]  run_debugger({.trace_path = ...})
-//   autobatch run FILE.ab ... --trace out.abtrace                record_trace_file(target, path)
 //
 // Without a script the window opens (an error if there is no display). With a script, the
 // commands run headless unless one of them needs the window (`screenshot`).
@@ -15,6 +14,7 @@
 
 #include "autobatch/engine.h"
 #include "autobatch/expected.h"
+#include "autobatch/module.h"
 #include "debugger/model.h"
 #include "debugger/trace_source.h"
 #include "ir/ir.h"
@@ -24,10 +24,9 @@ namespace ab::debugger {
 
 // A program ready to run: what `autobatch run` has after parsing its arguments.
 struct DebugTarget {
-  std::string path;         // the .ab file
-  std::string source_text;  // its text (hashed into traces)
-  const Program* program = nullptr;
-  int entry = -1;
+  std::string path;  // the .ab file
+  // The checked program and its entry (Module::compile, or the CLI's Module::Impl::make).
+  std::shared_ptr<const Module> module;
   const Batch* batch = nullptr;
   RunOptions options;
   // Set: debug a live run on the Vulkan engine with these options; unset: on the CPU VM.
@@ -47,14 +46,13 @@ struct DebuggerOptions {
 // Runs the debugger; returns the exit code (0 ok, 1 error; messages go to stderr).
 int run_debugger(const DebuggerOptions& options);
 
-// Records `target`'s run, steps [range.first, range.last), to `out_path`.
-Status record_trace_file(const DebugTarget& target, const std::string& out_path,
-                         const TraceRange& range = {});
-
 // Everything a debugging session owns: the program, its batch, the source and the model.
 class Session {
  public:
-  static Expected<std::unique_ptr<Session>> open(const DebuggerOptions& options);
+  // A live Vulkan target runs on `context` when given (the window's device), else on a context
+  // of its own.
+  static Expected<std::unique_ptr<Session>> open(const DebuggerOptions& options,
+                                                 std::shared_ptr<VulkanContext> context = nullptr);
   DebuggerModel& model() { return *model_; }
   // Saves steps [first, last) as a trace. The model's position is kept.
   Status save_trace(const std::string& path, uint64_t first, uint64_t last);
@@ -62,10 +60,8 @@ class Session {
 
  private:
   Session() = default;
-  // Owned when the session compiled the program itself (trace replay); else borrowed.
-  std::unique_ptr<Program> owned_program_;
+  std::shared_ptr<const Module> module_;  // the sources read its lowered program
   std::shared_ptr<const Trace> trace_;
-  LoweredProgram lowered_;
   Batch batch_;
   RunOptions options_;
   std::string entry_name_;

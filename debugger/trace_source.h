@@ -11,17 +11,15 @@
 #include <memory>
 #include <optional>
 
+#include "autobatch/trace.h"
 #include "debugger/timeline.h"
-#include "debugger/trace_file.h"
 #include "debugger/vm_source.h"
+#include "ir/trace/trace_file.h"
 
 namespace ab::debugger {
 
-struct TraceRange {
-  uint64_t first = 0;
-  uint64_t last = UINT64_MAX;  // exclusive; stops earlier when the run ends
-  uint64_t checkpoint_interval = 1024;
-};
+// Steps [first, last) with a checkpoint every checkpoint_interval (autobatch/trace.h).
+using TraceRange = TraceOptions;
 
 // `timeline`'s source must be a VmSource or a TraceSource. The timeline is left at the range's
 // end. `batch` and `options` are the run's (stored in the trace).

@@ -12,7 +12,10 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 
+#include "autobatch/context.h"
 #include "debugger/debugger.h"
 #include "debugger/script.h"
 #include "debugger/ui_panels.h"
@@ -53,20 +56,36 @@ struct GridTexture {
   bool needs_layout = true;
 };
 
+// Validation messages of the window's own instance (WindowOptions::validation), printed as they
+// come; any one makes the exit status 1.
+int g_validation_messages = 0;
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT,
+                                             VkDebugUtilsMessageTypeFlagsEXT,
+                                             const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                             void*) {
+  std::cerr << "validation: " << data->pMessage << "\n";
+  ++g_validation_messages;
+  return VK_FALSE;
+}
+
 class Window {
  public:
-  Window(Session& session, const WindowOptions& options)
-      : session_(session), options_(options), panels_(session.model(), session.title()) {}
+  explicit Window(const WindowOptions& options) : options_(options) {}
   ~Window() { shutdown(); }
 
-  Status open();
+  // Opens the window and its device, then the session on that device.
+  Status open(const SessionOpener& open_session);
   int run();
 
  private:
   // Allocates `req` from a memory type with `flags`.
   Status allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags flags,
                   VkDeviceMemory& memory) const;
+  Status create_instance();
   Status create_device();
+  // A context of the engine's on the window's device, or null (with the reason on stderr) when
+  // that device cannot host the engine: a session then runs on a device of the engine's own.
+  std::shared_ptr<VulkanContext> engine_context();
   Status create_grid_texture(uint32_t width, uint32_t height);
   void destroy_grid_texture();
   void upload_grid(VkCommandBuffer cb);
@@ -77,11 +96,13 @@ class Window {
   Status screenshot(const std::string& path);
   void shutdown();
 
-  Session& session_;
   WindowOptions options_;
-  Panels panels_;
+  // Destroyed before the device: its runs live on it.
+  std::unique_ptr<Session> session_;
+  std::optional<Panels> panels_;
   GLFWwindow* window_ = nullptr;
   VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
@@ -111,19 +132,63 @@ Status Window::allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags f
   return Error{"Vulkan: no suitable memory type"};
 }
 
-Status Window::create_device() {
+// Vulkan 1.2, which the engine needs (the window itself would do with 1.1), and with
+// options_.validation the Khronos layer and a messenger that prints what it reports.
+Status Window::create_instance() {
   uint32_t ext_count = 0;
-  const char** exts = glfwGetRequiredInstanceExtensions(&ext_count);
-  if (!exts) return Error{"GLFW: this display cannot present Vulkan images"};
+  const char** glfw_exts = glfwGetRequiredInstanceExtensions(&ext_count);
+  if (!glfw_exts) return Error{"GLFW: this display cannot present Vulkan images"};
+  std::vector<const char*> exts(glfw_exts, glfw_exts + ext_count);
+  const char* layer = "VK_LAYER_KHRONOS_validation";
+  if (options_.validation) {
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> layers(n);
+    vkEnumerateInstanceLayerProperties(&n, layers.data());
+    bool found = false;
+    for (const VkLayerProperties& l : layers)
+      found = found || std::strcmp(l.layerName, layer) == 0;
+    if (!found)
+      return Error{
+          "validation requested but VK_LAYER_KHRONOS_validation is not installed (install "
+          "vulkan-validationlayers)"};
+    exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+  VkDebugUtilsMessengerCreateInfoEXT messenger{
+      VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                              VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  messenger.pfnUserCallback = on_validation;
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "autobatch debugger";
-  app.apiVersion = VK_API_VERSION_1_1;
+  app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ici.pApplicationInfo = &app;
-  ici.enabledExtensionCount = ext_count;
-  ici.ppEnabledExtensionNames = exts;
+  ici.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  ici.ppEnabledExtensionNames = exts.data();
+  if (options_.validation) {
+    ici.enabledLayerCount = 1;
+    ici.ppEnabledLayerNames = &layer;
+    ici.pNext = &messenger;  // also reports instance creation
+  }
   if (Status s = check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance"); !s)
     return s;
+  if (!options_.validation) return Ok{};
+  auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+  if (!create) return Error{"Vulkan: no vkCreateDebugUtilsMessengerEXT"};
+  return check(create(instance_, &messenger, nullptr, &messenger_),
+               "vkCreateDebugUtilsMessengerEXT");
+}
+
+// One device for the window and the engine: a queue family that draws, presents and computes
+// (what VulkanContext::create_external checks), on a Vulkan 1.2 device; ContextOptions's
+// device_index, when given, picks the device.
+Status Window::create_device() {
+  if (Status s = create_instance(); !s) return s;
   if (Status s = check(glfwCreateWindowSurface(instance_, window_, nullptr, &surface_),
                        "glfwCreateWindowSurface");
       !s)
@@ -134,7 +199,13 @@ Status Window::create_device() {
   if (!count) return Error{"Vulkan: no device found"};
   std::vector<VkPhysicalDevice> devices(count);
   vkEnumeratePhysicalDevices(instance_, &count, devices.data());
-  for (VkPhysicalDevice d : devices) {
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const VkPhysicalDevice d = devices[i];
+    if (options_.device_index >= 0 && static_cast<size_t>(options_.device_index) != i) continue;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(d, &props);
+    if (VK_API_VERSION_MAJOR(props.apiVersion) == 1 && VK_API_VERSION_MINOR(props.apiVersion) < 2)
+      continue;
     uint32_t qcount = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(d, &qcount, nullptr);
     std::vector<VkQueueFamilyProperties> families(qcount);
@@ -142,7 +213,8 @@ Status Window::create_device() {
     for (uint32_t q = 0; q < qcount; ++q) {
       VkBool32 present = VK_FALSE;
       vkGetPhysicalDeviceSurfaceSupportKHR(d, q, surface_, &present);
-      if ((families[q].queueFlags & VK_QUEUE_GRAPHICS_BIT) && present) {
+      const VkQueueFlags needed = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+      if ((families[q].queueFlags & needed) == needed && present) {
         physical_ = d;
         queue_family_ = q;
         break;
@@ -150,7 +222,11 @@ Status Window::create_device() {
     }
     if (physical_) break;
   }
-  if (!physical_) return Error{"Vulkan: no device can draw to this window"};
+  if (!physical_)
+    return Error{
+        options_.device_index >= 0
+            ? fmt::format("Vulkan: device {} cannot draw to this window", options_.device_index)
+            : std::string("Vulkan: no Vulkan 1.2 device can draw to this window")};
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -277,7 +353,7 @@ void Window::destroy_grid_texture() {
 }
 
 void Window::upload_grid(VkCommandBuffer cb) {
-  LaneGridImage& img = panels_.grid();
+  LaneGridImage& img = panels_->grid();
   if (!img.columns || img.version == grid_.uploaded_version) return;
   std::memcpy(grid_.mapped, img.rgba.data(), img.rgba.size() * 4);
   VkImageMemoryBarrier to_dst{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
@@ -306,7 +382,23 @@ void Window::upload_grid(VkCommandBuffer cb) {
   grid_.uploaded_version = img.version;
 }
 
-Status Window::open() {
+std::shared_ptr<VulkanContext> Window::engine_context() {
+  ExternalDevice host;
+  host.get_instance_proc_addr = vkGetInstanceProcAddr;
+  host.instance = instance_;
+  host.physical_device = physical_;
+  host.device = device_;
+  host.queue_family = queue_family_;
+  host.queue = queue_;
+  auto context = VulkanContext::create_external(host);
+  if (!context) {
+    std::cerr << "note: the engine runs on a device of its own: " << context.error() << "\n";
+    return nullptr;
+  }
+  return *context;
+}
+
+Status Window::open(const SessionOpener& open_session) {
   glfwSetErrorCallback([](int, const char*) {});
   if (!glfwInit())
     return Error{
@@ -315,9 +407,14 @@ Status Window::open() {
   if (!glfwVulkanSupported()) return Error{"no Vulkan loader or driver for the window"};
   glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
   window_ =
-      glfwCreateWindow(options_.width, options_.height, session_.title().c_str(), nullptr, nullptr);
+      glfwCreateWindow(options_.width, options_.height, "autobatch debugger", nullptr, nullptr);
   if (!window_) return Error{"GLFW: cannot create the window"};
   if (Status s = create_device(); !s) return s;
+  auto session = open_session(options_.engine ? engine_context() : nullptr);
+  if (!session) return Error{session.error()};
+  session_ = std::move(*session);
+  glfwSetWindowTitle(window_, session_->title().c_str());
+  panels_.emplace(session_->model(), session_->title());
 
   glfwGetFramebufferSize(window_, &fb_width_, &fb_height_);
   wd_.Surface = surface_;
@@ -455,15 +552,15 @@ Expected<bool> Window::frame() {
       rebuild_swapchain_ = false;
     }
   }
-  panels_.tick();
+  panels_->tick();
   ImGui_ImplVulkan_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
   const ImVec2 size = ImGui::GetIO().DisplaySize;
-  panels_.draw(size.x, size.y);
+  panels_->draw(size.x, size.y);
   ImGui::Render();
   // The grid's pixels are known after draw(); make sure its texture has the right shape.
-  LaneGridImage& img = panels_.grid();
+  LaneGridImage& img = panels_->grid();
   if (img.columns && (img.columns != grid_.width || img.rows != grid_.height)) {
     destroy_grid_texture();
     if (Status s = create_grid_texture(img.columns, img.rows); !s) return Error{s.error()};
@@ -472,7 +569,7 @@ Expected<bool> Window::frame() {
   ImDrawData* data = ImGui::GetDrawData();
   if (data->DisplaySize.x > 0 && data->DisplaySize.y > 0)
     if (Status s = render(data); !s) return Error{s.error()};
-  panels_.last_frame_ms =
+  panels_->last_frame_ms =
       std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
@@ -485,7 +582,7 @@ Status Window::screenshot(const std::string& path) {
   unsigned char* font_pixels = nullptr;
   int fw = 0, fh = 0;
   io.Fonts->GetTexDataAsRGBA32(&font_pixels, &fw, &fh);
-  const LaneGridImage& img = panels_.grid();
+  const LaneGridImage& img = panels_->grid();
   const CpuImage shot = rasterize(
       *ImGui::GetDrawData(), static_cast<int>(io.DisplaySize.x), static_cast<int>(io.DisplaySize.y),
       [&](ImTextureID id) -> CpuTexture {
@@ -508,7 +605,7 @@ int Window::run() {
   ScriptHooks hooks;
   hooks.screenshot = [&](const std::string& path) { return screenshot(path); };
   hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) {
-    return session_.save_trace(path, first, last);
+    return session_->save_trace(path, first, last);
   };
   hooks.frames = [&](uint64_t n) -> std::string {
     // Warm up: texture creation and first upload are not steady-state.
@@ -520,16 +617,18 @@ int Window::run() {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return fmt::format("frames {}: mean frame time {:.2f} ms with {} lanes", n, ms / n,
-                       session_.model().source().lanes());
+                       session_->model().source().lanes());
   };
-  panels_.hover_enabled = false;
+  panels_->hover_enabled = false;
   if (Expected<bool> f = frame(); !f) return report(f.error());
-  return run_script(session_.model(), options_.script, options_.script_name, hooks, std::cout,
+  return run_script(session_->model(), options_.script, options_.script_name, hooks, std::cout,
                     std::cerr);
 }
 
 void Window::shutdown() {
   if (device_) vkDeviceWaitIdle(device_);
+  panels_.reset();
+  session_.reset();
   destroy_grid_texture();
   if (imgui_ready_) {
     ImGui_ImplVulkan_Shutdown();
@@ -547,6 +646,12 @@ void Window::shutdown() {
     device_ = VK_NULL_HANDLE;
   }
   if (surface_) vkDestroySurfaceKHR(instance_, surface_, nullptr);
+  if (messenger_) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy) destroy(instance_, messenger_, nullptr);
+    messenger_ = VK_NULL_HANDLE;
+  }
   if (instance_) vkDestroyInstance(instance_, nullptr);
   instance_ = VK_NULL_HANDLE;
   if (window_) glfwDestroyWindow(window_);
@@ -556,10 +661,21 @@ void Window::shutdown() {
 
 }  // namespace
 
-int run_window(Session& session, const WindowOptions& options) {
-  Window window(session, options);
-  if (Status opened = window.open(); !opened) return report(opened.error());
-  return window.run();
+int run_window(const SessionOpener& open_session, const WindowOptions& options) {
+  g_validation_messages = 0;
+  int code = 0;
+  {
+    Window window(options);
+    if (Status opened = window.open(open_session); !opened)
+      code = report(opened.error());
+    else
+      code = window.run();
+  }  // the messenger reports until the instance is gone
+  if (g_validation_messages > 0) {
+    std::cerr << fmt::format("error: {} validation message(s)\n", g_validation_messages);
+    return 1;
+  }
+  return code;
 }
 
 }  // namespace ab::debugger

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "engine/module_impl.h"
 #include "ir/backends/vm.h"
 
 namespace ab::debugger {
@@ -41,7 +42,8 @@ VulkanSource::VulkanSource(ProgramInfo program, const RunOptions& options,
                            const VulkanOptions& vulkan, uint32_t lanes)
     : program_(std::move(program)), options_(options), vulkan_(vulkan), lanes_(lanes) {}
 
-Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, const Batch& batch,
+Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(std::shared_ptr<const Module> module,
+                                                           const Batch& batch,
                                                            const RunOptions& options,
                                                            const VulkanOptions& vulkan,
                                                            std::shared_ptr<VulkanContext> context) {
@@ -51,7 +53,9 @@ Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, 
     context = *created;
   }
   const DeviceInfo device = context->device();
-  auto compiled = VulkanProgram::compile(context, *program.lowered, vulkan);
+  const Module::Impl& inside = module->impl();  // the lowered program the views show
+  ProgramInfo program{module->file(), inside.source_text, &inside.lowered};
+  auto compiled = VulkanProgram::compile(context, std::move(module), vulkan);
   if (!compiled) return Error{compiled.error()};
   auto run = VulkanRun::create(*compiled, batch, options, vulkan);
   if (!run) return Error{run.error()};
@@ -59,6 +63,7 @@ Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(ProgramInfo program, 
       new VulkanSource(std::move(program), options, vulkan, batch.lanes));
   s->run_ = std::move(*run);
   s->device_ = device.name;
+  s->external_ = context->external();
   // Lane scope: every lane is its own PC loop, so there is no group choosing a block to show.
   s->group_width_ = vulkan.local_scope == LocalScope::Lane ? 0 : s->run_->group_width();
   if (!s->refresh()) return Error{s->error_};
@@ -165,7 +170,8 @@ std::string VulkanSource::describe() const {
           ? fmt::format("global/{}", global_mode_name(vulkan_.global_mode))
           : fmt::format("local/{}, {} lanes per group", local_scope_name(vulkan_.local_scope),
                         group_width_);
-  return fmt::format("vulkan: {}, {}", device_, schedule);
+  return fmt::format("vulkan: {}{}, {}", device_, external_ ? " (the window's device)" : "",
+                     schedule);
 }
 
 }  // namespace ab::debugger

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "autobatch/engine.h"
+#include "autobatch/module.h"
 #include "debugger/execution_source.h"
 
 namespace ab::debugger {
@@ -29,10 +30,12 @@ struct VulkanSourceCheckpoint final : SourceCheckpoint {
 
 class VulkanSource final : public ExecutionSource {
  public:
-  // Compiles the program for `vulkan.context`'s device (or `context` when given) and uploads the
-  // batch; returns the source or a message. `program.lowered` must outlive the source.
+  // Compiles the module (VulkanProgram::compile, which keeps it alive) for `vulkan.context`'s
+  // device (or `context` when given: the window's device, VulkanContext::create_external) and
+  // uploads the batch; returns the source or a message. The views read the module's lowered
+  // program.
   static Expected<std::unique_ptr<VulkanSource>> open(
-      ProgramInfo program, const Batch& batch, const RunOptions& options,
+      std::shared_ptr<const Module> module, const Batch& batch, const RunOptions& options,
       const VulkanOptions& vulkan, std::shared_ptr<VulkanContext> context = nullptr);
 
   const ProgramInfo& program() const override { return program_; }
@@ -67,6 +70,7 @@ class VulkanSource final : public ExecutionSource {
   uint32_t lanes_ = 0;
   uint32_t group_width_ = 0;  // lanes per group (local schedule); 0 for the global schedule
   std::string device_;
+  bool external_ = false;  // the context runs on a host's device (the debugger window's)
   std::unique_ptr<VulkanRun> run_;
   uint64_t steps_ = 0;  // debugger steps: scheduler steps (global) or dispatches (local)
   BatchSnapshot view_;  // lane_state() of the current state

@@ -18,11 +18,11 @@
 #include <string>
 #include <string_view>
 
-#include "debugger/trace_file.h"
 #include "debugger/trace_source.h"
 #include "fuzz/fuzz_support.h"
 #include "ir/frontend/frontend.h"
 #include "ir/passes/lower.h"
+#include "ir/trace/trace_file.h"
 
 namespace {
 
@@ -54,7 +54,7 @@ struct Fib {
 // Enough steps to leave the first checkpoint and reach the next ones, few enough to stay fast.
 constexpr uint64_t kReplaySteps = 64;
 
-void replay(const std::shared_ptr<const ab::debugger::Trace>& trace) {
+void replay(const std::shared_ptr<const ab::Trace>& trace) {
   static const Fib fib;
   auto opened = ab::debugger::TraceSource::open(trace, {"fib.ab", kFibSource, &fib.lowered});
   if (!opened) return;
@@ -149,10 +149,10 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  const auto header = ab::debugger::parse_trace_header(bytes, "fuzz.abtrace");
-  auto parsed = ab::debugger::parse_trace(bytes, "fuzz.abtrace");
+  const auto header = ab::parse_trace_header(bytes, "fuzz.abtrace");
+  auto parsed = ab::parse_trace(bytes, "fuzz.abtrace");
   if (!parsed) return 0;
-  auto trace = std::make_shared<const ab::debugger::Trace>(std::move(*parsed));
+  auto trace = std::make_shared<const ab::Trace>(std::move(*parsed));
   if (!header) contract_failed("the trace parses but its header does not");
   const auto& h = *header;
   if (h.source_hash != trace->source_hash || h.entry != trace->entry ||

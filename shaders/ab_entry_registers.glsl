@@ -9,16 +9,24 @@ void main() {
   const uint lane = gl_GlobalInvocationID.x;
   if (lane >= P.lanes) return;
   ab_load(lane);
-  uint taken = 0u;
+  uint taken = 0u, ran = 0u;  // the subgroup's steps; those in which this lane ran the block
   for (uint it = 0u; it < P.budget; ++it) {
     const uint pc = AB_PC(lane);
     const uint b = subgroupMin(AB_IN_PART(pc) ? pc : AB_NO_BLOCK);
     if (b == AB_NO_BLOCK) break;
-    if (pc == b) run_block(lane, b);
+    if (pc == b) {
+      run_block(lane, b);
+      ++ran;
+    }
     ++taken;
   }
   ab_store(lane);
-  if (subgroupElect()) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
+  const uint busy = subgroupAdd(ran);
+  if (subgroupElect()) {
+    atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_ITERATIONS], busy);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_SLOTS], taken * gl_SubgroupSize);
+  }
   if (AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
 }
 #endif
@@ -82,7 +90,7 @@ void main() {
   const uint lane = gl_GlobalInvocationID.x;
   const bool in_batch = lane < P.lanes;
   if (in_batch) ab_load(lane);
-  uint taken = 0u;
+  uint taken = 0u, ran = 0u;  // the workgroup's steps; those in which this lane ran the block
   for (uint it = 0u; it < P.budget; ++it) {
     if (gl_LocalInvocationIndex == 0u) s_min = AB_NO_BLOCK;
     barrier();
@@ -92,11 +100,18 @@ void main() {
     const uint b = s_min;
     barrier();
     if (b == AB_NO_BLOCK) break;
-    if (pc == b) run_block(lane, b);
+    if (pc == b) {
+      run_block(lane, b);
+      ++ran;
+    }
     ++taken;
   }
   if (in_batch) ab_store(lane);
-  if (gl_LocalInvocationIndex == 0u) atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
+  if (ran != 0u) atomicAdd(ctrl.w[AB_CTRL_LANE_ITERATIONS], ran);
+  if (gl_LocalInvocationIndex == 0u) {
+    atomicAdd(ctrl.w[AB_CTRL_GROUP_STEPS], taken);
+    atomicAdd(ctrl.w[AB_CTRL_LANE_SLOTS], taken * gl_WorkGroupSize.x);
+  }
   if (in_batch && AB_PC(lane) < P.exit_pc) ctrl.w[AB_CTRL_NOT_FINISHED] = 1u;
 }
 #endif

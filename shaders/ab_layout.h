@@ -22,8 +22,8 @@
 #define AB_CTRL_UTIL_LO 11  // sum over steps of 2^24 * active / live (64-bit)
 #define AB_CTRL_UTIL_HI 12
 #define AB_CTRL_GROUP_STEPS 13      // local schedule: group steps taken in this dispatch (summed)
-#define AB_CTRL_LANE_ITERATIONS 14  // local/lane: loop iterations summed over the lanes in them
-#define AB_CTRL_LANE_SLOTS 15       // local/lane: group iterations times the group's lanes
+#define AB_CTRL_LANE_ITERATIONS 14  // local: group steps summed over the lanes busy in them
+#define AB_CTRL_LANE_SLOTS 15       // local: group steps times the group's lanes
 #define AB_CTRL_UNFIT 16            // global/fused: the batch did not fit the kernel's subgroup
 // global/fused: steps taken in this submission (a split program's parts share P.budget)
 #define AB_CTRL_BUDGET_USED 17

@@ -12,9 +12,7 @@
 #include <fmt/format.h>
 
 #include "autobatch/engine.h"
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/passes/lower.h"
+#include "engine/module_impl.h"
 
 namespace ab::cli {
 bool stderr_is_terminal() {
@@ -56,15 +54,25 @@ std::vector<std::string> block_names(const LoweredProgram& lowered) {
   return names;
 }
 
-BackendRun run_interpreter(const Program& program, int entry, const Batch& batch,
-                           const RunOptions& options, const DeviceOptions&) {
-  return BackendRun{run_interp(program, entry, batch, options), {}, {}, {}};
+BackendRun run_on_cpu(const Module& module, const Batch& batch, const RunOptions& options,
+                      CpuBackend cpu) {
+  BackendRun run;
+  auto result = module.run_cpu(batch, options, cpu);
+  if (!result) return run.error = result.error(), run;
+  run.result = std::move(*result);
+  return run;
 }
 
-BackendRun run_batched_vm(const Program& program, int entry, const Batch& batch,
+BackendRun run_interpreter(const std::shared_ptr<const Module>& module, const Batch& batch,
+                           const RunOptions& options, const DeviceOptions&) {
+  return run_on_cpu(*module, batch, options, CpuBackend::Interpreter);
+}
+
+BackendRun run_batched_vm(const std::shared_ptr<const Module>& module, const Batch& batch,
                           const RunOptions& options, const DeviceOptions&) {
-  const LoweredProgram lowered = lower(program, entry);
-  return BackendRun{run_vm(lowered, batch, options), block_names(lowered), {}, {}};
+  BackendRun run = run_on_cpu(*module, batch, options, CpuBackend::Vm);
+  run.block_names = block_names(module->impl().lowered);
+  return run;
 }
 
 // Compiles the run's kernels ahead of it. With `progress`, a line on stderr says so once it has
@@ -108,12 +116,11 @@ ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
   return status;
 }
 
-BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
+BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batch& batch,
                          const RunOptions& options, const DeviceOptions& device) {
   const auto start = std::chrono::steady_clock::now();
-  const LoweredProgram lowered = lower(program, entry);
   BackendRun run;
-  run.block_names = block_names(lowered);
+  run.block_names = block_names(module->impl().lowered);
   auto vulkan = vulkan_options(device);
   if (!vulkan) return run.error = vulkan.error(), run;
   // Only the global schedule has a batch-wide step trace: asking for one picks it by default.
@@ -122,7 +129,7 @@ BackendRun run_on_vulkan(const Program& program, int entry, const Batch& batch,
     return run.error = "--trace-steps needs --schedule global", run;
   auto context = VulkanContext::create(vulkan->context);
   if (!context) return run.error = context.error(), run;
-  auto compiled = VulkanProgram::compile(*context, lowered, *vulkan);
+  auto compiled = VulkanProgram::compile(*context, module, *vulkan);
   if (!compiled) return run.error = compiled.error(), run;
   const double compiled_before = (*compiled)->compile_seconds();
   const auto run_start = std::chrono::steady_clock::now();

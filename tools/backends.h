@@ -10,6 +10,7 @@
 
 #include "autobatch/engine.h"
 #include "autobatch/expected.h"
+#include "autobatch/module.h"
 #include "ir/ir.h"
 #include "ir/run.h"
 
@@ -40,11 +41,13 @@ struct BackendRun {
   std::vector<ExtraStat> extra_stats;
 };
 
+// Each backend runs a Module through the public API (Module::run_cpu, VulkanProgram::compile and
+// VulkanRun); only the lowered blocks' names for the step trace come from the Module's inside.
 struct Backend {
   std::string_view name;
   std::string_view description;
   bool has_step_trace = false;  // honours RunOptions::record_trace
-  BackendRun (*run)(const Program& program, int entry, const Batch& batch,
+  BackendRun (*run)(const std::shared_ptr<const Module>& module, const Batch& batch,
                     const RunOptions& options, const DeviceOptions& device) = nullptr;
 };
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "autobatch/expected.h"
-#include "debugger/debugger.h"
+#include "autobatch/trace.h"
 #include "ir/passes/lower.h"
 #include "ir/text.h"
 #include "tools/backends.h"
@@ -61,13 +61,13 @@ int run_command(const RunCommand& command) {
 
   auto setup = set_up_run(command);
   if (!setup) return report_error(setup.failure());
-  const Program& program = setup->program;
-  const int entry = setup->entry;
+  const Program& program = setup->program();
+  const int entry = setup->entry();
   const Batch& batch = setup->batch;
   const RunOptions& options = setup->options;
   DeviceOptions device = command.device;
   device.progress = command.format != "json";
-  const BackendRun run = backend->run(program, entry, batch, options, device);
+  const BackendRun run = backend->run(setup->module, batch, options, device);
   if (!run.error.empty()) return report_error(Error{run.error});
 
   if (!command.out_dir.empty()) {
@@ -83,9 +83,8 @@ int run_command(const RunCommand& command) {
   if (!command.trace_out.empty()) {
     // Recorded on the CPU VM whatever the backend: a trace's checkpoints are VM states, and the
     // VM's steps are the ones the global schedule reproduces exactly.
-    const debugger::DebugTarget target{command.file, setup->source_text, &program, entry, &batch,
-                                       options,      std::nullopt};
-    if (ab::Status recorded = debugger::record_trace_file(target, command.trace_out); !recorded)
+    if (ab::Status recorded = write_trace(command.trace_out, *setup->module, batch, options);
+        !recorded)
       return report_error(Error{fmt::format("cannot record the trace: {}", recorded.error())});
     fmt::print(stderr, "trace written to {}\n", command.trace_out);
   }

@@ -64,8 +64,7 @@ int debug_command(const DebugCommand& command) {
     vulkan = *parsed;
   }
   options.target =
-      debugger::DebugTarget{command.run.file, setup->source_text, &setup->program, setup->entry,
-                            &setup->batch,    setup->options,     vulkan};
+      debugger::DebugTarget{command.run.file, setup->module, &setup->batch, setup->options, vulkan};
   return debugger::run_debugger(options);
 }
 

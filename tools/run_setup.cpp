@@ -11,24 +11,23 @@ Expected<RunSetup> set_up_run(const RunCommand& command) {
   RunSetup setup;
   auto program = load_program(command.file);
   if (!program) return program.failure();
-  setup.program = std::move(*program);
   auto text = read_file(command.file);  // read again for the text traces hash
   if (!text) return text.failure();
-  setup.source_text = std::move(*text);
-  auto entry = find_entry(setup.program, command.entry);
+  setup.source_text = *text;
+  auto entry = find_entry(*program, command.entry);
   if (!entry) return entry.failure();
-  setup.entry = *entry;
+  setup.module = Module::Impl::make(std::move(*program), *entry, std::move(*text));
+  const Program& checked = setup.program();
 
-  auto inputs = build_inputs(setup.program, setup.entry,
-                             {command.inputs, command.batch, command.options.seed});
+  auto inputs =
+      build_inputs(checked, setup.entry(), {command.inputs, command.batch, command.options.seed});
   if (!inputs) return inputs.failure();
-  auto uniforms = bind_uniforms(setup.program, command.uniforms);
+  auto uniforms = bind_uniforms(checked, command.uniforms);
   if (!uniforms) return uniforms.failure();
   setup.batch.lanes = inputs->lanes;
   setup.batch.inputs = std::move(inputs->columns);
   setup.batch.uniforms = std::move(*uniforms);
-  if (std::string problem = check_batch(setup.program, setup.entry, setup.batch); !problem.empty())
-    return Error{problem};
+  if (ab::Status fits = setup.module->check(setup.batch); !fits) return Error{fits.error()};
 
   setup.options = command.options;
   setup.options.heuristic =

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/src/module_impl.h"
+#include "engine/module_impl.h"
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
 #include "ir/diagnostics.h"
@@ -30,11 +30,18 @@ Expected<std::shared_ptr<const Module>> Module::compile(
       message = fmt::format("{}: error: the program did not compile\n", options.file);
     return Error{std::move(message)};
   }
+  const int entry = program->find_function(options.entry);
+  if (entry < 0) return Error{missing_entry_message(*program, options.entry)};
+  return Impl::make(std::move(*program), entry, source);
+}
+
+std::shared_ptr<const Module> Module::Impl::make(Program program, int entry,
+                                                 std::string source_text) {
   auto impl = std::make_unique<Impl>();
-  impl->program = std::move(*program);
-  impl->entry = impl->program.find_function(options.entry);
-  if (impl->entry < 0) return Error{missing_entry_message(impl->program, options.entry)};
-  impl->entry_name = options.entry;
+  impl->program = std::move(program);
+  impl->entry = entry;
+  impl->entry_name = impl->program.functions.at(entry).name;
+  impl->source_text = std::move(source_text);
   impl->lowered = lower(impl->program, impl->entry);
   const Program& p = impl->program;
   const Function& fn = p.functions[impl->entry];

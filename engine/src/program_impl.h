@@ -15,7 +15,7 @@
 #include "engine/src/glsl_codegen.h"
 #include "engine/src/kernel_split.h"
 #include "engine/src/kernels.h"
-#include "engine/src/module_impl.h"
+#include "engine/module_impl.h"
 #include "engine/src/state_layout.h"
 #include "ir/run.h"
 

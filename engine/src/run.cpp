@@ -57,7 +57,8 @@ struct VulkanRun::Impl {
   PushConstants push;
   bool finished = false;
   uint64_t steps = 0;
-  // local/lane: loop iterations summed over the lanes in them, and over the lanes of the group
+  // Local schedule: the lanes busy in the groups' steps (lane scope: in their loop iterations),
+  // and the groups' steps times their lanes (the AB_CTRL_LANE_* counters, summed)
   uint64_t lane_iterations = 0, lane_slots = 0;
   std::vector<TraceStep> trace;
   VulkanStats stats;
@@ -92,6 +93,9 @@ struct VulkanRun::Impl {
     return uint64_t{layout->stacks[k].base} * depth * lanes;
   }
   Expected<BatchSnapshot> take_snapshot(bool with_stacks);
+  // Sets stats.utilization from the counters so far: `header` is the control buffer's header as
+  // the device last left it (the global schedule keeps its sums there).
+  void update_utilization(const uint32_t* header);
   Status upload_initial_state(const Batch& batch);
   Expected<VkCommandBuffer> record(uint64_t n);
   // Why this run cannot be recorded into a host's command buffer, or empty.
@@ -509,7 +513,24 @@ Status VulkanRun::Impl::submit(uint64_t n) {
     steps = stats.group_steps;
     finished = w[AB_CTRL_NOT_FINISHED] == 0;
   }
+  update_utilization(w);
   return Ok{};
+}
+
+// The one definition of a run's utilization (VulkanStats and RunStats both report it). Global:
+// the VM's, the mean over scheduler steps of active / live lanes (the kernels add each step's
+// ratio in 2^-24 units). Local: lanes busy in a group's step over the group's lanes, summed over
+// every group step of the run (the subgroup and workgroup scopes count a lane busy when it ran
+// the step's block, the lane scope when it was inside the subgroup's loop iteration).
+void VulkanRun::Impl::update_utilization(const uint32_t* header) {
+  if (global) {
+    const uint64_t n = header[AB_CTRL_STEPS_LO] | uint64_t{header[AB_CTRL_STEPS_HI]} << 32;
+    const uint64_t sum = header[AB_CTRL_UTIL_LO] | uint64_t{header[AB_CTRL_UTIL_HI]} << 32;
+    stats.utilization = n ? static_cast<double>(sum) / 16777216.0 / static_cast<double>(n) : 0;
+  } else {
+    stats.utilization =
+        lane_slots ? static_cast<double>(lane_iterations) / static_cast<double>(lane_slots) : 0;
+  }
 }
 
 Status VulkanRun::Impl::drain_streams() {
@@ -766,23 +787,15 @@ Expected<RunResult> VulkanRun::result() {
         result.outputs[size_t{lane} * out_words + k] =
             at(static_cast<uint32_t>(I.layout->var_slot[lp.output]) + k, lane);
   }
+  I.update_utilization(ctrl.data());
+  st.utilization = I.stats.utilization;
   if (I.vulkan.schedule == Schedule::Global) {
     st.steps = ctrl[AB_CTRL_STEPS_LO] | uint64_t{ctrl[AB_CTRL_STEPS_HI]} << 32;
-    const uint64_t util = ctrl[AB_CTRL_UTIL_LO] | uint64_t{ctrl[AB_CTRL_UTIL_HI]} << 32;
-    st.utilization = st.steps ? static_cast<double>(util) / 16777216.0 / st.steps : 0;
     st.block_executions.assign(ctrl.begin() + AB_CTRL_COUNTS + I.nblocks,
                                ctrl.begin() + AB_CTRL_COUNTS + 2 * I.nblocks);
     result.trace = I.trace;
   } else {
     st.steps = I.stats.group_steps;
-    // Lane scope: a step is one loop iteration of a subgroup; a lane is busy in it when it is
-    // inside that loop (it runs at least one block there).
-    if (I.vulkan.local_scope == LocalScope::Lane)
-      st.utilization = I.lane_slots ? static_cast<double>(I.lane_iterations) / I.lane_slots : 0;
-    else
-      st.utilization = st.steps ? static_cast<double>(st.lane_steps) /
-                                      (static_cast<double>(st.steps) * group_width())
-                                : 0;
   }
   st.wall_seconds = I.stats.run_seconds;
   I.stats.readback_seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -999,6 +1012,7 @@ Expected<bool> VulkanRun::poll() {
   I.lane_slots = w[AB_CTRL_LANE_SLOTS];
   I.steps = I.stats.group_steps;
   I.finished = w[AB_CTRL_NOT_FINISHED] == 0;
+  I.update_utilization(w);
   return I.finished;
 }
 
@@ -1089,6 +1103,7 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
   I.lane_slots = d.lane_slots;
   I.finished = d.finished;
   I.trace.resize(std::min(I.trace.size(), d.trace_length));
+  if (!d.ctrl.empty()) I.update_utilization(d.ctrl.data());
   return Ok{};
 }
 

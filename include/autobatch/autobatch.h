@@ -6,6 +6,7 @@
 //   engine.h   VulkanProgram (a Module on a device), VulkanRun (one batch: run it, or record it
 //              into the host's command buffers; its buffers on the device)
 //   compute.h  ComputeKernel: a custom GLSL kernel on the same context
+//   trace.h    write_trace: a batch's run as an .abtrace that `autobatch debug` opens
 //   batch.h    Batch, RunOptions, RunResult, ...: the values every backend takes and gives
 //   expected.h Expected<T> / Status: errors as values; nothing throws across the API
 //
@@ -18,6 +19,7 @@
 #include "autobatch/engine.h"
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
+#include "autobatch/trace.h"
 
 namespace ab {
 

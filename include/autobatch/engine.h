@@ -5,14 +5,15 @@
 //   VulkanProgram              a LoweredProgram compiled to GLSL -> SPIR-V -> compute pipelines.
 //   VulkanRun                  one batch's state on the device: step it, run it, read it back.
 //
-// run_vulkan() does all three for the CLI and returns the same RunResult as the CPU backends.
+// run_vulkan() does all three and returns the same RunResult as the CPU backends.
 // Every call returns errors as values (Expected / Status) with a clear message; none throws or
 // crashes on bad input, a missing device or a batch too large for the device.
 //
 // Host applications compile a Module (module.h) and pass it to VulkanProgram::compile; a run can
 // be recorded into the host's own command buffers and its data read and written where it lies on
-// the device (VulkanRun::record, record_restart, buffers(); docs/embedding.md). The overloads
-// taking a LoweredProgram are the in-tree tools' path (they need the ir/ headers).
+// the device (VulkanRun::record, record_restart, buffers(); docs/embedding.md). The CLI, the
+// debugger and the benchmark compile through a Module too; the overloads taking a LoweredProgram
+// remain for the engine's own tests, which build IR-level programs (they need the ir/ headers).
 #pragma once
 
 #include <cstdint>
@@ -91,6 +92,14 @@ struct VulkanStats {
   uint64_t submissions = 0;
   uint64_t dispatches = 0;
   uint64_t group_steps = 0;  // local: steps summed over groups
+  // The run's utilization so far, the figure RunStats::utilization reports at the end (one
+  // definition). Global schedule: the VM's, the mean over scheduler steps of active / live lanes.
+  // Local: the lanes busy in a group's step over the group's lanes, summed over all group steps
+  // (subgroup and workgroup scopes: the lanes that ran the step's block, over the subgroup size or
+  // workgroup size; lane scope: the lanes inside the subgroup's loop iteration, over its lanes in
+  // the batch). Kept up to date by step(), run(), poll(), restore() and result() from the control
+  // words they read anyway, so it costs no readback.
+  double utilization = 0;
   // GLSL generation, glslang (or the cache), pipeline creation and the driver's own compile
   // (forced at pipeline creation by an empty first dispatch), for every kernel built so far
   double compile_seconds = 0;

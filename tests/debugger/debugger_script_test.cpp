@@ -182,4 +182,52 @@ TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
   std::filesystem::remove(cmds);
   std::filesystem::remove(png);
 }
+
+// The file's whole text ("" when it cannot be read).
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("window: a Vulkan session runs on the window's device, with no validation message") {
+  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
+    MESSAGE("xvfb-run is not installed: window test skipped");
+    return;
+  }
+  const std::string cmds = temp_path("one_device.txt"), png = temp_path("one_device.png"),
+                    dump = temp_path("one_device.json"), errors = temp_path("one_device.err");
+  {
+    std::ofstream out(cmds);
+    out << "step 7\ndump " << dump << "\nscreenshot " << png << "\nquit\n";
+  }
+  const std::string run =
+      std::string(AB_CLI) + " debug " + AB_SOURCE_DIR +
+      "/samples/fib.ab -i n=range:0:10 --backend vulkan --validation --script " + cmds;
+  // The window's instance has the validation layer: the window's own calls and the engine's, on
+  // the one device, report to it, and any message fails the run.
+  const int status = std::system(
+      ("xvfb-run -a -s '-screen 0 1600x1000x24' " + run + " > /dev/null 2> " + errors).c_str());
+  const std::string stderr_text = read_text(errors);
+  CHECK_MESSAGE(status == 0, stderr_text);
+  CHECK_MESSAGE(stderr_text.find("validation") == std::string::npos, stderr_text);
+  // The engine's context is the window's device (VulkanContext::external()), not one beside it.
+  const nlohmann::json windowed = read_json(dump);
+  CHECK(windowed["source"].get<std::string>().find("(the window's device)") != std::string::npos);
+  CHECK(windowed["step"] == 7);
+  CHECK(std::filesystem::exists(png));
+
+  // Without the window (a script with no screenshot) the engine creates its own device.
+  {
+    std::ofstream out(cmds);
+    out << "step 7\ndump " << dump << "\nquit\n";
+  }
+  REQUIRE(std::system((run + " > /dev/null 2>&1").c_str()) == 0);
+  const nlohmann::json headless = read_json(dump);
+  CHECK(headless["source"].get<std::string>().find("window") == std::string::npos);
+  CHECK(headless["state"] == windowed["state"]);  // the same run on either device
+  for (const std::string& f : {cmds, png, dump, errors})
+    std::filesystem::remove(f);
+}
 #endif

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "autobatch/module.h"
+#include "autobatch/trace.h"
 #include "debugger/trace_source.h"
 #include "support/debugger_test_support.h"
 
@@ -280,4 +282,47 @@ TEST_CASE("a checkpoint the VM cannot run on from is refused when opened") {
   }
   CHECK(open_message(popped).ends_with(
       "a variable stack holds fewer entries than the lane will pop"));
+}
+
+TEST_CASE("the public write_trace writes the debugger's own recording, and it replays") {
+  const Loaded f = fib_batch(30);
+  auto module = Module::compile(f.text, {f.path, "main"});
+  REQUIRE_MESSAGE(module.ok(), module.error());
+  const std::string path = temp_path("public.abtrace"), own = temp_path("own.abtrace");
+  REQUIRE(write_trace(path, **module, f.batch, f.options, {0, UINT64_MAX, 16}).ok());
+  // Byte for byte what the debugger records from a session's timeline: the same header, steps,
+  // lane sets and checkpoints, written by the same writer.
+  REQUIRE(write_trace(own, record(f, {0, UINT64_MAX, 16})).ok());
+  auto bytes = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(bytes(path) == bytes(own));
+
+  // The debugger's reader opens it and its replay has the live VM's state at every step.
+  auto replay = open_trace(f, path);
+  VmRun live(f.lowered, f.batch, f.options);
+  while (!live.done()) {
+    CHECK(state_json(f.lowered, replay->snapshot(0, 30)) == state_json(f.lowered, live.snapshot()));
+    live.step(1);
+    REQUIRE(replay->step(1) == 1);
+  }
+  CHECK(replay->done());
+  CHECK(replay->result().outputs == live.result().outputs);
+
+  // A range, and what write_trace refuses.
+  REQUIRE(write_trace(path, **module, f.batch, f.options, {40, 90, 16}).ok());
+  auto range = read_trace(path);
+  REQUIRE(range.ok());
+  CHECK(range->first_step == 40);
+  CHECK(range->steps.size() == 50);
+  Batch wrong = f.batch;
+  wrong.inputs.clear();
+  CHECK_FALSE(write_trace(path, **module, wrong).ok());
+  const Status late = write_trace(path, **module, f.batch, {}, {1u << 30, UINT64_MAX, 16});
+  REQUIRE_FALSE(late.ok());
+  CHECK(late.error().find("the run ends at step") == 0);
+  CHECK_FALSE(write_trace(temp_path("no/such/dir/x.abtrace"), **module, f.batch).ok());
+  std::filesystem::remove(path);
+  std::filesystem::remove(own);
 }

@@ -44,13 +44,16 @@ nlohmann::json comparable_state(const DebuggerModel& m) {
   return out;
 }
 
+// The program of `info` as a Module (the Vulkan source compiles one).
 std::unique_ptr<VulkanSource> open_vulkan(const ProgramInfo& info, const Batch& batch,
                                           const RunOptions& options, Schedule schedule,
                                           LocalScope scope = LocalScope::Subgroup) {
   VulkanOptions vulkan;
   vulkan.schedule = schedule;
   vulkan.local_scope = scope;
-  auto opened = VulkanSource::open(info, batch, options, vulkan, enginetest::context());
+  auto module = Module::compile(info.source_text, {info.path, "main"});
+  REQUIRE_MESSAGE(module.ok(), module.error());
+  auto opened = VulkanSource::open(*module, batch, options, vulkan, enginetest::context());
   if (!opened) FAIL(opened.error());
   return std::move(*opened);
 }
@@ -65,7 +68,7 @@ TEST_CASE("vulkan source: global steps equal the VM's, also after back and forwa
       const Batch batch = ab::testing::make_batch(sample, 40);
       RunOptions options = sample.options;
       options.stack_depth = 64;
-      const ProgramInfo info{file, "", &loaded->lowered};
+      const ProgramInfo info{file, ab::testing::read_sample(file), &loaded->lowered};
       DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
       DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Global), {.interval = 8});
       CHECK(gpu.source().describe().find("global") != std::string::npos);
@@ -135,7 +138,7 @@ TEST_CASE("vulkan source: the lane scope steps to the VM's final state and shows
   const Batch batch = ab::testing::make_batch(sample, 40);
   RunOptions options = sample.options;
   options.stack_depth = 64;
-  const ProgramInfo info{"faults.ab", "", &loaded->lowered};
+  const ProgramInfo info{"faults.ab", ab::testing::read_sample("faults.ab"), &loaded->lowered};
   DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
   DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Local, LocalScope::Lane),
                     {.interval = 8});

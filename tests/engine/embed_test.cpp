@@ -8,9 +8,10 @@
 #include <thread>
 
 #include "autobatch/autobatch.h"
+#include "engine/module_impl.h"
 #include "engine/src/buffers.h"
 #include "engine/src/context_impl.h"
-#include "engine/src/module_impl.h"
+#include "ir/backends/vm.h"
 #include "support/engine_test_support.h"
 
 namespace ab {
@@ -435,6 +436,122 @@ TEST_CASE("embed: recording refuses what it cannot do, with a reason") {
     auto too_many = local->record_restart(cmd, {own.output, own.output});
     REQUIRE_FALSE(too_many.ok());
   });
+  check_no_validation_messages();
+}
+
+// A loop that lane l runs n_l times: the lowered blocks are the entry, the loop test, the body
+// and the return, and the lane scope's sweep is the entry, then the loop {test, body} as one
+// component, then the return.
+const char* kCountedLoop = R"(
+fn main(n: int) -> int {
+    var i = 0;
+    while i < n { i += 1; }
+    return i;
+}
+)";
+
+// The lane scope's utilization of kCountedLoop, counted by hand. A lane's loop iterations (the
+// subgroup's AB_ITERATION): one for the outer loop, in which it runs the entry, then n + 1 of the
+// component (n with the body, one in which the test leaves the loop), after which the return
+// runs in the same outer iteration: n + 2. A subgroup takes as many iterations as its busiest
+// lane, and its slots are those iterations times its lanes in the batch.
+double counted_loop_lane_utilization(const std::vector<uint32_t>& n, uint32_t subgroup) {
+  uint64_t busy = 0, slots = 0;
+  for (size_t first = 0; first < n.size(); first += subgroup) {
+    const size_t end = std::min(n.size(), first + subgroup);
+    uint64_t most = 0;
+    for (size_t l = first; l < end; ++l) {
+      busy += n[l] + 2;
+      most = std::max<uint64_t>(most, n[l] + 2);
+    }
+    slots += most * (end - first);
+  }
+  return static_cast<double>(busy) / static_cast<double>(slots);
+}
+
+TEST_CASE("embed: VulkanStats reports the run's utilization as RunStats defines it") {
+  auto module = compile_module(kCountedLoop);
+  const uint32_t subgroup = context()->device().subgroup_size;
+  REQUIRE(subgroup > 0);
+
+  // n = 0 .. 22, in a scrambled order
+  auto loop_batch = [](uint32_t lanes) {
+    Batch batch = int_batch(lanes, 11);
+    for (uint32_t& n : batch.inputs[0])
+      n %= 23;
+    return batch;
+  };
+
+  SUBCASE("global: the VM's figure, after every few steps") {
+    const Batch batch = loop_batch(50);
+    for (GlobalMode mode : {GlobalMode::Masked, GlobalMode::Compacted}) {
+      VulkanOptions vulkan;
+      vulkan.schedule = Schedule::Global;
+      vulkan.global_mode = mode;
+      vulkan.fuse_small_batches = false;
+      auto run = make_run(context(), module, batch, {}, vulkan);
+      VmRun vm(module->impl().lowered, batch, {});
+      while (!vm.done()) {
+        REQUIRE(run->step(3).ok());
+        vm.step(3);
+        CHECK(run->stats().utilization ==
+              doctest::Approx(vm.result().stats.utilization).epsilon(1e-5));
+      }
+      CHECK(run->done());
+      auto gpu = run->result();
+      REQUIRE(gpu.ok());
+      CHECK(gpu->stats.utilization == run->stats().utilization);
+    }
+  }
+
+  SUBCASE("local subgroup and workgroup: one group's min-PC loop is the VM's schedule") {
+    // A batch inside one group steps as the VM does with the min-PC rule: the group's steps are
+    // the VM's steps and the lanes that ran a block are the VM's lane steps; the denominator
+    // counts every lane of the group, also those past the batch's end.
+    for (LocalScope scope : {LocalScope::Subgroup, LocalScope::Workgroup}) {
+      const uint32_t width = scope == LocalScope::Subgroup ? subgroup : 64;
+      const Batch small = loop_batch(std::min(width, 40u));
+      VulkanOptions vulkan;
+      vulkan.local_scope = scope;
+      auto run = make_run(context(), module, small, {}, vulkan);
+      REQUIRE(run->run().ok());
+      const RunStats vm = run_vm(module->impl().lowered, small, {}).stats;
+      CHECK(run->stats().group_steps == vm.steps);
+      const double expected = static_cast<double>(vm.lane_steps) /
+                              (static_cast<double>(vm.steps) * static_cast<double>(width));
+      CHECK(run->stats().utilization == doctest::Approx(expected).epsilon(1e-12));
+      auto gpu = run->result();
+      REQUIRE(gpu.ok());
+      CHECK(gpu->stats.utilization == run->stats().utilization);
+    }
+  }
+
+  SUBCASE("local lane: counted by hand, from run() and from poll() after a recorded round") {
+    Batch batch;
+    batch.lanes = 2 * subgroup + 3;  // a partial last subgroup
+    batch.inputs = {{}};
+    for (uint32_t l = 0; l < batch.lanes; ++l)
+      batch.inputs[0].push_back((l * 7) % 11);
+    const double expected = counted_loop_lane_utilization(batch.inputs[0], subgroup);
+    // The hand count's block structure, checked against the interpreter: a lane runs the entry,
+    // n + 1 tests, n bodies and the return.
+    uint64_t blocks = 0;
+    for (uint32_t n : batch.inputs[0])
+      blocks += 2 * n + 3;
+    CHECK(interp(*module, batch).stats.lane_steps == blocks);
+
+    auto run = make_run(context(), module, batch);
+    REQUIRE(run->run().ok());
+    CHECK(run->stats().utilization == doctest::Approx(expected).epsilon(1e-12));
+
+    // (A dispatch's step budget splits a lane's loop over rounds and adds iterations: the
+    // default budget lets every lane finish in the first round, as the hand count assumes.)
+    Host host;
+    auto recorded = make_run(host.external(), module, batch);
+    CHECK(recorded->stats().utilization == 0);
+    CHECK(host.run_in_frames(*recorded, 1) == 1);
+    CHECK(recorded->stats().utilization == doctest::Approx(expected).epsilon(1e-12));
+  }
   check_no_validation_messages();
 }
 

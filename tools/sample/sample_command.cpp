@@ -214,17 +214,18 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   auto combined = compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab");
   if (!combined) return combined.failure();
   SampleProgram out;
-  out.program = sampler_first(std::move(*combined));
-  out.entry = out.program.find_function("main");
+  Program program = sampler_first(std::move(*combined));
+  const int entry = program.find_function("main");
+  out.module = Module::Impl::make(std::move(program), entry, *text + "\n" + kNutsSource);
   out.dimension = length;
   return out;
 }
 
 Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& c) {
-  const Program& program = loaded.program;
+  const Program& program = loaded.program();
   const Types& types = program.types;
   const uint32_t D = loaded.dimension;
-  const Function& main_fn = program.functions[loaded.entry];
+  const Function& main_fn = program.functions[loaded.entry()];
   Batch batch;
   batch.lanes = c.chains;
   auto uniforms = bind_uniforms(program, c.uniforms);
@@ -276,10 +277,10 @@ int sample_command(const SampleCommand& c) {
   if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", c.backend)});
   auto loaded = load_sample_program(c.model);
   if (!loaded) return refuse(loaded.failure());
-  const Program& program = loaded->program;
+  const Program& program = loaded->program();
   const Types& types = program.types;
   const uint32_t D = loaded->dimension;
-  const Function& main_fn = program.functions[loaded->entry];
+  const Function& main_fn = program.functions[loaded->entry()];
 
   auto built = sampler_batch(*loaded, c);
   if (!built) return refuse(built.failure());
@@ -344,7 +345,7 @@ int sample_command(const SampleCommand& c) {
   };
   DeviceOptions device = c.device;
   device.progress = c.format == "table";
-  const BackendRun run = backend->run(program, loaded->entry, batch, options, device);
+  const BackendRun run = backend->run(loaded->module, batch, options, device);
   if (progress_shown && stderr_is_terminal()) fmt::print(stderr, "\n");
   if (!run.error.empty()) return report_error(Error{run.error});
   if (write_failed) return report_error(Error{fmt::format("cannot write '{}'", path("draws.npy"))});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/module_impl.h"
 #include "tools/backends.h"
 
 namespace ab::cli {
@@ -36,9 +37,12 @@ extern const char* const kNutsSource;
 
 // The model with the sampler appended, checked against the model contract, compiled.
 struct SampleProgram {
-  Program program;
-  int entry = -1;
+  // The model and the sampler as one checked program (Module::Impl::make), which the backends
+  // run through the public API; program() and entry() are its inside, for the tool's own use.
+  std::shared_ptr<const Module> module;
   uint32_t dimension = 0;
+  const Program& program() const { return module->impl().program; }
+  int entry() const { return module->impl().entry; }
 };
 Expected<SampleProgram> load_sample_program(const std::string& model_path);
 

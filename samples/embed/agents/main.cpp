@@ -4,8 +4,8 @@
 // command buffer holds the run's restart (its inputs copied on the GPU from the previous frame's
 // outputs), its rounds, a barrier, and a render pass whose vertex shader reads the agents straight
 // from the run's output region; an ImGui overlay shows the frame and autobatch times (timestamp
-// queries), the run's group steps and utilization. Only <autobatch/...> headers are used here;
-// capture.cpp (the .abtrace writer) is the one file that needs in-tree headers.
+// queries), the run's group steps and utilization. Only <autobatch/...> headers are used, the
+// .abtrace capture (ab::write_trace) included.
 #include <autobatch/autobatch.h>
 
 #define GLFW_INCLUDE_VULKAN
@@ -23,13 +23,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "capture.h"
 
 namespace {
 
@@ -200,13 +196,6 @@ ab::Batch initial_batch(uint32_t agents) {
   return batch;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class App {
  public:
   explicit App(const Args& args) : args_(args) {}
@@ -265,7 +254,6 @@ class App {
   VkDeviceMemory shot_memory_ = VK_NULL_HANDLE;
   bool imgui_ready_ = false;
 
-  std::string source_text_;
   ab::Batch batch_;
   ab::RunOptions options_;
   std::shared_ptr<const ab::Module> module_;
@@ -277,7 +265,7 @@ class App {
   uint64_t frames_ = 0, runs_completed_ = 0, unfinished_frames_ = 0;
   bool last_run_finished_ = true;
   uint64_t group_steps_ = 0;
-  double utilization_ = 0;  // sampled through result() every 60 frames (see frame())
+  double utilization_ = 0;  // the last finished frame's (VulkanStats::utilization after poll())
   double frame_ms_ = 0, autobatch_ms_ = 0, gpu_frame_ms_ = 0;
   double sum_frame_ms_ = 0, sum_autobatch_ms_ = 0, sum_gpu_frame_ms_ = 0;
   uint64_t timed_frames_ = 0;
@@ -522,9 +510,12 @@ void App::create_swapchain() {
 }
 
 void App::create_autobatch() {
-  source_text_ = read_text(args_.program);
   std::vector<ab::SourceDiagnostic> diagnostics;
-  auto module = ab::Module::load(args_.program, {}, &diagnostics);
+  // Under its absolute path: a capture names the module's file, which `autobatch debug` then
+  // opens from any directory.
+  ab::CompileOptions compile;
+  compile.file = std::filesystem::absolute(args_.program).string();
+  auto module = ab::Module::load(args_.program, compile, &diagnostics);
   if (!module) throw Failure(module.error());
   module_ = *module;
   if (module_->inputs().size() != 1 || module_->inputs()[0].words != kAgentWords ||
@@ -813,7 +804,7 @@ void App::frame(bool last) {
     ImGui::Text("autobatch    %.2f ms (restart + %u rounds)", autobatch_ms_, args_.rounds);
   }
   ImGui::Text("group steps  %llu this frame", static_cast<unsigned long long>(group_steps_));
-  ImGui::Text("utilization  %.1f%% (sampled every 60 frames)", utilization_ * 100);
+  ImGui::Text("utilization  %.1f%%", utilization_ * 100);
   ImGui::Text("runs         %llu finished, %llu frames continued",
               static_cast<unsigned long long>(runs_completed_),
               static_cast<unsigned long long>(unfinished_frames_));
@@ -882,11 +873,8 @@ void App::frame(bool last) {
     sum_gpu_frame_ms_ += gpu_frame_ms_;
     ++timed_frames_;
   }
-  // Utilization needs the per-lane step counts: result() reads the whole state back (blocking),
-  // so it is sampled now and then, outside the frame's timing.
-  if (*finished && (frames_ % 60 == 1 || last)) {
-    if (auto r = run_->result(); r) utilization_ = r->stats.utilization;
-  }
+  // poll() read the run's counters: no readback of the lanes' state.
+  if (*finished) utilization_ = run_->stats().utilization;
 }
 
 void App::write_screenshot() {
@@ -925,8 +913,9 @@ bool App::capture(const std::string& path) {
     }
     batch.inputs = {r->outputs};
   }
-  const std::string program = std::filesystem::absolute(args_.program).string();
-  const std::string error = write_capture(*module_, program, source_text_, batch, options_, path);
+  // The CPU VM's run of the current agents (the next frame's decision), as the debugger replays it.
+  const ab::Status written = ab::write_trace(path, *module_, batch, options_);
+  const std::string error = written ? std::string() : written.error();
   status_line_ = error.empty() ? "captured " + path : "capture: " + error;
   std::printf("%s\n", status_line_.c_str());
   if (error.empty()) std::printf("open it with: autobatch debug %s\n", path.c_str());

@@ -1,4 +1,4 @@
-#include "debugger/trace_file.h"
+#include "ir/trace/trace_file.h"
 
 #include <fmt/format.h>
 #include <zstd.h>
@@ -9,7 +9,7 @@
 
 #include "ir/read_file.h"
 
-namespace ab::debugger {
+namespace ab {
 
 uint64_t source_hash(const std::string& text) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -466,4 +466,4 @@ Status check_trace_source(const TraceHeader& header, const std::string& trace_pa
       trace_path, source_path, source_hash(source_text), header.source_hash)};
 }
 
-}  // namespace ab::debugger
+}  // namespace ab

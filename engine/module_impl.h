@@ -8,10 +8,16 @@
 namespace ab {
 
 struct Module::Impl {
+  // A Module around a program the caller compiled and checked itself (its `entry` exists): the
+  // in-tree tools, whose front-end messages (excerpted names, formatted diagnostics) are their
+  // own, run through the public API from there. `source_text` is what it was compiled from.
+  static std::shared_ptr<const Module> make(Program program, int entry, std::string source_text);
+
   Program program;
   int entry = -1;
   LoweredProgram lowered;
   std::string entry_name;
+  std::string source_text;  // what was compiled: a trace (autobatch/trace.h) holds its hash
   std::vector<ValueInfo> inputs, uniforms;
   ValueInfo output, emit_record;
 };

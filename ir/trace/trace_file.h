@@ -1,4 +1,6 @@
-// The .abtrace format: a recorded batched run that the debugger replays with no GPU.
+// The .abtrace format: a recorded batched run that the debugger replays with no GPU. The one
+// reader and writer of the format: the public write_trace (autobatch/trace.h, through
+// ir/trace/vm_trace.h), `autobatch run --trace` and the debugger all write through it.
 //
 // File layout: an uncompressed header, then one zstd frame (with content checksum) holding the
 // body.
@@ -21,7 +23,7 @@
 #include "ir/backends/vm.h"
 #include "ir/run.h"
 
-namespace ab::debugger {
+namespace ab {
 
 constexpr uint32_t kTraceFormatVersion = 1;
 
@@ -67,4 +69,4 @@ Expected<TraceHeader> read_trace_header(const std::string& path);
 Status check_trace_source(const TraceHeader& header, const std::string& trace_path,
                           const std::string& source_path, const std::string& source_text);
 
-}  // namespace ab::debugger
+}  // namespace ab
