@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "autobatch/engine.h"
+#include "engine/module_impl.h"
 #include "engine/src/buffers.h"
 #include "engine/src/context_impl.h"
 #include "engine/src/glsl_codegen.h"
 #include "engine/src/kernel_split.h"
 #include "engine/src/kernels.h"
-#include "engine/module_impl.h"
 #include "engine/src/state_layout.h"
 #include "ir/run.h"
 
