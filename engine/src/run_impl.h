@@ -1,0 +1,140 @@
+// VulkanRun's inside, shared by the files that implement it: run.cpp (creation, uploads and the
+// PC loop's submissions), run_readback.cpp (results, snapshots and checkpoints, everything that
+// reads the device's state back) and run_record.cpp (recording into a host's command buffers).
+#pragma once
+
+#include <chrono>
+#include <map>
+
+#include "ab_layout.h"
+#include "engine/src/buffers.h"
+#include "engine/src/program_impl.h"
+
+namespace ab {
+
+using Clock = std::chrono::steady_clock;
+
+inline Kernel local_kernel(LocalScope scope) {
+  switch (scope) {
+    case LocalScope::Subgroup:
+      return Kernel::LocalSubgroup;
+    case LocalScope::Workgroup:
+      return Kernel::LocalWorkgroup;
+    case LocalScope::Lane:
+      return Kernel::LocalLane;
+  }
+  return Kernel::LocalSubgroup;
+}
+
+inline uint32_t groups_for(uint32_t n) {
+  return (n + AB_GROUP_SIZE - 1) / AB_GROUP_SIZE;
+}
+
+struct VulkanRun::Impl {
+  std::shared_ptr<VulkanProgram> program_ref;
+  VulkanProgram::Impl* prog = nullptr;
+  VulkanContext::Impl* ctx = nullptr;
+  const LoweredProgram* lp = nullptr;
+  const StateLayout* layout = nullptr;
+  RunOptions options;
+  VulkanOptions vulkan;
+  uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
+  bool global = false, fused = false;  // fused: the global schedule in one subgroup
+  DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
+  uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
+  RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
+  std::vector<DeviceBuffer> arenas;
+  // The state as created (slot-major), kept for record_restart; `initial` is its device copy,
+  // uploaded by the first restart.
+  std::vector<uint32_t> initial_image;
+  DeviceBuffer initial;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  std::map<uint64_t, VkCommandBuffer> recorded;  // by step count (global) or budget (local)
+  PushConstants push;
+  bool finished = false;
+  uint64_t steps = 0;
+  // Local schedule: the lanes busy in the groups' steps (lane scope: in their loop iterations),
+  // and the groups' steps times their lanes (the AB_CTRL_LANE_* counters, summed)
+  uint64_t lane_iterations = 0, lane_slots = 0;
+  std::vector<TraceStep> trace;
+  VulkanStats stats;
+  Clock::time_point created;
+  double compile_seconds_at_creation = 0;  // to leave compilation out of run_seconds
+
+  ~Impl() {
+    if (!ctx) return;
+    std::lock_guard lock(ctx->submit_mutex);
+    ctx->api.vkQueueWaitIdle(ctx->queue);
+    for (auto& [n, cmd] : recorded)
+      ctx->api.vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
+    if (fence) ctx->api.vkDestroyFence(ctx->device, fence, nullptr);
+    if (pool) ctx->api.vkDestroyDescriptorPool(ctx->device, pool, nullptr);
+  }
+
+  // The control buffer (header, per-block counts and executions, trace), which the readback
+  // buffer mirrors word for word.
+  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 2ull * nblocks + 2ull * trace_cap; }
+
+  Status allocate(const Batch& batch);
+  // Downloads the per-lane state (slot-major, see state_layout.h).
+  Status read_state(std::vector<uint32_t>& image);
+  // Entries in use in stack k: its deepest stack pointer over all lanes (clamped to the depth).
+  uint32_t live_entries(int k, const std::vector<uint32_t>& image) const;
+  // Downloads each stack's live prefix: entries [0, entries[k]) of stack k, laid out
+  // [entry][word][lane] as on the device (the prefix is contiguous there).
+  Status read_live_stacks(const std::vector<uint32_t>& image,
+                          std::vector<std::vector<uint32_t>>& stacks,
+                          std::vector<uint32_t>& entries);
+  uint64_t stack_offset_words(int k) const {
+    return uint64_t{layout->stacks[k].base} * depth * lanes;
+  }
+  Expected<BatchSnapshot> take_snapshot(bool with_stacks);
+  // Sets stats.utilization from the counters so far: `header` is the control buffer's header as
+  // the device last left it (the global schedule keeps its sums there).
+  void update_utilization(const uint32_t* header);
+  Status upload_initial_state(const Batch& batch);
+  Expected<VkCommandBuffer> record(uint64_t n);
+  // Why this run cannot be recorded into a host's command buffer, or empty.
+  std::string unrecordable() const;
+  // The region of `words` rows starting at state slot `slot`.
+  DeviceRegion state_region(int32_t slot, uint32_t words) const {
+    if (slot < 0 || words == 0) return {};
+    return {state.handle(), uint64_t{static_cast<uint32_t>(slot)} * lanes * 4,
+            uint64_t{words} * lanes * 4, words};
+  }
+  // Steps one submission runs at most: global scheduler steps (fused: in one dispatch), or local
+  // group steps per dispatch.
+  uint64_t steps_per_submission() const {
+    return global && !fused ? vulkan.steps_per_submission : vulkan.local_steps_per_dispatch;
+  }
+  Status submit(uint64_t n);
+  // Hands the records in the lanes' streams on (RunOptions::on_emit or `streamed`), empties the
+  // streams and puts parked lanes back at the block they wait at, so the run goes on.
+  Status drain_streams();
+  // The generated kernel each dispatch (or each step) of this run runs, in every part.
+  Kernel step_kernel() const {
+    if (fused) return Kernel::GlobalFused;
+    if (global)
+      return vulkan.global_mode == GlobalMode::Compacted ? Kernel::GlobalCompacted
+                                                         : Kernel::GlobalMasked;
+    return local_kernel(vulkan.local_scope);
+  }
+  size_t step_parts() const { return prog->parts(residency_of(step_kernel())); }
+  // A split program's parts in the order a submission dispatches them: forward then back, so
+  // that a lane calling into later parts and returning gets through both ways in one submission.
+  std::vector<size_t> part_order() const {
+    std::vector<size_t> order;
+    const size_t parts = step_parts();
+    for (size_t p = 0; p < parts; ++p)
+      order.push_back(p);
+    for (size_t p = parts - 1; p-- > 0;)
+      order.push_back(p);
+    return order;
+  }
+  // Every buffer's size against the device before any is allocated.
+  Status check_sizes() const;
+};
+
+}  // namespace ab
