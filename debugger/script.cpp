@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tools/excerpt.h"
+#include "ir/excerpt.h"
 
 namespace ab::debugger {
 namespace {
@@ -155,8 +155,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     if (w.size() != 3 || (w[1] != "ir" && w[1] != "glsl")) return usage;
     const int32_t block = m.find_block(w[2]);
     if (block < 0)
-      return fmt::format("no block '{}' (give a name such as fib.b2, or an index)",
-                         cli::excerpt(w[2]));
+      return fmt::format("no block '{}' (give a name such as fib.b2, or an index)", excerpt(w[2]));
     const std::string text = w[1] == "ir" ? m.block_ir(block) : m.block_glsl(block);
     log << fmt::format("{} of {}:\n{}{}", w[1], m.lowered().blocks[block].name, text,
                        text.ends_with('\n') ? "" : "\n");
@@ -169,7 +168,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
   return fmt::format(
       "unknown command '{}' (commands: step, break, continue, back, seek, select, "
       "color, show, screenshot, dump, save, frames, quit)",
-      cli::excerpt(cmd));
+      excerpt(cmd));
 }
 
 }  // namespace

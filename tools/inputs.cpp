@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/excerpt.h"
 #include "tools/data_file.h"
-#include "tools/excerpt.h"
 #include "tools/shape.h"
 #include "tools/values.h"
 

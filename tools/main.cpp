@@ -22,9 +22,9 @@
 
 #include "autobatch/engine.h"
 #include "bench/bench.h"
+#include "ir/excerpt.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
-#include "tools/excerpt.h"
 #include "tools/option_checks.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
@@ -233,8 +233,7 @@ std::string missing_subcommand_message(CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg.starts_with("-")) continue;
-    return fmt::format("unknown subcommand '{}'; the subcommands are {}", ab::cli::excerpt(arg),
-                       known);
+    return fmt::format("unknown subcommand '{}'; the subcommands are {}", ab::excerpt(arg), known);
   }
   return fmt::format("a subcommand is required: one of {}", known);
 }

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "tools/excerpt.h"
+#include "ir/excerpt.h"
 #include "tools/file_io.h"
 #include "tools/shape.h"
 

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "tools/excerpt.h"
+#include "ir/excerpt.h"
 
 namespace ab::cli {
 

@@ -4,8 +4,8 @@
 
 #include "ir/diagnostics.h"
 #include "ir/entry.h"
+#include "ir/excerpt.h"
 #include "ir/frontend/frontend.h"
-#include "tools/excerpt.h"
 #include "tools/file_io.h"
 
 namespace ab::cli {

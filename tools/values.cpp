@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/excerpt.h"
 #include "ir/ops.h"
-#include "tools/excerpt.h"
 
 namespace ab::cli {
 namespace {

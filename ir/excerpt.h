@@ -2,8 +2,8 @@
 // that a 200 KB .npy dtype or a 1 MB CSV cell still gives a one-line message, and with control
 // bytes escaped so that a message cannot garble the terminal.
 //
-// Header-only: the bench library and the debugger's script runner use it too without linking the
-// tool.
+// In ir/, the lowest layer, because every layer above quotes input: the tool's readers, the
+// debugger's script runner, the bench's option checks.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-namespace ab::cli {
+namespace ab {
 
 constexpr size_t kExcerptChars = 60;
 
@@ -44,4 +44,4 @@ inline std::string excerpt(std::string_view text, size_t max_chars = kExcerptCha
   return out;
 }
 
-}  // namespace ab::cli
+}  // namespace ab
