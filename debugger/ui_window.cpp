@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -186,7 +187,8 @@ Status Window::create_instance() {
 
 // One device for the window and the engine: a queue family that draws, presents and computes
 // (what VulkanContext::create_external checks), on a Vulkan 1.2 device; ContextOptions's
-// device_index, when given, picks the device.
+// device_index, when given, picks the device, else the engine's order of device types does
+// (device_type_rank), as for a run without a window.
 Status Window::create_device() {
   if (Status s = create_instance(); !s) return s;
   if (Status s = check(glfwCreateWindowSurface(instance_, window_, nullptr, &surface_),
@@ -199,6 +201,7 @@ Status Window::create_device() {
   if (!count) return Error{"Vulkan: no device found"};
   std::vector<VkPhysicalDevice> devices(count);
   vkEnumeratePhysicalDevices(instance_, &count, devices.data());
+  int best_rank = INT_MAX;
   for (size_t i = 0; i < devices.size(); ++i) {
     const VkPhysicalDevice d = devices[i];
     if (options_.device_index >= 0 && static_cast<size_t>(options_.device_index) != i) continue;
@@ -206,6 +209,7 @@ Status Window::create_device() {
     vkGetPhysicalDeviceProperties(d, &props);
     if (VK_API_VERSION_MAJOR(props.apiVersion) == 1 && VK_API_VERSION_MINOR(props.apiVersion) < 2)
       continue;
+    if (device_type_rank(props.deviceType) >= best_rank) continue;
     uint32_t qcount = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(d, &qcount, nullptr);
     std::vector<VkQueueFamilyProperties> families(qcount);
@@ -217,10 +221,10 @@ Status Window::create_device() {
       if ((families[q].queueFlags & needed) == needed && present) {
         physical_ = d;
         queue_family_ = q;
+        best_rank = device_type_rank(props.deviceType);
         break;
       }
     }
-    if (physical_) break;
   }
   if (!physical_)
     return Error{

@@ -40,7 +40,9 @@ const char* device_type_name(VkPhysicalDeviceType t) {
   }
 }
 
-int type_rank(VkPhysicalDeviceType t) {
+}  // namespace
+
+int device_type_rank(VkPhysicalDeviceType t) {
   switch (t) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
       return 0;
@@ -54,8 +56,6 @@ int type_rank(VkPhysicalDeviceType t) {
       return 4;
   }
 }
-
-}  // namespace
 
 bool caps_shader_loops(const DeviceInfo& device) {
   // lavapipe names itself "llvmpipe (LLVM 15.0.6, 256 bits)", its driver "llvmpipe".
@@ -207,8 +207,8 @@ std::string create_device(VulkanContext::Impl& impl, const ContextOptions& optio
       impl.api.vkGetPhysicalDeviceProperties(devices[i], &p);
       if (VK_API_VERSION_MINOR(p.apiVersion) < 2 && VK_API_VERSION_MAJOR(p.apiVersion) == 1)
         continue;
-      if (type_rank(p.deviceType) < best_rank) {
-        best_rank = type_rank(p.deviceType);
+      if (device_type_rank(p.deviceType) < best_rank) {
+        best_rank = device_type_rank(p.deviceType);
         chosen = static_cast<int>(i);
       }
     }

@@ -60,6 +60,11 @@ struct ExternalDevice {
   VkQueue queue = VK_NULL_HANDLE;
 };
 
+// The order VulkanContext::create prefers device types in when no index is given (lower first):
+// discrete GPU, integrated, virtual, CPU, other. A host picking its own device (the debugger's
+// window does) can follow the same order.
+int device_type_rank(VkPhysicalDeviceType type);
+
 class VulkanContext {
  public:
   struct Impl;
