@@ -73,13 +73,19 @@ std::string slot_register(uint32_t s) {
 std::string var_register(VarId v) {
   return fmt::format("rv{}", v);
 }
+// Stack k's private copy (SourcePart::private_stack_depth).
+std::string private_stack(int k) {
+  return fmt::format("ab_stack{}", k);
+}
 
 class BlockEmitter {
  public:
   // slots_in_registers: Memory residency with the fixed and stack-pointer slots in registers
   // (SourcePart::slots_in_registers).
+  // private_stacks: the stacks are the private arrays of SourcePart::private_stack_depth.
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
-               Residency residency, std::string& out, bool slots_in_registers = false)
+               Residency residency, std::string& out, bool slots_in_registers = false,
+               bool private_stacks = false)
       : p_(p),
         L_(layout),
         T_(p.types()),
@@ -87,6 +93,7 @@ class BlockEmitter {
         block_(p.blocks[index]),
         registers_(residency == Residency::Registers),
         slots_in_registers_(registers_ || slots_in_registers),
+        private_stacks_(registers_ && private_stacks),
         out_(out) {}
 
   void emit() {
@@ -218,6 +225,8 @@ class BlockEmitter {
   // Arena word of stack k at entry `sp` (a GLSL expression), word `w`.
   std::string stack_word(int k, const std::string& sp, const std::string& w) const {
     const StackPlacement& s = L_.stacks[k];
+    if (private_stacks_)
+      return fmt::format("{}[({}) * {}u + {}]", private_stack(k), sp, s.words, w);
     return fmt::format("arena{}.w[({}u * P.depth + ({}) * {}u + {}) * L + lane]", s.arena, s.base,
                        sp, s.words, w);
   }
@@ -480,6 +489,7 @@ class BlockEmitter {
   const LoweredBlock& block_;
   bool registers_;           // variables in registers
   bool slots_in_registers_;  // fixed and stack-pointer slots in registers
+  bool private_stacks_;      // stacks in private arrays (SourcePart::private_stack_depth)
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
@@ -534,8 +544,11 @@ std::string raise_in_registers() {
 //   an unsplit program keeps one access per word;
 // - every word has a constant index: a private array indexed in a loop is lowered into a ladder
 //   of tests per access (an int[256] variable took 31 s to compile that way instead of 9 s).
+// - with a private_depth, the stacks the part uses are private arrays for the dispatch: the
+//   entries below each stack pointer are copied in and, at the end, back out.
 std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
-                           const BlockRange& part, bool with_vars, bool compact) {
+                           const BlockRange& part, bool with_vars, bool compact,
+                           uint32_t private_depth) {
   const Types& types = program.types();
   std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
   bool calls = false, tail_calls = false, returns = false, random = false, emits = false;
@@ -645,6 +658,25 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
         "  for (uint i = 0u; i < {}u; ++i) {{\n    uint w = 0u, s = 0u;\n    bool keep = true;\n"
         "    switch (i) {{\n{}    }}\n    if (keep) {} = w;\n  }}\n",
         i, cases, slot_word("s"));
+  }
+  if (private_depth > 0) {
+    std::vector<std::pair<int, uint32_t>> stacks;  // (stack, its stack-pointer slot)
+    if (calls || returns) stacks.push_back({0, AB_SLOT_PC_SP});
+    for (size_t v = 0; v < program.vars.size(); ++v)
+      if (used[v] && layout.stack_of[v] >= 0)
+        stacks.push_back({layout.stack_of[v], static_cast<uint32_t>(layout.sp_slot[v])});
+    for (const auto& [k, sp] : stacks) {
+      const StackPlacement& st = layout.stacks[k];
+      const std::string entries =
+          fmt::format("min({}, {}u) * {}u", slot_register(sp), private_depth, st.words);
+      const std::string arena =
+          fmt::format("arena{}.w[({}u * P.depth + i) * L + lane]", st.arena, st.base);
+      decls += fmt::format("uint {}[{}];\n", private_stack(k), private_depth * st.words);
+      load += fmt::format("  for (uint i = 0u; i < {}; ++i) {}[i] = {};\n", entries,
+                          private_stack(k), arena);
+      store += fmt::format("  for (uint i = 0u; i < {}; ++i) {} = {}[i];\n", entries, arena,
+                           private_stack(k));
+    }
   }
   return decls + "void ab_load(uint lane) {\n  const uint L = P.lanes;\n" + load +
          "}\nvoid ab_store(uint lane) {\n  const uint L = P.lanes;\n" + store + "}\n";
@@ -831,12 +863,15 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   const bool registers = residency == Residency::Registers;
   const bool slots_in_registers = registers || part.slots_in_registers;
   if (slots_in_registers)
-    out += lane_registers(program, layout, blocks, registers, part.compact_moves) +
+    out += lane_registers(program, layout, blocks, registers, part.compact_moves,
+                          registers ? part.private_stack_depth : 0) +
            raise_in_registers();
   else
     out += kAbRaiseMemoryText;
   for (int32_t b = blocks.first; b < blocks.end; ++b)
-    BlockEmitter(program, layout, b, residency, out, part.slots_in_registers).emit();
+    BlockEmitter(program, layout, b, residency, out, part.slots_in_registers,
+                 part.private_stack_depth > 0)
+        .emit();
   out += run_block_function(slots_in_registers, blocks);
   if (!registers)
     out += slots_in_registers ? "#define AB_STEP(lane, b) { ab_load(lane); run_block(lane, b); "
@@ -845,6 +880,13 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   out += registers ? kAbEntryRegistersText : kAbEntryMemoryText;
   if (registers) out += lane_entry_point(program, part);
   return out;
+}
+
+uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth) {
+  uint64_t words = 0;
+  for (const StackPlacement& s : layout.stacks)
+    words += s.words;
+  return words * depth <= kPrivateStackWords ? depth : 0;
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,

@@ -71,7 +71,18 @@ struct SourcePart {
   // ab_load/ab_store move the words through one access each in a loop (less code, more time per
   // dispatch) instead of one access per word: for a split program, where kernel size matters.
   bool compact_moves = false;
+  // Register residency: the lane's stacks are copied into private arrays of this many entries
+  // for the dispatch (in ab_load, back in ab_store) instead of being read and written in the
+  // arenas at every push and pop; 0 keeps them in the arenas. It must equal the run's
+  // RunOptions::stack_depth (private_stack_depth() picks it).
+  uint32_t private_stack_depth = 0;
 };
+// The private_stack_depth for a run of `depth` entries per stack: `depth` when the register
+// kernels' private copy of every stack of a lane fits kPrivateStackWords, else 0. On lavapipe
+// a storage-buffer access is a loop over the SIMD lanes with a bounds check each, a private
+// array access a few vector instructions (docs/performance.md, "Private stacks").
+constexpr uint32_t kPrivateStackWords = 4096;
+uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth);
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part);
 // The whole program in one source (the form of every program that is not split).

@@ -189,22 +189,23 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p) {
   });
 }
 
-const std::string& VulkanProgram::Impl::source(Residency r, size_t part) {
+const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_t private_depth) {
   std::lock_guard lock(mutex);
-  const auto key = std::make_pair(r, part);
+  const auto key = std::make_tuple(r, part, private_depth);
   if (auto it = sources.find(key); it != sources.end()) return it->second;
   const SourcePart what{split.parts(r).at(part), split.copy_callees,
-                        r == Residency::Memory && parts(r) > 1, parts(r) > 1};
+                        r == Residency::Memory && parts(r) > 1, parts(r) > 1, private_depth};
   return sources[key] = generate_glsl(*program, layout, r, target, what);
 }
 
-Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part) {
+Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32_t private_depth) {
   std::lock_guard lock(mutex);
-  const auto key = std::make_pair(static_cast<int>(k), part);
+  if (residency_of(k) == Residency::Memory) private_depth = 0;
+  const auto key = std::make_tuple(static_cast<int>(k), part, private_depth);
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
   if (!unfit.empty()) return Error{unfit};
   const auto start = std::chrono::steady_clock::now();
-  auto spirv = compile_glsl(glsl_for(k, part), kernel_macro(k), cache_dir);
+  auto spirv = compile_glsl(glsl_for(k, part, private_depth), kernel_macro(k), cache_dir);
   if (!spirv) return Error{spirv.error()};
   spirv_from_cache = spirv_from_cache && spirv->from_cache;
   auto p = create_pipeline(spirv->spirv);
@@ -216,7 +217,7 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part) {
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
   std::lock_guard lock(mutex);
-  const auto key = std::make_pair(100 + static_cast<int>(k), size_t{0});
+  const auto key = std::make_tuple(100 + static_cast<int>(k), size_t{0}, uint32_t{0});
   if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
   auto p = create_pipeline(hand_kernel_spirv(k));

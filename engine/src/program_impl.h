@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,10 +37,11 @@ struct VulkanProgram::Impl {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  // Sources by (residency, part), generated when a kernel first needs them.
-  std::map<std::pair<Residency, size_t>, std::string> sources;
-  // Generated kernels by (kernel, part); hand-written ones by (100 + id, 0).
-  std::map<std::pair<int, size_t>, VkPipeline> pipelines;
+  // Sources by (residency, part, private stack depth), generated when a kernel first needs them.
+  std::map<std::tuple<Residency, size_t, uint32_t>, std::string> sources;
+  // Generated kernels by (kernel, part, private stack depth); hand-written ones by (100 + id, 0,
+  // 0).
+  std::map<std::tuple<int, size_t, uint32_t>, VkPipeline> pipelines;
   // Where a new pipeline's first (empty) dispatch runs: drivers such as lavapipe compile the
   // shader there rather than in vkCreateComputePipelines.
   DeviceBuffer warm_buffer;
@@ -54,7 +56,8 @@ struct VulkanProgram::Impl {
   std::recursive_mutex mutex;
 
   size_t parts(Residency r) const { return split.parts(r).size(); }
-  Expected<VkPipeline> pipeline(Kernel k, size_t part);
+  // private_depth: SourcePart::private_stack_depth (ignored by the Memory residency kernels).
+  Expected<VkPipeline> pipeline(Kernel k, size_t part, uint32_t private_depth = 0);
   Expected<VkPipeline> pipeline(HandKernel k);
   ~Impl();
 
@@ -62,8 +65,11 @@ struct VulkanProgram::Impl {
   // Makes the driver finish compiling `p` now: one dispatch in which every invocation returns at
   // once (no lanes, no steps, no blocks) over a scratch buffer.
   Status warm_up(VkPipeline p);
-  const std::string& source(Residency r, size_t part);
-  const std::string& glsl_for(Kernel k, size_t part) { return source(residency_of(k), part); }
+  const std::string& source(Residency r, size_t part, uint32_t private_depth = 0);
+  const std::string& glsl_for(Kernel k, size_t part, uint32_t private_depth = 0) {
+    const Residency r = residency_of(k);
+    return source(r, part, r == Residency::Registers ? private_depth : 0);
+  }
   std::string pipeline_cache_path() const;
   // The saved VkPipelineCache data if the file is intact and was made by this device and driver.
   std::vector<char> load_pipeline_cache() const;

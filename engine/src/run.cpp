@@ -245,7 +245,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   }
   std::vector<VkPipeline> steps;  // the step kernel of each part
   for (size_t part = 0; part < step_parts(); ++part) {
-    auto s = prog->pipeline(step_kernel(), part);
+    auto s = prog->pipeline(step_kernel(), part, private_depth());
     if (!s) return Error{s.error()};
     steps.push_back(*s);
   }
@@ -512,7 +512,7 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
   if (I.lanes == 0) return Ok{};
   std::vector<std::pair<Kernel, size_t>> todo;
   for (size_t part = 0; part < I.step_parts(); ++part)
-    if (!I.prog->pipelines.count({static_cast<int>(I.step_kernel()), part}))
+    if (!I.prog->pipelines.count({static_cast<int>(I.step_kernel()), part, I.private_depth()}))
       todo.emplace_back(I.step_kernel(), part);
   // The hand-written kernels are small; the pick and compaction come first, uncounted.
   if (I.global && !I.fused) {
@@ -522,7 +522,8 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
   }
   for (size_t i = 0; i < todo.size(); ++i) {
     if (progress) progress(i, todo.size());
-    if (auto p = I.prog->pipeline(todo[i].first, todo[i].second); !p) return Error{p.error()};
+    if (auto p = I.prog->pipeline(todo[i].first, todo[i].second, I.private_depth()); !p)
+      return Error{p.error()};
   }
   if (progress) progress(todo.size(), todo.size());
   I.stats.compile_seconds = I.prog->compile_seconds;

@@ -122,6 +122,12 @@ struct VulkanRun::Impl {
     return local_kernel(vulkan.local_scope);
   }
   size_t step_parts() const { return prog->parts(residency_of(step_kernel())); }
+  // The step kernel's SourcePart::private_stack_depth for this run's stack depth.
+  uint32_t private_depth() const {
+    return residency_of(step_kernel()) == Residency::Registers
+               ? private_stack_depth(prog->layout, depth)
+               : 0;
+  }
   // A split program's parts in the order a submission dispatches them: forward then back, so
   // that a lane calling into later parts and returning gets through both ways in one submission.
   std::vector<size_t> part_order() const {

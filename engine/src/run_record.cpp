@@ -33,7 +33,7 @@ Status VulkanRun::record(VkCommandBuffer cmd, uint32_t rounds) {
   if (!round) return Error{round.error()};
   std::vector<VkPipeline> steps;
   for (size_t part = 0; part < I.step_parts(); ++part) {
-    auto p = I.prog->pipeline(I.step_kernel(), part);
+    auto p = I.prog->pipeline(I.step_kernel(), part, I.private_depth());
     if (!p) return Error{p.error()};
     steps.push_back(*p);
   }

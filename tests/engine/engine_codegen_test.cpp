@@ -109,6 +109,61 @@ TEST_CASE(
   check_random_programs(9, 11, {20000}, {configs()[1], configs()[2], configs()[4]});
 }
 
+TEST_CASE("engine: stacks in private arrays equal interp, overflows and dispatch ends included") {
+  // ackermann recurses deeply with stacked values; at 8 entries some lanes overflow.
+  const auto& sample = testing::sample_case("ackermann.ab");
+  auto loaded = load_sample_case(sample);
+  const StateLayout layout = plan_state(loaded->lowered);
+  uint32_t stack_words = 0;
+  for (const StackPlacement& s : layout.stacks)
+    stack_words += s.words;
+  const uint32_t fits = kPrivateStackWords / stack_words;
+  CHECK(private_stack_depth(layout, fits) == fits);
+  CHECK(private_stack_depth(layout, fits + 1) == 0);
+
+  // The register kernels' source holds the stacks privately and passes spirv-val.
+  SourcePart part{{0, static_cast<int32_t>(loaded->lowered.blocks.size())}};
+  part.private_stack_depth = 24;
+  const std::string glsl =
+      generate_glsl(loaded->lowered, layout, Residency::Registers, GlslTarget{}, part);
+  CHECK(glsl.find("ab_stack0[") != std::string::npos);
+  CHECK(glsl.find("arena0.w[(0u * P.depth + (psp)") == std::string::npos);
+  for (Kernel k : {Kernel::LocalLane, Kernel::LocalSubgroup, Kernel::GlobalFused}) {
+    auto spirv = compile_glsl(glsl, kernel_macro(k), "");
+    REQUIRE_MESSAGE(spirv.ok(), spirv.error());
+    CHECK(validate_spirv(spirv->spirv).empty());
+  }
+
+  // Private (8: overflows; 64) and arena stacks (fits + 1) give interp's results, with a
+  // dispatch ending every 7 steps so that the stacks go out and come back in between.
+  auto program = VulkanProgram::compile(context(), loaded->lowered);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  for (uint32_t depth : {8u, 64u, fits + 1}) {
+    CAPTURE(depth);
+    RunOptions options = sample.options;
+    options.stack_depth = depth;
+    for (uint32_t lanes : {5u, 300u}) {  // 5 lanes: one subgroup, the fused global kernel
+      const Batch batch = testing::make_batch(sample, lanes);
+      const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+      if (depth == 8) CHECK_FALSE(expected.errors.empty());
+      for (const Config& c : {configs()[1], configs()[2], configs()[4]}) {
+        CAPTURE(c.name);
+        VulkanOptions vo = options_for(c);
+        vo.local_steps_per_dispatch = 7;
+        auto run = VulkanRun::create(*program, batch, options, vo);
+        REQUIRE_MESSAGE(run.ok(), run.error());
+        REQUIRE((*run)->run().ok());
+        auto result = (*run)->result();
+        REQUIRE_MESSAGE(result.ok(), result.error());
+        const std::string difference = compare_results(loaded->lowered, expected, *result);
+        CHECK_MESSAGE(difference.empty(), difference);
+        CHECK(result->stats.max_stack_depth == expected.stats.max_stack_depth);
+      }
+    }
+  }
+  check_no_validation_messages();
+}
+
 TEST_CASE("engine: compiled SPIR-V and the pipeline cache come back from the disk cache") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("autobatch-cache-test-{}", getpid());
