@@ -706,6 +706,8 @@ std::string run_block_function(bool slots_in_registers, const BlockRange& blocks
 // ab_members, a bit per block).
 class SweepEmitter {
  public:
+  // Up to this many words per row, each component's row is inlined as constants.
+  static constexpr uint32_t kInlineMemberWords = 8;
   explicit SweepEmitter(const BlockRange& part)
       : part_(part), words_(static_cast<uint32_t>(part.end - part.first) / 32 + 1) {}
 
@@ -735,7 +737,9 @@ class SweepEmitter {
       // (masked) pass over the body on devices that run every branch, such as lavapipe. Entering
       // does not test the budget, so every dispatch runs each live lane's block at least once,
       // however small the budget (one iteration more per nesting level at most).
-      const std::string inside = fmt::format("ab_inside({}u)", component);
+      const std::string inside = words_ <= kInlineMemberWords
+                                     ? fmt::format("ab_inside_{}()", component)
+                                     : fmt::format("ab_inside({}u)", component);
       out += fmt::format("{}{{\n{}  bool go = {};\n{}  do {{\n{}    if (go) {{\n", pad, pad, inside,
                          pad, pad);
       out += pad + "      AB_ITERATION\n";
@@ -752,17 +756,33 @@ class SweepEmitter {
   // bit per block of the part and one more, never set, for every PC outside it.
   std::string declarations() const {
     if (members_.empty()) return "";
+    const std::string pc =
+        "  const uint pc = min(AB_PC(gl_GlobalInvocationID.x) - AB_FIRST_BLOCK, "
+        "AB_END_BLOCK - AB_FIRST_BLOCK);\n";
+    if (words_ <= kInlineMemberWords) {
+      // A function per component with its row as constants: a table indexed by the PC is a
+      // gather of one load per SIMD lane on lavapipe, in every iteration of every loop.
+      std::string out;
+      for (size_t c = 0; c * words_ < members_.size(); ++c) {
+        std::string row = "0u";
+        for (uint32_t w = words_; w-- > 0;)
+          row = fmt::format("w == {}u ? 0x{:08x}u : {}", w, members_[c * words_ + w], row);
+        out += fmt::format(
+            "bool ab_inside_{}() {{\n{}  const uint w = pc >> 5u;\n"
+            "  return (({}) & (1u << (pc & 31u))) != 0u;\n}}\n",
+            c, pc, row);
+      }
+      return out;
+    }
     std::string table;
     for (size_t i = 0; i < members_.size(); ++i)
       table += fmt::format("{}0x{:08x}u", i ? ", " : "", members_[i]);
     return fmt::format(
         "const uint ab_members[{0}] = uint[]({1});\n"
-        "bool ab_inside(uint component) {{\n"
-        "  const uint pc = min(AB_PC(gl_GlobalInvocationID.x) - AB_FIRST_BLOCK, "
-        "AB_END_BLOCK - AB_FIRST_BLOCK);\n"
+        "bool ab_inside(uint component) {{\n{3}"
         "  return (ab_members[component * {2}u + (pc >> 5u)] & (1u << (pc & 31u))) != 0u;\n"
         "}}\n",
-        members_.size(), table, words_);
+        members_.size(), table, words_, pc);
   }
 
  private:
