@@ -196,10 +196,11 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
   if (auto s = upload(*ctx, state, 0, image.data(), image.size() * 4); !s) return s;
   if (auto s = upload(*ctx, uniforms, 0, uniform_words.data(), uniform_words.size() * 4); !s)
     return s;
+  // The arenas are not cleared: nothing reads a stack above its pointer (pops, the private
+  // copies and snapshots stop there), and clearing them touched every page of what is most of a
+  // run's memory (a light nuts_tree run spent half its creation time there).
   auto zero = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
     ctx->api.vkCmdFillBuffer(cmd, ctrl.handle(), 0, VK_WHOLE_SIZE, 0);
-    for (auto& a : arenas)
-      ctx->api.vkCmdFillBuffer(cmd, a.handle(), 0, VK_WHOLE_SIZE, 0);
   });
   if (!zero) return zero;
   // A recorded round runs only while this is set (shaders/local_round.comp); the host-submitted

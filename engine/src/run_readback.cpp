@@ -148,7 +148,7 @@ Expected<BatchSnapshot> VulkanRun::Impl::take_snapshot(bool with_stacks) {
     snap.lane_steps.push_back(at(AB_SLOT_STEPS, lane));
     snap.faulted.push_back(at(AB_SLOT_FAULT, lane) != 0 ? 1 : 0);
     if (with_stacks)
-      for (uint32_t d = 0; d < entries[0]; ++d)
+      for (uint32_t d = 0; d < std::min(entries[0], at(AB_SLOT_PC_SP, lane)); ++d)
         snap.pc_stack[size_t{lane} * depth + d] = static_cast<int32_t>(stack_word(0, d, 0, lane));
     for (size_t v = 0; v < lp.vars.size(); ++v) {
       if (layout->var_slot[v] < 0) continue;
@@ -167,7 +167,7 @@ Expected<BatchSnapshot> VulkanRun::Impl::take_snapshot(bool with_stacks) {
     vs.words.assign(size_t{lanes} * depth * w, 0u);
     for (uint32_t lane = 0; lane < lanes; ++lane) {
       vs.depth.push_back(at(static_cast<uint32_t>(layout->sp_slot[v]), lane));
-      for (uint32_t d = 0; d < entries[k]; ++d)
+      for (uint32_t d = 0; d < std::min(entries[k], vs.depth.back()); ++d)
         for (uint32_t j = 0; j < w; ++j)
           vs.words[(size_t{lane} * depth + d) * w + j] = stack_word(k, d, j, lane);
     }
