@@ -193,16 +193,29 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
     uniform_words.insert(uniform_words.end(), u.begin(), u.end());
   std::vector<uint32_t> exits(lanes, static_cast<uint32_t>(lp->exit_pc()));
 
-  if (auto s = upload(*ctx, state, 0, image.data(), image.size() * 4); !s) return s;
-  if (auto s = upload(*ctx, uniforms, 0, uniform_words.data(), uniform_words.size() * 4); !s)
-    return s;
+  // The state buffer is cleared on the device; only the fixed slots and the inputs' words, the
+  // non-zero part of the image, go through staging copies.
   // The arenas are not cleared: nothing reads a stack above its pointer (pops, the private
   // copies and snapshots stop there), and clearing them touched every page of what is most of a
   // run's memory (a light nuts_tree run spent half its creation time there).
-  auto zero = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+  auto cleared = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+    ctx->api.vkCmdFillBuffer(cmd, state.handle(), 0, VK_WHOLE_SIZE, 0);
     ctx->api.vkCmdFillBuffer(cmd, ctrl.handle(), 0, VK_WHOLE_SIZE, 0);
   });
-  if (!zero) return zero;
+  if (!cleared) return cleared;
+  auto upload_slots = [&](uint32_t first, uint32_t count) {
+    return upload(*ctx, state, uint64_t{first} * lanes * 4, image.data() + size_t{first} * lanes,
+                  uint64_t{count} * lanes * 4);
+  };
+  if (auto s = upload_slots(0, AB_FIXED_SLOTS); !s) return s;
+  for (VarId v : lp->inputs)
+    if (layout->var_slot[v] >= 0)
+      if (auto s = upload_slots(static_cast<uint32_t>(layout->var_slot[v]),
+                                types.words(lp->vars[v].type));
+          !s)
+        return s;
+  if (auto s = upload(*ctx, uniforms, 0, uniform_words.data(), uniform_words.size() * 4); !s)
+    return s;
   // A recorded round runs only while this is set (shaders/local_round.comp); the host-submitted
   // path clears it before each dispatch.
   const uint32_t live = 1;
