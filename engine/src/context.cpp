@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/src/context_impl.h"
+#include "engine/src/glsl_codegen.h"
 
 namespace ab {
 namespace {
@@ -60,6 +61,10 @@ int device_type_rank(VkPhysicalDeviceType t) {
 bool caps_shader_loops(const DeviceInfo& device) {
   // lavapipe names itself "llvmpipe (LLVM 15.0.6, 256 bits)", its driver "llvmpipe".
   return device.name.starts_with("llvmpipe") || device.driver.starts_with("llvmpipe");
+}
+
+uint32_t private_stack_words(const DeviceInfo& device) {
+  return device.type == "cpu" ? kPrivateStackWords : 0;
 }
 
 namespace {

@@ -41,6 +41,14 @@ struct VulkanContext::Impl {
 // it (VulkanOptions::local_steps_per_dispatch). Known by the device's name and driver.
 bool caps_shader_loops(const DeviceInfo& device);
 
+// The most words of stacks per lane that the register kernels keep in private arrays
+// (glsl_codegen.h, private_stack_depth): kPrivateStackWords on a CPU device, where a private
+// array is a few vector instructions and a storage buffer access a loop over the SIMD lanes; 0
+// (stacks stay in the arenas) on GPUs, where private arrays live in local memory reserved for
+// every resident invocation (16 KiB each would be gigabytes on a large GPU) and no measurement
+// says they pay.
+uint32_t private_stack_words(const DeviceInfo& device);
+
 // "vkCreateBuffer failed: VK_ERROR_OUT_OF_DEVICE_MEMORY".
 std::string vk_error(const char* call, VkResult r);
 

@@ -902,11 +902,11 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   return out;
 }
 
-uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth) {
+uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth, uint32_t limit_words) {
   uint64_t words = 0;
   for (const StackPlacement& s : layout.stacks)
     words += s.words;
-  return words * depth <= kPrivateStackWords ? depth : 0;
+  return words * depth <= limit_words ? depth : 0;
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,

@@ -78,11 +78,13 @@ struct SourcePart {
   uint32_t private_stack_depth = 0;
 };
 // The private_stack_depth for a run of `depth` entries per stack: `depth` when the register
-// kernels' private copy of every stack of a lane fits kPrivateStackWords, else 0. On lavapipe
-// a storage-buffer access is a loop over the SIMD lanes with a bounds check each, a private
-// array access a few vector instructions (docs/performance.md, "Private stacks").
+// kernels' private copy of every stack of a lane fits `limit_words` (private_stack_words() in
+// context_impl.h: kPrivateStackWords on CPU devices), else 0. On lavapipe a storage-buffer
+// access is a loop over the SIMD lanes with a bounds check each, a private array access a few
+// vector instructions (docs/performance.md, issue 13's second round).
 constexpr uint32_t kPrivateStackWords = 4096;
-uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth);
+uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth,
+                             uint32_t limit_words = kPrivateStackWords);
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part);
 // The whole program in one source (the form of every program that is not split).

@@ -125,7 +125,7 @@ struct VulkanRun::Impl {
   // The step kernel's SourcePart::private_stack_depth for this run's stack depth.
   uint32_t private_depth() const {
     return residency_of(step_kernel()) == Residency::Registers
-               ? private_stack_depth(prog->layout, depth)
+               ? private_stack_depth(prog->layout, depth, private_stack_words(ctx->info))
                : 0;
   }
   // A split program's parts in the order a submission dispatches them: forward then back, so

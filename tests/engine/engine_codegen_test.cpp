@@ -5,6 +5,7 @@
 // the disk cache.
 #include <filesystem>
 
+#include "engine/src/context_impl.h"
 #include "engine/src/glsl_codegen.h"
 #include "engine/src/shader_compiler.h"
 #include "support/engine_test_support.h"
@@ -120,6 +121,17 @@ TEST_CASE("engine: stacks in private arrays equal interp, overflows and dispatch
   const uint32_t fits = kPrivateStackWords / stack_words;
   CHECK(private_stack_depth(layout, fits) == fits);
   CHECK(private_stack_depth(layout, fits + 1) == 0);
+  // Only CPU devices keep stacks privately; a GPU keeps them in the arenas.
+  DeviceInfo cpu, gpu;
+  cpu.type = "cpu";
+  gpu.type = "discrete";
+  CHECK(private_stack_words(cpu) == kPrivateStackWords);
+  CHECK(private_stack_words(gpu) == 0);
+  CHECK(private_stack_depth(layout, 1, private_stack_words(gpu)) == 0);
+  // On this machine's lavapipe the runs below keep their stacks privately; on a GPU they test
+  // the arenas against the same expectations.
+  const bool private_here = private_stack_words(context()->device()) > 0;
+  CAPTURE(private_here);
 
   // The register kernels' source holds the stacks privately and passes spirv-val.
   SourcePart part{{0, static_cast<int32_t>(loaded->lowered.blocks.size())}};
