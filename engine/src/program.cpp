@@ -247,6 +247,9 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
     std::shared_ptr<VulkanContext> context, std::shared_ptr<const Module> module,
     const VulkanOptions& options) {
   if (!module) return Error{"no module"};
+  if (!module->has_entry())
+    return Error{
+        fmt::format("'{}' was compiled without an entry function: it cannot run", module->file())};
   auto compiled = compile(std::move(context), module->impl().lowered, options);
   if (compiled) (*compiled)->impl().module = std::move(module);
   return compiled;
