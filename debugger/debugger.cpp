@@ -5,11 +5,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "autobatch/user_input.h"
 #include "debugger/script.h"
 #include "debugger/ui_window.h"
 #include "debugger/vulkan_source.h"
 #include "engine/module_impl.h"
-#include "ir/read_file.h"
 
 namespace ab::debugger {
 

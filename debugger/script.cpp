@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "ir/excerpt.h"
+#include "autobatch/user_input.h"
 
 namespace ab::debugger {
 namespace {
