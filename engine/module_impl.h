@@ -23,6 +23,8 @@ struct Module::Impl {
   ValueInfo output, emit_record;
   std::vector<FunctionInfo> functions;
   std::vector<BlockInfo> blocks;
+  std::vector<VariableInfo> variables;
+  uint32_t register_words = 0;
 };
 
 }  // namespace ab

@@ -14,6 +14,14 @@
 #include "ir/text.h"
 
 namespace ab {
+
+static_assert(static_cast<int>(VariableInfo::Storage::Temp) == static_cast<int>(Storage::Temp) &&
+                  static_cast<int>(VariableInfo::Storage::Register) ==
+                      static_cast<int>(Storage::Register) &&
+                  static_cast<int>(VariableInfo::Storage::Stacked) ==
+                      static_cast<int>(Storage::Stacked),
+              "autobatch/module.h's VariableInfo::Storage and ir/ir.h's Storage differ");
+
 namespace {
 
 bool matches(const std::string& pattern, const std::string& name) {
@@ -104,6 +112,18 @@ std::shared_ptr<const Module> Module::Impl::make(Program program, int entry,
     impl->output = impl->functions[entry].result;
     for (const LoweredBlock& b : impl->lowered.blocks)
       impl->blocks.push_back({b.name, p.functions.at(b.function).name, b.loc.line, b.loc.col});
+    std::vector<TypeId> types;
+    for (const LoweredVar& v : impl->lowered.vars)
+      types.push_back(v.type);
+    std::vector<uint32_t> offsets;
+    impl->register_words = layout_words(p.types, types, offsets);
+    for (size_t v = 0; v < impl->lowered.vars.size(); ++v) {
+      const LoweredVar& var = impl->lowered.vars[v];
+      impl->variables.push_back(
+          {var.name, var.function >= 0 ? p.functions.at(var.function).name : "",
+           value_type(p.types, var.type), static_cast<VariableInfo::Storage>(var.storage),
+           var.source_var >= 0, offsets[v]});
+    }
   }
   for (const Uniform& u : p.uniforms)
     impl->uniforms.push_back(info(u.name, u.type));
@@ -149,6 +169,12 @@ std::string Module::ir_text() const {
 }
 std::string Module::lowered_ir_text() const {
   return has_entry() ? print_lowered(impl_->lowered) : std::string();
+}
+const std::vector<VariableInfo>& Module::variables() const {
+  return impl_->variables;
+}
+uint32_t Module::register_words() const {
+  return impl_->register_words;
 }
 const std::vector<BlockInfo>& Module::blocks() const {
   return impl_->blocks;

@@ -29,7 +29,7 @@ struct CompileOptions {
   // heuristic runs the waiting block with the smallest number, so this order is a scheduling
   // choice: `autobatch sample` puts the sampler ahead of the model so that every chain reaches
   // the next gradient before any evaluates it (docs/nuts.md).
-  std::vector<std::string> functions_first;
+  std::vector<std::string> functions_first = {};
 };
 
 // One compile error, as a value: where it is and what is wrong.
@@ -63,6 +63,22 @@ struct BlockInfo {
   std::string name;       // "fib.b2"; "fib.b0.ret1" for a call's continuation
   std::string function;   // the source function it came from
   int line = 0, col = 0;  // where the block starts in the source; 0 when unknown
+};
+
+// A variable of the lowered program: what a lane keeps between blocks (and, for Temp, within
+// one). Every lane's registers hold every variable, packed in this order (VmSession::registers(),
+// BatchSnapshot::registers).
+struct VariableInfo {
+  // Where it lives at run time (Radul et al. 2020, section 3.2): Temp only while one block runs;
+  // Register one value per lane; Stacked also a per-lane stack, being live across a call that
+  // may re-enter its function (BatchSnapshot::stacks).
+  enum class Storage : uint8_t { Temp, Register, Stacked };
+  std::string name;      // "function.variable"
+  std::string function;  // the source function it belongs to
+  ValueType value_type;
+  Storage storage = Storage::Register;
+  bool from_source = false;  // declared by the program (a parameter, a `var`), not the lowering's
+  uint32_t offset = 0;       // its first word in a lane's registers
 };
 
 enum class CpuBackend : uint8_t {
@@ -104,6 +120,10 @@ class Module {
   const std::vector<BlockInfo>& blocks() const;
   // One block of lowered_ir_text(): its header line, ops and terminator; "" if out of range.
   std::string block_ir_text(int32_t block) const;
+  // The lowered program's variables (empty without an entry), and the words of a lane's
+  // registers, which hold them all.
+  const std::vector<VariableInfo>& variables() const;
+  uint32_t register_words() const;
 
   // Whether `batch` fits the entry function and the uniforms; the error names the first that
   // does not.

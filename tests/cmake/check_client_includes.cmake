@@ -27,6 +27,7 @@ set(allowed
   "debugger/vm_source.h|ir/backends/vm.h" "debugger/vulkan_source.cpp|ir/backends/vm.h"
   # .abtrace reading and the recording of a timeline's steps into a trace
   "debugger/trace_source.h|ir/trace/trace_file.h"
+  "debugger/trace_source.cpp|ir/backends/vm_check.h"
   # the lowered program and source text of a Module the debugger was handed
   "debugger/debugger.cpp|engine/module_impl.h" "debugger/vulkan_source.cpp|engine/module_impl.h"
 )
