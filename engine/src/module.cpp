@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/module_impl.h"
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
@@ -110,8 +112,20 @@ std::shared_ptr<const Module> Module::Impl::make(Program program, int entry,
     impl->lowered = lower(impl->program, impl->entry);
     impl->inputs = impl->functions[entry].params;
     impl->output = impl->functions[entry].result;
-    for (const LoweredBlock& b : impl->lowered.blocks)
-      impl->blocks.push_back({b.name, p.functions.at(b.function).name, b.loc.line, b.loc.col});
+    for (const LoweredBlock& b : impl->lowered.blocks) {
+      BlockInfo info{b.name, p.functions.at(b.function).name, b.loc.line, b.loc.col, {}};
+      for (const Op& op : b.ops)
+        if (op.loc.line > 0) info.lines.push_back(op.loc.line);
+      if (b.term.loc.line > 0) info.lines.push_back(b.term.loc.line);
+      if (info.lines.empty() && b.loc.line > 0) info.lines.push_back(b.loc.line);
+      std::sort(info.lines.begin(), info.lines.end());
+      info.lines.erase(std::unique(info.lines.begin(), info.lines.end()), info.lines.end());
+      if (b.term.kind == Terminator::Kind::PushJump) {
+        info.call_entry = b.term.target;
+        info.call_return = b.term.target_else;
+      }
+      impl->blocks.push_back(std::move(info));
+    }
     std::vector<TypeId> types;
     for (const LoweredVar& v : impl->lowered.vars)
       types.push_back(v.type);
@@ -142,6 +156,12 @@ Expected<std::shared_ptr<const Module>> Module::load(const std::string& path,
 
 const std::string& Module::file() const {
   return impl_->program.file;
+}
+const std::string& Module::source_text() const {
+  return impl_->source_text;
+}
+const char* VariableInfo::storage_name(Storage s) {
+  return ab::storage_name(static_cast<ab::Storage>(s));
 }
 const std::string& Module::entry() const {
   return impl_->entry_name;

@@ -349,4 +349,9 @@ std::string block_glsl(const LoweredProgram& program, int32_t block) {
   return generate_block_glsl(program, plan_state(program), block);
 }
 
+std::string block_glsl(const Module& module, int32_t block) {
+  if (!module.has_entry()) return "";
+  return block_glsl(module.impl().lowered, block);
+}
+
 }  // namespace ab

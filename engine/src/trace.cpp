@@ -29,15 +29,34 @@ struct TraceFile::Impl {
 TraceFile::TraceFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceFile::~TraceFile() = default;
 
-Expected<std::shared_ptr<const TraceFile>> TraceFile::read(const std::string& path) {
-  auto read = read_trace(path);
-  if (!read) return read.failure();
-  auto impl = std::make_unique<Impl>();
-  impl->trace = std::move(*read);
+namespace {
+
+std::shared_ptr<const TraceFile> make_trace_file(Trace trace) {
+  auto impl = std::make_unique<TraceFile::Impl>();
+  impl->trace = std::move(trace);
   for (VmCheckpoint& c : impl->trace.checkpoints)
     impl->checkpoints.push_back(make_vm_state(std::move(c)));
   impl->trace.checkpoints.clear();
+  return TraceFile::make(std::move(impl));
+}
+
+}  // namespace
+
+std::shared_ptr<const TraceFile> TraceFile::make(std::unique_ptr<Impl> impl) {
   return std::shared_ptr<const TraceFile>(new TraceFile(std::move(impl)));
+}
+
+Expected<std::shared_ptr<const TraceFile>> TraceFile::read(const std::string& path) {
+  auto read = read_trace(path);
+  if (!read) return read.failure();
+  return make_trace_file(std::move(*read));
+}
+
+Expected<std::shared_ptr<const TraceFile>> TraceFile::parse(std::string_view bytes,
+                                                            const std::string& name) {
+  auto parsed = parse_trace(bytes, name);
+  if (!parsed) return parsed.failure();
+  return make_trace_file(std::move(*parsed));
 }
 
 uint64_t TraceFile::source_hash() const {

@@ -109,12 +109,21 @@ std::shared_ptr<const VmState> VmSession::checkpoint() const {
   return make_vm_state(impl_->run.checkpoint());
 }
 
-Status VmSession::restore(const VmState& state) {
-  const VmCheckpoint& c = state.impl().checkpoint;
-  if (std::string problem = impl_->check(c); !problem.empty())
-    return Error{"the state does not fit this session: " + problem};
-  impl_->run.restore(c);
+Status VmSession::check(const VmState& state) const {
+  if (std::string problem = impl_->check(state.impl().checkpoint); !problem.empty())
+    return Error{std::move(problem)};
   return Ok{};
+}
+
+Status VmSession::restore(const VmState& state) {
+  if (Status fits = check(state); !fits)
+    return Error{"the state does not fit this session: " + fits.error()};
+  impl_->run.restore(state.impl().checkpoint);
+  return Ok{};
+}
+
+int32_t pick_next_block(Heuristic heuristic, const std::vector<uint32_t>& waiting) {
+  return block_picker(heuristic)(waiting);
 }
 
 }  // namespace ab

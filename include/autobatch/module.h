@@ -63,6 +63,13 @@ struct BlockInfo {
   std::string name;       // "fib.b2"; "fib.b0.ret1" for a call's continuation
   std::string function;   // the source function it came from
   int line = 0, col = 0;  // where the block starts in the source; 0 when unknown
+  // The source lines its code comes from (its ops' and its terminator's), sorted, each once;
+  // just `line` for a block with none.
+  std::vector<int> lines;
+  // A block that ends in a call: the callee's entry block, and the block the call returns to
+  // (a lane's PC stack holds the latter while the callee runs); -1 otherwise. A tail call
+  // returns to the caller's own return block, so it shows as a jump, not a call.
+  int32_t call_entry = -1, call_return = -1;
 };
 
 // A variable of the lowered program: what a lane keeps between blocks (and, for Temp, within
@@ -73,8 +80,9 @@ struct VariableInfo {
   // Register one value per lane; Stacked also a per-lane stack, being live across a call that
   // may re-enter its function (BatchSnapshot::stacks).
   enum class Storage : uint8_t { Temp, Register, Stacked };
-  std::string name;      // "function.variable"
-  std::string function;  // the source function it belongs to
+  static const char* storage_name(Storage s);  // "temp", "register", "stacked"
+  std::string name;                            // "function.variable"
+  std::string function;                        // the source function it belongs to
   ValueType value_type;
   Storage storage = Storage::Register;
   bool from_source = false;  // declared by the program (a parameter, a `var`), not the lowering's
@@ -102,6 +110,7 @@ class Module {
   ~Module();
 
   const std::string& file() const;
+  const std::string& source_text() const;  // what was compiled
   const std::string& entry() const;
   const std::vector<ValueInfo>& inputs() const;    // the entry function's parameters
   const ValueInfo& output() const;                 // its result

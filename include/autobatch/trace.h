@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autobatch/batch.h"
@@ -60,6 +61,10 @@ class TraceFile {
   struct Impl;
   // Errors name the file: unreadable, truncated, corrupt, or of another format version.
   static Expected<std::shared_ptr<const TraceFile>> read(const std::string& path);
+  // The same from the file's bytes (`name` only names it in messages).
+  static Expected<std::shared_ptr<const TraceFile>> parse(std::string_view bytes,
+                                                          const std::string& name);
+  static std::shared_ptr<const TraceFile> make(std::unique_ptr<Impl> impl);  // the library's own
   ~TraceFile();
 
   uint64_t source_hash() const;

@@ -36,6 +36,11 @@ class VmState {
   std::unique_ptr<Impl> impl_;
 };
 
+// The block the VM runs next, given how many lanes wait at each block (at least one non-zero):
+// the rule RunOptions::heuristic names. A host that tracks waiting lanes itself (a view of a
+// device run) predicts the VM's choice with it.
+int32_t pick_next_block(Heuristic heuristic, const std::vector<uint32_t>& waiting);
+
 class VmSession {
  public:
   // Checks the batch (Module::check); the session keeps the module, the batch and the options.
@@ -70,6 +75,8 @@ class VmSession {
   RunResult result() const;
 
   std::shared_ptr<const VmState> checkpoint() const;
+  // Whether `state` fits this session (see restore); the error says what does not.
+  Status check(const VmState& state) const;
   // Goes back (or forward) to `state`, after which the session runs on exactly as the run it
   // was taken from did. The state is checked first: one that does not fit this module, batch
   // and stack depth (another program's, or a corrupt file's) is refused and nothing changes.

@@ -4,9 +4,11 @@
 // tools quote and read user input with. No Vulkan: everything here runs on the CPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "autobatch/engine.h"
 #include "autobatch/module.h"
 #include "autobatch/user_input.h"
 #include "autobatch/value_type.h"
@@ -107,6 +109,27 @@ TEST_CASE("module api: the lowered blocks name the PCs the VM runs, with their I
     REQUIRE(found != std::string::npos);
     at = found + text.size();
   }
+  // Lines and calls: fib's blocks hold the recursive calls (line 7), main's the call of fib.
+  bool calls_fib = false;
+  for (const BlockInfo& b : blocks) {
+    CHECK(std::is_sorted(b.lines.begin(), b.lines.end()));
+    if (b.call_entry < 0) {
+      CHECK(b.call_return == -1);
+      continue;
+    }
+    CHECK(blocks[b.call_entry].function == "fib");
+    CHECK(blocks[b.call_entry].name == "fib.b0");
+    REQUIRE(b.call_return >= 0);
+    CHECK(blocks[b.call_return].function == b.function);
+    calls_fib |= b.function == "main";
+  }
+  CHECK(calls_fib);
+  CHECK(std::find(blocks[0].lines.begin(), blocks[0].lines.end(), 6) != blocks[0].lines.end());
+  CHECK(module->source_text() == kProgram);
+  CHECK(std::string(VariableInfo::storage_name(VariableInfo::Storage::Stacked)) == "stacked");
+  const std::string glsl = block_glsl(*module, 0);
+  CHECK(!glsl.empty());
+  CHECK(block_glsl(*module, static_cast<int32_t>(blocks.size())).empty());
   CHECK(module->block_ir_text(-1).empty());
   CHECK(module->block_ir_text(static_cast<int32_t>(blocks.size())).empty());
   CHECK(module->ir_text().find("fn fib(") != std::string::npos);

@@ -146,6 +146,10 @@ TEST_CASE("trace file: a TraceWriter's trace of a host's own steps reads back th
   CHECK(vm->restore(*trace.checkpoints()[2]).ok());
   CHECK(vm->steps() == 16);
 
+  auto garbage = TraceFile::parse("not a trace", "g.abtrace");
+  REQUIRE_FALSE(garbage.ok());
+  CHECK(garbage.error().find("g.abtrace") != std::string::npos);
+
   auto missing = TraceFile::read(dir.file("none.abtrace"));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().find("none.abtrace") != std::string::npos);

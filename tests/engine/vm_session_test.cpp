@@ -128,6 +128,22 @@ TEST_CASE("vm session: a checkpoint restores the run exactly, any number of time
   }
 }
 
+TEST_CASE("vm session: pick_next_block is the VM's choice among waiting blocks") {
+  CHECK(pick_next_block(Heuristic::MinPc, {0, 3, 9, 1}) == 1);
+  CHECK(pick_next_block(Heuristic::MostLanes, {0, 3, 9, 1}) == 2);
+  CHECK(pick_next_block(Heuristic::MostLanes, {4, 0, 4}) == 0);
+  const auto module = compiled(kFib);
+  auto vm = session(module, fib_batch());
+  while (!vm->done()) {
+    std::vector<uint32_t> waiting(module->blocks().size(), 0);
+    for (uint32_t lane = 0; lane < vm->lanes(); ++lane)
+      if (vm->lane_pcs()[lane] < static_cast<int32_t>(waiting.size()) && !vm->lane_faulted()[lane])
+        ++waiting[vm->lane_pcs()[lane]];
+    REQUIRE(pick_next_block(Heuristic::MinPc, waiting) == vm->next_block());
+    vm->step(1);
+  }
+}
+
 TEST_CASE("vm session: a state that does not fit is refused and changes nothing") {
   const auto module = compiled(kFib);
   auto vm = session(module, fib_batch());
@@ -141,6 +157,8 @@ TEST_CASE("vm session: a state that does not fit is refused and changes nothing"
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().find("does not fit") != std::string::npos);
   CHECK(vm->steps() == 5);
+  CHECK_FALSE(vm->check(*other->checkpoint()).ok());
+  CHECK(vm->check(*vm->checkpoint()).ok());
 
   Batch wrong;
   wrong.lanes = 2;
