@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/run.h"
+#include "autobatch/batch.h"
 
 namespace CLI {
 class App;

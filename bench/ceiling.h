@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
+#include "autobatch/batch.h"
 #include "autobatch/compute.h"
-#include "ir/run.h"
 
 namespace ab::bench {
 

@@ -15,14 +15,19 @@
 #include "bench/ceiling.h"
 #include "bench/systems.h"
 #include "bench/workloads.h"
-#include "engine/module_impl.h"
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
 
 namespace ab::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Whether every scalar of `type` is a float (a float, or an array of them).
+bool floats_only(const ValueType& type) {
+  const ValueType* leaf = &type;
+  while (leaf->is_array())
+    leaf = &leaf->elem();
+  return leaf->is_scalar() && leaf->scalar == Scalar::Float;
+}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -41,9 +46,7 @@ struct Measured {
 struct RowContext {
   const Workload* workload = nullptr;
   InputSize size = InputSize::Light;
-  const Program* program = nullptr;
-  const LoweredProgram* lowered = nullptr;
-  int entry = -1;
+  const Module* module = nullptr;
   const Batch* batch = nullptr;
   RunOptions run_options;
   const RunResult* reference = nullptr;
@@ -57,9 +60,12 @@ Expected<Measured> run_once(const System& system, const RowContext& row,
   Measured m;
   const Clock::time_point start = Clock::now();
   switch (system.kind) {
-    case SystemKind::Vm:
-      m.result = run_vm(*row.lowered, *row.batch, row.run_options);
+    case SystemKind::Vm: {
+      auto ran = row.module->run_cpu(*row.batch, row.run_options, CpuBackend::Vm);
+      if (!ran) return Error{ran.error()};
+      m.result = std::move(*ran);
       break;
+    }
     case SystemKind::Native:
       m.result = run_native(row.workload->native, *row.batch, row.out_words, row.run_options.seed);
       break;
@@ -358,11 +364,6 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
     if (!source) return fmt::format("no embedded source for '{}'", workload->name);
     auto module = Module::compile(*source, {file, workload->entry});
     if (!module) return fmt::format("{} does not compile:\n{}", file, module.error());
-    // The rows' own CPU baselines and output checks read the checked program inside.
-    const Module::Impl& inside = (*module)->impl();
-    const Program* program = &inside.program;
-    const int entry = inside.entry;
-    const LoweredProgram& lowered = inside.lowered;
 
     std::shared_ptr<VulkanProgram> vulkan_program;
     std::string vulkan_error;
@@ -377,13 +378,10 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
     }
     RowContext row;
     row.workload = workload;
-    row.program = &*program;
-    row.lowered = &lowered;
-    row.entry = entry;
+    row.module = module->get();
     row.run_options.seed = workload->seed;
     row.out_words = workload->out_words;
-    row.float_output =
-        lowered.types().is_array_of(lowered.vars[lowered.output].type, Scalar::Float);
+    row.float_output = floats_only((*module)->output().value_type);
 
     CompileRow compile;
     compile.program = workload->name;
@@ -394,9 +392,9 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
       std::optional<CeilingKernel> ceiling;
       std::string ceiling_error;
       if (context && wants_glsl) {
-        auto compiled =
-            compile_ceiling(context, workload->name, static_cast<uint32_t>(lowered.inputs.size()),
-                            workload->depth(size));
+        auto compiled = compile_ceiling(context, workload->name,
+                                        static_cast<uint32_t>((*module)->inputs().size()),
+                                        workload->depth(size));
         if (compiled) {
           ceiling = std::move(*compiled);
           if (!compile.glsl_seconds) compile.glsl_seconds = ceiling->kernel->compile_seconds();
@@ -415,9 +413,11 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
       if (vulkan_program || ceiling) {
         for (uint32_t lanes : {1u, 65u}) {
           const Batch primer = workload->make_batch(lanes, InputSize::Light, options.quick);
-          const RunResult primer_reference = run_interp(*program, entry, primer, row.run_options);
+          auto primer_reference =
+              (*module)->run_cpu(primer, row.run_options, CpuBackend::Interpreter);
+          if (!primer_reference) return fmt::format("{}: {}", file, primer_reference.error());
           row.batch = &primer;
-          row.reference = &primer_reference;
+          row.reference = &*primer_reference;
           for (const System& system : systems)
             if ((system.kind == SystemKind::Vulkan && vulkan_program &&
                  (lanes == 1 || system.schedule == Schedule::Global)) ||
@@ -428,9 +428,10 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
 
       for (uint32_t lanes : size == InputSize::Heavy ? heavy_batches : report.batches) {
         const Batch batch = workload->make_batch(lanes, size, options.quick);
-        const RunResult reference = run_interp(*program, entry, batch, row.run_options);
+        auto reference = (*module)->run_cpu(batch, row.run_options, CpuBackend::Interpreter);
+        if (!reference) return fmt::format("{}: {}", file, reference.error());
         row.batch = &batch;
-        row.reference = &reference;
+        row.reference = &*reference;
         const size_t first = report.rows.size();
         for (const System& system : systems) {
           if (left_out(system, size, lanes)) continue;

@@ -1,19 +1,20 @@
 // The native baseline: each benchmark program written by hand in plain C++ (ordinary recursion,
 // no batching machinery), run over the lanes with one std::thread per core. It is the CPU's
 // ceiling for that program. Each lane function reads lane `lane`'s inputs from the batch in the
-// Batch layout (ir/run.h) and writes its result words to `out`; results must equal the
+// Batch layout (autobatch/batch.h) and writes its result words to `out`; results must equal the
 // interpreter's bit for bit (same float operations in the same order, same random draws).
 #pragma once
 
 #include <cstdint>
 
-#include "ir/random.h"
-#include "ir/run.h"
+#include "autobatch/batch.h"
+#include "autobatch/numerics.h"
 
 namespace ab::bench {
 
 // A lane's (or chain's) random stream: draw k of lane L is the language's k-th uniform() or
-// normal() call in program order (ir/random.h), so a native baseline draws what the program does.
+// normal() call in program order (autobatch/numerics.h), so a native baseline draws what the
+// program does.
 struct LaneStream {
   uint64_t seed = 0;
   uint32_t lane = 0;

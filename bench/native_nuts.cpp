@@ -14,9 +14,8 @@
 #include <memory>
 #include <thread>
 
+#include "autobatch/numerics.h"
 #include "bench/native.h"
-#include "ir/float_math.h"
-#include "ir/random.h"
 
 namespace ab::bench {
 namespace {

@@ -4,8 +4,8 @@
 // per-lane Philox stream, so results equal the interpreter's bit for bit.
 #include <bit>
 
+#include "autobatch/numerics.h"
 #include "bench/native.h"
-#include "ir/random.h"
 
 namespace ab::bench {
 namespace {

@@ -25,25 +25,26 @@ bool parse_number(const std::string& s, T& out) {
 
 }  // namespace
 
-Expected<Breakpoint> parse_breakpoint(std::string_view text, const LoweredProgram& program,
+Expected<Breakpoint> parse_breakpoint(std::string_view text, const Module& program,
                                       uint32_t lanes) {
+  const std::vector<BlockInfo>& blocks = program.blocks();
   const std::vector<std::string> w = words_of(text);
   const std::string usage =
       "expected one of: block NAME, line L, lane N returns, depth > D, utilization < X, fault";
   if (w.empty()) return Error{usage};
   Breakpoint b;
   if (w[0] == "block" && w.size() == 2) {
-    for (size_t i = 0; i < program.blocks.size(); ++i)
-      if (program.blocks[i].name == w[1]) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (blocks[i].name == w[1]) {
         b.kind = Breakpoint::Kind::Block;
         b.block = static_cast<int32_t>(i);
         return b;
       }
     std::string names;
-    for (size_t i = 0; i < program.blocks.size() && i < 12; ++i)
-      names += (i ? ", " : "") + program.blocks[i].name;
+    for (size_t i = 0; i < blocks.size() && i < 12; ++i)
+      names += (i ? ", " : "") + blocks[i].name;
     return Error{fmt::format("no block named '{}' (blocks: {}{})", w[1], names,
-                             program.blocks.size() > 12 ? ", ..." : "")};
+                             blocks.size() > 12 ? ", ..." : "")};
   }
   if (w[0] == "line" && w.size() == 2) {
     b.kind = Breakpoint::Kind::Line;
@@ -81,10 +82,10 @@ Expected<Breakpoint> parse_breakpoint(std::string_view text, const LoweredProgra
   return Error{fmt::format("unknown breakpoint '{}': {}", text, usage)};
 }
 
-std::string describe(const Breakpoint& b, const LoweredProgram& program) {
+std::string describe(const Breakpoint& b, const Module& program) {
   switch (b.kind) {
     case Breakpoint::Kind::Block:
-      return "block " + program.blocks.at(b.block).name;
+      return "block " + program.blocks().at(b.block).name;
     case Breakpoint::Kind::Line:
       return fmt::format("line {}", b.line);
     case Breakpoint::Kind::LaneReturns:

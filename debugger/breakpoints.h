@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "autobatch/expected.h"
-#include "ir/ir.h"
+#include "autobatch/module.h"
 
 namespace ab::debugger {
 
@@ -33,10 +33,9 @@ struct Breakpoint {
 
 // Parses the forms above (the text after `break`), resolving block names in `program`.
 // Returns the breakpoint or an error message.
-Expected<Breakpoint> parse_breakpoint(std::string_view text, const LoweredProgram& program,
-                                      uint32_t lanes);
+Expected<Breakpoint> parse_breakpoint(std::string_view text, const Module& program, uint32_t lanes);
 
 // The breakpoint in the same words the parser takes: "line 4", "lane 17 returns", ...
-std::string describe(const Breakpoint& b, const LoweredProgram& program);
+std::string describe(const Breakpoint& b, const Module& program);
 
 }  // namespace ab::debugger

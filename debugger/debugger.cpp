@@ -5,11 +5,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "autobatch/user_input.h"
 #include "debugger/script.h"
 #include "debugger/ui_window.h"
 #include "debugger/vulkan_source.h"
-#include "engine/module_impl.h"
-#include "ir/read_file.h"
 
 namespace ab::debugger {
 
@@ -24,10 +23,8 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
     s->module_ = t.module;
     s->batch_ = *t.batch;
     s->options_ = t.options;
-    s->entry_name_ = t.module->entry();
     if (Status fits = t.module->check(s->batch_); !fits) return Error{fits.error()};
-    const Module::Impl& m = t.module->impl();
-    ProgramInfo info{t.path, m.source_text, &m.lowered};
+    ProgramInfo info{t.path, t.module->source_text(), t.module};
     std::unique_ptr<ExecutionSource> source;
     if (t.vulkan) {
       auto opened = VulkanSource::open(t.module, s->batch_, s->options_, *t.vulkan, context);
@@ -53,21 +50,22 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
   const std::string* text = &source_file.bytes;
   if (Status fits = check_trace_source(h, o.trace_path, source_path, *text); !fits)
     return Error{fits.error()};
-  auto read = read_trace(o.trace_path);
+  auto read = TraceFile::read(o.trace_path);
   if (!read) return Error{read.error()};
-  s->trace_ = std::make_shared<const Trace>(std::move(*read));
+  s->trace_ = std::move(*read);
   std::vector<SourceDiagnostic> diagnostics;
-  auto module = Module::compile(*text, {source_path, s->trace_->entry}, &diagnostics);
+  CompileOptions compile;
+  compile.file = source_path;
+  compile.entry = s->trace_->entry();
+  auto module = Module::compile(*text, compile, &diagnostics);
   if (!module)  // without diagnostics the program compiled but lacks the entry
     return Error{diagnostics.empty() ? fmt::format("the trace's entry function '{}' is not in '{}'",
-                                                   s->trace_->entry, source_path)
+                                                   s->trace_->entry(), source_path)
                                      : module.error()};
   s->module_ = *module;
-  s->batch_ = s->trace_->batch;
-  s->options_ = s->trace_->options;
-  s->entry_name_ = s->trace_->entry;
-  auto source =
-      TraceSource::open(s->trace_, ProgramInfo{source_path, *text, &s->module_->impl().lowered});
+  s->batch_ = s->trace_->batch();
+  s->options_ = s->trace_->options();
+  auto source = TraceSource::open(s->trace_, ProgramInfo{source_path, *text, s->module_});
   if (!source) return Error{source.error()};
   s->model_ = std::make_unique<DebuggerModel>(std::move(*source), timeline);
   s->title_ = fmt::format("{} - trace {} - {} lanes", source_path, o.trace_path, s->batch_.lanes);
@@ -77,10 +75,9 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
 Status Session::save_trace(const std::string& path, uint64_t first, uint64_t last) {
   Timeline& timeline = model_->timeline();
   const uint64_t here = timeline.position();
-  auto trace = record_trace(timeline, batch_, options_, entry_name_, {first, last, 1024});
+  const Status recorded = record_trace(timeline, batch_, options_, {first, last, 1024}, path);
   timeline.seek(here);
-  if (!trace) return Error{trace.error()};
-  return write_trace(path, *trace);
+  return recorded;
 }
 
 int run_debugger(const DebuggerOptions& options) {

@@ -17,15 +17,13 @@
 #include "autobatch/module.h"
 #include "debugger/model.h"
 #include "debugger/trace_source.h"
-#include "ir/ir.h"
-#include "ir/run.h"
 
 namespace ab::debugger {
 
 // A program ready to run: what `autobatch run` has after parsing its arguments.
 struct DebugTarget {
   std::string path;  // the .ab file
-  // The checked program and its entry (Module::compile, or the CLI's Module::Impl::make).
+  // The checked program and its entry (Module::load or Module::compile).
   std::shared_ptr<const Module> module;
   const Batch* batch = nullptr;
   RunOptions options;
@@ -61,10 +59,9 @@ class Session {
  private:
   Session() = default;
   std::shared_ptr<const Module> module_;  // the sources read its lowered program
-  std::shared_ptr<const Trace> trace_;
+  std::shared_ptr<const TraceFile> trace_;
   Batch batch_;
   RunOptions options_;
-  std::string entry_name_;
   std::string title_;
   std::unique_ptr<DebuggerModel> model_;
 };

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/ir.h"
-#include "ir/run.h"
+#include "autobatch/batch.h"
+#include "autobatch/module.h"
 
 namespace ab::debugger {
 
@@ -21,7 +21,8 @@ namespace ab::debugger {
 struct ProgramInfo {
   std::string path;         // the .ab file, for titles and messages
   std::string source_text;  // its text, for the source view
-  const LoweredProgram* lowered = nullptr;
+  // The compiled program: its lowered blocks and variables are what the views show.
+  std::shared_ptr<const Module> module;
 };
 
 // A saved state; only the source that made it knows what is inside.
@@ -52,7 +53,7 @@ class ExecutionSource {
   virtual const std::vector<int32_t>& lane_pcs() const = 0;      // exit_pc() when finished
   virtual const std::vector<uint32_t>& lane_depths() const = 0;  // call depth
   virtual const std::vector<uint8_t>& lane_faulted() const = 0;
-  virtual const std::vector<uint32_t>& registers() const = 0;    // [lane][layout_words]
+  virtual const std::vector<uint32_t>& registers() const = 0;    // [lane][register_words()]
   virtual const std::vector<uint32_t>& last_active() const = 0;  // lanes that ran the last step
 
   // Full state of a range of lanes, stacks included (for the lane inspector and dumps).

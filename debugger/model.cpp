@@ -8,8 +8,6 @@
 
 #include "autobatch/engine.h"
 #include "debugger/value_format.h"
-#include "ir/exec.h"
-#include "ir/text.h"
 
 namespace ab::debugger {
 
@@ -63,21 +61,8 @@ uint32_t ramp_color(double t) {
 DebuggerModel::DebuggerModel(std::unique_ptr<ExecutionSource> source,
                              const TimelineOptions& timeline)
     : source_(std::move(source)), timeline_(*source_, timeline) {
-  const LoweredProgram& p = lowered();
-  block_lines_.resize(p.blocks.size());
-  for (size_t b = 0; b < p.blocks.size(); ++b) {
-    std::vector<int>& lines = block_lines_[b];
-    for (const Op& op : p.blocks[b].ops)
-      if (op.loc.line > 0) lines.push_back(op.loc.line);
-    if (p.blocks[b].term.loc.line > 0) lines.push_back(p.blocks[b].term.loc.line);
-    if (lines.empty() && p.blocks[b].loc.line > 0) lines.push_back(p.blocks[b].loc.line);
-    std::sort(lines.begin(), lines.end());
-    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
-  }
-  std::vector<TypeId> types;
-  for (const LoweredVar& v : p.vars)
-    types.push_back(v.type);
-  layout_words(p.types(), types, var_offset_);
+  for (const BlockInfo& block : module().blocks())
+    block_lines_.push_back(block.lines);
 }
 
 uint64_t DebuggerModel::step(uint64_t n) {
@@ -105,7 +90,7 @@ StopReason DebuggerModel::continue_run(uint64_t max_steps) {
     reason.kind = StopReason::Kind::Breakpoint;
     reason.breakpoint = hit;
     reason.message = fmt::format("breakpoint {} ({}) at step {}", hit + 1,
-                                 describe(breakpoints_[hit], lowered()), position());
+                                 describe(breakpoints_[hit], module()), position());
   } else if (!source_->error().empty()) {
     reason.kind = StopReason::Kind::SourceError;
     reason.message = source_->error();
@@ -134,7 +119,7 @@ std::optional<std::string> DebuggerModel::run_slice(uint64_t n) {
 }
 
 Status DebuggerModel::add_breakpoint(std::string_view text) {
-  auto parsed = parse_breakpoint(text, lowered(), source_->lanes());
+  auto parsed = parse_breakpoint(text, module(), source_->lanes());
   if (!parsed) return Error{parsed.error()};
   breakpoints_.push_back(*parsed);
   return Ok{};
@@ -160,7 +145,7 @@ void DebuggerModel::toggle_line_breakpoint(int line) {
 
 bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
   const ExecutionSource& s = *source_;
-  const LoweredProgram& p = lowered();
+  const int32_t exit = exit_pc();
   switch (b.kind) {
     case Breakpoint::Kind::Block:
       return s.next_block() == b.block;
@@ -171,7 +156,7 @@ bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
       return std::binary_search(lines.begin(), lines.end(), b.line);
     }
     case Breakpoint::Kind::LaneReturns: {
-      if (s.lane_pcs()[b.lane] != p.exit_pc() || s.lane_faulted()[b.lane]) return false;
+      if (s.lane_pcs()[b.lane] != exit || s.lane_faulted()[b.lane]) return false;
       const auto& ran = s.last_active();
       return std::find(ran.begin(), ran.end(), b.lane) != ran.end();
     }
@@ -184,7 +169,7 @@ bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
       if (ran.empty()) return false;
       uint32_t ended = 0;
       for (uint32_t lane : ran)
-        ended += s.lane_pcs()[lane] == p.exit_pc();
+        ended += s.lane_pcs()[lane] == exit;
       const double live_before = live_lanes() + ended;
       return static_cast<double>(ran.size()) / live_before < b.utilization;
     }
@@ -217,36 +202,33 @@ Status DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable
     color_mode_ = mode;
     return Ok{};
   }
-  const LoweredProgram& p = lowered();
-  VarId found = -1;
-  for (size_t v = 0; v < p.vars.size() && found < 0; ++v)
-    if (p.vars[v].name == variable && p.vars[v].storage != Storage::Temp)
-      found = static_cast<VarId>(v);
-  for (size_t v = 0; v < p.vars.size() && found < 0; ++v) {
-    const std::string& name = p.vars[v].name;
+  const std::vector<VariableInfo>& vars = module().variables();
+  constexpr auto kTemp = VariableInfo::Storage::Temp;
+  int32_t found = -1;
+  for (size_t v = 0; v < vars.size() && found < 0; ++v)
+    if (vars[v].name == variable && vars[v].storage != kTemp) found = static_cast<int32_t>(v);
+  for (size_t v = 0; v < vars.size() && found < 0; ++v) {
+    const std::string& name = vars[v].name;
     const size_t dot = name.find('.');
-    if (p.vars[v].storage != Storage::Temp && dot != std::string::npos &&
-        name.substr(dot + 1) == variable)
-      found = static_cast<VarId>(v);
+    if (vars[v].storage != kTemp && dot != std::string::npos && name.substr(dot + 1) == variable)
+      found = static_cast<int32_t>(v);
   }
   if (found < 0) {
     std::string names;
-    for (const LoweredVar& v : p.vars)
-      if (v.storage != Storage::Temp && v.source_var >= 0)
-        names += (names.empty() ? "" : ", ") + v.name;
+    for (const VariableInfo& v : vars)
+      if (v.storage != kTemp && v.from_source) names += (names.empty() ? "" : ", ") + v.name;
     return Error{
         fmt::format("no variable '{}' lives across blocks (watchable: {})", variable, names)};
   }
   color_mode_ = mode;
   watched_ = found;
-  watched_name_ = p.vars[found].name;
+  watched_name_ = vars[found].name;
   return Ok{};
 }
 
 std::string DebuggerModel::block_name(int32_t pc) const {
-  const LoweredProgram& p = lowered();
-  if (pc < 0 || pc >= p.exit_pc()) return "finished";
-  return p.blocks[pc].name;
+  if (pc < 0 || pc >= exit_pc()) return "finished";
+  return module().blocks()[pc].name;
 }
 
 int DebuggerModel::block_line(int32_t block) const {
@@ -257,9 +239,9 @@ int DebuggerModel::block_line(int32_t block) const {
 }
 
 std::vector<uint32_t> DebuggerModel::waiting_per_block() const {
-  std::vector<uint32_t> out(lowered().blocks.size(), 0);
+  std::vector<uint32_t> out(module().blocks().size(), 0);
   for (int32_t pc : source_->lane_pcs())
-    if (pc >= 0 && pc < lowered().exit_pc()) ++out[pc];
+    if (pc >= 0 && pc < exit_pc()) ++out[pc];
   return out;
 }
 
@@ -278,7 +260,7 @@ std::vector<uint32_t> DebuggerModel::waiting_per_line() const {
 uint32_t DebuggerModel::live_lanes() const {
   uint32_t n = 0;
   for (int32_t pc : source_->lane_pcs())
-    n += pc != lowered().exit_pc();
+    n += pc != exit_pc();
   return n;
 }
 
@@ -290,14 +272,14 @@ uint32_t DebuggerModel::faulted_lanes() const {
 }
 
 void DebuggerModel::watch_range(double& lo, double& hi) const {
-  const LoweredProgram& p = lowered();
+  const VariableInfo& watched = module().variables()[watched_];
   const auto& regs = source_->registers();
   const size_t stride = source_->lanes() ? regs.size() / source_->lanes() : 0;
   lo = INFINITY;
   hi = -INFINITY;
   for (uint32_t lane = 0; lane < source_->lanes(); ++lane) {
-    const double v = leading_scalar(p.types(), p.vars[watched_].type,
-                                    regs.data() + lane * stride + var_offset_[watched_]);
+    const double v =
+        leading_scalar(watched.value_type, regs.data() + lane * stride + watched.offset);
     if (!std::isfinite(v)) continue;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
@@ -307,7 +289,7 @@ void DebuggerModel::watch_range(double& lo, double& hi) const {
 
 void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
   const ExecutionSource& s = *source_;
-  const LoweredProgram& p = lowered();
+  const int32_t exit = exit_pc();
   const auto& pcs = s.lane_pcs();
   const auto& depths = s.lane_depths();
   const auto& faulted = s.lane_faulted();
@@ -325,7 +307,7 @@ void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
       out[lane] = kFaulted;
       continue;
     }
-    const bool finished = pcs[lane] == p.exit_pc();
+    const bool finished = pcs[lane] == exit;
     switch (color_mode_) {
       case ColorMode::Block:
         out[lane] = finished ? kFinished : categorical_color(static_cast<uint32_t>(pcs[lane]));
@@ -339,8 +321,9 @@ void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
         out[lane] = finished ? kFinished : kRunning;
         break;
       case ColorMode::Variable: {
-        const double v = leading_scalar(p.types(), p.vars[watched_].type,
-                                        regs.data() + lane * stride + var_offset_[watched_]);
+        const VariableInfo& watched = module().variables()[watched_];
+        const double v =
+            leading_scalar(watched.value_type, regs.data() + lane * stride + watched.offset);
         out[lane] = ramp_color(hi > lo ? (v - lo) / (hi - lo) : 0.5);
         break;
       }
@@ -356,7 +339,7 @@ std::vector<LegendEntry> DebuggerModel::legend() const {
       const std::vector<uint32_t> waiting = waiting_per_block();
       for (size_t b = 0; b < waiting.size(); ++b)
         if (waiting[b])
-          out.push_back({fmt::format("{} ({})", lowered().blocks[b].name, waiting[b]),
+          out.push_back({fmt::format("{} ({})", module().blocks()[b].name, waiting[b]),
                          categorical_color(static_cast<uint32_t>(b))});
       break;
     }
@@ -393,31 +376,29 @@ std::string DebuggerModel::lane_summary(uint32_t lane) const {
   std::string text;
   if (s.lane_faulted()[lane]) {
     text = fmt::format("lane {}: faulted", lane);
-  } else if (pc == lowered().exit_pc()) {
+  } else if (pc == exit_pc()) {
     text = fmt::format("lane {}: finished", lane);
   } else {
     text = fmt::format("lane {}: {} (line {}), depth {}", lane, block_name(pc), block_line(pc),
                        s.lane_depths()[lane]);
   }
   if (color_mode_ == ColorMode::Variable) {
-    const LoweredProgram& p = lowered();
+    const VariableInfo& watched = module().variables()[watched_];
     const size_t stride = s.registers().size() / s.lanes();
-    text +=
-        fmt::format(", {} = {}", watched_name_,
-                    format_value(p.types(), p.vars[watched_].type,
-                                 s.registers().data() + lane * stride + var_offset_[watched_], 4));
+    text += fmt::format(
+        ", {} = {}", watched_name_,
+        format_value(watched.value_type, s.registers().data() + lane * stride + watched.offset, 4));
   }
   return text;
 }
 
 namespace {
 
-// The function called by the PushJump whose return block is `ret`; -1 if none.
-int32_t callee_at_return(const LoweredProgram& p, int32_t ret) {
-  for (const LoweredBlock& b : p.blocks)
-    if (b.term.kind == Terminator::Kind::PushJump && b.term.target_else == ret)
-      return p.blocks[b.term.target].function;
-  return -1;
+// The function called by the call whose return block is `ret`; "" if none.
+std::string callee_at_return(const Module& p, int32_t ret) {
+  for (const BlockInfo& b : p.blocks())
+    if (b.call_entry >= 0 && b.call_return == ret) return p.blocks()[b.call_entry].function;
+  return "";
 }
 
 }  // namespace
@@ -427,14 +408,14 @@ LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
   d.lane = lane;
   const ExecutionSource& s = *source_;
   if (lane >= s.lanes()) return d;
-  const LoweredProgram& p = lowered();
+  const Module& p = module();
   const BatchSnapshot snap = s.snapshot(lane, 1);
   const int32_t pc = snap.pc[0];
-  const bool finished = pc == p.exit_pc();
+  const bool finished = pc == exit_pc();
   d.status = snap.faulted[0] ? "faulted" : finished ? "finished" : "waiting at " + block_name(pc);
   auto frame_of = [&](int32_t block) {
-    const LoweredBlock& b = p.blocks[block];
-    return Frame{p.source->functions[b.function].name, b.name, block_line(block)};
+    const BlockInfo& b = p.blocks()[block];
+    return Frame{b.function, b.name, block_line(block)};
   };
   if (!finished) {
     d.frames.push_back(frame_of(pc));
@@ -444,25 +425,24 @@ LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
     // A frame whose function differs from the callee of the call its caller waits in was
     // reached by tail calls; the entry function's frame is the lane's start.
     for (size_t f = 0; f < d.frames.size(); ++f) {
-      const int32_t called = f + 1 < d.frames.size()
-                                 ? callee_at_return(p, snap.pc_stack[snap.pc_depth[0] - 1 - f])
-                                 : p.entry_function;
-      d.frames[f].after_tail_calls =
-          called >= 0 && p.source->functions[called].name != d.frames[f].function;
+      const std::string called = f + 1 < d.frames.size()
+                                     ? callee_at_return(p, snap.pc_stack[snap.pc_depth[0] - 1 - f])
+                                     : p.entry();
+      d.frames[f].after_tail_calls = !called.empty() && called != d.frames[f].function;
     }
   }
-  for (size_t v = 0; v < p.vars.size(); ++v) {
-    const LoweredVar& var = p.vars[v];
-    if (var.storage == Storage::Temp || var.source_var < 0) continue;
+  for (size_t v = 0; v < p.variables().size(); ++v) {
+    const VariableInfo& var = p.variables()[v];
+    if (var.storage == VariableInfo::Storage::Temp || !var.from_source) continue;
     VariableView view;
     view.name = var.name;
-    view.storage = storage_name(var.storage);
-    view.value = format_value(p.types(), var.type, snap.registers.data() + var_offset_[v]);
+    view.storage = VariableInfo::storage_name(var.storage);
+    view.value = format_value(var.value_type, snap.registers.data() + var.offset);
     for (const BatchSnapshot::VarStack& st : snap.stacks) {
-      if (st.var != static_cast<VarId>(v)) continue;
-      const uint32_t w = p.types().words(var.type);
+      if (st.var != static_cast<int32_t>(v)) continue;
+      const uint32_t w = var.value_type.words;
       for (uint32_t i = 0; i < st.depth[0]; ++i)
-        view.stack.push_back(format_value(p.types(), var.type, st.words.data() + size_t{i} * w));
+        view.stack.push_back(format_value(var.value_type, st.words.data() + size_t{i} * w));
     }
     d.variables.push_back(std::move(view));
   }
@@ -472,30 +452,27 @@ LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
       if (e.lane == lane)
         d.error = fmt::format("{} in {}, line {}, lane step {}", fault_name(e.code), e.function,
                               e.line, e.step);
-  } else if (finished && p.output >= 0) {
-    const uint32_t w = p.types().words(p.vars[p.output].type);
-    d.output = format_value(p.types(), p.vars[p.output].type, r.outputs.data() + size_t{lane} * w);
+  } else if (finished && !p.output().value_type.is_void()) {
+    const ValueType& type = p.output().value_type;
+    d.output = format_value(type, r.outputs.data() + size_t{lane} * type.words);
   }
   return d;
 }
 
-std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
+std::string state_json(const Module& p, const BatchSnapshot& snap) {
   nlohmann::json lanes = nlohmann::json::array();
   const size_t words = snap.lanes ? snap.registers.size() / snap.lanes : 0;
-  std::vector<TypeId> types;
-  for (const LoweredVar& v : p.vars)
-    types.push_back(v.type);
-  std::vector<uint32_t> offset;
-  layout_words(p.types(), types, offset);
+  const std::vector<VariableInfo>& vars = p.variables();
+  const auto exit_pc = static_cast<int32_t>(p.blocks().size());
   std::vector<bool> temp_word(words, false);
-  for (size_t v = 0; v < p.vars.size(); ++v)
-    if (p.vars[v].storage == Storage::Temp)
-      for (uint32_t k = 0; k < p.types().words(p.vars[v].type) && offset[v] + k < words; ++k)
-        temp_word[offset[v] + k] = true;
+  for (const VariableInfo& v : vars)
+    if (v.storage == VariableInfo::Storage::Temp)
+      for (uint32_t k = 0; k < v.value_type.words && v.offset + k < words; ++k)
+        temp_word[v.offset + k] = true;
   for (uint32_t lane = 0; lane < snap.lanes; ++lane) {
     nlohmann::json l;
     l["pc"] = snap.pc[lane];
-    l["block"] = snap.pc[lane] == p.exit_pc() ? "finished" : p.blocks[snap.pc[lane]].name;
+    l["block"] = snap.pc[lane] == exit_pc ? "finished" : p.blocks()[snap.pc[lane]].name;
     l["depth"] = snap.pc_depth[lane];
     const auto pcs = snap.pc_stack.begin() + size_t{lane} * snap.stack_capacity;
     l["pc_stack"] = std::vector<int32_t>(pcs, pcs + snap.pc_depth[lane]);
@@ -508,10 +485,9 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
     l["registers"] = std::move(regs);
     nlohmann::json stacks = nlohmann::json::object();
     for (const BatchSnapshot::VarStack& st : snap.stacks) {
-      const uint32_t w = p.types().words(p.vars[st.var].type);
+      const uint32_t w = vars[st.var].value_type.words;
       const auto first = st.words.begin() + size_t{lane} * snap.stack_capacity * w;
-      stacks[p.vars[st.var].name] =
-          std::vector<uint32_t>(first, first + size_t{st.depth[lane]} * w);
+      stacks[vars[st.var].name] = std::vector<uint32_t>(first, first + size_t{st.depth[lane]} * w);
     }
     l["stacks"] = std::move(stacks);
     l["lane_steps"] = snap.lane_steps[lane];
@@ -525,22 +501,22 @@ std::string state_json(const LoweredProgram& p, const BatchSnapshot& snap) {
 }
 
 std::string DebuggerModel::block_ir(int32_t block) const {
-  return print_lowered_block(lowered(), block);
+  return module().block_ir_text(block);
 }
 
 std::string DebuggerModel::block_glsl(int32_t block) const {
-  return ab::block_glsl(lowered(), block);
+  return ab::block_glsl(module(), block);
 }
 
 int32_t DebuggerModel::find_block(const std::string& name_or_index) const {
-  const LoweredProgram& p = lowered();
-  for (size_t b = 0; b < p.blocks.size(); ++b)
-    if (p.blocks[b].name == name_or_index) return static_cast<int32_t>(b);
+  const std::vector<BlockInfo>& blocks = module().blocks();
+  for (size_t b = 0; b < blocks.size(); ++b)
+    if (blocks[b].name == name_or_index) return static_cast<int32_t>(b);
   int32_t index = -1;
   auto [ptr, ec] =
       std::from_chars(name_or_index.data(), name_or_index.data() + name_or_index.size(), index);
   if (ec != std::errc() || ptr != name_or_index.data() + name_or_index.size()) return -1;
-  return index >= 0 && index < static_cast<int32_t>(p.blocks.size()) ? index : -1;
+  return index >= 0 && index < static_cast<int32_t>(blocks.size()) ? index : -1;
 }
 
 std::optional<GroupView> DebuggerModel::group_view(uint32_t lane) const {
@@ -552,10 +528,10 @@ std::optional<GroupView> DebuggerModel::group_view(uint32_t lane) const {
   const uint32_t end = std::min(source_->lanes(), g.first_lane + width);
   const auto& pcs = source_->lane_pcs();
   const auto& faulted = source_->lane_faulted();
-  const int32_t exit_pc = lowered().exit_pc();
+  const int32_t exit = exit_pc();
   for (uint32_t l = g.first_lane; l < end; ++l) {
     g.pcs.push_back(pcs[l]);
-    if (faulted[l] || pcs[l] >= exit_pc) continue;
+    if (faulted[l] || pcs[l] >= exit) continue;
     if (g.next_block < 0 || pcs[l] < g.next_block) g.next_block = pcs[l];
   }
   for (uint32_t l = g.first_lane; l < end; ++l)
@@ -574,7 +550,7 @@ std::string DebuggerModel::dump_json() const {
   out["faulted_lanes"] = faulted_lanes();
   nlohmann::json bps = nlohmann::json::array();
   for (const Breakpoint& b : breakpoints_)
-    bps.push_back(describe(b, lowered()));
+    bps.push_back(describe(b, module()));
   out["breakpoints"] = std::move(bps);
   out["selected_lane"] = selected_ ? nlohmann::json(*selected_) : nlohmann::json(nullptr);
   out["color"] = color_mode_name(color_mode_);
@@ -590,7 +566,7 @@ std::string DebuggerModel::dump_json() const {
       out["selected_group"] = std::move(group);
     }
   out["state"] =
-      nlohmann::json::parse(state_json(lowered(), source_->snapshot(0, source_->lanes())));
+      nlohmann::json::parse(state_json(module(), source_->snapshot(0, source_->lanes())));
   return out.dump(1);
 }
 

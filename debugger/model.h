@@ -80,7 +80,9 @@ class DebuggerModel {
 
   ExecutionSource& source() { return *source_; }
   const ExecutionSource& source() const { return *source_; }
-  const LoweredProgram& lowered() const { return *source_->program().lowered; }
+  const Module& module() const { return *source_->program().module; }
+  // The PC of a lane that has finished: one past the last block.
+  int32_t exit_pc() const { return static_cast<int32_t>(module().blocks().size()); }
   Timeline& timeline() { return timeline_; }
   const Timeline& timeline() const { return timeline_; }
   uint64_t position() const { return timeline_.position(); }
@@ -138,7 +140,7 @@ class DebuggerModel {
   // A one-line hover text: "lane 17: fib.b2 (line 3), depth 4, n = 7".
   std::string lane_summary(uint32_t lane) const;
   LaneDetails lane_details(uint32_t lane) const;
-  // The lowered IR of a block (print_lowered_block) and its generated GLSL function
+  // The lowered IR of a block (Module::block_ir_text) and its generated GLSL function
   // (ab::block_glsl; needs no device). "" for a block that does not exist.
   std::string block_ir(int32_t block) const;
   std::string block_glsl(int32_t block) const;
@@ -160,16 +162,15 @@ class DebuggerModel {
   RunMode run_mode_ = RunMode::Paused;
   std::optional<uint32_t> selected_;
   ColorMode color_mode_ = ColorMode::Block;
-  VarId watched_ = -1;
+  int32_t watched_ = -1;  // index into module().variables()
   std::string watched_name_;
   std::vector<std::vector<int>> block_lines_;
-  std::vector<uint32_t> var_offset_;
 };
 
 // Every lane's state as JSON, with stacks cut to their live entries so that equal states give
 // equal text whatever the stacks' capacity: {"step", "lanes": [{"pc", "block", "depth",
 // "pc_stack", "registers", "stacks", "lane_steps", "faulted"}...]}.
-std::string state_json(const LoweredProgram& program, const BatchSnapshot& snapshot);
+std::string state_json(const Module& program, const BatchSnapshot& snapshot);
 
 // Colour helpers shared with the UI.
 uint32_t categorical_color(uint32_t index);

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "ir/excerpt.h"
+#include "autobatch/user_input.h"
 
 namespace ab::debugger {
 namespace {
@@ -67,7 +67,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
              "fault";
     if (Status added = m.add_breakpoint(rest_after(line, "break")); !added) return added.error();
     log << fmt::format("breakpoint {}: {}\n", m.breakpoints().size(),
-                       describe(m.breakpoints().back(), m.lowered()));
+                       describe(m.breakpoints().back(), m.module()));
     return "";
   }
   if (cmd == "continue") {
@@ -157,7 +157,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     if (block < 0)
       return fmt::format("no block '{}' (give a name such as fib.b2, or an index)", excerpt(w[2]));
     const std::string text = w[1] == "ir" ? m.block_ir(block) : m.block_glsl(block);
-    log << fmt::format("{} of {}:\n{}{}", w[1], m.lowered().blocks[block].name, text,
+    log << fmt::format("{} of {}:\n{}{}", w[1], m.module().blocks()[block].name, text,
                        text.ends_with('\n') ? "" : "\n");
     return "";
   }

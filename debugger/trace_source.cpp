@@ -4,188 +4,56 @@
 #include <algorithm>
 
 namespace ab::debugger {
-namespace {
-
-const VmCheckpoint& vm_state(const SourceCheckpoint& c) {
-  return static_cast<const VmSourceCheckpoint&>(c).state;
-}
-
-// demand[block][s]: how many entries of Stacked variable s's stack (in variable order) a frame
-// at the start of `block` may pop or read (Update) before it returns. A frame pops only what it
-// pushed before its own calls, and the frames of those calls are balanced, so a lane can run on
-// without underflowing a stack if each stack holds the sum of this over the frames that will
-// resume: the lane's current block and every return address on its PC stack. Computed per block
-// (the dip below the entry depth, and the net change) and then to a fixed point over the frame's
-// successors (a call continues at its return address); values are capped at `cap`.
-using StackDemand = std::vector<std::vector<uint32_t>>;
-
-StackDemand stack_demand(const LoweredProgram& p, uint32_t cap) {
-  std::vector<int32_t> slot(p.vars.size(), -1);
-  size_t stacked = 0;
-  for (size_t v = 0; v < p.vars.size(); ++v)
-    if (p.vars[v].storage == Storage::Stacked) slot[v] = static_cast<int32_t>(stacked++);
-  const size_t blocks = p.blocks.size();
-  std::vector<std::vector<int64_t>> dip(blocks, std::vector<int64_t>(stacked, 0));
-  std::vector<std::vector<int64_t>> net(blocks, std::vector<int64_t>(stacked, 0));
-  for (size_t b = 0; b < blocks; ++b) {
-    for (const Op& op : p.blocks[b].ops) {
-      if (op.code != OpCode::Push && op.code != OpCode::Pop && op.code != OpCode::Update) continue;
-      const int32_t s = slot[op.args[0]];
-      if (op.code == OpCode::Push) {
-        ++net[b][s];
-      } else {  // Pop and Update both read the top entry, which must exist
-        dip[b][s] = std::max(dip[b][s], 1 - net[b][s]);
-        if (op.code == OpCode::Pop) --net[b][s];
-      }
-    }
-  }
-  StackDemand demand(blocks, std::vector<uint32_t>(stacked, 0));
-  // Demands only grow and are capped, so this ends; a lowered program has no loop that pops
-  // more than it pushes, so it ends within one round per block.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t b = 0; b < blocks; ++b) {
-      const Terminator& t = p.blocks[b].term;
-      std::vector<int32_t> next;
-      if (t.kind == Terminator::Kind::Jump || t.kind == Terminator::Kind::Branch)
-        next.push_back(t.target);
-      if (t.kind == Terminator::Kind::Branch || t.kind == Terminator::Kind::PushJump)
-        next.push_back(t.target_else);
-      for (size_t s = 0; s < stacked; ++s) {
-        int64_t d = dip[b][s];
-        for (int32_t n : next)
-          d = std::max(d, int64_t{demand[n][s]} - net[b][s]);
-        const uint32_t capped = static_cast<uint32_t>(std::clamp<int64_t>(d, 0, cap));
-        if (capped > demand[b][s]) demand[b][s] = capped, changed = true;
-      }
-    }
-  }
-  return demand;
-}
-
-// "" if `c` fits the program and batch, so restoring it, and running on from it, cannot index
-// out of bounds.
-std::string check_checkpoint(const VmCheckpoint& c, const LoweredProgram& p, uint32_t lanes,
-                             uint32_t stack_depth, const StackDemand& demand) {
-  std::vector<TypeId> types;
-  for (const LoweredVar& v : p.vars)
-    types.push_back(v.type);
-  std::vector<uint32_t> offsets;
-  const uint32_t words = layout_words(p.types(), types, offsets);
-  if (c.registers.size() != size_t{lanes} * words) return "registers do not fit the program";
-  if (c.block_executions.size() != p.blocks.size()) return "block count differs from the program";
-  uint64_t entries = 0;
-  for (uint32_t lane = 0; lane < lanes; ++lane) {
-    if (c.pc[lane] < 0 || c.pc[lane] > p.exit_pc()) return "a PC is outside the program";
-    if (c.pc_depth[lane] > stack_depth) return "a call depth exceeds the stack depth";
-    entries += c.pc_depth[lane];
-  }
-  if (entries != c.pc_stack.size()) return "PC stack sizes do not add up";
-  // Running on returns through each live lane's PC stack, so it must hold the exit PC at the
-  // bottom (pushed when the lane started) and blocks of the program above it: every return then
-  // lands in the program, and the last one ends the lane before its stack is empty.
-  size_t at = 0;
-  for (uint32_t lane = 0; lane < lanes; at += c.pc_depth[lane], ++lane) {
-    if (c.pc[lane] == p.exit_pc()) continue;
-    if (c.pc_depth[lane] == 0 || c.pc_stack[at] != p.exit_pc())
-      return "a running lane's PC stack does not start at the exit";
-    for (uint32_t k = 1; k < c.pc_depth[lane]; ++k)
-      if (c.pc_stack[at + k] < 0 || c.pc_stack[at + k] >= p.exit_pc())
-        return "a return address is outside the program";
-  }
-  size_t stacked = 0;
-  for (const LoweredVar& v : p.vars)
-    stacked += v.storage == Storage::Stacked;
-  if (c.stacks.size() != stacked) return "variable stacks differ from the program";
-  size_t si = 0;
-  for (const LoweredVar& v : p.vars) {
-    if (v.storage != Storage::Stacked) continue;
-    const auto& s = c.stacks[si++];
-    if (s.depth.size() != lanes) return "a variable stack has the wrong lane count";
-    uint64_t n = 0;
-    for (uint32_t d : s.depth) {
-      if (d > stack_depth) return "a variable stack is deeper than the stack depth";
-      n += uint64_t{d} * p.types().words(v.type);
-    }
-    if (n != s.words.size()) return "variable stack sizes do not add up";
-  }
-  // Every stack must hold what the lane's resuming frames will pop (stack_demand).
-  at = 0;
-  std::vector<uint64_t> need(stacked);
-  for (uint32_t lane = 0; lane < lanes; at += c.pc_depth[lane], ++lane) {
-    if (c.pc[lane] == p.exit_pc()) continue;
-    need.assign(demand[c.pc[lane]].begin(), demand[c.pc[lane]].end());
-    for (uint32_t k = 1; k < c.pc_depth[lane]; ++k)  // entry 0 is the exit: no frame resumes
-      for (size_t s = 0; s < stacked; ++s)
-        need[s] += demand[c.pc_stack[at + k]][s];
-    for (size_t s = 0; s < stacked; ++s)
-      if (c.stacks[s].depth[lane] < need[s])
-        return "a variable stack holds fewer entries than the lane will pop";
-  }
-  return "";
-}
-
-}  // namespace
-
-Expected<Trace> record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
-                             const std::string& entry, const TraceRange& range) {
+Status record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
+                    const TraceRange& range, const std::string& path) {
   ExecutionSource& source = timeline.source();
-  Trace t;
-  t.source_hash = source_hash(source.program().source_text);
-  t.source_path = source.program().path;
-  t.entry = entry;
-  t.options = options;
-  t.options.record_trace = false;
-  t.batch = batch;
+  TraceWriter writer(*source.program().module, batch, options);
   if (range.last <= range.first) return Error{"empty step range"};
   timeline.seek(range.first);
   if (timeline.position() != range.first)
     return Error{
         fmt::format("the run ends at step {}, before step {}", timeline.position(), range.first)};
-  t.first_step = range.first;
   const uint64_t interval = std::max<uint64_t>(1, range.checkpoint_interval);
   auto save = [&] {
     auto c = source.checkpoint();
     auto* vm = dynamic_cast<const VmSourceCheckpoint*>(c.get());
     if (!vm) return false;
-    t.checkpoints.push_back(vm->state);
+    writer.add_checkpoint(*vm->state);
     return true;
   };
   if (!save()) return Error{"this source cannot be recorded"};
   while (timeline.position() < range.last && !source.done()) {
     const int32_t block = source.next_block();
     if (timeline.step(1) != 1) break;
-    t.add_step(block, source.last_active());
+    writer.add_step(block, source.last_active());
     if ((timeline.position() - range.first) % interval == 0 && !source.done()) save();
   }
   if (!source.error().empty()) return Error{source.error()};
-  t.finished = source.done();
-  return t;
+  return writer.write(path, source.done());
 }
 
-TraceSource::TraceSource(std::shared_ptr<const Trace> trace, ProgramInfo program)
+TraceSource::TraceSource(std::shared_ptr<const TraceFile> trace, ProgramInfo program)
     : trace_(std::move(trace)),
-      vm_(std::make_unique<VmSource>(std::move(program), trace_->batch, trace_->options)) {}
+      vm_(std::make_unique<VmSource>(std::move(program), trace_->batch(), trace_->options())) {}
 
-Expected<std::unique_ptr<TraceSource>> TraceSource::open(std::shared_ptr<const Trace> trace,
+Expected<std::unique_ptr<TraceSource>> TraceSource::open(std::shared_ptr<const TraceFile> trace,
                                                          ProgramInfo program) {
-  const LoweredProgram& p = *program.lowered;
-  if (std::string e = check_batch(*p.source, p.entry_function, trace->batch); !e.empty())
-    return Error{"the trace's batch does not fit the program: " + e};
-  for (const TraceStep& s : trace->steps)
-    if (s.block < 0 || s.block >= static_cast<int32_t>(p.blocks.size()))
-      return Error{fmt::format("the trace runs block {}, but the program has {} blocks", s.block,
-                               p.blocks.size())};
-  const StackDemand demand = stack_demand(p, trace->options.stack_depth);
-  for (const VmCheckpoint& c : trace->checkpoints)
-    if (std::string e =
-            check_checkpoint(c, p, trace->batch.lanes, trace->options.stack_depth, demand);
-        !e.empty())
+  const Module& module = *program.module;
+  if (Status fits = module.check(trace->batch()); !fits)
+    return Error{"the trace's batch does not fit the program: " + fits.error()};
+  const size_t blocks = module.blocks().size();
+  for (const TraceStep& s : trace->steps())
+    if (s.block < 0 || s.block >= static_cast<int32_t>(blocks))
       return Error{
-          fmt::format("the trace's checkpoint at step {} does not fit the program: {}", c.step, e)};
+          fmt::format("the trace runs block {}, but the program has {} blocks", s.block, blocks)};
+  if (trace->checkpoints().empty()) return Error{"the trace holds no state to start from"};
   std::unique_ptr<TraceSource> source(new TraceSource(std::move(trace), std::move(program)));
+  for (const auto& c : source->trace_->checkpoints())
+    if (Status fits = source->vm_->vm().check(*c); !fits)
+      return Error{fmt::format("the trace's checkpoint at step {} does not fit the program: {}",
+                               c->step(), fits.error())};
   VmSourceCheckpoint first;
-  first.state = source->trace_->checkpoints.front();
+  first.state = source->trace_->checkpoints().front();
   source->vm_->restore(first);
   return source;
 }
@@ -202,15 +70,15 @@ uint64_t TraceSource::step(uint64_t n) {
   uint64_t taken = 0;
   for (; taken < n && !done(); ++taken) {
     const uint64_t at = vm_->steps();
-    const TraceStep& want = trace_->steps[at - trace_->first_step];
+    const TraceStep& want = trace_->steps()[at - trace_->first_step()];
     const int32_t block = vm_->next_block();
     vm_->step(1);
     if (block != want.block || vm_->last_active().size() != want.active) {
       error_ = fmt::format(
           "the replay left the trace at step {}: it ran block {} with {} lanes, the trace says "
           "block {} with {} lanes",
-          at, program().lowered->blocks[block].name, vm_->last_active().size(),
-          program().lowered->blocks[want.block].name, want.active);
+          at, program().module->blocks()[block].name, vm_->last_active().size(),
+          program().module->blocks()[want.block].name, want.active);
       return taken + 1;
     }
   }
@@ -219,24 +87,23 @@ uint64_t TraceSource::step(uint64_t n) {
 
 void TraceSource::restore(const SourceCheckpoint& c) {
   // Prefer the trace's own checkpoint when it is closer than the one offered.
-  const VmCheckpoint* best = &vm_state(c);
-  for (const VmCheckpoint& t : trace_->checkpoints)
-    if (t.step <= c.step && t.step > best->step) best = &t;
   VmSourceCheckpoint use;
-  use.state = *best;
-  use.step = best->step;
+  use.state = static_cast<const VmSourceCheckpoint&>(c).state;
+  for (const auto& t : trace_->checkpoints())
+    if (t->step() <= c.step && t->step() > use.state->step()) use.state = t;
+  use.step = use.state->step();
   vm_->restore(use);
   error_.clear();
 }
 
 uint32_t TraceSource::recorded_active(uint64_t step) const {
-  if (step < trace_->first_step || step >= trace_->end_step()) return 0;
-  return trace_->steps[step - trace_->first_step].active;
+  if (step < trace_->first_step() || step >= trace_->end_step()) return 0;
+  return trace_->steps()[step - trace_->first_step()].active;
 }
 
 int32_t TraceSource::recorded_block(uint64_t step) const {
-  if (step < trace_->first_step || step >= trace_->end_step()) return -1;
-  return trace_->steps[step - trace_->first_step].block;
+  if (step < trace_->first_step() || step >= trace_->end_step()) return -1;
+  return trace_->steps()[step - trace_->first_step()].block;
 }
 
 }  // namespace ab::debugger

@@ -1,7 +1,7 @@
 // Recording traces from a run, and replaying them.
 //
-// record_trace steps a Timeline over steps [first, last) and records each step's block and
-// active lanes, with a VM checkpoint every `checkpoint_interval` steps (the first at `first`).
+// record_trace steps a Timeline over steps [first, last) and writes a trace of each step's block
+// and active lanes, with a VM state every `checkpoint_interval` steps (the first at `first`).
 //
 // TraceSource is an ExecutionSource over a recorded trace: it restores the trace's checkpoints
 // into a CPU VM and replays forward, checking each step against the record, so it needs no GPU
@@ -14,7 +14,6 @@
 #include "autobatch/trace.h"
 #include "debugger/timeline.h"
 #include "debugger/vm_source.h"
-#include "ir/trace/trace_file.h"
 
 namespace ab::debugger {
 
@@ -22,15 +21,16 @@ namespace ab::debugger {
 using TraceRange = TraceOptions;
 
 // `timeline`'s source must be a VmSource or a TraceSource. The timeline is left at the range's
-// end. `batch` and `options` are the run's (stored in the trace).
-Expected<Trace> record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
-                             const std::string& entry, const TraceRange& range);
+// end. `batch` and `options` are the run's (stored in the trace). Writes the trace to `path`
+// (TraceWriter) only once the whole range was recorded.
+Status record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
+                    const TraceRange& range, const std::string& path);
 
 class TraceSource final : public ExecutionSource {
  public:
   // Checks the trace against the program (block count, lanes, checkpoint shapes); returns the
   // source or a message.
-  static Expected<std::unique_ptr<TraceSource>> open(std::shared_ptr<const Trace> trace,
+  static Expected<std::unique_ptr<TraceSource>> open(std::shared_ptr<const TraceFile> trace,
                                                      ProgramInfo program);
 
   const ProgramInfo& program() const override { return vm_->program(); }
@@ -58,12 +58,12 @@ class TraceSource final : public ExecutionSource {
   uint64_t total_steps() const override { return trace_->end_step(); }
   uint32_t recorded_active(uint64_t step) const override;
   int32_t recorded_block(uint64_t step) const override;
-  const Trace& trace() const { return *trace_; }
+  const TraceFile& trace() const { return *trace_; }
 
  private:
-  TraceSource(std::shared_ptr<const Trace> trace, ProgramInfo program);
+  TraceSource(std::shared_ptr<const TraceFile> trace, ProgramInfo program);
 
-  std::shared_ptr<const Trace> trace_;
+  std::shared_ptr<const TraceFile> trace_;
   std::unique_ptr<VmSource> vm_;
   std::string error_;
 };

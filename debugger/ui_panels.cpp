@@ -6,8 +6,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "ir/text.h"
-
 namespace ab::debugger {
 namespace {
 
@@ -219,7 +217,7 @@ void Panels::draw_source() {
 }
 
 void Panels::draw_blocks() {
-  const LoweredProgram& p = model_.lowered();
+  const std::vector<BlockInfo>& blocks = model_.module().blocks();
   const int32_t next = model_.source().next_block();
   const float ir_h = shown_block_ >= 0 ? ImGui::GetContentRegionAvail().y * 0.45f : 0;
   if (ImGui::BeginTable(
@@ -232,13 +230,13 @@ void Panels::draw_blocks() {
     ImGui::TableSetupColumn("waiting", ImGuiTableColumnFlags_WidthFixed, 70);
     ImGui::TableSetupColumn("runs", ImGuiTableColumnFlags_WidthFixed, 70);
     ImGui::TableHeadersRow();
-    for (size_t b = 0; b < p.blocks.size(); ++b) {
+    for (size_t b = 0; b < blocks.size(); ++b) {
       ImGui::TableNextRow();
       if (static_cast<int32_t>(b) == next)
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlight);
       ImGui::TableNextColumn();
       const std::string label =
-          fmt::format("{} {}", static_cast<int32_t>(b) == next ? ">" : " ", p.blocks[b].name);
+          fmt::format("{} {}", static_cast<int32_t>(b) == next ? ">" : " ", blocks[b].name);
       if (ImGui::Selectable(label.c_str(), shown_block_ == static_cast<int>(b),
                             ImGuiSelectableFlags_SpanAllColumns)) {
         shown_block_ = shown_block_ == static_cast<int>(b) ? -1 : static_cast<int>(b);
@@ -273,10 +271,11 @@ void Panels::draw_lane_grid() {
   if (ImGui::Combo("colour", &mode, modes, 4)) {
     if (mode == static_cast<int>(ColorMode::Variable)) {
       // Watch the first variable of the entry function's inputs by default.
-      const LoweredProgram& p = model_.lowered();
-      const Status set = p.inputs.empty()
-                             ? Status(Error{"no variable"})
-                             : model_.set_color_mode(ColorMode::Variable, p.vars[p.inputs[0]].name);
+      const Module& p = model_.module();
+      const Status set =
+          p.inputs().empty()
+              ? Status(Error{"no variable"})
+              : model_.set_color_mode(ColorMode::Variable, p.entry() + "." + p.inputs()[0].name);
       if (!set) status_ = set.error();
     } else {
       model_.set_color_mode(static_cast<ColorMode>(mode));
@@ -500,7 +499,7 @@ void Panels::draw_group(const GroupView& g) {
   const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / cell));
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const int32_t exit_pc = model_.lowered().exit_pc();
+  const int32_t exit_pc = model_.exit_pc();
   for (size_t i = 0; i < g.pcs.size(); ++i) {
     const float x = origin.x + static_cast<float>(i % per_row) * cell;
     const float y = origin.y + static_cast<float>(i / per_row) * cell;
@@ -540,9 +539,9 @@ void Panels::draw_breakpoints() {
     const bool hit = std::find(hits.begin(), hits.end(), static_cast<int>(i)) != hits.end();
     if (hit)
       ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s  (hit)",
-                         describe(bps[i], model_.lowered()).c_str());
+                         describe(bps[i], model_.module()).c_str());
     else
-      ImGui::TextUnformatted(describe(bps[i], model_.lowered()).c_str());
+      ImGui::TextUnformatted(describe(bps[i], model_.module()).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton("x")) {
       model_.remove_breakpoint(i);

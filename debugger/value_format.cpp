@@ -5,13 +5,11 @@
 
 namespace ab::debugger {
 
-std::string format_value(const Types& types, TypeId type, const uint32_t* words,
-                         uint32_t max_elements) {
-  const Type& t = types[type];
+std::string format_value(const ValueType& t, const uint32_t* words, uint32_t max_elements) {
   switch (t.kind) {
-    case Type::Kind::Void:
+    case ValueType::Kind::Void:
       return "()";
-    case Type::Kind::Scalar:
+    case ValueType::Kind::Scalar:
       switch (t.scalar) {
         case Scalar::Bool:
           return words[0] ? "true" : "false";
@@ -23,42 +21,41 @@ std::string format_value(const Types& types, TypeId type, const uint32_t* words,
           return fmt::format("{}", std::bit_cast<float>(words[0]));
       }
       return "?";
-    case Type::Kind::Array: {
+    case ValueType::Kind::Array: {
       std::string out = "[";
-      const uint32_t w = types.words(t.elem);
+      const uint32_t w = t.elem().words;
       for (uint32_t i = 0; i < t.count; ++i) {
         if (i) out += ", ";
         if (i == max_elements) {
           out += "...";
           break;
         }
-        out += format_value(types, t.elem, words + size_t{i} * w, max_elements);
+        out += format_value(t.elem(), words + size_t{i} * w, max_elements);
       }
       return out + "]";
     }
-    case Type::Kind::Struct: {
-      const StructDef& s = types.struct_def(type);
+    case ValueType::Kind::Struct: {
       std::string out = "{";
-      for (size_t i = 0; i < s.fields.size(); ++i)
-        out += fmt::format(
-            "{}{}: {}", i ? ", " : "", s.fields[i].name,
-            format_value(types, s.fields[i].type, words + s.fields[i].offset, max_elements));
+      for (size_t i = 0; i < t.fields.size(); ++i)
+        out +=
+            fmt::format("{}{}: {}", i ? ", " : "", t.fields[i].name,
+                        format_value(t.fields[i].type, words + t.fields[i].offset, max_elements));
       return out + "}";
     }
   }
   return "?";
 }
 
-double leading_scalar(const Types& types, TypeId type, const uint32_t* words) {
-  while (types.is_array(type))
-    type = types[type].elem;
-  if (types.is_struct(type)) {
-    const StructDef& s = types.struct_def(type);
-    if (s.fields.empty()) return 0;
-    return leading_scalar(types, s.fields[0].type, words + s.fields[0].offset);
+double leading_scalar(const ValueType& type, const uint32_t* words) {
+  const ValueType* t = &type;
+  while (t->is_array())
+    t = &t->elem();
+  if (t->is_struct()) {
+    if (t->fields.empty()) return 0;
+    return leading_scalar(t->fields[0].type, words + t->fields[0].offset);
   }
-  if (!types.is_scalar(type)) return 0;
-  switch (types[type].scalar) {
+  if (!t->is_scalar()) return 0;
+  switch (t->scalar) {
     case Scalar::Bool:
       return words[0] ? 1 : 0;
     case Scalar::Int:

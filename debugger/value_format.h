@@ -5,13 +5,12 @@
 #include <cstdint>
 #include <string>
 
-#include "ir/types.h"
+#include "autobatch/value_type.h"
 
 namespace ab::debugger {
 
-std::string format_value(const Types& types, TypeId type, const uint32_t* words,
-                         uint32_t max_elements = 8);
+std::string format_value(const ValueType& type, const uint32_t* words, uint32_t max_elements = 8);
 // The value's first leaf as a double (for colouring by a watched variable).
-double leading_scalar(const Types& types, TypeId type, const uint32_t* words);
+double leading_scalar(const ValueType& type, const uint32_t* words);
 
 }  // namespace ab::debugger

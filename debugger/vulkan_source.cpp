@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
-#include "engine/module_impl.h"
-#include "ir/backends/vm.h"
+#include "autobatch/vm.h"
 
 namespace ab::debugger {
 namespace {
@@ -53,8 +52,7 @@ Expected<std::unique_ptr<VulkanSource>> VulkanSource::open(std::shared_ptr<const
     context = *created;
   }
   const DeviceInfo device = context->device();
-  const Module::Impl& inside = module->impl();  // the lowered program the views show
-  ProgramInfo program{module->file(), inside.source_text, &inside.lowered};
+  ProgramInfo program{module->file(), module->source_text(), module};
   auto compiled = VulkanProgram::compile(context, std::move(module), vulkan);
   if (!compiled) return Error{compiled.error()};
   auto run = VulkanRun::create(*compiled, batch, options, vulkan);
@@ -79,8 +77,8 @@ bool VulkanSource::refresh() {
     return false;
   }
   view_ = std::move(*state);
-  const int32_t exit_pc = program_.lowered->exit_pc();
-  std::vector<uint32_t> waiting(program_.lowered->blocks.size(), 0);
+  const auto exit_pc = static_cast<int32_t>(program_.module->blocks().size());
+  std::vector<uint32_t> waiting(exit_pc, 0);
   live_ = 0;
   for (uint32_t lane = 0; lane < lanes_; ++lane) {
     const int32_t pc = view_.pc[lane];
@@ -90,7 +88,7 @@ bool VulkanSource::refresh() {
   }
   // The VM's rule; for the local schedule it is the block the lowest-numbered group would see
   // if it held every lane, so the per-group view (model.h, group_view) is what to read there.
-  next_block_ = live_ == 0 ? -1 : block_picker(options_.heuristic)(waiting);
+  next_block_ = live_ == 0 ? -1 : pick_next_block(options_.heuristic, waiting);
   return true;
 }
 

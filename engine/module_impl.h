@@ -8,9 +8,8 @@
 namespace ab {
 
 struct Module::Impl {
-  // A Module around a program the caller compiled and checked itself (its `entry` exists): the
-  // in-tree tools, whose front-end messages (excerpted names, formatted diagnostics) are their
-  // own, run through the public API from there. `source_text` is what it was compiled from.
+  // A Module around a checked program (Module::compile; the white-box tests). `source_text` is
+  // what it was compiled from; `entry` -1: a checked-only module (CompileOptions::entry empty).
   static std::shared_ptr<const Module> make(Program program, int entry, std::string source_text);
 
   Program program;
@@ -20,6 +19,10 @@ struct Module::Impl {
   std::string source_text;  // what was compiled: a trace (autobatch/trace.h) holds its hash
   std::vector<ValueInfo> inputs, uniforms;
   ValueInfo output, emit_record;
+  std::vector<FunctionInfo> functions;
+  std::vector<BlockInfo> blocks;
+  std::vector<VariableInfo> variables;
+  uint32_t register_words = 0;
 };
 
 }  // namespace ab

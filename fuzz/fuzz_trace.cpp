@@ -18,10 +18,10 @@
 #include <string>
 #include <string_view>
 
+#include "autobatch/module.h"
+#include "autobatch/trace.h"
 #include "debugger/trace_source.h"
 #include "fuzz/fuzz_support.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
 #include "ir/trace/trace_file.h"
 
 namespace {
@@ -40,30 +40,31 @@ fn main(n: int) -> int {
 )";
 
 struct Fib {
-  ab::Program program;
-  ab::LoweredProgram lowered;
+  std::shared_ptr<const ab::Module> module;
   Fib() {
-    ab::Diagnostics diags("fib.ab", kFibSource);
-    auto p = ab::compile_source(kFibSource, "fib.ab", diags);
-    if (!p) contract_failed("fib.ab does not compile: " + diags.format());
-    program = std::move(*p);
-    lowered = ab::lower(program, program.find_function("main"));
+    auto compiled = ab::Module::compile(kFibSource, {"fib.ab", "main"});
+    if (!compiled) contract_failed("fib.ab does not compile: " + compiled.error());
+    module = *compiled;
   }
 };
 
 // Enough steps to leave the first checkpoint and reach the next ones, few enough to stay fast.
 constexpr uint64_t kReplaySteps = 64;
 
-void replay(const std::shared_ptr<const ab::Trace>& trace) {
+// The debugger's use of the bytes: the public reader (TraceFile::parse), then its replay.
+void replay(std::string_view bytes) {
   static const Fib fib;
-  auto opened = ab::debugger::TraceSource::open(trace, {"fib.ab", kFibSource, &fib.lowered});
+  auto parsed = ab::TraceFile::parse(bytes, "fuzz.abtrace");
+  if (!parsed) contract_failed("the trace parses, but not through TraceFile::parse");
+  const ab::TraceFile& trace = **parsed;
+  auto opened = ab::debugger::TraceSource::open(*parsed, {"fib.ab", kFibSource, fib.module});
   if (!opened) return;
   ab::debugger::TraceSource& source = **opened;
   const auto start = source.checkpoint();
   source.step(kReplaySteps);
   (void)source.snapshot(0, source.lanes());
   (void)source.result();
-  for (uint64_t s = trace->first_step; s < trace->end_step() && s < kReplaySteps; ++s)
+  for (uint64_t s = trace.first_step(); s < trace.end_step() && s < kReplaySteps; ++s)
     (void)source.recorded_block(s), (void)source.recorded_active(s);
   source.restore(*start);
   source.step(1);
@@ -169,6 +170,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (lanes[k] >= trace->batch.lanes || (k > 0 && lanes[k] <= lanes[k - 1]))
         contract_failed("active_lanes returns a lane outside the batch, or out of order");
   }
-  replay(trace);
+  replay(bytes);
   return 0;
 }

@@ -10,6 +10,61 @@ int StructDef::find_field(const std::string& field_name) const {
   return -1;
 }
 
+ValueType value_type(const Types& types, TypeId id) {
+  const Type& t = types[id];
+  ValueType out;
+  out.words = t.words;
+  switch (t.kind) {
+    case Type::Kind::Void:
+      break;
+    case Type::Kind::Scalar:
+      out.kind = ValueType::Kind::Scalar;
+      out.scalar = t.scalar;
+      break;
+    case Type::Kind::Array:
+      out.kind = ValueType::Kind::Array;
+      out.count = t.count;
+      out.element.push_back(value_type(types, t.elem));
+      break;
+    case Type::Kind::Struct: {
+      const StructDef& def = types.struct_def(id);
+      out.kind = ValueType::Kind::Struct;
+      out.struct_name = def.name;
+      for (const Field& f : def.fields)
+        out.fields.push_back({f.name, f.offset, value_type(types, f.type)});
+      break;
+    }
+  }
+  return out;
+}
+
+const ValueField* ValueType::field(std::string_view name) const {
+  for (const ValueField& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::string ValueType::spelling() const {
+  switch (kind) {
+    case Kind::Void:
+      return "void";
+    case Kind::Scalar:
+      return scalar_name(scalar);
+    case Kind::Struct:
+      return struct_name;
+    case Kind::Array:
+      break;
+  }
+  // float[3][4]: the innermost element first, then the dimensions outermost first.
+  const ValueType* leaf = this;
+  std::string dims;
+  while (leaf->is_array()) {
+    dims += "[" + std::to_string(leaf->count) + "]";
+    leaf = &leaf->elem();
+  }
+  return leaf->spelling() + dims;
+}
+
 const char* scalar_name(Scalar s) {
   switch (s) {
     case Scalar::Bool:

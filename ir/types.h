@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/value_type.h"
+
 namespace ab {
 
 using TypeId = int32_t;
 
-enum class Scalar : uint8_t { Bool, Int, UInt, Float };
+// Scalar (its kinds) and scalar_name() are public: autobatch/value_type.h.
 
 struct Field {
   std::string name;
@@ -74,7 +76,8 @@ class Types {
   std::vector<StructDef> structs_;
 };
 
-const char* scalar_name(Scalar s);
+// The public description of type `id` (autobatch/value_type.h): what the API hands a host.
+ValueType value_type(const Types& types, TypeId id);
 
 // The flat frame of a list of variables (a lane's registers in every backend, FrameView in
 // ir/exec.h): variable v's words start at offsets[v], packed in order. Returns the total words.

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "autobatch/engine.h"
-#include "engine/module_impl.h"
 
 namespace ab::cli {
 bool stderr_is_terminal() {
@@ -47,9 +46,9 @@ bool parse_name(const std::string& text, std::initializer_list<Enum> values,
   return false;
 }
 
-std::vector<std::string> block_names(const LoweredProgram& lowered) {
+std::vector<std::string> block_names(const Module& module) {
   std::vector<std::string> names;
-  for (const LoweredBlock& block : lowered.blocks)
+  for (const BlockInfo& block : module.blocks())
     names.push_back(block.name);
   return names;
 }
@@ -71,7 +70,7 @@ BackendRun run_interpreter(const std::shared_ptr<const Module>& module, const Ba
 BackendRun run_batched_vm(const std::shared_ptr<const Module>& module, const Batch& batch,
                           const RunOptions& options, const DeviceOptions&) {
   BackendRun run = run_on_cpu(*module, batch, options, CpuBackend::Vm);
-  run.block_names = block_names(module->impl().lowered);
+  run.block_names = block_names(*module);
   return run;
 }
 
@@ -120,7 +119,7 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
                          const RunOptions& options, const DeviceOptions& device) {
   const auto start = std::chrono::steady_clock::now();
   BackendRun run;
-  run.block_names = block_names(module->impl().lowered);
+  run.block_names = block_names(*module);
   auto vulkan = vulkan_options(device);
   if (!vulkan) return run.error = vulkan.error(), run;
   // Only the global schedule has a batch-wide step trace: asking for one picks it by default.

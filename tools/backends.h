@@ -8,11 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autobatch/batch.h"
 #include "autobatch/engine.h"
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
-#include "ir/ir.h"
-#include "ir/run.h"
 
 namespace ab::cli {
 
@@ -42,7 +41,7 @@ struct BackendRun {
 };
 
 // Each backend runs a Module through the public API (Module::run_cpu, VulkanProgram::compile and
-// VulkanRun); only the lowered blocks' names for the step trace come from the Module's inside.
+// VulkanRun); the step trace's block names are the Module's blocks().
 struct Backend {
   std::string_view name;
   std::string_view description;

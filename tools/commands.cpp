@@ -6,8 +6,6 @@
 
 #include "autobatch/expected.h"
 #include "autobatch/trace.h"
-#include "ir/passes/lower.h"
-#include "ir/text.h"
 #include "tools/backends.h"
 #include "tools/output_files.h"
 #include "tools/program_loader.h"
@@ -25,28 +23,19 @@ int report_error(const Error& error) {
 }
 
 int check_command(const std::string& file) {
-  auto program = load_program(file);
-  if (!program) return report_error(program.failure());
-  const size_t functions = program->functions.size();
+  auto module = load_program(file, "");
+  if (!module) return report_error(module.failure());
+  const size_t functions = (*module)->functions().size();
   fmt::print("{}: ok ({} function{})\n", file, functions, functions == 1 ? "" : "s");
   return 0;
 }
 
 int ir_command(const IrCommand& command) {
-  auto program = load_program(command.file);
-  if (!program) return report_error(program.failure());
   // The whole program's IR needs no entry, but an --entry that names nothing is still a mistake.
-  if (!command.lowered && !command.entry_given) {
-    fmt::print("{}", print_ir(*program));
-    return 0;
-  }
-  auto entry = find_entry(*program, command.entry);
-  if (!entry) return report_error(entry.failure());
-  if (!command.lowered) {
-    fmt::print("{}", print_ir(*program));
-    return 0;
-  }
-  fmt::print("{}", print_lowered(lower(*program, *entry)));
+  const bool needs_entry = command.lowered || command.entry_given;
+  auto module = load_program(command.file, needs_entry ? command.entry : "");
+  if (!module) return report_error(module.failure());
+  fmt::print("{}", command.lowered ? (*module)->lowered_ir_text() : (*module)->ir_text());
   return 0;
 }
 
@@ -61,8 +50,7 @@ int run_command(const RunCommand& command) {
 
   auto setup = set_up_run(command);
   if (!setup) return report_error(setup.failure());
-  const Program& program = setup->program();
-  const int entry = setup->entry();
+  const Module& module = *setup->module;
   const Batch& batch = setup->batch;
   const RunOptions& options = setup->options;
   DeviceOptions device = command.device;
@@ -71,11 +59,10 @@ int run_command(const RunCommand& command) {
   if (!run.error.empty()) return report_error(Error{run.error});
 
   if (!command.out_dir.empty()) {
-    auto written = write_output_files(command.out_dir, program, entry, batch.lanes, run.result);
+    auto written = write_output_files(command.out_dir, module, batch.lanes, run.result);
     if (!written) return report_error(written.failure());
   }
-  const RunReport report{
-      program, entry, batch, std::string(backend->name), run, options.record_trace};
+  const RunReport report{module, batch, std::string(backend->name), run, options.record_trace};
   if (command.format == "json")
     fmt::print("{}\n", report_json(report).dump());
   else

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/batch.h"
 #include "autobatch/expected.h"
-#include "ir/run.h"
 #include "tools/backends.h"
 
 namespace ab::cli {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "autobatch/expected.h"
-#include "ir/types.h"
+#include "autobatch/value_type.h"
 #include "tools/csv.h"
 #include "tools/npy.h"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/read_file.h"
+#include "autobatch/user_input.h"
 
 namespace ab::cli {
 

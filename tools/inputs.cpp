@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/excerpt.h"
+#include "autobatch/user_input.h"
 #include "tools/data_file.h"
 #include "tools/shape.h"
 #include "tools/values.h"
@@ -58,7 +58,7 @@ std::optional<std::pair<int64_t, int64_t>> whole_range(Scalar type) {
 }
 
 // A generator's values [low, high] must all fit `param`'s type, whichever of them the seed picks.
-Status check_generated_values(const Var& param, Scalar leaf, const std::string& type_name,
+Status check_generated_values(const ValueInfo& param, Scalar leaf, const std::string& type_name,
                               const std::string& spec, int64_t low, int64_t high) {
   const auto fits = whole_range(leaf);
   if (!fits || (low >= fits->first && high <= fits->second)) return Ok{};
@@ -71,10 +71,9 @@ std::string list_names(const std::vector<std::string>& names) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
-Expected<ResolvedInput> resolve(const Program& program, const Var& param, InputSpec spec) {
-  const Types& types = program.types;
-  const std::string type_name = types.to_string(param.type);
-  auto shape = value_shape(types, param.type);
+Expected<ResolvedInput> resolve(const ValueInfo& param, InputSpec spec) {
+  const std::string& type_name = param.type;
+  auto shape = value_shape(param.value_type);
   if (!shape)
     return Error{fmt::format("parameter '{}' of struct type cannot be given on the command line",
                              param.name)};
@@ -231,21 +230,21 @@ Expected<Binding> parse_binding(std::string_view text, std::string_view what) {
   return Binding{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
-Expected<BatchInputs> build_inputs(const Program& program, int entry, const InputOptions& options) {
-  const Function& function = program.functions.at(entry);
+Expected<BatchInputs> build_inputs(const std::string& function,
+                                   const std::vector<ValueInfo>& params,
+                                   const InputOptions& options) {
   std::vector<std::string> param_names;
-  for (VarId p : function.params)
-    param_names.push_back(function.vars[p].name);
+  for (const ValueInfo& p : params)
+    param_names.push_back(p.name);
 
   // Match every --input to a parameter, in parameter order.
-  std::vector<std::optional<InputSpec>> specs(function.params.size());
+  std::vector<std::optional<InputSpec>> specs(params.size());
   for (const std::string& arg : options.bindings) {
     auto binding = parse_binding(arg, "--input NAME=SPEC");
     if (!binding) return binding.failure();
     const auto it = std::find(param_names.begin(), param_names.end(), binding->name);
     if (it == param_names.end())
-      return Error{fmt::format("unknown input '{}': {} takes {}", excerpt(binding->name),
-                               function.name,
+      return Error{fmt::format("unknown input '{}': {} takes {}", excerpt(binding->name), function,
                                param_names.empty() ? "no parameters" : list_names(param_names))};
     const size_t index = static_cast<size_t>(it - param_names.begin());
     if (specs[index]) return Error{fmt::format("input '{}' is given twice", binding->name)};
@@ -256,14 +255,14 @@ Expected<BatchInputs> build_inputs(const Program& program, int entry, const Inpu
 
   std::vector<ResolvedInput> resolved;
   for (size_t i = 0; i < specs.size(); ++i) {
-    const Var& param = function.vars[function.params[i]];
-    if (!value_shape(program.types, param.type))
+    const ValueInfo& param = params[i];
+    if (!value_shape(param.value_type))
       return Error{fmt::format("parameter '{}' of struct type cannot be given on the command line",
                                param.name)};
     if (!specs[i])
       return Error{fmt::format("missing input '{}' ({}): give --input {}=SPEC", param.name,
-                               program.types.to_string(param.type), param.name)};
-    auto input = resolve(program, param, std::move(*specs[i]));
+                               param.type, param.name)};
+    auto input = resolve(param, std::move(*specs[i]));
     if (!input) return input.failure();
     resolved.push_back(std::move(*input));
   }

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "autobatch/expected.h"
-#include "ir/ir.h"
+#include "autobatch/module.h"
 
 namespace ab::cli {
 
@@ -69,8 +69,11 @@ struct BatchInputs {
   std::vector<std::vector<uint32_t>> columns;  // one per parameter, as Batch::inputs
 };
 
-// Builds the per-lane inputs for function `entry` of `program`.
-Expected<BatchInputs> build_inputs(const Program& program, int entry, const InputOptions& options);
+// Builds the per-lane inputs for the parameters `params` of function `function` (a module's
+// entry() and inputs()).
+Expected<BatchInputs> build_inputs(const std::string& function,
+                                   const std::vector<ValueInfo>& params,
+                                   const InputOptions& options);
 
 // The randint:A:B generator documented above; exposed so tests can check the documented rule.
 class RandIntSource {

@@ -21,8 +21,8 @@
 #include <CLI/CLI.hpp>
 
 #include "autobatch/engine.h"
+#include "autobatch/user_input.h"
 #include "bench/bench.h"
-#include "ir/excerpt.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
 #include "tools/option_checks.h"

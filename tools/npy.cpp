@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/excerpt.h"
+#include "autobatch/user_input.h"
 #include "tools/file_io.h"
 #include "tools/shape.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "autobatch/expected.h"
-#include "ir/types.h"
+#include "autobatch/value_type.h"
 #include "tools/values.h"
 
 namespace ab::cli {

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "ir/excerpt.h"
+#include "autobatch/user_input.h"
 
 namespace ab::cli {
 

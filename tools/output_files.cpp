@@ -10,7 +10,7 @@
 
 namespace ab::cli {
 
-Status write_output_files(const std::string& dir, const Program& program, int entry, uint32_t lanes,
+Status write_output_files(const std::string& dir, const Module& module, uint32_t lanes,
                           const RunResult& result) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -18,8 +18,7 @@ Status write_output_files(const std::string& dir, const Program& program, int en
   if (!std::filesystem::is_directory(dir, ec))
     return Error{fmt::format("cannot write into '{}': it is not a directory", dir)};
 
-  const OutputLayout layout =
-      output_layout(program.types, program.functions.at(entry).result_type());
+  const OutputLayout layout = output_layout(module.output().value_type);
   // The naming rule (output_files.h) keeps names apart; should it ever fail, refuse rather than
   // let one file silently replace another.
   std::set<std::string> names{kFaultMaskFile};
@@ -46,8 +45,8 @@ Status write_output_files(const std::string& dir, const Program& program, int en
 
   // Emitted records, ragged per lane: emitted_<column>.npy holds every record in lane order
   // ([records, dims...]) and emitted_lane.npy the lane of each.
-  if (program.emit_type != Types::kVoid) {
-    const OutputLayout records = output_layout(program.types, program.emit_type);
+  if (!module.emit_record().value_type.is_void()) {
+    const OutputLayout records = output_layout(module.emit_record().value_type);
     std::vector<uint32_t> lane_of;
     for (uint32_t lane = 0; lane < lanes && lane < result.emitted.size(); ++lane)
       lane_of.insert(lane_of.end(), result.emitted[lane].size() / records.lane_words, lane);

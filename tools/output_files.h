@@ -8,9 +8,9 @@
 
 #include <string>
 
+#include "autobatch/batch.h"
 #include "autobatch/expected.h"
-#include "ir/ir.h"
-#include "ir/run.h"
+#include "autobatch/module.h"
 
 namespace ab::cli {
 
@@ -18,7 +18,7 @@ namespace ab::cli {
 inline constexpr const char* kFaultMaskFile = "faulted-lanes.npy";
 
 // Creates `dir` if needed and writes the files; returns the error of the first that fails.
-Status write_output_files(const std::string& dir, const Program& program, int entry, uint32_t lanes,
+Status write_output_files(const std::string& dir, const Module& module, uint32_t lanes,
                           const RunResult& result);
 
 }  // namespace ab::cli

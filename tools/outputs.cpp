@@ -8,23 +8,22 @@ namespace ab::cli {
 namespace {
 
 // Walks `type` at word `base`, inside arrays of sizes `dims` with word strides `strides`.
-void collect(const Types& types, TypeId type, uint32_t base, const std::string& key,
-             std::vector<uint32_t> dims, std::vector<uint32_t> strides, OutputLayout& layout) {
-  const Type& t = types[type];
-  if (t.kind == Type::Kind::Array) {
+void collect(const ValueType& t, uint32_t base, const std::string& key, std::vector<uint32_t> dims,
+             std::vector<uint32_t> strides, OutputLayout& layout) {
+  if (t.is_array()) {
     dims.push_back(t.count);
-    strides.push_back(types.words(t.elem));
-    collect(types, t.elem, base, key, std::move(dims), std::move(strides), layout);
+    strides.push_back(t.elem().words);
+    collect(t.elem(), base, key, std::move(dims), std::move(strides), layout);
     return;
   }
-  if (t.kind == Type::Kind::Struct) {
-    for (const Field& field : types.struct_def(type).fields) {
+  if (t.is_struct()) {
+    for (const ValueField& field : t.fields) {
       const std::string field_key = key.empty() ? field.name : key + "." + field.name;
-      collect(types, field.type, base + field.offset, field_key, dims, strides, layout);
+      collect(field.type, base + field.offset, field_key, dims, strides, layout);
     }
     return;
   }
-  if (t.kind != Type::Kind::Scalar) return;
+  if (!t.is_scalar()) return;
 
   OutputColumn column;
   column.key = key.empty() ? "result" : key;
@@ -76,11 +75,11 @@ std::string nested_text(const OutputColumn& column, const std::vector<uint32_t>&
 
 }  // namespace
 
-OutputLayout output_layout(const Types& types, TypeId result_type) {
+OutputLayout output_layout(const ValueType& result_type) {
   OutputLayout layout;
-  if (result_type == Types::kVoid) return layout;
-  layout.lane_words = types.words(result_type);
-  collect(types, result_type, 0, "", {}, {}, layout);
+  if (result_type.is_void()) return layout;
+  layout.lane_words = result_type.words;
+  collect(result_type, 0, "", {}, {}, layout);
   return layout;
 }
 

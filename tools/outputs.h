@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ir/types.h"
+#include "autobatch/value_type.h"
 #include "tools/shape.h"
 
 namespace ab::cli {
@@ -29,7 +29,7 @@ struct OutputLayout {
 };
 
 // The columns of a result of type `result_type` (none for void).
-OutputLayout output_layout(const Types& types, TypeId result_type);
+OutputLayout output_layout(const ValueType& result_type);
 
 // The words of `column` for `lane`, gathered from lane-major `outputs`.
 std::vector<uint32_t> column_words(const OutputLayout& layout, const OutputColumn& column,

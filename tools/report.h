@@ -18,15 +18,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ir/ir.h"
-#include "ir/run.h"
+#include "autobatch/batch.h"
+#include "autobatch/module.h"
 #include "tools/backends.h"
 
 namespace ab::cli {
 
 struct RunReport {
-  const Program& program;
-  int entry = 0;
+  const Module& module;
   const Batch& batch;
   std::string backend;
   const BackendRun& run;

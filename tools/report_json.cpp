@@ -5,8 +5,7 @@ namespace ab::cli {
 
 nlohmann::ordered_json report_json(const RunReport& report) {
   const RunResult& result = report.run.result;
-  const Function& entry = report.program.functions.at(report.entry);
-  const OutputLayout layout = output_layout(report.program.types, entry.result_type());
+  const OutputLayout layout = output_layout(report.module.output().value_type);
   const uint32_t lanes = report.batch.lanes;
 
   nlohmann::ordered_json outputs = nlohmann::ordered_json::object();
@@ -32,8 +31,9 @@ nlohmann::ordered_json report_json(const RunReport& report) {
 
   // Per column of the emit type, per lane, the lane's records in order.
   nlohmann::ordered_json emitted = nlohmann::ordered_json::object();
-  if (report.program.emit_type != Types::kVoid) {
-    const OutputLayout records = output_layout(report.program.types, report.program.emit_type);
+  const ValueType& record_type = report.module.emit_record().value_type;
+  if (!record_type.is_void()) {
+    const OutputLayout records = output_layout(record_type);
     for (const OutputColumn& column : records.columns) {
       nlohmann::ordered_json per_lane = nlohmann::ordered_json::array();
       for (uint32_t lane = 0; lane < lanes; ++lane) {
@@ -62,7 +62,7 @@ nlohmann::ordered_json report_json(const RunReport& report) {
 
   nlohmann::ordered_json document = {{"outputs", std::move(outputs)},
                                      {"errors", std::move(errors)}};
-  if (report.program.emit_type != Types::kVoid) {
+  if (!record_type.is_void()) {
     document["emitted"] = std::move(emitted);
     stats_json["records_emitted"] = result.records_emitted;
   }

@@ -44,10 +44,9 @@ std::string lane_error_line(const LaneError& error) {
 }  // namespace
 
 std::string report_table(const RunReport& report, size_t max_lanes) {
-  const Program& program = report.program;
-  const Function& entry = program.functions.at(report.entry);
+  const std::vector<ValueInfo>& params = report.module.inputs();
   const RunResult& result = report.run.result;
-  const OutputLayout layout = output_layout(program.types, entry.result_type());
+  const OutputLayout layout = output_layout(report.module.output().value_type);
   const uint32_t lanes = report.batch.lanes;
   const uint32_t shown = static_cast<uint32_t>(std::min<uint64_t>(lanes, max_lanes));
   auto faulted = [&](uint32_t lane) {
@@ -56,15 +55,15 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
 
   // Scalar inputs get a column each; array inputs would crowd the table.
   std::vector<size_t> scalar_inputs;
-  for (size_t p = 0; p < entry.params.size(); ++p)
-    if (program.types.is_scalar(entry.vars[entry.params[p]].type)) scalar_inputs.push_back(p);
+  for (size_t p = 0; p < params.size(); ++p)
+    if (params[p].value_type.is_scalar()) scalar_inputs.push_back(p);
   bool any_fault_shown = false;
   for (uint32_t lane = 0; lane < shown; ++lane)
     any_fault_shown |= faulted(lane);
 
   std::vector<std::string> header{"lane"};
   for (size_t p : scalar_inputs)
-    header.push_back(entry.vars[entry.params[p]].name);
+    header.push_back(params[p].name);
   for (const OutputColumn& column : layout.columns)
     header.push_back(column.key);
   if (any_fault_shown) header.push_back("error");
@@ -77,7 +76,7 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
   for (uint32_t lane = 0; lane < shown; ++lane) {
     std::vector<std::string> row{fmt::format("{}", lane)};
     for (size_t p : scalar_inputs) {
-      const Scalar leaf = program.types[entry.vars[entry.params[p]].type].scalar;
+      const Scalar leaf = params[p].value_type.scalar;
       row.push_back(format_scalar(report.batch.inputs[p][lane], leaf));
     }
     for (const OutputColumn& column : layout.columns)
@@ -116,7 +115,7 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
   stat("calls", fmt::format("{}", stats.calls));
   stat("utilization", fmt::format("{:.1f}%", stats.utilization * 100.0));
   stat("max stack depth", fmt::format("{}", stats.max_stack_depth));
-  if (report.program.emit_type != Types::kVoid)
+  if (!report.module.emit_record().value_type.is_void())
     stat("emitted",
          fmt::format("{} records (--format json or --out DIR shows them)", result.records_emitted));
   stat("wall time", fmt::format("{:.3f} ms", stats.wall_seconds * 1000.0));

@@ -1,6 +1,5 @@
 #include "tools/run_setup.h"
 
-#include "tools/file_io.h"
 #include "tools/inputs.h"
 #include "tools/program_loader.h"
 #include "tools/uniforms.h"
@@ -9,20 +8,15 @@ namespace ab::cli {
 
 Expected<RunSetup> set_up_run(const RunCommand& command) {
   RunSetup setup;
-  auto program = load_program(command.file);
-  if (!program) return program.failure();
-  auto text = read_file(command.file);  // read again for the text traces hash
-  if (!text) return text.failure();
-  setup.source_text = *text;
-  auto entry = find_entry(*program, command.entry);
-  if (!entry) return entry.failure();
-  setup.module = Module::Impl::make(std::move(*program), *entry, std::move(*text));
-  const Program& checked = setup.program();
+  auto module = load_program(command.file, command.entry);
+  if (!module) return module.failure();
+  setup.module = std::move(*module);
+  const Module& checked = *setup.module;
 
-  auto inputs =
-      build_inputs(checked, setup.entry(), {command.inputs, command.batch, command.options.seed});
+  auto inputs = build_inputs(checked.entry(), checked.inputs(),
+                             {command.inputs, command.batch, command.options.seed});
   if (!inputs) return inputs.failure();
-  auto uniforms = bind_uniforms(checked, command.uniforms);
+  auto uniforms = bind_uniforms(checked.uniforms(), command.uniforms);
   if (!uniforms) return uniforms.failure();
   setup.batch.lanes = inputs->lanes;
   setup.batch.inputs = std::move(inputs->columns);

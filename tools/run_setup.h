@@ -9,20 +9,14 @@
 
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
-#include "engine/module_impl.h"
-#include "ir/ir.h"
-#include "ir/run.h"
 #include "tools/commands.h"
 
 namespace ab::cli {
 
 struct RunSetup {
-  std::string source_text;  // the program's text, as read
-  // The checked program with its entry, which the backends and the debugger run through the
-  // public API; its inside (program(), entry()) is what the tool's own option parsing reads.
+  // The checked program with its entry: the backends and the debugger run it, and the tool's
+  // own option parsing reads its interface (Module::functions(), uniforms()).
   std::shared_ptr<const Module> module;
-  const Program& program() const { return module->impl().program; }
-  int entry() const { return module->impl().entry; }
   Batch batch;
   RunOptions options;  // command.options with the heuristic applied
 };

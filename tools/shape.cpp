@@ -11,14 +11,15 @@ uint64_t ValueShape::elements() const {
   return count;
 }
 
-std::optional<ValueShape> value_shape(const Types& types, TypeId type) {
+std::optional<ValueShape> value_shape(const ValueType& type) {
   ValueShape shape;
-  while (types.is_array(type)) {
-    shape.dims.push_back(types[type].count);
-    type = types[type].elem;
+  const ValueType* leaf = &type;
+  while (leaf->is_array()) {
+    shape.dims.push_back(leaf->count);
+    leaf = &leaf->elem();
   }
-  if (!types.is_scalar(type)) return std::nullopt;
-  shape.leaf = types[type].scalar;
+  if (!leaf->is_scalar()) return std::nullopt;
+  shape.leaf = leaf->scalar;
   return shape;
 }
 

@@ -1,6 +1,6 @@
 // The shape of a value that the command line can read or write as plain numbers: a scalar or a
 // (nested) array of scalars. `dims` is empty for a scalar and {A, B} for T[A][B], whose words
-// are stored row-major (element [i][j] at word i * B + j), as ir/types.h lays them out.
+// are stored row-major (element [i][j] at word i * B + j), as autobatch/value_type.h lays them out.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/types.h"
+#include "autobatch/value_type.h"
 
 namespace ab::cli {
 
@@ -20,7 +20,7 @@ struct ValueShape {
 };
 
 // The shape of `type`, or nullopt if it is void, a struct or contains one.
-std::optional<ValueShape> value_shape(const Types& types, TypeId type);
+std::optional<ValueShape> value_shape(const ValueType& type);
 
 // "(3,)", "(3, 4)", "()": a shape as numpy prints it.
 std::string shape_string(const std::vector<uint64_t>& dims);

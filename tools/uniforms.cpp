@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/excerpt.h"
+#include "autobatch/user_input.h"
 #include "tools/data_file.h"
 #include "tools/inputs.h"
 #include "tools/shape.h"
@@ -28,10 +28,9 @@ std::string describe_csv(const std::vector<uint64_t>& layout) {
                      layout[1] == 1 ? "" : "s");
 }
 
-Expected<std::vector<uint32_t>> load_uniform(const Program& program, const Uniform& uniform,
-                                             const std::string& value) {
-  const std::string type_name = program.types.to_string(uniform.type);
-  auto shape = value_shape(program.types, uniform.type);
+Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std::string& value) {
+  const std::string& type_name = uniform.type;
+  auto shape = value_shape(uniform.value_type);
   if (!shape)
     return Error{fmt::format("uniform '{}' of struct type cannot be bound from the command line",
                              uniform.name)};
@@ -73,33 +72,35 @@ Expected<std::vector<uint32_t>> load_uniform(const Program& program, const Unifo
 
 }  // namespace
 
-Expected<UniformData> bind_uniforms(const Program& program,
+Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
                                     const std::vector<std::string>& bindings) {
-  std::vector<std::optional<std::string>> values(program.uniforms.size());
+  std::vector<std::optional<std::string>> values(uniforms.size());
   for (const std::string& arg : bindings) {
     auto binding = parse_binding(arg, "--uniform NAME=@FILE");
     if (!binding) return binding.failure();
-    const int index = program.find_uniform(binding->name);
-    if (index < 0) {
+    const auto found = std::find_if(uniforms.begin(), uniforms.end(),
+                                    [&](const ValueInfo& u) { return u.name == binding->name; });
+    if (found == uniforms.end()) {
       std::vector<std::string> names;
-      for (const Uniform& u : program.uniforms)
+      for (const ValueInfo& u : uniforms)
         names.push_back(u.name);
       return Error{fmt::format(
           "unknown uniform '{}': {}", excerpt(binding->name),
           names.empty() ? "the program declares no uniforms"
                         : fmt::format("the program declares {}", fmt::join(names, ", ")))};
     }
+    const auto index = static_cast<size_t>(found - uniforms.begin());
     if (values[index]) return Error{fmt::format("uniform '{}' is bound twice", binding->name)};
     values[index] = binding->value;
   }
 
   UniformData data;
-  for (size_t i = 0; i < program.uniforms.size(); ++i) {
-    const Uniform& uniform = program.uniforms[i];
+  for (size_t i = 0; i < uniforms.size(); ++i) {
+    const ValueInfo& uniform = uniforms[i];
     if (!values[i])
       return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
-                               uniform.name, program.types.to_string(uniform.type), uniform.name)};
-    auto words = load_uniform(program, uniform, *values[i]);
+                               uniform.name, uniform.type, uniform.name)};
+    auto words = load_uniform(uniform, *values[i]);
     if (!words) return words.failure();
     data.push_back(std::move(*words));
   }

@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/batch.h"
 #include "autobatch/expected.h"
-#include "ir/exec.h"
-#include "ir/ir.h"
+#include "autobatch/module.h"
 
 namespace ab::cli {
 
-Expected<UniformData> bind_uniforms(const Program& program,
+// `uniforms`: the module's, in declaration order (Module::uniforms()).
+Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
                                     const std::vector<std::string>& bindings);
 
 }  // namespace ab::cli

@@ -9,8 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/excerpt.h"
-#include "ir/ops.h"
+#include "autobatch/user_input.h"
 
 namespace ab::cli {
 namespace {

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autobatch/expected.h"
-#include "ir/types.h"
+#include "autobatch/value_type.h"
 
 namespace ab::cli {
 

@@ -248,6 +248,9 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
     std::shared_ptr<VulkanContext> context, std::shared_ptr<const Module> module,
     const VulkanOptions& options) {
   if (!module) return Error{"no module"};
+  if (!module->has_entry())
+    return Error{
+        fmt::format("'{}' was compiled without an entry function: it cannot run", module->file())};
   auto compiled = compile(std::move(context), module->impl().lowered, options);
   if (compiled) (*compiled)->impl().module = std::move(module);
   return compiled;
@@ -345,6 +348,11 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
 
 std::string block_glsl(const LoweredProgram& program, int32_t block) {
   return generate_block_glsl(program, plan_state(program), block);
+}
+
+std::string block_glsl(const Module& module, int32_t block) {
+  if (!module.has_entry()) return "";
+  return block_glsl(module.impl().lowered, block);
 }
 
 }  // namespace ab

@@ -1,7 +1,9 @@
 // autobatch: run a program written for one example for thousands of examples at once on any
 // Vulkan device (program-counter autobatching, Radul et al. 2020). The whole public API:
 //
-//   module.h   Module: .ab source compiled, checked and lowered; runs on the CPU too
+//   module.h   Module: .ab source compiled, checked and lowered; runs on the CPU too; describes
+//              its interface, functions and lowered blocks (their IR text)
+//   value_type.h  ValueType: the type of an input, output, uniform or record, as a tree
 //   context.h  VulkanContext: the engine's own device, or the host's (create_external)
 //   engine.h   VulkanProgram (a Module on a device), VulkanRun (one batch: run it, or record it
 //              into the host's command buffers; its buffers on the device)
@@ -9,6 +11,7 @@
 //   trace.h    write_trace: a batch's run as an .abtrace that `autobatch debug` opens
 //   batch.h    Batch, RunOptions, RunResult, ...: the values every backend takes and gives
 //   expected.h Expected<T> / Status: errors as values; nothing throws across the API
+//   user_input.h  read_regular_file, excerpt: reading and quoting what a user gave, as the tools do
 //
 // docs/embedding.md shows them in the order an app uses them, with the threading rules.
 #pragma once
@@ -20,6 +23,8 @@
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
 #include "autobatch/trace.h"
+#include "autobatch/user_input.h"
+#include "autobatch/value_type.h"
 
 namespace ab {
 

@@ -279,6 +279,8 @@ class VulkanRun {
 // buffer), for viewers such as the debugger; "" when `block` is not a block of the program.
 // Needs no device.
 std::string block_glsl(const LoweredProgram& program, int32_t block);
+// The same for a block of `module` (Module::blocks()).
+std::string block_glsl(const Module& module, int32_t block);
 
 // Compile, run to completion, read back: what the CLI's `--backend vulkan` needs. Creates a
 // context from vulkan.context unless one is given.

@@ -8,14 +8,21 @@
 // a local-schedule run on the device reaches the same results by other steps. The file names the
 // module's file (Module::file()) and holds a hash of its source text: the debugger reads the
 // program from that path and refuses a trace whose source has changed since.
+//
+// Reading one back (TraceFile) and writing one from states a host stepped itself (TraceWriter)
+// are what the debugger's trace replay and its `save` use.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "autobatch/batch.h"
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
+#include "autobatch/vm.h"
 
 namespace ab {
 
@@ -33,5 +40,67 @@ struct TraceOptions {
 // range that starts after the run has ended, or a file that cannot be written.
 Status write_trace(const std::string& path, const Module& module, const Batch& batch,
                    const RunOptions& options = {}, const TraceOptions& trace = {});
+
+// What a trace says before it is read whole: the program it was recorded from.
+struct TraceHeader {
+  uint32_t version = 0;      // of the file format
+  uint64_t source_hash = 0;  // of the program's source text
+  std::string source_path, entry;
+};
+Expected<TraceHeader> read_trace_header(const std::string& path);
+// Fails, saying so, unless `source_text` (read from `source_path`) is the text the trace was
+// recorded from.
+Status check_trace_source(const TraceHeader& header, const std::string& trace_path,
+                          const std::string& source_path, const std::string& source_text);
+
+// A trace read back: the run's batch and options, the recorded steps [first_step(), end_step())
+// and the VM states saved along them (VmSession::restore takes them once the program is
+// compiled: a state that does not fit it is refused there).
+class TraceFile {
+ public:
+  struct Impl;
+  // Errors name the file: unreadable, truncated, corrupt, or of another format version.
+  static Expected<std::shared_ptr<const TraceFile>> read(const std::string& path);
+  // The same from the file's bytes (`name` only names it in messages).
+  static Expected<std::shared_ptr<const TraceFile>> parse(std::string_view bytes,
+                                                          const std::string& name);
+  static std::shared_ptr<const TraceFile> make(std::unique_ptr<Impl> impl);  // the library's own
+  ~TraceFile();
+
+  uint64_t source_hash() const;
+  const std::string& source_path() const;
+  const std::string& entry() const;
+  const Batch& batch() const;
+  const RunOptions& options() const;
+  uint64_t first_step() const;
+  uint64_t end_step() const;                    // one past the last recorded step
+  bool finished() const;                        // the run ended at the last recorded step
+  const std::vector<TraceStep>& steps() const;  // step s at [s - first_step()]
+  std::vector<uint32_t> active_lanes(uint64_t step) const;  // sorted; empty outside the range
+  // Sorted by step; the first at first_step().
+  const std::vector<std::shared_ptr<const VmState>>& checkpoints() const;
+
+ private:
+  explicit TraceFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes a trace of steps a host ran itself (a debugger saving part of its session): the first
+// state, then each step's block and lanes, with more states along the way, all of one run of
+// `module` on `batch` with `options`.
+class TraceWriter {
+ public:
+  TraceWriter(const Module& module, const Batch& batch, const RunOptions& options);
+  ~TraceWriter();
+  // The first state fixes the first step; later ones must follow the steps added so far.
+  void add_checkpoint(const VmState& state);
+  void add_step(int32_t block, std::vector<uint32_t> lanes);  // lanes in any order
+  // Fails without a first state, or when the file cannot be written.
+  Status write(const std::string& path, bool finished);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace ab

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "autobatch/expected.h"
+#include "autobatch/trace.h"
 #include "ir/backends/vm.h"
 #include "ir/run.h"
 
@@ -56,17 +57,8 @@ struct Trace {
 Status write_trace(const std::string& path, const Trace& trace);
 Expected<Trace> parse_trace(std::string_view bytes, const std::string& path);
 Expected<Trace> read_trace(const std::string& path);
-// Only the header, for finding the program a trace belongs to before reading the rest.
-struct TraceHeader {
-  uint32_t version = 0;
-  uint64_t source_hash = 0;
-  std::string source_path, entry;
-};
+// Only the header, for finding the program a trace belongs to before reading the rest
+// (TraceHeader, read_trace_header and check_trace_source are public: autobatch/trace.h).
 Expected<TraceHeader> parse_trace_header(std::string_view bytes, const std::string& path);
-Expected<TraceHeader> read_trace_header(const std::string& path);
-
-// Fails, saying so, unless `source_text` is the text the trace was recorded from.
-Status check_trace_source(const TraceHeader& header, const std::string& trace_path,
-                          const std::string& source_path, const std::string& source_text);
 
 }  // namespace ab

@@ -11,7 +11,7 @@
 #include <bit>
 #include <cmath>
 
-#include "ir/ops.h"
+#include "autobatch/value_type.h"
 
 namespace ab::samples {
 namespace {

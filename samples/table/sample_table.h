@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/run.h"
+#include "autobatch/batch.h"
 
 namespace ab::samples {
 

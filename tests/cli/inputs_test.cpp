@@ -15,7 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "ir/ops.h"
+#include "autobatch/module.h"
+#include "autobatch/value_type.h"
 #include "tools/csv.h"
 #include "tools/data_file.h"
 #include "tools/file_io.h"
@@ -61,19 +62,19 @@ uint32_t word_of(const Expected<uint32_t>& result) {
   return *result;
 }
 
-// main(n: int, x: float, v: float[3]) -> int, built by hand (no front end needed).
-Program program_with_params(std::vector<std::pair<std::string, TypeId>> params, Types types = {}) {
-  Program program;
-  program.file = "test.ab";
-  program.types = std::move(types);
-  Function main_fn;
-  main_fn.name = "main";
-  for (auto& [name, type] : params) {
-    main_fn.params.push_back(static_cast<VarId>(main_fn.vars.size()));
-    main_fn.vars.push_back(Var{name, type});
-  }
-  program.functions.push_back(std::move(main_fn));
-  return program;
+// `source` compiled with `main` as the entry: the interface the tool's readers are given.
+std::shared_ptr<const Module> compiled(const std::string& source) {
+  auto module = Module::compile(source, {"test.ab", "main"});
+  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
+  return *module;
+}
+
+// The type spelled `spelling`, after the declarations `decls`.
+ValueType type_of(const std::string& spelling, const std::string& decls = "") {
+  return compiled(decls + "\nfn main(v: " + spelling + ") -> int { return 0; }\n")
+      ->inputs()
+      .at(0)
+      .value_type;
 }
 
 }  // namespace
@@ -227,13 +228,13 @@ TEST_CASE("inputs: randint follows its documented rule") {
 }
 
 TEST_CASE("inputs: batch size comes from list inputs, --batch, or defaults to 1") {
-  Types types;
-  const TypeId vec3 = types.array(Types::kFloat, 3);
-  const Program program =
-      program_with_params({{"n", Types::kInt}, {"x", Types::kFloat}, {"v", vec3}}, types);
+  const auto module = compiled("fn main(n: int, x: float, v: float[3]) -> int { return n; }");
+  const auto build_inputs = [&](const InputOptions& options) {
+    return cli::build_inputs(module->entry(), module->inputs(), options);
+  };
 
   SUBCASE("constants alone give one lane") {
-    auto built = build_inputs(program, 0, {{"n=4", "x=0.5", "v=2"}, std::nullopt, 0});
+    auto built = build_inputs({{"n=4", "x=0.5", "v=2"}, std::nullopt, 0});
     REQUIRE_MESSAGE(built.ok(), (built.ok() ? "" : built.error()));
     CHECK(built->lanes == 1);
     CHECK(built->columns[0] == std::vector<uint32_t>{4});
@@ -241,7 +242,7 @@ TEST_CASE("inputs: batch size comes from list inputs, --batch, or defaults to 1"
     CHECK(built->columns[2] == std::vector<uint32_t>(3, float_bits(2.0f)));
   }
   SUBCASE("a list sets the batch and constants broadcast") {
-    auto built = build_inputs(program, 0, {{"v=0", "x=1.5", "n=7,8,9"}, std::nullopt, 0});
+    auto built = build_inputs({{"v=0", "x=1.5", "n=7,8,9"}, std::nullopt, 0});
     REQUIRE(built.ok());
     CHECK(built->lanes == 3);
     CHECK(built->columns[0] == std::vector<uint32_t>{7, 8, 9});
@@ -249,63 +250,60 @@ TEST_CASE("inputs: batch size comes from list inputs, --batch, or defaults to 1"
     CHECK(built->columns[2].size() == 9);
   }
   SUBCASE("range gives A..B-1 converted to the parameter type") {
-    auto built = build_inputs(program, 0, {{"n=range:3:6", "x=range:0:3", "v=1"}, std::nullopt, 0});
+    auto built = build_inputs({{"n=range:3:6", "x=range:0:3", "v=1"}, std::nullopt, 0});
     REQUIRE(built.ok());
     CHECK(built->columns[0] == std::vector<uint32_t>{3, 4, 5});
     CHECK(built->columns[1] ==
           std::vector<uint32_t>{float_bits(0.0f), float_bits(1.0f), float_bits(2.0f)});
   }
   SUBCASE("--batch with constants") {
-    auto built = build_inputs(program, 0, {{"n=1", "x=1", "v=1"}, 5u, 0});
+    auto built = build_inputs({{"n=1", "x=1", "v=1"}, 5u, 0});
     REQUIRE(built.ok());
     CHECK(built->lanes == 5);
   }
   SUBCASE("randint draws in [A, B) and needs --batch") {
-    auto built = build_inputs(program, 0, {{"n=randint:10:13", "x=1", "v=1"}, 50u, 9});
+    auto built = build_inputs({{"n=randint:10:13", "x=1", "v=1"}, 50u, 9});
     REQUIRE(built.ok());
     for (uint32_t w : built->columns[0])
       CHECK((w >= 10 && w < 13));
-    auto again = build_inputs(program, 0, {{"n=randint:10:13", "x=1", "v=1"}, 50u, 9});
+    auto again = build_inputs({{"n=randint:10:13", "x=1", "v=1"}, 50u, 9});
     CHECK(again->columns[0] == built->columns[0]);
-    auto missing_batch =
-        build_inputs(program, 0, {{"n=randint:0:3", "x=1", "v=1"}, std::nullopt, 0});
+    auto missing_batch = build_inputs({{"n=randint:0:3", "x=1", "v=1"}, std::nullopt, 0});
     REQUIRE_FALSE(missing_batch.ok());
     CHECK(missing_batch.error() == "input 'n' uses randint, which needs --batch");
   }
   SUBCASE("mismatched list lengths name the input") {
-    auto built = build_inputs(program, 0, {{"n=1,2,3,4,5", "x=1,2,3", "v=1"}, std::nullopt, 0});
+    auto built = build_inputs({{"n=1,2,3,4,5", "x=1,2,3", "v=1"}, std::nullopt, 0});
     REQUIRE_FALSE(built.ok());
     CHECK(built.error() == "input 'x' has 3 values but the batch has 5 lanes");
-    auto against_batch = build_inputs(program, 0, {{"n=1,2,3", "x=1", "v=1"}, 5u, 0});
+    auto against_batch = build_inputs({{"n=1,2,3", "x=1", "v=1"}, 5u, 0});
     REQUIRE_FALSE(against_batch.ok());
     CHECK(against_batch.error() == "input 'n' has 3 values but the batch has 5 lanes");
   }
   SUBCASE("unknown, duplicate and missing inputs are named") {
-    auto unknown = build_inputs(program, 0, {{"n=1", "x=1", "v=1", "q=2"}, std::nullopt, 0});
+    auto unknown = build_inputs({{"n=1", "x=1", "v=1", "q=2"}, std::nullopt, 0});
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error() == "unknown input 'q': main takes n, x, v");
-    auto twice = build_inputs(program, 0, {{"n=1", "n=2", "x=1", "v=1"}, std::nullopt, 0});
+    auto twice = build_inputs({{"n=1", "n=2", "x=1", "v=1"}, std::nullopt, 0});
     REQUIRE_FALSE(twice.ok());
     CHECK(twice.error() == "input 'n' is given twice");
-    auto missing = build_inputs(program, 0, {{"n=1", "v=1"}, std::nullopt, 0});
+    auto missing = build_inputs({{"n=1", "v=1"}, std::nullopt, 0});
     REQUIRE_FALSE(missing.ok());
     CHECK(missing.error() == "missing input 'x' (float): give --input x=SPEC");
   }
   SUBCASE("values are checked against the parameter type") {
-    auto bad = build_inputs(program, 0, {{"n=1,2.5", "x=1", "v=1"}, std::nullopt, 0});
+    auto bad = build_inputs({{"n=1,2.5", "x=1", "v=1"}, std::nullopt, 0});
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error() == "input 'n': value 2: '2.5' is not a valid int");
-    auto list_for_array = build_inputs(program, 0, {{"n=1", "x=1", "v=1,2,3"}, std::nullopt, 0});
+    auto list_for_array = build_inputs({{"n=1", "x=1", "v=1,2,3"}, std::nullopt, 0});
     CHECK_FALSE(list_for_array.ok());
   }
 }
 
 TEST_CASE("inputs: struct parameters are refused by name") {
-  Types types;
-  const TypeId pair =
-      types.add_struct("Pair", {Field{"a", Types::kInt, 0}, Field{"b", Types::kInt, 0}});
-  const Program program = program_with_params({{"p", pair}}, types);
-  auto built = build_inputs(program, 0, {{"p=1"}, std::nullopt, 0});
+  const auto module =
+      compiled("struct Pair { a: int, b: int }\nfn main(p: Pair) -> int { return p.a; }");
+  auto built = build_inputs(module->entry(), module->inputs(), {{"p=1"}, std::nullopt, 0});
   REQUIRE_FALSE(built.ok());
   CHECK(built.error() == "parameter 'p' of struct type cannot be given on the command line");
 }
@@ -455,57 +453,56 @@ TEST_CASE("inputs: write_npy writes what read_npy reads") {
 
 TEST_CASE("inputs: array parameters from csv and npy files") {
   TempDir dir;
-  Types types;
-  const TypeId grid = types.array(types.array(Types::kInt, 3), 2);  // int[2][3]
-  const Program program = program_with_params({{"g", grid}}, types);
+  const auto module = compiled("fn main(g: int[2][3]) -> int { return 0; }");
+  const auto build_inputs = [&](const InputOptions& options) {
+    return cli::build_inputs(module->entry(), module->inputs(), options);
+  };
 
   const std::string csv = dir.write("g.csv", "1,2,3,4,5,6\n7,8,9,10,11,12\n");
-  auto from_csv = build_inputs(program, 0, {{"g=@" + csv}, std::nullopt, 0});
+  auto from_csv = build_inputs({{"g=@" + csv}, std::nullopt, 0});
   REQUIRE_MESSAGE(from_csv.ok(), (from_csv.ok() ? "" : from_csv.error()));
   CHECK(from_csv->lanes == 2);
   CHECK(from_csv->columns[0] == std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
 
   const std::vector<int64_t> values{1, 2, 3, 4, 5, 6};
   const std::string npy = dir.write("g.npy", encode_npy("<i8", {1, 2, 3}, raw_bytes(values)));
-  auto from_npy = build_inputs(program, 0, {{"g=@" + npy}, std::nullopt, 0});
+  auto from_npy = build_inputs({{"g=@" + npy}, std::nullopt, 0});
   REQUIRE(from_npy.ok());
   CHECK(from_npy->lanes == 1);
   CHECK(from_npy->columns[0] == std::vector<uint32_t>{1, 2, 3, 4, 5, 6});
 
   const std::string flat = dir.write("flat.npy", encode_npy("<i8", {6}, raw_bytes(values)));
-  auto wrong_shape = build_inputs(program, 0, {{"g=@" + flat}, std::nullopt, 0});
+  auto wrong_shape = build_inputs({{"g=@" + flat}, std::nullopt, 0});
   REQUIRE_FALSE(wrong_shape.ok());
   CHECK(wrong_shape.error() ==
         "input 'g' is int[2][3]: expected .npy shape (lanes, 2, 3), got (6,)");
 
   const std::string short_rows = dir.write("short.csv", "1,2,3\n");
-  auto wrong_columns = build_inputs(program, 0, {{"g=@" + short_rows}, std::nullopt, 0});
+  auto wrong_columns = build_inputs({{"g=@" + short_rows}, std::nullopt, 0});
   REQUIRE_FALSE(wrong_columns.ok());
   CHECK(wrong_columns.error().find("expected 6 values per row") != std::string::npos);
 
   const std::vector<double> fractional{1, 2, 3, 4, 5, 6.5};
   const std::string frac =
       dir.write("frac.npy", encode_npy("<f8", {1, 2, 3}, raw_bytes(fractional)));
-  auto not_int = build_inputs(program, 0, {{"g=@" + frac}, std::nullopt, 0});
+  auto not_int = build_inputs({{"g=@" + frac}, std::nullopt, 0});
   REQUIRE_FALSE(not_int.ok());
   CHECK(not_int.error().find("element [0, 1, 2]") != std::string::npos);
 
-  auto no_file =
-      build_inputs(program, 0, {{"g=@" + (dir.path / "none.csv").string()}, std::nullopt, 0});
+  auto no_file = build_inputs({{"g=@" + (dir.path / "none.csv").string()}, std::nullopt, 0});
   REQUIRE_FALSE(no_file.ok());
   CHECK(no_file.error().find("cannot read") == 0);
 }
 
 TEST_CASE("inputs: uniforms bind from npy, csv and scalars with exact shapes") {
   TempDir dir;
-  Program program = program_with_params({});
-  const TypeId table_type = program.types.array(Types::kFloat, 4);
-  program.uniforms.push_back(Uniform{"table", table_type, {}});
-  program.uniforms.push_back(Uniform{"scale", Types::kInt, {}});
+  const auto module = compiled(
+      "uniform table: float[4];\nuniform scale: int;\nfn main() -> float { return table[0]; }");
+  const std::vector<ValueInfo>& uniforms = module->uniforms();
 
   const std::vector<float> table{0.5f, 1.5f, 2.5f, 3.5f};
   const std::string npy = dir.write("t.npy", encode_npy("<f4", {4}, raw_bytes(table)));
-  auto bound = bind_uniforms(program, {"scale=3", "table=@" + npy});
+  auto bound = bind_uniforms(uniforms, {"scale=3", "table=@" + npy});
   REQUIRE_MESSAGE(bound.ok(), (bound.ok() ? "" : bound.error()));
   CHECK((*bound)[0] == std::vector<uint32_t>{float_bits(0.5f), float_bits(1.5f), float_bits(2.5f),
                                              float_bits(3.5f)});
@@ -514,49 +511,45 @@ TEST_CASE("inputs: uniforms bind from npy, csv and scalars with exact shapes") {
   const std::string row = dir.write("row.csv", "1,2,3,4\n");
   const std::string column = dir.write("column.csv", "1\n2\n3\n4\n");
   for (const std::string& csv : {row, column}) {
-    auto from_csv = bind_uniforms(program, {"scale=1", "table=@" + csv});
+    auto from_csv = bind_uniforms(uniforms, {"scale=1", "table=@" + csv});
     REQUIRE(from_csv.ok());
     CHECK((*from_csv)[0][3] == float_bits(4.0f));
   }
 
   const std::string three =
       dir.write("three.npy", encode_npy("<f4", {3}, raw_bytes(std::vector<float>{1, 2, 3})));
-  auto mismatch = bind_uniforms(program, {"scale=1", "table=@" + three});
+  auto mismatch = bind_uniforms(uniforms, {"scale=1", "table=@" + three});
   REQUIRE_FALSE(mismatch.ok());
   CHECK(mismatch.error() == "uniform 'table' is float[4]: expected .npy shape (4,), got (3,)");
 
   const std::string wide = dir.write("wide.csv", "1,2\n3,4\n");
-  auto csv_mismatch = bind_uniforms(program, {"scale=1", "table=@" + wide});
+  auto csv_mismatch = bind_uniforms(uniforms, {"scale=1", "table=@" + wide});
   REQUIRE_FALSE(csv_mismatch.ok());
   CHECK(csv_mismatch.error().find("expected 4 rows of 1 value or 1 row of 4 values") !=
         std::string::npos);
   CHECK(csv_mismatch.error().find("got 2 rows of 2 values") != std::string::npos);
 
-  auto missing = bind_uniforms(program, {"scale=1"});
+  auto missing = bind_uniforms(uniforms, {"scale=1"});
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error() ==
         "uniform 'table' (float[4]) is not bound: give --uniform table=@file.npy");
-  auto unknown = bind_uniforms(program, {"scale=1", "table=@" + npy, "other=@" + npy});
+  auto unknown = bind_uniforms(uniforms, {"scale=1", "table=@" + npy, "other=@" + npy});
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.error() == "unknown uniform 'other': the program declares table, scale");
 
   const std::vector<int64_t> too_big{int64_t{1} << 40};
   const std::string big = dir.write("big.npy", encode_npy("<i8", {}, raw_bytes(too_big)));
-  auto out_of_range = bind_uniforms(program, {"scale=@" + big, "table=@" + npy});
+  auto out_of_range = bind_uniforms(uniforms, {"scale=@" + big, "table=@" + npy});
   REQUIRE_FALSE(out_of_range.ok());
   CHECK(out_of_range.error().find("out of range for int") != std::string::npos);
 }
 
 TEST_CASE("inputs: output columns of a struct result name each leaf field") {
-  Types types;
-  const TypeId inner =
-      types.add_struct("Inner", {Field{"x", Types::kFloat, 0}, Field{"ok", Types::kBool, 0}});
-  const TypeId vec2 = types.array(Types::kInt, 2);
   // Outer { id: int, pos: int[2], inner: Inner, items: Inner[2] } = 1 + 2 + 2 + 4 words.
-  const TypeId outer = types.add_struct(
-      "Outer", {Field{"id", Types::kInt, 0}, Field{"pos", vec2, 0}, Field{"inner", inner, 0},
-                Field{"items", types.array(inner, 2), 0}});
-  const OutputLayout layout = output_layout(types, outer);
+  const OutputLayout layout = output_layout(
+      type_of("Outer",
+              "struct Inner { x: float, ok: bool }\n"
+              "struct Outer { id: int, pos: int[2], inner: Inner, items: Inner[2] }"));
   CHECK(layout.lane_words == 9);
   REQUIRE(layout.columns.size() == 6);
   CHECK(layout.columns[0].key == "id");
@@ -580,9 +573,9 @@ TEST_CASE("inputs: output columns of a struct result name each leaf field") {
   const auto pos = column_words(layout, layout.columns[1], outputs, 1);
   CHECK(column_json(layout.columns[1], pos).dump() == "[10,20]");
   CHECK(column_text(layout.columns[1], pos) == "[10, 20]");
-  CHECK(output_layout(types, Types::kVoid).columns.empty());
+  CHECK(output_layout(ValueType{}).columns.empty());
 
-  const OutputLayout grid = output_layout(types, types.array(vec2, 2));
+  const OutputLayout grid = output_layout(type_of("int[2][2]"));
   REQUIRE(grid.columns.size() == 1);
   CHECK(grid.columns[0].key == "result");
   CHECK(column_json(grid.columns[0], {1, 2, 3, 4}).dump() == "[[1,2],[3,4]]");

@@ -21,7 +21,7 @@ namespace {
 std::string vm_state_after(const Loaded& f, uint64_t steps) {
   VmRun run(f.lowered, f.batch, f.options);
   run.step(steps);
-  return state_json(f.lowered, run.snapshot());
+  return state_json(*f.module, run.snapshot());
 }
 
 std::string model_state(const DebuggerModel& m) {
@@ -92,7 +92,7 @@ TEST_CASE("a VM restored from a checkpoint continues exactly as the original") {
   original.step(20);
   const VmCheckpoint saved = original.checkpoint();
   original.step(UINT64_MAX);
-  const std::string end_state = state_json(f.lowered, original.snapshot());
+  const std::string end_state = state_json(*f.module, original.snapshot());
   const RunResult end_result = original.result();
 
   VmRun other(f.lowered, f.batch, f.options);
@@ -100,7 +100,7 @@ TEST_CASE("a VM restored from a checkpoint continues exactly as the original") {
   other.restore(saved);
   CHECK(other.steps() == 20);
   other.step(UINT64_MAX);
-  CHECK(state_json(f.lowered, other.snapshot()) == end_state);
+  CHECK(state_json(*f.module, other.snapshot()) == end_state);
   CHECK(other.result().outputs == end_result.outputs);
   CHECK(other.result().stats.steps == end_result.stats.steps);
   CHECK(other.result().stats.utilization == end_result.stats.utilization);

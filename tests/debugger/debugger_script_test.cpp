@@ -11,6 +11,8 @@
 
 #include "debugger/script.h"
 #include "debugger/trace_source.h"
+#include "ir/backends/vm.h"
+#include "ir/trace/trace_file.h"
 #include "support/debugger_test_support.h"
 
 #define STB_IMAGE_IMPLEMENTATION
@@ -56,7 +58,7 @@ TEST_CASE("script: step N then dump equals the VM's state after N steps") {
   vm.step(37);
   const nlohmann::json d = read_json(dump);
   CHECK(d["step"] == 37);
-  CHECK(d["state"].dump() == nlohmann::json::parse(state_json(f.lowered, vm.snapshot())).dump());
+  CHECK(d["state"].dump() == nlohmann::json::parse(state_json(*f.module, vm.snapshot())).dump());
   CHECK(m.position() == 37);  // quit stopped the script
   std::filesystem::remove(dump);
 }
@@ -117,10 +119,9 @@ TEST_CASE("script: save writes a trace of a step range that replays") {
   ScriptHooks hooks;
   hooks.save_trace = [&](const std::string& path, uint64_t first, uint64_t last) -> Status {
     const uint64_t here = m.position();
-    auto t = record_trace(m.timeline(), f.batch, f.options, "main", {first, last, 8});
+    const Status saved = record_trace(m.timeline(), f.batch, f.options, {first, last, 8}, path);
     m.seek(here);
-    if (!t) return Error{t.error()};
-    return write_trace(path, *t);
+    return saved;
   };
   const std::string path = temp_path("saved.abtrace");
   const Run r = script(m, "step 50\nsave " + path + " 10 30\n", hooks);

@@ -11,6 +11,8 @@
 #include "autobatch/module.h"
 #include "autobatch/trace.h"
 #include "debugger/trace_source.h"
+#include "ir/backends/vm.h"
+#include "ir/trace/trace_file.h"
 #include "support/debugger_test_support.h"
 
 using namespace ab;
@@ -21,20 +23,36 @@ using ab::debugger::testing::temp_path;
 
 namespace {
 
+// The debugger's recording of a session (record_trace), read back as the format's own Trace so
+// that the tests can look inside and corrupt it.
 Trace record(const Loaded& f, const TraceRange& range) {
   VmSource source(f.info(), f.batch, f.options);
   Timeline timeline(source, {.interval = 8});
-  auto t = record_trace(timeline, f.batch, f.options, "main", range);
+  const std::string path = temp_path("recorded.abtrace");
+  const Status recorded = record_trace(timeline, f.batch, f.options, range, path);
+  REQUIRE_MESSAGE(recorded.ok(), recorded.error());
+  auto t = read_trace(path);
   REQUIRE_MESSAGE(t.ok(), t.error());
+  std::filesystem::remove(path);
   return std::move(*t);
 }
 
 std::unique_ptr<TraceSource> open_trace(const Loaded& f, const std::string& path) {
-  auto read = read_trace(path);
+  auto read = TraceFile::read(path);
   REQUIRE_MESSAGE(read.ok(), read.error());
-  auto source = TraceSource::open(std::make_shared<const Trace>(std::move(*read)), f.info());
+  auto source = TraceSource::open(*read, f.info());
   REQUIRE_MESSAGE(source.ok(), source.error());
   return std::move(*source);
+}
+
+// `t` written and read back through the public reader, then opened as the debugger does.
+Expected<std::unique_ptr<TraceSource>> open_written(const Loaded& f, const Trace& t) {
+  const std::string path = temp_path("written.abtrace");
+  REQUIRE(write_trace(path, t).ok());
+  auto read = TraceFile::read(path);
+  std::filesystem::remove(path);
+  REQUIRE_MESSAGE(read.ok(), read.error());
+  return TraceSource::open(*read, f.info());
 }
 
 std::string read_message(const std::string& path) {
@@ -59,7 +77,7 @@ TEST_CASE("a replayed trace gives the live run's state at every step") {
   CHECK(replay->total_steps() == t.steps.size());
   uint64_t step = 0;
   while (!live.done()) {
-    CHECK(state_json(f.lowered, replay->snapshot(0, 30)) == state_json(f.lowered, live.snapshot()));
+    CHECK(state_json(*f.module, replay->snapshot(0, 30)) == state_json(*f.module, live.snapshot()));
     const int32_t block = live.next_block();
     live.step(1);
     REQUIRE(replay->step(1) == 1);
@@ -104,15 +122,15 @@ TEST_CASE("a saved step range replays from its first step to its last") {
   CHECK(m.source().done());
   VmRun live(f.lowered, f.batch, f.options);
   live.step(90);
-  CHECK(state_json(f.lowered, m.source().snapshot(0, 20)) ==
-        state_json(f.lowered, live.snapshot()));
+  CHECK(state_json(*f.module, m.source().snapshot(0, 20)) ==
+        state_json(*f.module, live.snapshot()));
   m.seek(10);  // before the range: clamps to its start
   CHECK(m.position() == 40);
   m.seek(77);
   VmRun live77(f.lowered, f.batch, f.options);
   live77.step(77);
-  CHECK(state_json(f.lowered, m.source().snapshot(0, 20)) ==
-        state_json(f.lowered, live77.snapshot()));
+  CHECK(state_json(*f.module, m.source().snapshot(0, 20)) ==
+        state_json(*f.module, live77.snapshot()));
   std::filesystem::remove(path);
 }
 
@@ -226,13 +244,10 @@ TEST_CASE("a trace that does not match its program is refused when opened") {
   const Loaded f = fib_batch(8);
   Trace t = record(f, {});
   t.steps[3].block = 999;
-  CHECK(TraceSource::open(std::make_shared<const Trace>(t), f.info()).error().find("program has") !=
-        std::string::npos);
+  CHECK(open_written(f, t).error().find("program has") != std::string::npos);
   Trace shifted = record(f, {});
   shifted.checkpoints.front().pc_depth[0] = 5;  // stack sizes no longer add up
-  CHECK(TraceSource::open(std::make_shared<const Trace>(shifted), f.info())
-            .error()
-            .find("does not fit the program") != std::string::npos);
+  CHECK(open_written(f, shifted).error().find("does not fit the program") != std::string::npos);
 }
 
 // Found by fuzz/fuzz_trace.cpp (seeds fuzz/corpus/trace/crash-return-address-*.abtrace and
@@ -242,10 +257,7 @@ TEST_CASE("a trace that does not match its program is refused when opened") {
 TEST_CASE("a checkpoint the VM cannot run on from is refused when opened") {
   const Loaded f = fib_batch(8);
   const Trace good = record(f, {0, UINT64_MAX, 3});
-  auto open_message = [&](const Trace& t) {
-    auto opened = TraceSource::open(std::make_shared<const Trace>(t), f.info());
-    return opened.error();
-  };
+  auto open_message = [&](const Trace& t) { return open_written(f, t).error(); };
   REQUIRE(open_message(good) == "");
   // A later checkpoint with a lane inside a call: two PC stack entries and a pushed fib.n.
   size_t ci = 0;
@@ -303,7 +315,7 @@ TEST_CASE("the public write_trace writes the debugger's own recording, and it re
   auto replay = open_trace(f, path);
   VmRun live(f.lowered, f.batch, f.options);
   while (!live.done()) {
-    CHECK(state_json(f.lowered, replay->snapshot(0, 30)) == state_json(f.lowered, live.snapshot()));
+    CHECK(state_json(*f.module, replay->snapshot(0, 30)) == state_json(*f.module, live.snapshot()));
     live.step(1);
     REQUIRE(replay->step(1) == 1);
   }

@@ -21,18 +21,14 @@ namespace {
 // inside a block there, and a lane that faulted mid-block keeps no partial writes
 // (engine_trace_test.cpp compares the engine the same way).
 nlohmann::json comparable_state(const DebuggerModel& m) {
-  const LoweredProgram& p = m.lowered();
+  const Module& p = m.module();
   BatchSnapshot s = m.source().snapshot(0, m.source().lanes());
-  std::vector<TypeId> types;
-  for (const LoweredVar& v : p.vars)
-    types.push_back(v.type);
-  std::vector<uint32_t> offset;
-  const uint32_t frame = layout_words(p.types(), types, offset);
+  const uint32_t frame = p.register_words();
   for (uint32_t lane = 0; lane < s.lanes; ++lane)
-    for (size_t v = 0; v < p.vars.size(); ++v)
-      if (p.vars[v].storage == Storage::Temp || s.faulted[lane])
-        for (uint32_t k = 0; k < p.types().words(types[v]); ++k)
-          s.registers[size_t{lane} * frame + offset[v] + k] = 0;
+    for (const VariableInfo& v : p.variables())
+      if (v.storage == VariableInfo::Storage::Temp || s.faulted[lane])
+        for (uint32_t k = 0; k < v.value_type.words; ++k)
+          s.registers[size_t{lane} * frame + v.offset + k] = 0;
   nlohmann::json out = nlohmann::json::parse(state_json(p, s));
   out["next_block"] = m.block_name(m.source().next_block());
   out["live"] = m.live_lanes();
@@ -58,17 +54,22 @@ std::unique_ptr<VulkanSource> open_vulkan(const ProgramInfo& info, const Batch& 
   return std::move(*opened);
 }
 
+// The sample `file` as the debugger is given it.
+ProgramInfo sample_info(const char* file) {
+  const std::string text = ab::testing::read_sample(file);
+  return {file, text, ab::debugger::testing::compile_main(text, file)};
+}
+
 }  // namespace
 
 TEST_CASE("vulkan source: global steps equal the VM's, also after back and forward") {
   for (const char* file : {"fib.ab", "faults.ab"}) {
     SUBCASE(file) {
       const auto& sample = ab::testing::sample_case(file);
-      auto loaded = enginetest::load_sample_case(sample);
       const Batch batch = ab::testing::make_batch(sample, 40);
       RunOptions options = sample.options;
       options.stack_depth = 64;
-      const ProgramInfo info{file, ab::testing::read_sample(file), &loaded->lowered};
+      const ProgramInfo info = sample_info(file);
       DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
       DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Global), {.interval = 8});
       CHECK(gpu.source().describe().find("global") != std::string::npos);
@@ -134,11 +135,10 @@ namespace {
 
 TEST_CASE("vulkan source: the lane scope steps to the VM's final state and shows no groups") {
   const auto& sample = ab::testing::sample_case("faults.ab");
-  auto loaded = enginetest::load_sample_case(sample);
   const Batch batch = ab::testing::make_batch(sample, 40);
   RunOptions options = sample.options;
   options.stack_depth = 64;
-  const ProgramInfo info{"faults.ab", ab::testing::read_sample("faults.ab"), &loaded->lowered};
+  const ProgramInfo info = sample_info("faults.ab");
   DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
   DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Local, LocalScope::Lane),
                     {.interval = 8});

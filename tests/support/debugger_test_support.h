@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
+#include "autobatch/module.h"
 #include "debugger/model.h"
 #include "debugger/vm_source.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "engine/module_impl.h"
 #include "support/samples.h"
 
 namespace ab::debugger::testing {
@@ -25,25 +25,32 @@ inline std::string temp_path(const std::string& name) {
       .string();
 }
 
+inline std::shared_ptr<const Module> compile_main(const std::string& source,
+                                                  const std::string& path) {
+  CompileOptions options;
+  options.file = path;
+  auto module = Module::compile(source, options);
+  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
+  return *module;
+}
+
 struct Loaded {
   std::string path, text;
-  Program program;
-  LoweredProgram lowered;
+  std::shared_ptr<const Module> module;  // what the debugger is given
+  const LoweredProgram& lowered;         // its inside, for the tests' own VM runs
   Batch batch;
   RunOptions options;
 
   Loaded(const std::string& source, std::vector<std::vector<uint32_t>> inputs, uint32_t lanes,
          const std::string& path_ = "fib.ab")
-      : path(path_), text(source) {
-    Diagnostics diags(path, text);
-    auto p = compile_source(text, path, diags);
-    REQUIRE_MESSAGE(p.has_value(), diags.format());
-    program = std::move(*p);
-    lowered = lower(program, program.find_function("main"));
+      : path(path_),
+        text(source),
+        module(compile_main(source, path)),
+        lowered(module->impl().lowered) {
     batch.lanes = lanes;
     batch.inputs = std::move(inputs);
   }
-  ProgramInfo info() const { return {path, text, &lowered}; }
+  ProgramInfo info() const { return {path, text, module}; }
   std::unique_ptr<VmSource> source() const {
     return std::make_unique<VmSource>(info(), batch, options);
   }

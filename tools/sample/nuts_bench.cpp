@@ -194,14 +194,12 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   auto batch = sampler_batch(l.program, l.command);
   if (!batch) return batch.failure();
   l.batch = std::move(*batch);
-  const Types& types = l.program.program().types;
-  const TypeId record = l.program.program().emit_type;
-  auto field = [&](TypeId t, const char* name) { return field_offset(types, t, name); };
-  l.at_q = field(record, "q");
-  l.at_accept = field(record, "accept");
-  l.at_energy = field(record, "energy");
-  l.at_grads = field(record, "grads");
-  l.chain_grads = field(l.program.program().functions[l.program.entry()].result_type(), "grads");
+  const ValueType& record = l.program.module->emit_record().value_type;
+  l.at_q = field_offset(record, "q");
+  l.at_accept = field_offset(record, "accept");
+  l.at_energy = field_offset(record, "energy");
+  l.at_grads = field_offset(record, "grads");
+  l.chain_grads = field_offset(l.program.module->output().value_type, "grads");
   return l;
 }
 
@@ -235,8 +233,7 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
     row.status = fmt::format("FAILED: chain {} faulted", run.result.errors.front().lane);
     return;
   }
-  const TypeId chain_type = l.program.program().functions[l.program.entry()].result_type();
-  const uint32_t words = l.program.program().types.words(chain_type);
+  const uint32_t words = l.program.module->output().words;
   for (uint32_t c = 0; c < chains; ++c)
     row.grads += run.result.outputs[uint64_t{c} * words + l.chain_grads];
   row.seconds = run_seconds(run);

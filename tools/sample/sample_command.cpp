@@ -4,18 +4,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ir/backends/interp.h"
-#include "ir/diagnostics.h"
-#include "ir/frontend/frontend.h"
 #include "tools/commands.h"
 #include "tools/file_io.h"
 #include "tools/npy.h"
@@ -29,15 +28,20 @@ const char* const kContract =
     "a model defines const D: int, struct LogDensity { value: float, grad: float[D] } and fn "
     "log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
 
-Expected<Program> compile_text(const std::string& text, const std::string& file) {
-  Diagnostics diags(file, text);
-  std::optional<Program> program = compile_source(text, file, diags);
-  if (!program || diags.has_errors()) return Error{diags.format(), true};
-  return std::move(*program);
+// `text` compiled as `file`; `entry` empty: only checked.
+Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
+                                                     const std::string& file,
+                                                     const std::string& entry,
+                                                     std::vector<std::string> first = {}) {
+  CompileOptions options;
+  options.file = file;
+  options.entry = entry;
+  options.functions_first = std::move(first);
+  return Module::compile(text, options);
 }
 
-bool is_float_array(const Types& types, TypeId t) {
-  return types.is_array(t) && types[t].elem == Types::kFloat;
+bool is_float_array(const ValueType& t) {
+  return t.is_array() && t.elem().is_scalar() && t.elem().scalar == Scalar::Float;
 }
 
 // Writes each draw straight into DIR/draws.npy ([chains, draws, D] float32) at its place, so
@@ -87,37 +91,14 @@ std::string format_seconds(double s) {
   return s < 1 ? fmt::format("{:.0f} ms", s * 1000) : fmt::format("{:.2f} s", s);
 }
 
-// The program with the sampler's functions (main, then every nuts_ function in source order)
-// ahead of the model's. Blocks are numbered in function order and the schedulers run the earliest
-// block with lanes waiting (Radul et al. 2020, Algorithm 1), so with the log density last a chain
-// between gradients always runs on until it reaches the next one: the gradient then runs for
-// every live chain at once, whichever trajectory each is in (Figure 7). With the model first, a
-// chain that finished its trajectory would wait at main's blocks until every chain had finished
-// theirs: synchronised on trajectory boundaries, no better than local static batching.
-Program sampler_first(Program program) {
-  std::vector<int> order;
-  const auto is_sampler = [](const Function& f) {
-    return f.name == "main" || f.name.rfind("nuts_", 0) == 0;
-  };
-  order.push_back(program.find_function("main"));
-  for (size_t f = 0; f < program.functions.size(); ++f)
-    if (is_sampler(program.functions[f]) && program.functions[f].name != "main")
-      order.push_back(static_cast<int>(f));
-  for (size_t f = 0; f < program.functions.size(); ++f)
-    if (!is_sampler(program.functions[f])) order.push_back(static_cast<int>(f));
-  std::vector<int32_t> new_index(order.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    new_index[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
-  std::vector<Function> functions;
-  for (int f : order)
-    functions.push_back(std::move(program.functions[static_cast<size_t>(f)]));
-  for (Function& fn : functions)
-    for (Block& block : fn.blocks)
-      for (Op& op : block.ops)
-        if (op.code == OpCode::Call) op.index = new_index[static_cast<size_t>(op.index)];
-  program.functions = std::move(functions);
-  return program;
-}
+// The sampler's functions (main, then every nuts_ function in source order) ahead of the model's
+// (CompileOptions::functions_first). Blocks are numbered in function order and the schedulers run
+// the earliest block with lanes waiting (Radul et al. 2020, Algorithm 1), so with the log density
+// last a chain between gradients always runs on until it reaches the next one: the gradient then
+// runs for every live chain at once, whichever trajectory each is in (Figure 7). With the model
+// first, a chain that finished its trajectory would wait at main's blocks until every chain had
+// finished theirs: synchronised on trajectory boundaries, no better than local static batching.
+const std::vector<std::string> kSamplerFirst = {"main", "nuts_*"};
 
 // A refusal before anything runs (a model off the contract, data of the wrong shape, a bad
 // option): one message and exit code 2, as for any bad usage of `sample`.
@@ -128,9 +109,10 @@ int refuse(const Error& error) {
 
 }  // namespace
 
-uint32_t field_offset(const Types& types, TypeId t, const std::string& name) {
-  const StructDef& s = types.struct_def(t);
-  return s.fields.at(static_cast<size_t>(s.find_field(name))).offset;
+uint32_t field_offset(const ValueType& t, const std::string& name) {
+  const ValueField* field = t.field(name);
+  if (!field) throw std::out_of_range("no field " + name);  // the sampler's own types: a bug
+  return field->offset;
 }
 
 double local_static_utilization(const std::vector<uint32_t>& grads, uint32_t chains,
@@ -163,9 +145,9 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   auto text = read_file(model_path);
   if (!text) return text.failure();
   // The model alone first: its errors point at its own lines.
-  auto model = compile_text(*text, model_path);
+  auto model = compile_text(*text, model_path, "");
   if (!model) return model.failure();
-  for (const Function& f : model->functions) {
+  for (const FunctionInfo& f : (*model)->functions()) {
     if (f.name.rfind("nuts_", 0) == 0)
       return Error{fmt::format("{}: function '{}': names starting with 'nuts_' are the sampler's",
                                model_path, f.name)};
@@ -173,62 +155,59 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
       return Error{fmt::format("{}: a model has no 'main' (the sampler's entry); {}", model_path,
                                kContract)};
   }
-  for (const Uniform& u : model->uniforms)
+  for (const ValueInfo& u : (*model)->uniforms())
     if (u.name.rfind("nuts_", 0) == 0)
       return Error{fmt::format("{}: uniform '{}': names starting with 'nuts_' are the sampler's",
                                model_path, u.name)};
-  const int density = model->find_function("log_density");
-  if (density < 0)
+  const auto& functions = (*model)->functions();
+  const auto density = std::find_if(functions.begin(), functions.end(),
+                                    [](const FunctionInfo& f) { return f.name == "log_density"; });
+  if (density == functions.end())
     return Error{fmt::format("{}: no function 'log_density'; {}", model_path, kContract)};
-  const Function& fn = model->functions[density];
-  const Types& types = model->types;
-  const TypeId result = fn.result_type();
-  bool fits = fn.params.size() == 1 && is_float_array(types, fn.vars[fn.params[0]].type) &&
-              types.is_struct(result) && types.struct_def(result).name == "LogDensity";
+  const FunctionInfo& fn = *density;
+  const ValueType& result = fn.result.value_type;
+  bool fits = fn.params.size() == 1 && is_float_array(fn.params[0].value_type) &&
+              result.is_struct() && result.struct_name == "LogDensity";
   if (fits) {
-    const StructDef& s = types.struct_def(result);
-    const int value = s.find_field("value"), grad = s.find_field("grad");
-    fits = s.fields.size() == 2 && value >= 0 && grad >= 0 &&
-           s.fields[value].type == Types::kFloat &&
-           s.fields[grad].type == fn.vars[fn.params[0]].type;
+    const ValueField *value = result.field("value"), *grad = result.field("grad");
+    fits = result.fields.size() == 2 && value && grad && value->type.is_scalar() &&
+           value->type.scalar == Scalar::Float && grad->type.spelling() == fn.params[0].type;
   }
   if (!fits)
     return Error{fmt::format("{}:{}:{}: 'log_density' does not fit the model contract: {}",
-                             model_path, fn.loc.line, fn.loc.col, kContract)};
-  const uint32_t length = types[fn.vars[fn.params[0]].type].count;
+                             model_path, fn.line, fn.col, kContract)};
+  const uint32_t length = fn.params[0].value_type.count;
   // D: a probe function returning it.
-  auto probe = compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path);
+  auto probe = compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path,
+                            "nuts_dimension");
   if (!probe)
     return Error{fmt::format("{}: no 'const D: int' (the dimension); {}", model_path, kContract)};
   Batch one;
   one.lanes = 1;
-  one.uniforms.resize(probe->uniforms.size());
-  for (size_t u = 0; u < probe->uniforms.size(); ++u)
-    one.uniforms[u].assign(probe->types.words(probe->uniforms[u].type), 0u);
-  const RunResult d = run_interp(*probe, probe->find_function("nuts_dimension"), one, RunOptions{});
-  const auto dimension = static_cast<int32_t>(d.outputs.at(0));
+  for (const ValueInfo& u : (*probe)->uniforms())
+    one.uniforms.emplace_back(u.words, 0u);
+  auto d = (*probe)->run_cpu(one, RunOptions{}, CpuBackend::Interpreter);
+  if (!d) return d.failure();
+  const auto dimension = static_cast<int32_t>(d->outputs.at(0));
   if (dimension <= 0 || static_cast<uint32_t>(dimension) != length)
     return Error{fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
                              dimension, length, kContract)};
 
-  auto combined = compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab");
+  auto combined =
+      compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab", "main", kSamplerFirst);
   if (!combined) return combined.failure();
   SampleProgram out;
-  Program program = sampler_first(std::move(*combined));
-  const int entry = program.find_function("main");
-  out.module = Module::Impl::make(std::move(program), entry, *text + "\n" + kNutsSource);
+  out.module = std::move(*combined);
   out.dimension = length;
   return out;
 }
 
 Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& c) {
-  const Program& program = loaded.program();
-  const Types& types = program.types;
+  const Module& module = *loaded.module;
   const uint32_t D = loaded.dimension;
-  const Function& main_fn = program.functions[loaded.entry()];
   Batch batch;
   batch.lanes = c.chains;
-  auto uniforms = bind_uniforms(program, c.uniforms);
+  auto uniforms = bind_uniforms(module.uniforms(), c.uniforms);
   if (!uniforms) return uniforms.failure();
   batch.uniforms = std::move(*uniforms);
   // main(init: float[D], random_init: bool, settings: nuts_Settings)
@@ -246,10 +225,10 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
       init[k] = *word;
     }
   }
-  const TypeId settings_type = main_fn.vars[main_fn.params[2]].type;
-  std::vector<uint32_t> settings(types.words(settings_type), 0u);
+  const ValueType& settings_type = module.inputs().at(2).value_type;
+  std::vector<uint32_t> settings(settings_type.words, 0u);
   auto set = [&](const char* field, uint32_t word) {
-    settings[field_offset(types, settings_type, field)] = word;
+    settings[field_offset(settings_type, field)] = word;
   };
   set("warmup", c.warmup);
   set("draws", c.draws);
@@ -277,10 +256,8 @@ int sample_command(const SampleCommand& c) {
   if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", c.backend)});
   auto loaded = load_sample_program(c.model);
   if (!loaded) return refuse(loaded.failure());
-  const Program& program = loaded->program();
-  const Types& types = program.types;
+  const Module& module = *loaded->module;
   const uint32_t D = loaded->dimension;
-  const Function& main_fn = program.functions[loaded->entry()];
 
   auto built = sampler_batch(*loaded, c);
   if (!built) return refuse(built.failure());
@@ -299,14 +276,12 @@ int sample_command(const SampleCommand& c) {
     return report_error(s.failure());
 
   // Per draw statistics, [chains, draws] each.
-  const TypeId record = program.emit_type;
-  const uint32_t at_accept = field_offset(types, record, "accept"),
-                 at_step = field_offset(types, record, "step_size"),
-                 at_energy = field_offset(types, record, "energy"),
-                 at_depth = field_offset(types, record, "depth"),
-                 at_grads = field_offset(types, record, "grads"),
-                 at_divergent = field_offset(types, record, "divergent"),
-                 at_q = field_offset(types, record, "q");
+  const ValueType& record = module.emit_record().value_type;
+  const uint32_t at_accept = field_offset(record, "accept"),
+                 at_step = field_offset(record, "step_size"),
+                 at_energy = field_offset(record, "energy"),
+                 at_depth = field_offset(record, "depth"), at_grads = field_offset(record, "grads"),
+                 at_divergent = field_offset(record, "divergent"), at_q = field_offset(record, "q");
   const uint64_t cells = uint64_t{c.chains} * c.draws;
   std::vector<uint32_t> accept(cells), step(cells), energy(cells), depth(cells), grads(cells),
       divergent(cells);
@@ -354,15 +329,15 @@ int sample_command(const SampleCommand& c) {
                fault_name(e.code), e.function, e.line);
 
   // Chain totals from main's result.
-  const TypeId chain_type = main_fn.result_type();
-  const uint32_t chain_words = types.words(chain_type);
+  const ValueType& chain_type = module.output().value_type;
+  const uint32_t chain_words = chain_type.words;
   uint64_t total_grads = 0, divergences = 0;
   std::vector<double> step_sizes;
   for (uint32_t chain = 0; chain < c.chains; ++chain) {
     const uint32_t* w = run.result.outputs.data() + uint64_t{chain} * chain_words;
-    total_grads += w[field_offset(types, chain_type, "grads")];
-    divergences += w[field_offset(types, chain_type, "divergences")];
-    step_sizes.push_back(bits_float(w[field_offset(types, chain_type, "step_size")]));
+    total_grads += w[field_offset(chain_type, "grads")];
+    divergences += w[field_offset(chain_type, "divergences")];
+    step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
   }
   for (auto [name, words, type] : {std::tuple{"accept_stat.npy", &accept, Scalar::Float},
                                    std::tuple{"step_size.npy", &step, Scalar::Float},

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/module_impl.h"
+#include "autobatch/module.h"
 #include "tools/backends.h"
 
 namespace ab::cli {
@@ -37,17 +37,14 @@ extern const char* const kNutsSource;
 
 // The model with the sampler appended, checked against the model contract, compiled.
 struct SampleProgram {
-  // The model and the sampler as one checked program (Module::Impl::make), which the backends
-  // run through the public API; program() and entry() are its inside, for the tool's own use.
+  // The model and the sampler as one module, the sampler's functions first.
   std::shared_ptr<const Module> module;
   uint32_t dimension = 0;
-  const Program& program() const { return module->impl().program; }
-  int entry() const { return module->impl().entry; }
 };
 Expected<SampleProgram> load_sample_program(const std::string& model_path);
 
 // The word offset of field `name` in struct type `t` (a sampler record or result field).
-uint32_t field_offset(const Types& types, TypeId t, const std::string& name);
+uint32_t field_offset(const ValueType& t, const std::string& name);
 
 // The batch of `command.chains` chains for main(init, random_init, settings): the uniforms bound,
 // the initial points read from command.init (when given), the settings from the options.

@@ -1,0 +1,33 @@
+// The language's own numerics on the host, exactly as every backend computes them, so a host can
+// reproduce what a program draws or computes bit for bit (the benchmark's native baselines do):
+//
+// Random numbers: per-lane, counter-based Philox4x32-10 (Salmon et al., SC 2011). Draw k of lane
+// L under seed S (RunOptions::seed) is philox(counter = {k_lo, k_hi, L, 0}, key = {S_lo, S_hi});
+// a lane advances its draw counter by one per uniform() or normal() call in program order, so its
+// numbers do not depend on the backend, the schedule, the batch size or the lane's neighbours.
+//
+// Transcendental functions: exp, log, sin, cos, tanh and pow of the language (docs/language.md),
+// one definition shared by the CPU backends and the generated kernels.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace ab {
+
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
+
+// uniform(): a float in [0, 1), the top 24 bits of the first output word scaled by 2^-24.
+float random_uniform(uint64_t seed, uint32_t lane, uint64_t draw);
+// normal(): a standard normal, Box-Muller over the first two output words of the same draw.
+float random_normal(uint64_t seed, uint32_t lane, uint64_t draw);
+
+// The language's exp(), log(), sin(), cos(), tanh() and pow() on floats.
+float ab_exp(float x);
+float ab_log(float x);
+float ab_sin(float x);
+float ab_cos(float x);
+float ab_tanh(float x);
+float ab_pow(float x, float y);
+
+}  // namespace ab

@@ -1,0 +1,159 @@
+// Traces through the public API alone (autobatch/trace.h): a trace written by write_trace reads
+// back as the VM session's own run, its states restore into a VmSession, a TraceWriter's trace of
+// steps a host ran itself reads back the same, and the header ties a trace to its source text.
+// No Vulkan.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "autobatch/module.h"
+#include "autobatch/trace.h"
+#include "autobatch/vm.h"
+
+namespace ab {
+namespace {
+
+const char* kCollatz = R"(fn main(n: int) -> int {
+    var x = n;
+    var steps = 0;
+    while x != 1 {
+        if x % 2 == 0 { x = x / 2; } else { x = 3 * x + 1; }
+        steps += 1;
+    }
+    return steps;
+}
+)";
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() : path(std::filesystem::temp_directory_path() / "ab_trace_file_test") {
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string file(const char* name) const { return (path / name).string(); }
+};
+
+std::shared_ptr<const Module> compiled() {
+  auto module = Module::compile(kCollatz, {"/tmp/collatz.ab", "main"});
+  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
+  return *module;
+}
+
+std::unique_ptr<VmSession> session(std::shared_ptr<const Module> module, const Batch& b,
+                                   const RunOptions& options = {}) {
+  auto made = VmSession::create(std::move(module), b, options);
+  REQUIRE_MESSAGE(made.ok(), (made.ok() ? "" : made.error()));
+  return std::move(*made);
+}
+
+Batch batch() {
+  Batch b;
+  b.lanes = 5;
+  b.inputs = {{1, 6, 7, 27, 12}};
+  return b;
+}
+
+TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") {
+  TempDir dir;
+  const auto module = compiled();
+  RunOptions options;
+  options.seed = 3;
+  REQUIRE(
+      write_trace(dir.file("run.abtrace"), *module, batch(), options, {0, UINT64_MAX, 10}).ok());
+
+  auto header = read_trace_header(dir.file("run.abtrace"));
+  REQUIRE(header.ok());
+  CHECK(header->source_path == "/tmp/collatz.ab");
+  CHECK(header->entry == "main");
+  CHECK(check_trace_source(*header, "run.abtrace", "collatz.ab", kCollatz).ok());
+  const Status changed =
+      check_trace_source(*header, "run.abtrace", "collatz.ab", std::string(kCollatz) + " ");
+  REQUIRE_FALSE(changed.ok());
+  CHECK(changed.error().find("has changed since") != std::string::npos);
+
+  auto read = TraceFile::read(dir.file("run.abtrace"));
+  REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error()));
+  const TraceFile& trace = **read;
+  CHECK(trace.entry() == "main");
+  CHECK(trace.batch().inputs == batch().inputs);
+  CHECK(trace.options().seed == 3);
+  CHECK(trace.first_step() == 0);
+  CHECK(trace.finished());
+
+  auto vm = session(module, trace.batch(), trace.options());
+  for (uint64_t s = trace.first_step(); s < trace.end_step(); ++s) {
+    const int32_t block = vm->next_block();
+    vm->step(1);
+    std::vector<uint32_t> lanes = vm->last_active();
+    std::sort(lanes.begin(), lanes.end());
+    CHECK(trace.steps()[s].block == block);
+    CHECK(trace.steps()[s].active == lanes.size());
+    CHECK(trace.active_lanes(s) == lanes);
+  }
+  CHECK(vm->done());
+  CHECK(trace.active_lanes(trace.end_step()).empty());
+
+  // Every saved state restores to the run's state at its step.
+  REQUIRE(trace.checkpoints().size() > 1);
+  for (const auto& state : trace.checkpoints()) {
+    auto fresh = session(module, trace.batch(), trace.options());
+    fresh->step(state->step());
+    const BatchSnapshot want = fresh->snapshot();
+    REQUIRE(vm->restore(*state).ok());
+    CHECK(vm->steps() == state->step());
+    // (Stack capacities grow on demand and may differ; the lanes' state may not.)
+    const BatchSnapshot got = vm->snapshot();
+    CHECK(got.pc == want.pc);
+    CHECK(got.pc_depth == want.pc_depth);
+    CHECK(got.registers == want.registers);
+    CHECK(got.lane_steps == want.lane_steps);
+    CHECK(got.faulted == want.faulted);
+  }
+}
+
+TEST_CASE("trace file: a TraceWriter's trace of a host's own steps reads back the same") {
+  TempDir dir;
+  const auto module = compiled();
+  auto vm = session(module, batch());
+  vm->step(4);
+  TraceWriter writer(*module, batch(), {});
+  CHECK_FALSE(writer.write(dir.file("empty.abtrace"), false).ok());
+  writer.add_checkpoint(*vm->checkpoint());
+  std::vector<TraceStep> steps;
+  while (vm->steps() < 20 && !vm->done()) {
+    const int32_t block = vm->next_block();
+    vm->step(1);
+    writer.add_step(block, vm->last_active());
+    steps.push_back({block, static_cast<uint32_t>(vm->last_active().size())});
+    if (vm->steps() % 8 == 0) writer.add_checkpoint(*vm->checkpoint());
+  }
+  REQUIRE(writer.write(dir.file("part.abtrace"), vm->done()).ok());
+
+  auto read = TraceFile::read(dir.file("part.abtrace"));
+  REQUIRE(read.ok());
+  const TraceFile& trace = **read;
+  CHECK(trace.first_step() == 4);
+  CHECK(trace.end_step() == 20);
+  CHECK_FALSE(trace.finished());
+  REQUIRE(trace.steps().size() == steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    CHECK(trace.steps()[i].block == steps[i].block);
+    CHECK(trace.steps()[i].active == steps[i].active);
+  }
+  REQUIRE(trace.checkpoints().size() == 3);  // steps 4, 8 and 16
+  CHECK(trace.checkpoints()[1]->step() == 8);
+  CHECK(vm->restore(*trace.checkpoints()[2]).ok());
+  CHECK(vm->steps() == 16);
+
+  auto garbage = TraceFile::parse("not a trace", "g.abtrace");
+  REQUIRE_FALSE(garbage.ok());
+  CHECK(garbage.error().find("g.abtrace") != std::string::npos);
+
+  auto missing = TraceFile::read(dir.file("none.abtrace"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().find("none.abtrace") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ab
