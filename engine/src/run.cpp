@@ -283,8 +283,10 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
                               &set, 0, nullptr);
   PushConstants pc = push;
   // Global with lane lists: the steps whose pick the step kernel makes (0: a pick dispatch each).
-  if (!global || fused || pick_in_step) pc.budget = static_cast<uint32_t>(n);
-  else if (global) pc.budget = 0;
+  if (!global || fused || pick_in_step)
+    pc.budget = static_cast<uint32_t>(n);
+  else if (global)
+    pc.budget = 0;
   api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc),
                          &pc);
   auto dispatch = [&](VkPipeline p, uint32_t groups) {

@@ -79,9 +79,7 @@ struct VulkanRun::Impl {
   // The control buffer (header, per-block counts and executions, trace), which the readback
   // buffer mirrors word for word.
   // The list map (ab_list_map_word) follows the trace.
-  uint64_t ctrl_words() const {
-    return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap;
-  }
+  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap; }
   // Words of the active-lane list buffer: the compaction pass's list, or a region per block and
   // a spare one.
   uint64_t list_words() const { return lane_lists ? (nblocks + 1ull) * lanes : lanes; }
