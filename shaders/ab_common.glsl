@@ -50,15 +50,24 @@ void ab_record_step(uint best, uint ran, uint live) {
   }
 }
 
+// Per-block lane lists (global/compacted): list region r holds P.lanes words at r * P.lanes; a
+// block's lanes sit at the front of its region, as many as its count. There is one region more
+// than blocks: the chosen block's lanes are read from its region while the lanes that go back to
+// it are appended to the spare one.
+uint ab_list_map_word(uint b) { return AB_CTRL_COUNTS + 2u * P.exit_pc + 2u * P.trace_cap + b; }
+uint ab_list_region(uint b) { return ctrl.w[ab_list_map_word(b)] ^ b; }
+
 // One pick of the global schedule (one invocation runs it): the block the heuristic chooses among
 // the blocks with waiting lanes (their counts), recorded in the control words with the step's
 // statistics and trace entry; AB_NO_BLOCK, and AB_CTRL_DONE set, once no lane waits anywhere.
+// The counts are read with atomics: a step kernel's last subgroup picks right after the other
+// subgroups' atomic additions.
 uint ab_pick() {
   ctrl.w[AB_CTRL_LIST_LEN] = 0u;
   uint best = AB_NO_BLOCK, best_count = 0u, live = 0u;
   if (ctrl.w[AB_CTRL_DONE] == 0u) {
     for (uint b = 0u; b < P.exit_pc; ++b) {
-      const uint c = ctrl.w[AB_CTRL_COUNTS + b];
+      const uint c = atomicOr(ctrl.w[AB_CTRL_COUNTS + b], 0u);
       live += c;
       if (c == 0u) continue;
       if (best == AB_NO_BLOCK || (P.heuristic == AB_HEURISTIC_MOST_LANES && c > best_count)) {
@@ -77,6 +86,13 @@ uint ab_pick() {
     return best;
   }
   ctrl.w[AB_CTRL_COUNTS + best] = 0u;
+  if (ctrl.w[AB_CTRL_LISTS] != 0u) {  // the step reads best's list; its new lanes go elsewhere
+    const uint read = ab_list_region(best);
+    const uint spare = ctrl.w[AB_CTRL_LIST_SPARE] ^ P.exit_pc;
+    ctrl.w[ab_list_map_word(best)] = spare ^ best;
+    ctrl.w[AB_CTRL_LIST_SPARE] = read ^ P.exit_pc;
+    ctrl.w[AB_CTRL_LIST_READ] = read;
+  }
   ab_record_step(best, best_count, live);
   return best;
 }

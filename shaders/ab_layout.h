@@ -27,9 +27,18 @@
 #define AB_CTRL_UNFIT 16            // global/fused: the batch did not fit the kernel's subgroup
 // global/fused: steps taken in this submission (a split program's parts share P.budget)
 #define AB_CTRL_BUDGET_USED 17
-#define AB_CTRL_HEADER_WORDS 20
-// After the header: counts[exit_pc] (lanes waiting per block), block_exec[exit_pc], then the
-// trace, two words (block, active) per step.
+// global/compacted with per-block lane lists (AB_CTRL_LISTS = 1): the list region the current
+// step reads, the region no block holds (XOR exit_pc, so that a zeroed buffer means region
+// exit_pc), and the subgroups (invocations without ballot) of the step done so far, so that the
+// last one picks the next block.
+#define AB_CTRL_LIST_READ 18
+#define AB_CTRL_LIST_SPARE 19
+#define AB_CTRL_STEP_DONE 20
+#define AB_CTRL_LISTS 21  // 1: per-block lane lists; 0: the compaction pass lists the lanes
+#define AB_CTRL_HEADER_WORDS 24
+// After the header: counts[exit_pc] (lanes waiting per block; with lists, each list's length),
+// block_exec[exit_pc], the trace, two words (block, active) per step, then the list map: word b
+// is the list region of block b XOR b (a zeroed buffer maps block b to region b).
 #define AB_CTRL_COUNTS AB_CTRL_HEADER_WORDS
 
 #define AB_NO_BLOCK 0xFFFFFFFFu

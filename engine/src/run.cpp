@@ -60,7 +60,7 @@ Status VulkanRun::Impl::check_sizes() const {
   std::vector<Need> needs = {
       {"control buffer", ctrl_words(), SizedBy::Program},
       {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots},
-      {"active-lane list", lanes, SizedBy::Lanes},
+      {"active-lane list", list_words(), SizedBy::Lanes},
       {"uniform data", layout->uniform_words, SizedBy::Uniforms},
   };
   for (uint32_t a = 0; a < layout->arenas; ++a)
@@ -109,7 +109,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
           make(state, uint64_t{layout->slots} * lanes, "lane state", SizedBy::Lanes, layout->slots);
       !s)
     return s;
-  if (auto s = make(list, lanes, "active-lane list", SizedBy::Lanes); !s) return s;
+  if (auto s = make(list, list_words(), "active-lane list", SizedBy::Lanes); !s) return s;
   if (auto s = make(uniforms, layout->uniform_words, "uniform data", SizedBy::Uniforms); !s)
     return s;
   if (auto s = make(dummy, 4, "placeholder", SizedBy::Program); !s) return s;
@@ -226,20 +226,28 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
                       exits.size() * 4);
       !s)
     return s;
-  if (vulkan.schedule == Schedule::Global) {
-    auto count = prog->pipeline(HandKernel::GlobalCount);
-    if (!count) return Error{count.error()};
-    return submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
-      ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *count);
-      ctx->api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout,
-                                       0, 1, &set, 0, nullptr);
-      ctx->api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                  sizeof(push), &push);
-      ctx->api.vkCmdDispatch(cmd, groups_for(lanes), 1, 1);
-      ++stats.dispatches;
-    });
+  if (lane_lists) {
+    const uint32_t on = 1;
+    if (auto s = upload(*ctx, ctrl, AB_CTRL_LISTS * 4, &on, 4); !s) return s;
   }
+  if (vulkan.schedule == Schedule::Global) return recount();
   return Ok{};
+}
+
+Status VulkanRun::Impl::recount() {
+  auto count = prog->pipeline(HandKernel::GlobalCount);
+  if (!count) return Error{count.error()};
+  return submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+    ctx->api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_COUNTS * 4, uint64_t{nblocks} * 4, 0);
+    compute_barrier(*ctx, cmd);
+    ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *count);
+    ctx->api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0,
+                                     1, &set, 0, nullptr);
+    ctx->api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                sizeof(push), &push);
+    ctx->api.vkCmdDispatch(cmd, groups_for(lanes), 1, 1);
+    ++stats.dispatches;
+  });
 }
 
 // Global: n scheduler steps. Local: one dispatch letting each group run up to n steps.
@@ -251,7 +259,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     auto p = prog->pipeline(HandKernel::GlobalPick);
     if (!p) return Error{p.error()};
     pick = *p;
-    if (compacted) {
+    if (compacted && !lane_lists) {
       auto c = prog->pipeline(HandKernel::GlobalCompact);
       if (!c) return Error{c.error()};
       compact = *c;
@@ -277,7 +285,8 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   compute_barrier(*ctx, cmd);
   if (global) {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_TRACE_LEN * 4, 4, 0);
-    if (fused) api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_BUDGET_USED * 4, 4, 0);
+    if (fused || pick_in_step)
+      api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_BUDGET_USED * 4, 4, 0);
   } else {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
@@ -287,7 +296,11 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0, 1,
                               &set, 0, nullptr);
   PushConstants pc = push;
-  if (!global || fused) pc.budget = static_cast<uint32_t>(n);
+  // Global with lane lists: the steps whose pick the step kernel makes (0: a pick dispatch each).
+  if (!global || fused || pick_in_step)
+    pc.budget = static_cast<uint32_t>(n);
+  else if (global)
+    pc.budget = 0;
   api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc),
                          &pc);
   auto dispatch = [&](VkPipeline p, uint32_t groups) {
@@ -295,9 +308,26 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     api.vkCmdDispatch(cmd, groups, 1, 1);
     compute_barrier(*ctx, cmd);
   };
+  auto dispatch_steps = [&] {
+    for (VkPipeline step : steps) {
+      api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, step);
+      api.vkCmdDispatchIndirect(cmd, ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
+      compute_barrier(*ctx, cmd);
+    }
+  };
   if (fused) {
     for (size_t part : part_order())
       dispatch(steps[part], 1);
+  } else if (pick_in_step) {
+    // One pick, then each step kernel runs the chosen block's list and picks the next block.
+    dispatch(pick, 1);
+    for (uint64_t s = 0; s < n; ++s)
+      dispatch_steps();
+  } else if (lane_lists) {
+    for (uint64_t s = 0; s < n; ++s) {
+      dispatch(pick, 1);
+      dispatch_steps();
+    }
   } else if (global) {
     // Each step: the pick, then every part's step kernel; only the part holding the chosen
     // block runs it (the others return at once).
@@ -305,11 +335,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
       dispatch(pick, 1);
       if (compacted) {
         dispatch(compact, groups_for(lanes));
-        for (VkPipeline step : steps) {
-          api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, step);
-          api.vkCmdDispatchIndirect(cmd, ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
-          compute_barrier(*ctx, cmd);
-        }
+        dispatch_steps();
       } else {
         for (VkPipeline step : steps)
           dispatch(step, groups_for(lanes));
@@ -341,9 +367,11 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
   ctx->api.vkResetFences(ctx->device, 1, &fence);
   ++stats.submissions;
-  if (global && !fused) {
+  if (pick_in_step) {
+    stats.dispatches += 1 + n;
+  } else if (global && !fused) {
     const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
-    stats.dispatches += n * ((compacted ? 2 : 1) + step_parts());
+    stats.dispatches += n * ((compacted && !lane_lists ? 2 : 1) + step_parts());
   } else {
     stats.dispatches += part_order().size();
   }
@@ -419,20 +447,17 @@ Status VulkanRun::Impl::drain_streams() {
     std::vector<uint32_t> pcs(lanes);
     if (auto s = download(*ctx, state, uint64_t{AB_SLOT_PC} * lanes * 4, pcs.data(), lanes * 4); !s)
       return s;
-    std::vector<uint32_t> header(ctrl_words());
-    if (global)
-      if (auto s = download(*ctx, ctrl, 0, header.data(), header.size() * 4); !s) return s;
     for (uint32_t lane = 0; lane < lanes; ++lane) {
       if (parked[lane] == 0) continue;
       pcs[lane] = parked[lane] - 1;
-      if (global) ++header[AB_CTRL_COUNTS + pcs[lane]];  // the global schedule counts it again
       parked[lane] = 0;
     }
     if (auto s = upload(*ctx, state, uint64_t{AB_SLOT_PC} * lanes * 4, pcs.data(), lanes * 4); !s)
       return s;
-    if (global) {
-      header[AB_CTRL_DONE] = 0;
-      if (auto s = upload(*ctx, ctrl, 0, header.data(), header.size() * 4); !s) return s;
+    if (global) {  // the global schedule counts (and lists) the lanes back in
+      const uint32_t not_done = 0;
+      if (auto s = upload(*ctx, ctrl, AB_CTRL_DONE * 4, &not_done, 4); !s) return s;
+      if (auto s = recount(); !s) return s;
     }
     finished = false;
   }
@@ -480,6 +505,18 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   impl->fused = impl->global && vulkan.fuse_small_batches && device.subgroup_arithmetic &&
                 batch.lanes <= device.subgroup_size;
   impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
+  if (impl->global && !impl->fused && vulkan.global_mode == GlobalMode::Compacted &&
+      vulkan.global_lane_lists) {
+    // Lists that would crowd the device out fall back to the compaction pass.
+    uint64_t heap = 0;
+    for (uint32_t h = 0; h < impl->ctx->memory.memoryHeapCount; ++h)
+      if (impl->ctx->memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+        heap = std::max<uint64_t>(heap, impl->ctx->memory.memoryHeaps[h].size);
+    const uint64_t bytes = (impl->nblocks + 1ull) * batch.lanes * 4;
+    impl->lane_lists = bytes <= impl->ctx->properties.limits.maxStorageBufferRange &&
+                       (heap == 0 || bytes <= heap / 4);
+    impl->pick_in_step = impl->lane_lists && impl->step_parts() == 1;
+  }
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
   impl->stats.parts = impl->step_parts();
@@ -531,7 +568,7 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
   // The hand-written kernels are small; the pick and compaction come first, uncounted.
   if (I.global && !I.fused) {
     if (auto p = I.prog->pipeline(HandKernel::GlobalPick); !p) return Error{p.error()};
-    if (I.vulkan.global_mode == GlobalMode::Compacted)
+    if (I.vulkan.global_mode == GlobalMode::Compacted && !I.lane_lists)
       if (auto p = I.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
   }
   for (size_t i = 0; i < todo.size(); ++i) {

@@ -40,6 +40,9 @@ struct VulkanRun::Impl {
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
   bool global = false, fused = false;  // fused: the global schedule in one subgroup
+  // global/compacted with per-block lane lists (VulkanOptions::global_lane_lists); pick_in_step:
+  // the step kernel picks the next block too (a program in one part)
+  bool lane_lists = false, pick_in_step = false;
   DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
   uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
   RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
@@ -75,7 +78,14 @@ struct VulkanRun::Impl {
 
   // The control buffer (header, per-block counts and executions, trace), which the readback
   // buffer mirrors word for word.
-  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 2ull * nblocks + 2ull * trace_cap; }
+  // The list map (ab_list_map_word) follows the trace.
+  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap; }
+  // Words of the active-lane list buffer: the compaction pass's list, or a region per block and
+  // a spare one.
+  uint64_t list_words() const { return lane_lists ? (nblocks + 1ull) * lanes : lanes; }
+  // Global schedule: counts the live lanes per block again from their PCs (and lists them, with
+  // lane lists), after the host changed PCs.
+  Status recount();
 
   Status allocate(const Batch& batch);
   // Downloads the per-lane state (slot-major, see state_layout.h).

@@ -246,6 +246,9 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
           !s)
         return s;
     }
+    // The lane lists are not saved: they follow from the PCs, in an order that changes no result.
+    if (I.lane_lists)
+      if (auto s = I.recount(); !s) return s;
   }
   I.steps = d.steps;
   I.stats.group_steps = d.group_steps;

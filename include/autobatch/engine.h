@@ -61,6 +61,12 @@ struct VulkanOptions {
   // local_steps_per_dispatch scheduler steps in one dispatch, the pick done with subgroup
   // operations (the same steps and trace) instead of two or three dispatches per step.
   bool fuse_small_batches = true;
+  // global/compacted: keep a list of the lanes waiting at each block (the step kernel appends
+  // each lane it runs to its next block's list) instead of listing the chosen block's lanes with
+  // a pass over every lane each step; a step is then one dispatch (its last subgroup picks the
+  // next block). Needs (blocks + 1) x lanes words; a run whose lists would not fit the device
+  // (maxStorageBufferRange, a quarter of the largest heap) uses the compaction pass instead.
+  bool global_lane_lists = true;
   // local (and fused global): steps per dispatch. On lavapipe, which ends any shader loop
   // silently after 65,535 iterations, a run refuses more than 60,000; other devices take any
   // value. Completion is always confirmed through a flag, never assumed.

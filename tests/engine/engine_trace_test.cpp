@@ -18,7 +18,7 @@ TEST_CASE("engine: global trace and statistics equal the VM's on every sample") 
       const Batch wide = testing::make_batch(sample, 50);
       const Batch narrow = testing::make_batch(sample, subgroup);
       for (Heuristic h : {Heuristic::MinPc, Heuristic::MostLanes})
-        for (const char* variant : {"masked", "compacted", "fused"}) {
+        for (const char* variant : {"masked", "compacted", "compacted-pass", "fused"}) {
           const Batch& batch = variant == std::string("fused") ? narrow : wide;
           RunOptions options = sample.options;
           options.heuristic = h;
@@ -33,14 +33,15 @@ TEST_CASE("engine: global trace and statistics equal the VM's on every sample") 
           vulkan.global_mode =
               variant == std::string("masked") ? GlobalMode::Masked : GlobalMode::Compacted;
           vulkan.fuse_small_batches = variant == std::string("fused");
+          vulkan.global_lane_lists = variant != std::string("compacted-pass");  // lists or pass
           vulkan.steps_per_submission = 13;  // traces span many submissions
           vulkan.local_steps_per_dispatch = 13;
           VulkanStats stats;
           auto gpu = run_vulkan(loaded->lowered, batch, options, vulkan, &stats, context());
           REQUIRE_MESSAGE(gpu.ok(), gpu.error());
-          CHECK(stats.schedule == (variant == std::string("fused")
-                                       ? "global/fused"
-                                       : "global/" + std::string(variant)));
+          CHECK(stats.schedule == (variant == std::string("fused")    ? "global/fused"
+                                   : variant == std::string("masked") ? "global/masked"
+                                                                      : "global/compacted"));
           REQUIRE(gpu->trace.size() == vm.trace.size());
           size_t first_difference = vm.trace.size();
           for (size_t i = 0; i < vm.trace.size(); ++i)
@@ -148,6 +149,99 @@ TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state a
       }
       check_no_validation_messages();
     }
+}
+
+// Per-block lane lists (VulkanOptions::global_lane_lists, the default of global/compacted) against
+// the VM and the compaction pass they replace: lanes that fault (every fault kind, stack overflow
+// and the step budget among them) or finish leave the lists, batches from one lane to more than
+// a subgroup's worth of workgroups, and from one step per submission (a pick dispatch, then the
+// step kernel, which does not pick) to many (each step kernel picks the next block).
+TEST_CASE("engine: global lane lists give the VM's trace and results at every batch size") {
+  struct Case {
+    const char* file;
+    uint32_t lanes;
+    uint32_t steps_per_submission;
+  };
+  for (const Case& c :
+       {Case{"faults.ab", 1, 1}, Case{"faults.ab", 7, 3}, Case{"faults.ab", 1000, 64},
+        Case{"faults.ab", 20000, 1000}, Case{"collatz.ab", 1000, 1}, Case{"collatz.ab", 20000, 64},
+        Case{"fib.ab", 7, 1000}}) {
+    CAPTURE(c.file);
+    CAPTURE(c.lanes);
+    CAPTURE(c.steps_per_submission);
+    const auto& sample = testing::sample_case(c.file);
+    auto loaded = load_sample_case(sample);
+    const Batch batch = testing::make_batch(sample, c.lanes);
+    for (Heuristic h : {Heuristic::MinPc, Heuristic::MostLanes}) {
+      CAPTURE(std::string(heuristic_name(h)));
+      RunOptions options = sample.options;
+      options.heuristic = h;
+      options.record_trace = true;
+      options.stack_depth = 16;  // faults.ab's endless recursion overflows sooner
+      const RunResult vm = run_vm(loaded->lowered, batch, options);
+      std::vector<TraceStep> pass_trace;
+      for (bool lists : {true, false}) {
+        CAPTURE(lists);
+        VulkanOptions vulkan;
+        vulkan.schedule = Schedule::Global;
+        vulkan.global_mode = GlobalMode::Compacted;
+        vulkan.fuse_small_batches = false;  // batches of 1 and 7 take the lists too
+        vulkan.global_lane_lists = lists;
+        vulkan.steps_per_submission = c.steps_per_submission;
+        VulkanStats stats;
+        auto gpu = run_vulkan(loaded->lowered, batch, options, vulkan, &stats, context());
+        REQUIRE_MESSAGE(gpu.ok(), gpu.error());
+        CHECK(stats.schedule == "global/compacted");
+        // Lists: a pick dispatch and a step per step of a submission, plus the first count.
+        if (lists) CHECK(stats.dispatches == 1 + stats.submissions * (1 + c.steps_per_submission));
+        REQUIRE(gpu->trace.size() == vm.trace.size());
+        for (size_t i = 0; i < vm.trace.size(); ++i) {
+          REQUIRE_MESSAGE(gpu->trace[i].block == vm.trace[i].block, "step ", i);
+          REQUIRE_MESSAGE(gpu->trace[i].active == vm.trace[i].active, "step ", i);
+        }
+        CHECK(gpu->stats.steps == vm.stats.steps);
+        CHECK(gpu->stats.block_executions == vm.stats.block_executions);
+        CHECK(gpu->stats.lane_steps == vm.stats.lane_steps);
+        CHECK(gpu->stats.utilization == doctest::Approx(vm.stats.utilization).epsilon(1e-5));
+        CHECK(compare_results(loaded->lowered, vm, *gpu) == "");
+        check_no_validation_messages();
+      }
+    }
+  }
+}
+
+// Lists are rebuilt from the lanes' PCs when a checkpoint is restored: the run goes on as if it
+// had never gone back.
+TEST_CASE("engine: global lane lists survive a checkpoint's restore") {
+  const auto& sample = testing::sample_case("faults.ab");
+  auto loaded = load_sample_case(sample);
+  const Batch batch = testing::make_batch(sample, 100);
+  RunOptions options = sample.options;
+  options.record_trace = true;
+  options.stack_depth = 16;
+  const RunResult vm = run_vm(loaded->lowered, batch, options);
+  VulkanOptions vulkan;
+  vulkan.schedule = Schedule::Global;
+  vulkan.steps_per_submission = 5;
+  auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  auto run = VulkanRun::create(*program, batch, options, vulkan);
+  REQUIRE_MESSAGE(run.ok(), run.error());
+  REQUIRE((*run)->step(12).ok());
+  auto saved = (*run)->checkpoint();
+  REQUIRE_MESSAGE(saved.ok(), saved.error());
+  REQUIRE((*run)->step(40).ok());
+  REQUIRE((*run)->restore(**saved).ok());
+  REQUIRE((*run)->run().ok());
+  auto gpu = (*run)->result();
+  REQUIRE_MESSAGE(gpu.ok(), gpu.error());
+  REQUIRE(gpu->trace.size() == vm.trace.size());
+  for (size_t i = 0; i < vm.trace.size(); ++i) {
+    REQUIRE_MESSAGE(gpu->trace[i].block == vm.trace[i].block, "step ", i);
+    REQUIRE_MESSAGE(gpu->trace[i].active == vm.trace[i].active, "step ", i);
+  }
+  CHECK(compare_results(loaded->lowered, vm, *gpu) == "");
+  check_no_validation_messages();
 }
 
 }  // namespace
