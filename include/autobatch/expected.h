@@ -38,6 +38,8 @@ class Expected {
   const T* operator->() const { return &*value_; }
   T& operator*() & { return *value_; }
   const T& operator*() const& { return *value_; }
+  // Moves the value out of a temporary: `auto run = *VulkanRun::create(...)` for a move-only T.
+  T&& operator*() && { return std::move(*value_); }
 
  private:
   std::optional<T> value_;

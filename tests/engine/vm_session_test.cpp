@@ -160,6 +160,10 @@ TEST_CASE("vm session: a state that does not fit is refused and changes nothing"
   CHECK_FALSE(vm->check(*other->checkpoint()).ok());
   CHECK(vm->check(*vm->checkpoint()).ok());
 
+  // A move-only value moves out of a temporary Expected.
+  std::unique_ptr<VmSession> moved = *VmSession::create(module, fib_batch());
+  CHECK(moved->lanes() == 6);
+
   Batch wrong;
   wrong.lanes = 2;
   auto bad = VmSession::create(module, wrong);
