@@ -96,3 +96,34 @@ uint ab_pick() {
   ab_record_step(best, best_count, live);
   return best;
 }
+
+// Loop counting for a device that silently ends every loop of a shader invocation after a fixed
+// number of iterations, counted once per SIMD row and shared by all its loops (lavapipe; the
+// generator defines AB_LOOP_LIMITED for it, and before the entry points the numbers
+// AB_ITERATION_LOOPS, AB_SWEEP_LOOPS, AB_LOOP_ROOM_ROW and AB_LOOP_ROOM_LANE: glsl_codegen.cpp
+// loop_count_defines). Each block adds its loops' bound on entry (AB_COUNT_LOOPS), each iteration
+// of a dispatch loop what it passes over with no lane active (AB_ITERATION_LOOPS, or
+// AB_SWEEP_LOOPS in the lane sweep), and the dispatch ends once AB_LOOP_ROOM_LEFT fails, so no
+// loop is cut short. The subgroup, lane and fused kernels count per row (a subgroup here), once
+// per row through an elected lane, in shared memory all the row's lanes read; the workgroup
+// kernel, without subgroup operations, counts per lane and allows a lane a row's share.
+#if defined(AB_LOOP_LIMITED) && \
+    (defined(AB_LOCAL_SUBGROUP) || defined(AB_LOCAL_LANE) || defined(AB_GLOBAL_FUSED))
+shared uint ab_row_loops[AB_GROUP_SIZE];
+#define AB_LOOPS_BEGIN if (subgroupElect()) ab_row_loops[gl_SubgroupID] = 0u;
+#define AB_COUNT_LOOPS(n) if (subgroupElect()) ab_row_loops[gl_SubgroupID] += (n);
+#define AB_LOOP_ROOM_LEFT(n) ((n) + ab_row_loops[gl_SubgroupID] < AB_LOOP_ROOM_ROW)
+#elif defined(AB_LOOP_LIMITED) && defined(AB_LOCAL_WORKGROUP)
+uint ab_loops = 0u;
+#define AB_LOOPS_BEGIN
+#define AB_COUNT_LOOPS(n) ab_loops += (n);
+#define AB_LOOP_ROOM_LEFT(n) ((n) + ab_loops < AB_LOOP_ROOM_LANE)
+#else
+#define AB_LOOPS_BEGIN
+#define AB_COUNT_LOOPS(n)
+#define AB_LOOP_ROOM_LEFT(n) true
+#endif
+#ifndef AB_LOOP_LIMITED
+#define AB_ITERATION_LOOPS 0u
+#define AB_SWEEP_LOOPS 0u
+#endif

@@ -8,9 +8,12 @@
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
   if (lane >= P.lanes) return;
+  AB_LOOPS_BEGIN
   ab_load(lane);
   uint taken = 0u, ran = 0u;  // the subgroup's steps; those in which this lane ran the block
   for (uint it = 0u; it < P.budget; ++it) {
+    // The device's loop limit is near (a uniform test: the row's count).
+    if (!AB_LOOP_ROOM_LEFT(it * AB_ITERATION_LOOPS)) break;
     const uint pc = AB_PC(lane);
     const uint b = subgroupMin(AB_IN_PART(pc) ? pc : AB_NO_BLOCK);
     if (b == AB_NO_BLOCK) break;
@@ -45,11 +48,15 @@ void main() {
   }
   const uint lane = gl_SubgroupInvocationID;
   const bool in_batch = lane < P.lanes;
+  AB_LOOPS_BEGIN
   if (in_batch) ab_load(lane);
   // The steps of this submission so far: a split program's parts run one after another, each
   // while the pick stays in its blocks, and share the budget.
   uint s = ctrl.w[AB_CTRL_BUDGET_USED];
-  for (; s < P.budget; ++s) {
+  for (uint here = 0u; s < P.budget; ++s, ++here) {
+    // The device's loop limit is near: each step counts this loop's iteration and the pick's
+    // loop (its iterations and final test).
+    if (!AB_LOOP_ROOM_LEFT(here * (AB_ITERATION_LOOPS + gl_SubgroupSize + 1u))) break;
     const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
     const bool waiting = pc < P.exit_pc;
     const uint live = subgroupAdd(waiting ? 1u : 0u);
@@ -86,20 +93,26 @@ void main() {
 #ifdef AB_LOCAL_WORKGROUP
 // The local schedule per workgroup: min PC through shared memory, at most P.budget steps.
 shared uint s_min;
+shared uint s_room;  // 0 once a lane of the workgroup nears the device's loop limit
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
   const bool in_batch = lane < P.lanes;
   if (in_batch) ab_load(lane);
   uint taken = 0u, ran = 0u;  // the workgroup's steps; those in which this lane ran the block
   for (uint it = 0u; it < P.budget; ++it) {
-    if (gl_LocalInvocationIndex == 0u) s_min = AB_NO_BLOCK;
+    if (gl_LocalInvocationIndex == 0u) {
+      s_min = AB_NO_BLOCK;
+      s_room = 1u;
+    }
     barrier();
     const uint pc = in_batch ? AB_PC(lane) : P.exit_pc;
     if (AB_IN_PART(pc)) atomicMin(s_min, pc);
+    if (!AB_LOOP_ROOM_LEFT(it * AB_ITERATION_LOOPS)) s_room = 0u;  // the device's loop limit
     barrier();
     const uint b = s_min;
+    const bool room = s_room != 0u;
     barrier();
-    if (b == AB_NO_BLOCK) break;
+    if (b == AB_NO_BLOCK || !room) break;
     if (pc == b) {
       run_block(lane, b);
       ++ran;

@@ -36,9 +36,13 @@ struct VulkanContext::Impl {
   ~Impl();
 };
 
-// Whether the device ends a shader loop silently after 65,535 iterations, as lavapipe (Mesa's
-// llvmpipe Vulkan driver) does: there a run refuses more steps per dispatch than stay clear of
-// it (VulkanOptions::local_steps_per_dispatch). Known by the device's name and driver.
+// Whether the device ends loops silently after kShaderLoopLimit iterations, as lavapipe (Mesa's
+// llvmpipe Vulkan driver) does: its count is per shader invocation of a SIMD row (a subgroup)
+// and shared by every loop in the kernel, inner loops included (gallivm's loop limiter), so the
+// generated kernels count their loops and end a dispatch early (GlslTarget::loop_limit), and a
+// run refuses more steps per dispatch than stay clear of it
+// (VulkanOptions::local_steps_per_dispatch). Known by the device's name and driver.
+constexpr uint32_t kShaderLoopLimit = 65535;
 bool caps_shader_loops(const DeviceInfo& device);
 
 // The most words of stacks per lane that the register kernels keep in private arrays

@@ -64,6 +64,37 @@ std::string zero_of(Scalar s) {
   }
 }
 
+// What a device with a loop limit (GlslTarget::loop_limit, lavapipe's) counts for a piece of
+// code: `iterations` when lanes run it, at most, each loop's final test counted as one more and a
+// switch as a loop of one pass (2); `statements` when the code is passed over with no lane
+// active, as lavapipe does every branch it predicates (1 per loop statement).
+struct LoopCount {
+  uint64_t iterations = 0;
+  uint64_t statements = 0;
+};
+
+// The loops of the prelude's helper behind `code` for one scalar of kind `in`
+// (shaders/ab_math.glsl, ab_ops.glsl).
+LoopCount helper_loops(OpCode code, Scalar in) {
+  switch (code) {
+    case OpCode::Sin:
+    case OpCode::Cos:
+      return {62 + 8, 1 + 8};  // abm_reduce normalises bit by bit; 4 table switches
+    case OpCode::Tanh:
+      return {4, 1};  // abm_recip's Newton steps
+    case OpCode::Pow:
+      return {8 + 4, 2};  // square-and-multiply for |y| <= 64, then abm_recip
+    case OpCode::Rem:     // fmodf's long division, bit by bit over the exponents
+      return in == Scalar::Float ? LoopCount{400, 4} : LoopCount{};
+    case OpCode::RandUniform:
+      return {11, 1};  // Philox rounds
+    case OpCode::RandNormal:
+      return {11 + 62 + 8, 1 + 9};  // Philox, then ab_cos
+    default:
+      return {};
+  }
+}
+
 // Register residency: the lane's fixed and stack-pointer slots live in private globals
 // rs<slot> and each Register/Stacked variable's current value in rv<var>, loaded once per
 // dispatch (ab_load) and written back at its end (ab_store).
@@ -101,6 +132,7 @@ class BlockEmitter {
     line(0, fmt::format("// block {} '{}'", b_, block_.name));
     line(0, fmt::format("void block_{}(uint lane) {{", b_));
     line(1, "const uint L = P.lanes;");
+    const size_t count_at = out_.size();
     // A full stream parks the lane before the block changes anything: it looks finished to
     // every schedule until the host drains the stream and puts it back at this block.
     if (emits_)
@@ -121,7 +153,13 @@ class BlockEmitter {
     if (uses_random_) line(1, fmt::format("{} = draws;", slot(AB_SLOT_DRAWS)));
     emit_terminator();
     line(0, "}");
+    // Counted on entry, before any loop runs: the bound is known once the body is written.
+    if (loops_.iterations > 0)
+      out_.insert(count_at, fmt::format("  AB_COUNT_LOOPS({}u);\n", loops_.iterations));
   }
+
+  // The block's loops (known after emit).
+  const LoopCount& loops() const { return loops_; }
 
  private:
   uint32_t words(VarId v) const { return T_.words(p_.vars[v].type); }
@@ -186,9 +224,18 @@ class BlockEmitter {
         body(indent, std::to_string(i));
       return;
     }
+    const uint64_t before = loops_.iterations;
     line(indent, fmt::format("for (uint i = 0u; i < {}u; ++i) {{", n));
     body(indent + 1, std::string("i"));
     line(indent, "}");
+    // n iterations and the final test, each with the body's own loops.
+    loops_.iterations = before + uint64_t{n} * (1 + loops_.iterations - before) + 1;
+    loops_.statements += 1;
+  }
+
+  void add(const LoopCount& c) {
+    loops_.iterations += c.iterations;
+    loops_.statements += c.statements;
   }
 
   void declare(VarId v) {
@@ -249,6 +296,7 @@ class BlockEmitter {
       }
       const std::string expr =
           fmt::format(fmt::runtime(info.glsl), operand[0], operand[1], operand[2]);
+      add(helper_loops(op.code, in));
       if (float_out)
         line(ind, fmt::format("{{ precise float r = {}; {} = floatBitsToUint(r); }}", expr,
                               word(op.dst, i)));
@@ -392,6 +440,7 @@ class BlockEmitter {
         line(1, fmt::format("{} = floatBitsToUint({}(lane, draws));", name(op.dst),
                             op.code == OpCode::RandUniform ? "ab_rand_uniform" : "ab_rand_normal"));
         line(1, "draws += 1u;");
+        add(helper_loops(op.code, Scalar::Float));
         return;
       case OpCode::Emit: {
         const VarId v = op.args[0];
@@ -494,6 +543,7 @@ class BlockEmitter {
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
   bool uses_random_ = false;
+  LoopCount loops_;  // of for_words and the helpers
   // The block holds an Emit (at most one: the front end starts a block at each).
   bool emits_ = false;
 };
@@ -682,6 +732,45 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
          "}\nvoid ab_store(uint lane) {\n  const uint L = P.lanes;\n" + store + "}\n";
 }
 
+// The numbers of ab_common.glsl's loop counting, for a kernel that runs many blocks per dispatch
+// on a device with a loop limit. What one iteration of a dispatch loop costs whatever its lanes
+// do, as lavapipe passes over every branch it predicates: AB_ITERATION_LOOPS for the kernels
+// that pick a block (run_block's switch over every block of the part, counted 2, and the loop's
+// test), AB_SWEEP_LOOPS for the lane sweep (every block item, copies included, and component
+// loop). AB_LOOP_ROOM_ROW: the room below target.loop_limit for a SIMD row's own count (the
+// subgroup, lane and fused kernels count each run block's loops once per row), AB_LOOP_ROOM_LANE
+// for a lane's (the workgroup kernel: a row's count is at most the sum of its lanes'). After the
+// last check that passed, a dispatch takes one more iteration and its fixed loops (ab_load and
+// ab_store over the words, the fused kernel's counts). At least 1: a dispatch always takes a
+// step, so a program whose one iteration alone could reach the limit is not protected
+// (docs/engine.md).
+std::string loop_count_defines(const GlslTarget& target, const StateLayout& layout,
+                               const LoweredProgram& program,
+                               const std::vector<LoopCount>& block_loops, const LoopCount& sweep,
+                               uint32_t private_stack_depth) {
+  const uint64_t lanes = std::max<uint32_t>(target.loop_lanes, 1);
+  uint64_t passed = 0, longest = 0;  // over the part's blocks
+  for (const LoopCount& c : block_loops) {
+    passed += c.statements;
+    longest = std::max(longest, c.iterations);
+  }
+  const uint64_t per_pick = passed + 3, per_sweep = sweep.statements + 2;
+  const uint64_t one_more = std::max(longest + per_pick + lanes + 1, sweep.iterations + per_sweep);
+  // ab_load and ab_store: the slots, and with private stacks a loop per stack copying its live
+  // entries, in and back out (at most the private arrays' words each way).
+  uint64_t private_words = 0;
+  for (const StackPlacement& st : layout.stacks)
+    private_words += uint64_t{private_stack_depth} * st.words;
+  const uint64_t fixed = 6 * uint64_t{layout.slots} + 2 * program.blocks.size() + 64 +
+                         (private_stack_depth ? 2 * private_words + 4 * layout.stacks.size() : 0);
+  const uint64_t usable = target.loop_limit > fixed ? target.loop_limit - fixed : 0;
+  auto room = [&](uint64_t n) { return n > one_more ? n - one_more : 1; };
+  return fmt::format(
+      "#define AB_ITERATION_LOOPS {}u\n#define AB_SWEEP_LOOPS {}u\n#define AB_LOOP_ROOM_ROW {}u\n"
+      "#define AB_LOOP_ROOM_LANE {}u\n",
+      per_pick, per_sweep, room(usable), room(usable / lanes));
+}
+
 // run_block: block b for a lane, once its step budget is checked (the same check the VM makes
 // before every block, made in one place).
 std::string run_block_function(bool slots_in_registers, const BlockRange& blocks) {
@@ -708,8 +797,11 @@ class SweepEmitter {
  public:
   // Up to this many words per row, each component's row is inlined as constants.
   static constexpr uint32_t kInlineMemberWords = 8;
-  explicit SweepEmitter(const BlockRange& part)
-      : part_(part), words_(static_cast<uint32_t>(part.end - part.first) / 32 + 1) {}
+  // block_loops: each block's loops (by block number), summed into loops() over the items.
+  SweepEmitter(const BlockRange& part, const std::vector<LoopCount>& block_loops)
+      : part_(part),
+        words_(static_cast<uint32_t>(part.end - part.first) / 32 + 1),
+        block_loops_(block_loops) {}
 
   // Emits the items whose blocks are in the part; a component without any is left out.
   void emit(const std::vector<SweepItem>& items, int indent, std::string& out) {
@@ -717,6 +809,8 @@ class SweepEmitter {
     for (const SweepItem& item : items) {
       if (item.block >= 0) {
         if (!part_.contains(item.block)) continue;
+        loops_.iterations += block_loops_[item.block].iterations;
+        loops_.statements += block_loops_[item.block].statements;
         // A lane out of step budget runs nothing more; the loop's top records its fault.
         out += fmt::format("{}if (AB_PC(lane) == {}u && AB_BUDGET_LEFT) block_{}(lane);\n", pad,
                            item.block, item.block);
@@ -725,6 +819,7 @@ class SweepEmitter {
       const std::vector<bool> in = blocks_inside(item, static_cast<size_t>(part_.end));
       if (std::find(in.begin() + part_.first, in.end(), true) == in.end()) continue;
       const int component = components_++;
+      loops_.statements += 1;
       for (uint32_t w = 0; w < words_; ++w) {
         uint32_t bits = 0;
         for (uint32_t i = 0; i < 32; ++i) {
@@ -745,7 +840,7 @@ class SweepEmitter {
       out += pad + "      AB_ITERATION\n";
       emit(item.children, indent + 3, out);
       out += fmt::format(
-          "{}    }}\n{}    go = go && {} && taken < P.budget && AB_BUDGET_LEFT;\n{}  }} while "
+          "{}    }}\n{}    go = go && {} && AB_ROOM_LEFT && AB_BUDGET_LEFT;\n{}  }} while "
           "(go);\n"
           "{}}}\n",
           pad, pad, inside, pad, pad);
@@ -785,9 +880,14 @@ class SweepEmitter {
         members_.size(), table, words_, pc);
   }
 
+  // The loops of one pass over the emitted items (each component loop once).
+  const LoopCount& loops() const { return loops_; }
+
  private:
   BlockRange part_;
   uint32_t words_;  // per component
+  const std::vector<LoopCount>& block_loops_;
+  LoopCount loops_;
   int components_ = 0;
   std::vector<uint32_t> members_;
 };
@@ -796,10 +896,13 @@ class SweepEmitter {
 // (ir/analysis/sweep_order.h) with a loop per component, so lanes of a subgroup at the same block
 // still run it together, a lane follows its forward edges within one iteration, and only a cycle
 // costs another. A step is one loop iteration of the subgroup (at any nesting level).
-std::string lane_entry_point(const LoweredProgram& program, const SourcePart& part) {
-  SweepEmitter sweep(part.blocks);
+// `sweep_loops`: the loops of one pass over the sweep (SweepEmitter::loops).
+std::string lane_entry_point(const LoweredProgram& program, const SourcePart& part,
+                             const std::vector<LoopCount>& block_loops, LoopCount& sweep_loops) {
+  SweepEmitter sweep(part.blocks, block_loops);
   std::string body;
   sweep.emit(sweep_order(program, part.copy_callees), 2, body);
+  sweep_loops = sweep.loops();
   return fill_in(kAbEntryLaneText, {{"//@members", sweep.declarations()},
                                     {"//@blocks", body},
                                     {"AB_RS_STEPS", slot_register(AB_SLOT_STEPS)}});
@@ -862,6 +965,18 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
       blocks.first == 0 && static_cast<size_t>(blocks.end) == program.blocks.size()
           ? ", the whole program"
           : ", one part of a split program");
+  // The blocks first: a device with a loop limit needs their loops' bounds ahead of them.
+  std::string block_functions;
+  std::vector<LoopCount> block_loops(program.blocks.size());
+  for (int32_t b = blocks.first; b < blocks.end; ++b) {
+    BlockEmitter block(program, layout, b, residency, block_functions, part.slots_in_registers,
+                       part.private_stack_depth > 0);
+    block.emit();
+    block_loops[b] = block.loops();
+  }
+  // Only the kernels that run many blocks per dispatch count their loops (ab_common.glsl).
+  const bool count_loops = target.loop_limit > 0 && residency == Residency::Registers;
+  if (count_loops) out += "#define AB_LOOP_LIMITED 1\n";
   out += kAbLayoutText;
   std::string common = kAbCommonText;
   const std::string include_line = "#include \"ab_layout.h\"";
@@ -888,18 +1003,20 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
            raise_in_registers();
   else
     out += kAbRaiseMemoryText;
-  for (int32_t b = blocks.first; b < blocks.end; ++b)
-    BlockEmitter(program, layout, b, residency, out, part.slots_in_registers,
-                 part.private_stack_depth > 0)
-        .emit();
+  out += block_functions;
   out += run_block_function(slots_in_registers, blocks);
   if (!registers)
     out += slots_in_registers ? "#define AB_STEP(lane, b) { ab_load(lane); run_block(lane, b); "
                                 "ab_store(lane); }\n"
                               : "#define AB_STEP(lane, b) run_block(lane, b)\n";
+  LoopCount sweep_loops;
+  const std::string lane_entry =
+      registers ? lane_entry_point(program, part, block_loops, sweep_loops) : "";
+  if (count_loops)
+    out += loop_count_defines(target, layout, program, block_loops, sweep_loops,
+                              part.private_stack_depth);
   out += registers ? kAbEntryRegistersText : kAbEntryMemoryText;
-  if (registers) out += lane_entry_point(program, part);
-  return out;
+  return out + lane_entry;
 }
 
 uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth, uint32_t limit_words) {

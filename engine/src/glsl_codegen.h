@@ -47,6 +47,13 @@ struct GlslTarget {
   bool preserve_float_specials = false;
   // shaderDenormPreserveFloat32: the kernels declare DenormPreserve (no flush to zero).
   bool preserve_denorms = false;
+  // Loop iterations after which the device silently ends every loop of a shader invocation, 0
+  // for none. lavapipe: 65,535, one count per SIMD row of `loop_lanes` lanes, shared by every
+  // loop of the kernel (the dispatch loop, copies of long values, the math helpers' loops). The
+  // kernels that run many blocks per dispatch then count their loop iterations and end the
+  // dispatch while the row's count is surely below it, so no loop is ever cut short.
+  uint32_t loop_limit = 0;
+  uint32_t loop_lanes = 1;
 };
 // The blocks one generated source holds, [first, end) in block numbers. A program too large to
 // compile as one kernel is split into parts (kernel_split.h), each compiled into kernels of its

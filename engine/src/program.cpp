@@ -3,6 +3,7 @@
 // created on first use.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -273,6 +274,10 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   const DeviceInfo& device = impl->ctx->info;
   impl->target = {device.subgroup_ballot, device.float_specials_preserved,
                   device.denorms_preserved};
+  if (caps_shader_loops(device)) {
+    impl->target.loop_limit = kShaderLoopLimit;
+    impl->target.loop_lanes = std::max<uint32_t>(device.subgroup_size, 1);
+  }
   // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
   // have been checked: a program is compiled only into the kernels its schedule uses.
   impl->split = split_kernels(program, options.max_part_cost);

@@ -606,9 +606,10 @@ Expected<bool> VulkanRun::step(uint64_t n) {
     if (auto s = I.submit(k); !s) return Error{s.error()};
     if (I.record_words > 0)
       if (auto s = I.drain_streams(); !s) return Error{s.error()};
-    // A split program's fused kernels may stop short of the budget (the pick moved to a part
-    // already dispatched in this submission): count the steps taken, so that step(n) is exact.
-    const bool exact = I.global && I.fused && I.step_parts() > 1;
+    // The fused kernels may stop short of the budget (a split program's pick moved to a part
+    // already dispatched in this submission, or the device's loop cap drew near): count the
+    // steps taken, so that step(n) is exact.
+    const bool exact = I.global && I.fused;
     n -= exact ? std::min<uint64_t>(n, I.steps - before) : k;
   }
   I.stats.loop_seconds += std::chrono::duration<double>(Clock::now() - start).count() -

@@ -1,8 +1,10 @@
-// Long runs: lavapipe silently ends any shader loop after 65,535 iterations (DESIGN.md §4), so the
+// Long runs: lavapipe silently ends a shader's loops after 65,535 iterations (DESIGN.md §4), so the
 // local schedule bounds its steps per dispatch and the host re-dispatches until a flag says every
 // lane is done. A lane needing ~200,000 steps must finish with the right answer, and the step
-// budget must still fault lanes that exceed it.
+// budget must still fault lanes that exceed it. The count is shared by every loop of a SIMD row,
+// the loops inside blocks included, so the kernels count those too and never let one be cut short.
 #include "engine/src/context_impl.h"
+#include "engine/src/glsl_codegen.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {
@@ -49,6 +51,63 @@ TEST_CASE("engine: a lane needing more than 65,535 steps finishes on every sched
           expected.stats.steps / (vulkan.local_steps_per_dispatch * blocks_per_step));
     check_no_validation_messages();
   }
+}
+
+// A loop over a 100-word array in a block: lavapipe's cap counts its iterations with the dispatch
+// loop's, once per SIMD row of 8 lanes. Without the count, the row went on looping while its
+// longest lane ran and the cap then cut a block's loop short: the lanes that had finished first
+// summed only part of their array (101 for n = 100, not 10100), and a long lane lost part of an
+// addition (issue 11: the NUTS chains that left the interpreter's path).
+const char* kArrayLoop = R"(
+fn main(n: int) -> float {
+    var a = [1.0; 100];
+    let b = [1.0; 100];
+    for i in 0..n { a = a + b; }
+    return sum(a);
+}
+)";
+
+TEST_CASE("engine: loops inside blocks are never cut short by the device's loop cap") {
+  auto loaded = load_source(kArrayLoop);
+  Batch batch;
+  batch.lanes = 6;
+  batch.inputs = {{100, 500, 700, 1000, 3000, 0}};
+  RunOptions options;
+  const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+  REQUIRE(expected.outputs.size() == 6);
+  CHECK(bits_float(expected.outputs[0]) == 10100.0f);
+  CHECK(bits_float(expected.outputs[4]) == 300100.0f);
+  for (const Config& c : configs())
+    for (uint32_t steps : {4096u, 60000u}) {  // the default, and the most a dispatch may take
+      const std::string config = c.name;
+      CAPTURE(config);
+      CAPTURE(steps);
+      VulkanOptions vulkan = options_for(c);
+      vulkan.local_steps_per_dispatch = steps;
+      auto result = run_vulkan(loaded->lowered, batch, options, vulkan, nullptr, context());
+      REQUIRE_MESSAGE(result.ok(), result.error());
+      CHECK(compare_results(loaded->lowered, expected, *result) == "");
+    }
+  check_no_validation_messages();
+}
+
+TEST_CASE("engine: a device with a loop cap gets kernels that count their loops") {
+  auto loaded = load_source(kArrayLoop);
+  const StateLayout layout = plan_state(loaded->lowered);
+  GlslTarget capped;
+  capped.loop_limit = kShaderLoopLimit;
+  capped.loop_lanes = 8;
+  const std::string counted = generate_glsl(loaded->lowered, layout, Residency::Registers, capped);
+  CHECK(counted.find("#define AB_LOOP_LIMITED 1") != std::string::npos);
+  // The addition's loop: 100 iterations and its final test.
+  CHECK(counted.find("AB_COUNT_LOOPS(101u);") != std::string::npos);
+  CHECK(counted.find("#define AB_LOOP_ROOM_ROW ") != std::string::npos);
+  // Other devices, and the kernels of one block per dispatch, count nothing.
+  const std::string uncapped =
+      generate_glsl(loaded->lowered, layout, Residency::Registers, GlslTarget{});
+  CHECK(uncapped.find("#define AB_LOOP_LIMITED") == std::string::npos);
+  const std::string memory = generate_glsl(loaded->lowered, layout, Residency::Memory, capped);
+  CHECK(memory.find("#define AB_LOOP_LIMITED") == std::string::npos);
 }
 
 // The steps-per-dispatch limit guards against lavapipe's loop cap, so it applies there only.

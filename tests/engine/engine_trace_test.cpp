@@ -244,5 +244,46 @@ TEST_CASE("engine: global lane lists survive a checkpoint's restore") {
   check_no_validation_messages();
 }
 
+// On a device with a loop cap (lavapipe) the fused kernel ends a dispatch once its loops near the
+// cap, long before the step budget here: a loop over a 100-word array costs a hundred of the
+// 65,535 per step. step(n) must still take exactly n steps.
+TEST_CASE(
+    "engine: stepping the fused global kernel stays exact when the loop cap ends a dispatch") {
+  auto loaded = load_source(R"(
+fn main(n: int) -> float {
+    var a = [1.0; 100];
+    let b = [1.0; 100];
+    for i in 0..n { a = a + b; }
+    return sum(a);
+}
+)");
+  Batch batch;
+  batch.lanes = std::min<uint32_t>(context()->device().subgroup_size, 4);
+  batch.inputs = {{}};
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    batch.inputs[0].push_back(900 + 300 * lane);
+  RunOptions options;
+  VmRun vm(loaded->lowered, batch, options);
+  VulkanOptions vulkan;
+  vulkan.schedule = Schedule::Global;
+  vulkan.fuse_small_batches = true;
+  vulkan.local_steps_per_dispatch = 60000;
+  auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  auto run = VulkanRun::create(*program, batch, options, vulkan);
+  REQUIRE_MESSAGE(run.ok(), run.error());
+  for (uint64_t n : {700, 1500, 1}) {
+    CAPTURE(n);
+    vm.step(n);
+    auto stepped = (*run)->step(n);
+    REQUIRE_MESSAGE(stepped.ok(), stepped.error());
+    CHECK(*stepped == vm.done());
+    auto snap = (*run)->snapshot();
+    REQUIRE_MESSAGE(snap.ok(), snap.error());
+    check_same_state(loaded->lowered, vm.snapshot(), *snap);
+  }
+  check_no_validation_messages();
+}
+
 }  // namespace
 }  // namespace ab::enginetest

@@ -112,6 +112,56 @@ fn main(x: float, y: float) -> float[8] {
                       float_batch({x, y}));
 }
 
+// a * b + c rounded twice, as every backend computes it (the C++ side builds with
+// -ffp-contract=off, so this is not fused either).
+float unfused(float a, float b, float c) {
+  const float product = a * b;
+  return product + c;
+}
+
+TEST_CASE("floats: no backend fuses a multiply and an add, in a block, a loop, a call or a stack") {
+  // Inputs where one rounding (a fused multiply-add) and two give different bits: a = b = 1 +
+  // 2^-12 makes a * b = 1 + 2^-11 + 2^-24, whose 2^-24 the product's rounding drops; c cancels
+  // the rest, so unfused it is 0 and fused 2^-24. Then random ones where the two differ.
+  std::vector<float> a = {1.000244140625f, 1.5f + 0x1p-20f}, b = {1.000244140625f, 3.0f + 0x1p-21f},
+                     c = {-1.00048828125f, -4.5f};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(-4.0f, 4.0f);
+  while (a.size() < 64) {
+    const float x = unit(rng), y = unit(rng), z = -(x * y) + unit(rng) * 0x1p-10f;
+    if (std::fma(x, y, z) == unfused(x, y, z)) continue;
+    a.push_back(x);
+    b.push_back(y);
+    c.push_back(z);
+  }
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(std::fma(a[i], b[i], c[i]) != unfused(a[i], b[i], c[i]));
+  const RunResult r = check_every_backend(R"(
+fn times(a: float, b: float) -> float { return a * b; }
+// The product crosses a recursive call: pushed, popped, then added.
+fn after_calls(a: float, b: float, c: float, n: int) -> float {
+    if n == 0 { return c; }
+    let p = a * b;
+    let rest = after_calls(a, b, c, n - 1);
+    return p + rest;
+}
+fn main(a: float, b: float, c: float) -> float[6] {
+    var acc = c;
+    for i in 0..1 { acc = acc + a * b; }
+    return [a * b + c, c + a * b, dot([c, a], [1.0, b]), times(a, b) + c, acc,
+            after_calls(a, b, c, 1)];
+}
+)",
+                                          float_batch({a, b, c}));
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    const float want = unfused(a[i], b[i], c[i]);
+    for (size_t k = 0; k < 6; ++k)
+      CHECK(float_bits(out(r, i * 6 + k)) == float_bits(want));
+  }
+  CHECK(out(r, 0) == 0.0f);  // 1 + 2^-11 - (1 + 2^-11): fused, it would be 2^-24
+}
+
 TEST_CASE("floats: special values of the transcendentals follow C99 Annex F") {
   // Expected values written from C99 F.9 (not from the implementation).
   CHECK(ab_pow(-2.5f, 0.0f) == 1.0f);
