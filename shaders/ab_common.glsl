@@ -107,8 +107,19 @@ uint ab_pick() {
 // loop is cut short. The subgroup, lane and fused kernels count per row (a subgroup here), once
 // per row through an elected lane, in shared memory all the row's lanes read; the workgroup
 // kernel, without subgroup operations, counts per lane and allows a lane a row's share.
-#if defined(AB_LOOP_LIMITED) && \
-    (defined(AB_LOCAL_SUBGROUP) || defined(AB_LOCAL_LANE) || defined(AB_GLOBAL_FUSED))
+// The lane sweep counts without subgroup operations per pass: its component loops keep every
+// lane of the row in the loop until none is left in it (AB_LOOP_CONTINUE), so each lane still in
+// the dispatch loop has passed every pass its row made, and counts them in a private variable
+// (AB_COUNT_PASS: the pass's static bound, its blocks' loops included; AB_COUNT_LOOPS is empty).
+#if defined(AB_LOOP_LIMITED) && defined(AB_LOCAL_LANE)
+uint ab_row_loops = 0u;
+#define AB_LOOPS_BEGIN
+#define AB_COUNT_LOOPS(n)
+#define AB_COUNT_PASS(n) ab_row_loops += (n);
+#define AB_LOOP_ROOM_LEFT(n) ((n) + ab_row_loops < AB_LOOP_ROOM_ROW)
+#define AB_LOOP_CONTINUE(go) subgroupAny(go)
+#elif defined(AB_LOOP_LIMITED) && \
+    (defined(AB_LOCAL_SUBGROUP) || defined(AB_GLOBAL_FUSED))
 shared uint ab_row_loops[AB_GROUP_SIZE];
 #define AB_LOOPS_BEGIN if (subgroupElect()) ab_row_loops[gl_SubgroupID] = 0u;
 #define AB_COUNT_LOOPS(n) if (subgroupElect()) ab_row_loops[gl_SubgroupID] += (n);
@@ -122,6 +133,10 @@ uint ab_loops = 0u;
 #define AB_LOOPS_BEGIN
 #define AB_COUNT_LOOPS(n)
 #define AB_LOOP_ROOM_LEFT(n) true
+#endif
+#if !defined(AB_LOOP_LIMITED) || !defined(AB_LOCAL_LANE)
+#define AB_COUNT_PASS(n)
+#define AB_LOOP_CONTINUE(go) (go)
 #endif
 #ifndef AB_LOOP_LIMITED
 #define AB_ITERATION_LOOPS 0u

@@ -10,12 +10,12 @@
 // limit, the loops it passes over. The subgroup's steps are its busiest lane's iterations, taken
 // once at the end: counting them in every iteration (an elected lane's increment) costs a loop
 // over the SIMD lanes on lavapipe, ~9% of fib's time.
-#define AB_ITERATION ++taken; AB_COUNT_LOOPS(AB_SWEEP_LOOPS)
+#define AB_ITERATION ++taken;
 // The lane may run another block (the VM's step budget). A lane out of budget leaves the loops
 // of components and faults at the top of the outer loop, at the block it waits at.
 #define AB_BUDGET_LEFT AB_STEP_ALLOWED(AB_RS_STEPS, P.max_steps)
 // The dispatch may take another iteration: its budget, and the device's loop limit
-// (AB_LOOP_ROOM_LEFT, ab_common.glsl: the subgroup's count, each iteration counted).
+// (AB_LOOP_ROOM_LEFT, ab_common.glsl: the row's passes, counted by every lane in it).
 #define AB_ROOM_LEFT (taken < P.budget && AB_LOOP_ROOM_LEFT(0u))
 void main() {
   const uint lane = gl_GlobalInvocationID.x;
@@ -27,6 +27,7 @@ void main() {
   ab_load(lane);
   uint taken = 0u;
   while (AB_IN_PART(AB_PC(lane)) && AB_ROOM_LEFT) {
+    AB_COUNT_PASS(AB_OUTER_PASS_LOOPS)
     AB_ITERATION
     if (!AB_BUDGET_LEFT)
       ab_raise(lane, AB_FAULT_STEP_BUDGET, AB_PC(lane), AB_NO_BLOCK, AB_RS_STEPS);

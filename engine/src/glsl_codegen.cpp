@@ -803,14 +803,19 @@ class SweepEmitter {
         words_(static_cast<uint32_t>(part.end - part.first) / 32 + 1),
         block_loops_(block_loops) {}
 
-  // Emits the items whose blocks are in the part; a component without any is left out.
-  void emit(const std::vector<SweepItem>& items, int indent, std::string& out) {
+  // Emits the items whose blocks are in the part; a component without any is left out. Returns
+  // the loop iterations one pass over these items costs at most on a device that counts them
+  // (AB_COUNT_PASS): every block's loops as if it ran, and one pass of each nested component
+  // loop's statement, whose further passes count themselves.
+  uint64_t emit(const std::vector<SweepItem>& items, int indent, std::string& out) {
     const std::string pad(indent * 2, ' ');
+    uint64_t pass = 0;
     for (const SweepItem& item : items) {
       if (item.block >= 0) {
         if (!part_.contains(item.block)) continue;
         loops_.iterations += block_loops_[item.block].iterations;
         loops_.statements += block_loops_[item.block].statements;
+        pass += block_loops_[item.block].iterations + block_loops_[item.block].statements;
         // A lane out of step budget runs nothing more; the loop's top records its fault.
         out += fmt::format("{}if (AB_PC(lane) == {}u && AB_BUDGET_LEFT) block_{}(lane);\n", pad,
                            item.block, item.block);
@@ -820,6 +825,7 @@ class SweepEmitter {
       if (std::find(in.begin() + part_.first, in.end(), true) == in.end()) continue;
       const int component = components_++;
       loops_.statements += 1;
+      pass += 1;
       for (uint32_t w = 0; w < words_; ++w) {
         uint32_t bits = 0;
         for (uint32_t i = 0; i < 32; ++i) {
@@ -835,16 +841,20 @@ class SweepEmitter {
       const std::string inside = words_ <= kInlineMemberWords
                                      ? fmt::format("ab_inside_{}()", component)
                                      : fmt::format("ab_inside({}u)", component);
-      out += fmt::format("{}{{\n{}  bool go = {};\n{}  do {{\n{}    if (go) {{\n", pad, pad, inside,
-                         pad, pad);
+      std::string body;
+      const uint64_t body_pass = emit(item.children, indent + 3, body);
+      out += fmt::format(
+          "{}{{\n{}  bool go = {};\n{}  do {{\n{}    AB_COUNT_PASS({}u)\n{}    if (go) {{\n", pad,
+          pad, inside, pad, pad, body_pass + 2, pad);
       out += pad + "      AB_ITERATION\n";
-      emit(item.children, indent + 3, out);
+      out += body;
       out += fmt::format(
           "{}    }}\n{}    go = go && {} && AB_ROOM_LEFT && AB_BUDGET_LEFT;\n{}  }} while "
-          "(go);\n"
+          "(AB_LOOP_CONTINUE(go));\n"
           "{}}}\n",
           pad, pad, inside, pad, pad);
     }
+    return pass;
   }
 
   // The membership table and ab_inside, which the emitted loops call. A component's row has a
@@ -901,9 +911,10 @@ std::string lane_entry_point(const LoweredProgram& program, const SourcePart& pa
                              const std::vector<LoopCount>& block_loops, LoopCount& sweep_loops) {
   SweepEmitter sweep(part.blocks, block_loops);
   std::string body;
-  sweep.emit(sweep_order(program, part.copy_callees), 2, body);
+  const uint64_t outer_pass = sweep.emit(sweep_order(program, part.copy_callees), 2, body);
   sweep_loops = sweep.loops();
-  return fill_in(kAbEntryLaneText, {{"//@members", sweep.declarations()},
+  const std::string outer = fmt::format("#define AB_OUTER_PASS_LOOPS {}u\n", outer_pass + 2);
+  return fill_in(kAbEntryLaneText, {{"//@members", outer + sweep.declarations()},
                                     {"//@blocks", body},
                                     {"AB_RS_STEPS", slot_register(AB_SLOT_STEPS)}});
 }
@@ -950,6 +961,10 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
       "#if defined(AB_LOCAL_SUBGROUP) || defined(AB_LOCAL_LANE) || defined(AB_GLOBAL_FUSED)\n"
       "#extension GL_KHR_shader_subgroup_basic : require\n"
       "#extension GL_KHR_shader_subgroup_arithmetic : require\n#endif\n";
+  // The lane sweep on a device with a loop cap keeps a row's lanes in each component loop with
+  // subgroupAny (AB_LOOP_CONTINUE, ab_common.glsl).
+  if (target.loop_limit > 0 && residency == Residency::Registers)
+    out += "#ifdef AB_LOCAL_LANE\n#extension GL_KHR_shader_subgroup_vote : require\n#endif\n";
   if (target.subgroup_ballot)
     out +=
         "#define AB_SUBGROUP_BALLOT 1\n#extension GL_KHR_shader_subgroup_basic : require\n"
