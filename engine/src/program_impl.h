@@ -38,7 +38,8 @@ struct VulkanProgram::Impl {
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   // Sources by (residency, part), generated when a kernel first needs them.
   std::map<std::pair<Residency, size_t>, std::string> sources;
-  // Generated kernels by (kernel, part); hand-written ones by (100 + id, 0).
+  // Generated kernels by (kernel, part); hand-written ones by (100 + id, 0); a kernel
+  // specialized to one block (block_pipeline) by (200 + kernel, block).
   std::map<std::pair<int, size_t>, VkPipeline> pipelines;
   // Where a new pipeline's first (empty) dispatch runs: drivers such as lavapipe compile the
   // shader there rather than in vkCreateComputePipelines.
@@ -56,9 +57,13 @@ struct VulkanProgram::Impl {
   size_t parts(Residency r) const { return split.parts(r).size(); }
   Expected<VkPipeline> pipeline(Kernel k, size_t part);
   Expected<VkPipeline> pipeline(HandKernel k);
+  // Kernel k of a program in one part with its specialization constant AB_ONLY_BLOCK set to
+  // `block`: the driver keeps only that block's code (ab_entry_memory.glsl).
+  Expected<VkPipeline> block_pipeline(Kernel k, uint32_t block);
   ~Impl();
 
-  Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv);
+  Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv,
+                                       const VkSpecializationInfo* spec = nullptr);
   // Makes the driver finish compiling `p` now: one dispatch in which every invocation returns at
   // once (no lanes, no steps, no blocks) over a scratch buffer.
   Status warm_up(VkPipeline p);

@@ -251,11 +251,17 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
       compact = *c;
     }
   }
-  std::vector<VkPipeline> steps;  // the step kernel of each part
+  std::vector<VkPipeline> steps;  // the step kernel of each part, or of each block
   for (size_t part = 0; part < step_parts(); ++part) {
     auto s = prog->pipeline(step_kernel(), part);
     if (!s) return Error{s.error()};
     steps.push_back(*s);
+  }
+  std::vector<VkPipeline> block_steps;
+  for (uint32_t b = 0; block_kernels && b < nblocks; ++b) {
+    auto s = prog->block_pipeline(step_kernel(), b);
+    if (!s) return Error{s.error()};
+    block_steps.push_back(*s);
   }
   auto& api = ctx->api;
   std::lock_guard lock(ctx->submit_mutex);  // the context's command pool
@@ -273,6 +279,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_TRACE_LEN * 4, 4, 0);
     if (fused || pick_in_step)
       api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_BUDGET_USED * 4, 4, 0);
+    if (block_kernels) api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_ARGS_SET * 4, 4, 0);
   } else {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
@@ -304,6 +311,19 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   if (fused) {
     for (size_t part : part_order())
       dispatch(steps[part], 1);
+  } else if (block_kernels) {
+    // As below, each step dispatching every block's kernel: the chosen block's arguments (in
+    // the set of this step's parity) are its lanes' workgroups, every other block's are zero. No
+    // barrier between them: the one that runs writes only the other set.
+    dispatch(pick, 1);
+    for (uint64_t s = 0; s < n; ++s) {
+      for (uint32_t b = 0; b < nblocks; ++b) {
+        api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, block_steps[b]);
+        api.vkCmdDispatchIndirect(cmd, ctrl.handle(),
+                                  block_args_word(static_cast<uint32_t>(s % 2), b) * 4);
+      }
+      compute_barrier(*ctx, cmd);
+    }
   } else if (pick_in_step) {
     // One pick, then each step kernel runs the chosen block's list and picks the next block.
     dispatch(pick, 1);
@@ -353,7 +373,9 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
   ctx->api.vkResetFences(ctx->device, 1, &fence);
   ++stats.submissions;
-  if (pick_in_step) {
+  if (block_kernels) {
+    stats.dispatches += 1 + n * nblocks;  // most of them empty
+  } else if (pick_in_step) {
     stats.dispatches += 1 + n;
   } else if (global && !fused) {
     const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
@@ -502,6 +524,8 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     impl->lane_lists = bytes <= impl->ctx->properties.limits.maxStorageBufferRange &&
                        (heap == 0 || bytes <= heap / 4);
     impl->pick_in_step = impl->lane_lists && impl->step_parts() == 1;
+    impl->block_kernels = impl->pick_in_step && vulkan.global_block_kernels &&
+                          impl->nblocks <= kMaxBlockKernels;
   }
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;

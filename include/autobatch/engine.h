@@ -67,6 +67,13 @@ struct VulkanOptions {
   // next block). Needs (blocks + 1) x lanes words; a run whose lists would not fit the device
   // (maxStorageBufferRange, a quarter of the largest heap) uses the compaction pass instead.
   bool global_lane_lists = true;
+  // global/compacted with lane lists, a program in one part: a step kernel per block (a
+  // specialization of one kernel), each step dispatching every block's with only the chosen
+  // one's non-empty, instead of one kernel holding every block. On lavapipe, which runs every
+  // branch of a kernel, a step then costs its block's code rather than the whole program's;
+  // pipeline creation grows with the blocks, so a program of more than 32 blocks keeps the one
+  // kernel.
+  bool global_block_kernels = true;
   // local (and fused global): steps per dispatch. On lavapipe, which ends any shader loop
   // silently after 65,535 iterations, a run refuses more than 60,000; other devices take any
   // value. Completion is always confirmed through a flag, never assumed.
