@@ -524,8 +524,8 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     impl->lane_lists = bytes <= impl->ctx->properties.limits.maxStorageBufferRange &&
                        (heap == 0 || bytes <= heap / 4);
     impl->pick_in_step = impl->lane_lists && impl->step_parts() == 1;
-    impl->block_kernels = impl->pick_in_step && vulkan.global_block_kernels &&
-                          impl->nblocks <= kMaxBlockKernels;
+    impl->block_kernels =
+        impl->pick_in_step && vulkan.global_block_kernels && impl->nblocks <= kMaxBlockKernels;
   }
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
