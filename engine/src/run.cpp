@@ -252,7 +252,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     }
   }
   std::vector<VkPipeline> steps;  // the step kernel of each part, or of each block
-  for (size_t part = 0; part < step_parts(); ++part) {
+  for (size_t part = 0; !block_kernels && part < step_parts(); ++part) {
     auto s = prog->pipeline(step_kernel(), part);
     if (!s) return Error{s.error()};
     steps.push_back(*s);
@@ -514,7 +514,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
                 batch.lanes <= device.subgroup_size;
   impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
   if (impl->global && !impl->fused && vulkan.global_mode == GlobalMode::Compacted &&
-      vulkan.global_lane_lists) {
+      impl->nblocks <= vulkan.global_lane_list_limit) {
     // Lists that would crowd the device out fall back to the compaction pass.
     uint64_t heap = 0;
     for (uint32_t h = 0; h < impl->ctx->memory.memoryHeapCount; ++h)
@@ -524,8 +524,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     impl->lane_lists = bytes <= impl->ctx->properties.limits.maxStorageBufferRange &&
                        (heap == 0 || bytes <= heap / 4);
     impl->pick_in_step = impl->lane_lists && impl->step_parts() == 1;
-    impl->block_kernels =
-        impl->pick_in_step && vulkan.global_block_kernels && impl->nblocks <= kMaxBlockKernels;
+    impl->block_kernels = impl->pick_in_step && vulkan.global_block_kernels;
   }
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
@@ -572,20 +571,30 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
   Impl& I = *impl_;
   if (I.lanes == 0) return Ok{};
   std::vector<std::pair<Kernel, size_t>> todo;
-  for (size_t part = 0; part < I.step_parts(); ++part)
+  for (size_t part = 0; !I.block_kernels && part < I.step_parts(); ++part)
     if (!I.prog->pipelines.count({static_cast<int>(I.step_kernel()), part}))
       todo.emplace_back(I.step_kernel(), part);
+  std::vector<uint32_t> block_todo;  // the step kernels specialized to each block
+  for (uint32_t b = 0; I.block_kernels && b < I.nblocks; ++b)
+    if (!I.prog->pipelines.count({200 + static_cast<int>(I.step_kernel()), b}))
+      block_todo.push_back(b);
   // The hand-written kernels are small; the pick and compaction come first, uncounted.
   if (I.global && !I.fused) {
     if (auto p = I.prog->pipeline(HandKernel::GlobalPick); !p) return Error{p.error()};
     if (I.vulkan.global_mode == GlobalMode::Compacted && !I.lane_lists)
       if (auto p = I.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
   }
+  const size_t total = todo.size() + block_todo.size();
   for (size_t i = 0; i < todo.size(); ++i) {
-    if (progress) progress(i, todo.size());
+    if (progress) progress(i, total);
     if (auto p = I.prog->pipeline(todo[i].first, todo[i].second); !p) return Error{p.error()};
   }
-  if (progress) progress(todo.size(), todo.size());
+  for (size_t i = 0; i < block_todo.size(); ++i) {
+    if (progress) progress(todo.size() + i, total);
+    if (auto p = I.prog->block_pipeline(I.step_kernel(), block_todo[i]); !p)
+      return Error{p.error()};
+  }
+  if (progress) progress(total, total);
   I.stats.compile_seconds = I.prog->compile_seconds;
   I.stats.spirv_from_cache = I.prog->spirv_from_cache;
   return Ok{};

@@ -26,11 +26,6 @@ inline Kernel local_kernel(LocalScope scope) {
   return Kernel::LocalSubgroup;
 }
 
-// The most blocks a program may have for its global/compacted steps to run a kernel per block
-// (VulkanOptions::global_block_kernels): each is a pipeline to create, about 0.3 s on lavapipe
-// without its disk cache, and every step dispatches them all.
-constexpr uint32_t kMaxBlockKernels = 32;
-
 inline uint32_t groups_for(uint32_t n) {
   return (n + AB_GROUP_SIZE - 1) / AB_GROUP_SIZE;
 }
@@ -45,10 +40,10 @@ struct VulkanRun::Impl {
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
   bool global = false, fused = false;  // fused: the global schedule in one subgroup
-  // global/compacted with per-block lane lists (VulkanOptions::global_lane_lists); pick_in_step:
-  // the step kernel picks the next block too (a program in one part)
-  // block_kernels: each step dispatches the step kernel specialized to each block, all but the
-  // chosen one's with no workgroups (VulkanOptions::global_block_kernels)
+  // global/compacted with per-block lane lists (VulkanOptions::global_lane_list_limit);
+  // pick_in_step: the step kernel picks the next block too (a program in one part) block_kernels:
+  // each step dispatches the step kernel specialized to each block, all but the chosen one's with
+  // no workgroups (VulkanOptions::global_block_kernels)
   bool lane_lists = false, pick_in_step = false, block_kernels = false;
   DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
   uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
