@@ -56,6 +56,8 @@ void ab_record_step(uint best, uint ran, uint live) {
 // it are appended to the spare one.
 uint ab_list_map_word(uint b) { return AB_CTRL_COUNTS + 2u * P.exit_pc + 2u * P.trace_cap + b; }
 uint ab_list_region(uint b) { return ctrl.w[ab_list_map_word(b)] ^ b; }
+// Where the indirect-dispatch arguments of the kernel specialized to block b are, in set s.
+uint ab_block_args_word(uint s, uint b) { return ab_list_map_word(P.exit_pc) + 3u * (s * P.exit_pc + b); }
 
 // One pick of the global schedule (one invocation runs it): the block the heuristic chooses among
 // the blocks with waiting lanes (their counts), recorded in the control words with the step's
@@ -64,6 +66,14 @@ uint ab_list_region(uint b) { return ctrl.w[ab_list_map_word(b)] ^ b; }
 // subgroups' atomic additions.
 uint ab_pick() {
   ctrl.w[AB_CTRL_LIST_LEN] = 0u;
+  const bool lists = ctrl.w[AB_CTRL_LISTS] != 0u;
+  if (lists) {  // the previous block's arguments go (its dispatches have read them)
+    const uint previous = ctrl.w[AB_CTRL_BLOCK];
+    if (previous < P.exit_pc) {
+      ctrl.w[ab_block_args_word(0u, previous)] = 0u;
+      ctrl.w[ab_block_args_word(1u, previous)] = 0u;
+    }
+  }
   uint best = AB_NO_BLOCK, best_count = 0u, live = 0u;
   if (ctrl.w[AB_CTRL_DONE] == 0u) {
     for (uint b = 0u; b < P.exit_pc; ++b) {
@@ -86,7 +96,14 @@ uint ab_pick() {
     return best;
   }
   ctrl.w[AB_CTRL_COUNTS + best] = 0u;
-  if (ctrl.w[AB_CTRL_LISTS] != 0u) {  // the step reads best's list; its new lanes go elsewhere
+  if (lists) {  // the step reads best's list; its new lanes go elsewhere
+    // The step's dispatches read one set of arguments while its last subgroup writes the other.
+    const uint set = ctrl.w[AB_CTRL_ARGS_SET];
+    ctrl.w[AB_CTRL_ARGS_SET] = set ^ 1u;
+    const uint args = ab_block_args_word(set, best);
+    ctrl.w[args] = ctrl.w[AB_CTRL_INDIRECT_X];
+    ctrl.w[args + 1u] = 1u;
+    ctrl.w[args + 2u] = 1u;
     const uint read = ab_list_region(best);
     const uint spare = ctrl.w[AB_CTRL_LIST_SPARE] ^ P.exit_pc;
     ctrl.w[ab_list_map_word(best)] = spare ^ best;

@@ -38,8 +38,11 @@ void main() {
 // the next step's block (ab_pick), so that a step is one dispatch; it picks for the first
 // P.budget - 1 steps of the submission only (the host's pick dispatch made the first pick), so a
 // submission of n steps picks n times, as with a pick dispatch per step.
+layout(constant_id = AB_SPEC_ONLY_BLOCK) const uint AB_ONLY_BLOCK = AB_NO_BLOCK;
 void main() {
-  const uint b = ctrl.w[AB_CTRL_BLOCK];
+  // Specialized to one block, the kernel holds only that block's code: llvmpipe runs every
+  // branch of a kernel, masked, so a kernel holding every block costs all of them each step.
+  const uint b = AB_ONLY_BLOCK != AB_NO_BLOCK ? AB_ONLY_BLOCK : ctrl.w[AB_CTRL_BLOCK];
   if (!AB_IN_PART(b)) return;  // a block of another part: that part's kernel runs it
   const bool lists = ctrl.w[AB_CTRL_LISTS] != 0u;
   const uint i = gl_GlobalInvocationID.x;

@@ -35,13 +35,20 @@
 #define AB_CTRL_LIST_SPARE 19
 #define AB_CTRL_STEP_DONE 20
 #define AB_CTRL_LISTS 21  // 1: per-block lane lists; 0: the compaction pass lists the lanes
+// With lists: which of the two sets of per-block indirect arguments the next pick writes.
+#define AB_CTRL_ARGS_SET 22
 #define AB_CTRL_HEADER_WORDS 24
 // After the header: counts[exit_pc] (lanes waiting per block; with lists, each list's length),
 // block_exec[exit_pc], the trace, two words (block, active) per step, then the list map: word b
-// is the list region of block b XOR b (a zeroed buffer maps block b to region b).
+// is the list region of block b XOR b (a zeroed buffer maps block b to region b); then two sets
+// of indirect-dispatch arguments, three words per block, for the step kernels specialized to
+// one block: only the chosen block's are non-zero.
 #define AB_CTRL_COUNTS AB_CTRL_HEADER_WORDS
 
 #define AB_NO_BLOCK 0xFFFFFFFFu
+// The specialization constant of the global/compacted step kernel: the one block it runs, or
+// AB_NO_BLOCK for the block the pick chose (AB_CTRL_BLOCK).
+#define AB_SPEC_ONLY_BLOCK 0
 
 // ---- per-lane state (binding AB_BIND_STATE): slot s of lane l is word s * lanes + l ----
 #define AB_SLOT_PC 0

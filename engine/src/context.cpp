@@ -248,7 +248,8 @@ std::string vk_error(const char* call, VkResult r) {
 
 Expected<VkPipeline> create_compute_pipeline(VulkanContext::Impl& ctx, VkPipelineLayout layout,
                                              VkPipelineCache cache,
-                                             const std::vector<uint32_t>& spirv) {
+                                             const std::vector<uint32_t>& spirv,
+                                             const VkSpecializationInfo* spec) {
   VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mci.codeSize = spirv.size() * 4;
   mci.pCode = spirv.data();
@@ -260,6 +261,7 @@ Expected<VkPipeline> create_compute_pipeline(VulkanContext::Impl& ctx, VkPipelin
   pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pci.stage.module = module;
   pci.stage.pName = "main";
+  pci.stage.pSpecializationInfo = spec;
   pci.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
   r = ctx.api.vkCreateComputePipelines(ctx.device, cache, 1, &pci, nullptr, &pipeline);

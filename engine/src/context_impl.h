@@ -56,9 +56,11 @@ uint32_t private_stack_words(const DeviceInfo& device);
 // "vkCreateBuffer failed: VK_ERROR_OUT_OF_DEVICE_MEMORY".
 std::string vk_error(const char* call, VkResult r);
 
-// A compute pipeline running `spirv`'s "main" with `layout`; `cache` may be VK_NULL_HANDLE.
+// A compute pipeline running `spirv`'s "main" with `layout`; `cache` may be VK_NULL_HANDLE, and
+// `spec` (the specialization constants' values) nullptr.
 Expected<VkPipeline> create_compute_pipeline(VulkanContext::Impl& ctx, VkPipelineLayout layout,
                                              VkPipelineCache cache,
-                                             const std::vector<uint32_t>& spirv);
+                                             const std::vector<uint32_t>& spirv,
+                                             const VkSpecializationInfo* spec = nullptr);
 
 }  // namespace ab

@@ -131,8 +131,9 @@ void VulkanProgram::Impl::save_pipeline_cache() const {
                    data.data(), size);
 }
 
-Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv) {
-  auto p = create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv);
+Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv,
+                                                          const VkSpecializationInfo* spec) {
+  auto p = create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv, spec);
   if (!p) return p;
   if (auto s = warm_up(*p); !s) {
     ctx->api.vkDestroyPipeline(ctx->device, *p, nullptr);
@@ -210,6 +211,24 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32
   if (!spirv) return Error{spirv.error()};
   spirv_from_cache = spirv_from_cache && spirv->from_cache;
   auto p = create_pipeline(spirv->spirv);
+  compile_seconds += seconds_since(start);
+  if (!p) return p;
+  pipelines[key] = *p;
+  return p;
+}
+
+Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block) {
+  std::lock_guard lock(mutex);
+  const auto key = std::make_tuple(200 + static_cast<int>(k), size_t{block}, uint32_t{0});
+  if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
+  if (!unfit.empty()) return Error{unfit};
+  const auto start = std::chrono::steady_clock::now();
+  auto spirv = compile_glsl(glsl_for(k, 0), kernel_macro(k), cache_dir);
+  if (!spirv) return Error{spirv.error()};
+  spirv_from_cache = spirv_from_cache && spirv->from_cache;
+  const VkSpecializationMapEntry entry{AB_SPEC_ONLY_BLOCK, 0, sizeof(uint32_t)};
+  const VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &block};
+  auto p = create_pipeline(spirv->spirv, &spec);
   compile_seconds += seconds_since(start);
   if (!p) return p;
   pipelines[key] = *p;

@@ -40,7 +40,7 @@ struct VulkanProgram::Impl {
   // Sources by (residency, part, private stack depth), generated when a kernel first needs them.
   std::map<std::tuple<Residency, size_t, uint32_t>, std::string> sources;
   // Generated kernels by (kernel, part, private stack depth); hand-written ones by (100 + id, 0,
-  // 0).
+  // 0); a kernel specialized to one block (block_pipeline) by (200 + kernel, block, 0).
   std::map<std::tuple<int, size_t, uint32_t>, VkPipeline> pipelines;
   // Where a new pipeline's first (empty) dispatch runs: drivers such as lavapipe compile the
   // shader there rather than in vkCreateComputePipelines.
@@ -59,9 +59,13 @@ struct VulkanProgram::Impl {
   // private_depth: SourcePart::private_stack_depth (ignored by the Memory residency kernels).
   Expected<VkPipeline> pipeline(Kernel k, size_t part, uint32_t private_depth = 0);
   Expected<VkPipeline> pipeline(HandKernel k);
+  // Kernel k of a program in one part with its specialization constant AB_ONLY_BLOCK set to
+  // `block`: the driver keeps only that block's code (ab_entry_memory.glsl).
+  Expected<VkPipeline> block_pipeline(Kernel k, uint32_t block);
   ~Impl();
 
-  Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv);
+  Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv,
+                                       const VkSpecializationInfo* spec = nullptr);
   // Makes the driver finish compiling `p` now: one dispatch in which every invocation returns at
   // once (no lanes, no steps, no blocks) over a scratch buffer.
   Status warm_up(VkPipeline p);

@@ -265,11 +265,17 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
       compact = *c;
     }
   }
-  std::vector<VkPipeline> steps;  // the step kernel of each part
-  for (size_t part = 0; part < step_parts(); ++part) {
+  std::vector<VkPipeline> steps;  // the step kernel of each part, or of each block
+  for (size_t part = 0; !block_kernels && part < step_parts(); ++part) {
     auto s = prog->pipeline(step_kernel(), part, private_depth());
     if (!s) return Error{s.error()};
     steps.push_back(*s);
+  }
+  std::vector<VkPipeline> block_steps;
+  for (uint32_t b = 0; block_kernels && b < nblocks; ++b) {
+    auto s = prog->block_pipeline(step_kernel(), b);
+    if (!s) return Error{s.error()};
+    block_steps.push_back(*s);
   }
   auto& api = ctx->api;
   std::lock_guard lock(ctx->submit_mutex);  // the context's command pool
@@ -287,6 +293,7 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_TRACE_LEN * 4, 4, 0);
     if (fused || pick_in_step)
       api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_BUDGET_USED * 4, 4, 0);
+    if (block_kernels) api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_ARGS_SET * 4, 4, 0);
   } else {
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
     api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
@@ -318,6 +325,19 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   if (fused) {
     for (size_t part : part_order())
       dispatch(steps[part], 1);
+  } else if (block_kernels) {
+    // As below, each step dispatching every block's kernel: the chosen block's arguments (in
+    // the set of this step's parity) are its lanes' workgroups, every other block's are zero. No
+    // barrier between them: the one that runs writes only the other set.
+    dispatch(pick, 1);
+    for (uint64_t s = 0; s < n; ++s) {
+      for (uint32_t b = 0; b < nblocks; ++b) {
+        api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, block_steps[b]);
+        api.vkCmdDispatchIndirect(cmd, ctrl.handle(),
+                                  block_args_word(static_cast<uint32_t>(s % 2), b) * 4);
+      }
+      compute_barrier(*ctx, cmd);
+    }
   } else if (pick_in_step) {
     // One pick, then each step kernel runs the chosen block's list and picks the next block.
     dispatch(pick, 1);
@@ -367,7 +387,9 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
   ctx->api.vkResetFences(ctx->device, 1, &fence);
   ++stats.submissions;
-  if (pick_in_step) {
+  if (block_kernels) {
+    stats.dispatches += 1 + n * nblocks;  // most of them empty
+  } else if (pick_in_step) {
     stats.dispatches += 1 + n;
   } else if (global && !fused) {
     const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
@@ -506,7 +528,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
                 batch.lanes <= device.subgroup_size;
   impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
   if (impl->global && !impl->fused && vulkan.global_mode == GlobalMode::Compacted &&
-      vulkan.global_lane_lists) {
+      impl->nblocks <= vulkan.global_lane_list_limit) {
     // Lists that would crowd the device out fall back to the compaction pass.
     uint64_t heap = 0;
     for (uint32_t h = 0; h < impl->ctx->memory.memoryHeapCount; ++h)
@@ -516,6 +538,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     impl->lane_lists = bytes <= impl->ctx->properties.limits.maxStorageBufferRange &&
                        (heap == 0 || bytes <= heap / 4);
     impl->pick_in_step = impl->lane_lists && impl->step_parts() == 1;
+    impl->block_kernels = impl->pick_in_step && vulkan.global_block_kernels;
   }
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
@@ -562,21 +585,31 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
   Impl& I = *impl_;
   if (I.lanes == 0) return Ok{};
   std::vector<std::pair<Kernel, size_t>> todo;
-  for (size_t part = 0; part < I.step_parts(); ++part)
+  for (size_t part = 0; !I.block_kernels && part < I.step_parts(); ++part)
     if (!I.prog->pipelines.count({static_cast<int>(I.step_kernel()), part, I.private_depth()}))
       todo.emplace_back(I.step_kernel(), part);
+  std::vector<uint32_t> block_todo;  // the step kernels specialized to each block
+  for (uint32_t b = 0; I.block_kernels && b < I.nblocks; ++b)
+    if (!I.prog->pipelines.count({200 + static_cast<int>(I.step_kernel()), b, 0u}))
+      block_todo.push_back(b);
   // The hand-written kernels are small; the pick and compaction come first, uncounted.
   if (I.global && !I.fused) {
     if (auto p = I.prog->pipeline(HandKernel::GlobalPick); !p) return Error{p.error()};
     if (I.vulkan.global_mode == GlobalMode::Compacted && !I.lane_lists)
       if (auto p = I.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
   }
+  const size_t total = todo.size() + block_todo.size();
   for (size_t i = 0; i < todo.size(); ++i) {
-    if (progress) progress(i, todo.size());
+    if (progress) progress(i, total);
     if (auto p = I.prog->pipeline(todo[i].first, todo[i].second, I.private_depth()); !p)
       return Error{p.error()};
   }
-  if (progress) progress(todo.size(), todo.size());
+  for (size_t i = 0; i < block_todo.size(); ++i) {
+    if (progress) progress(todo.size() + i, total);
+    if (auto p = I.prog->block_pipeline(I.step_kernel(), block_todo[i]); !p)
+      return Error{p.error()};
+  }
+  if (progress) progress(total, total);
   I.stats.compile_seconds = I.prog->compile_seconds;
   I.stats.spirv_from_cache = I.prog->spirv_from_cache;
   return Ok{};

@@ -40,9 +40,11 @@ struct VulkanRun::Impl {
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
   bool global = false, fused = false;  // fused: the global schedule in one subgroup
-  // global/compacted with per-block lane lists (VulkanOptions::global_lane_lists); pick_in_step:
-  // the step kernel picks the next block too (a program in one part)
-  bool lane_lists = false, pick_in_step = false;
+  // global/compacted with per-block lane lists (VulkanOptions::global_lane_list_limit);
+  // pick_in_step: the step kernel picks the next block too (a program in one part) block_kernels:
+  // each step dispatches the step kernel specialized to each block, all but the chosen one's with
+  // no workgroups (VulkanOptions::global_block_kernels)
+  bool lane_lists = false, pick_in_step = false, block_kernels = false;
   DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
   uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
   RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
@@ -78,8 +80,13 @@ struct VulkanRun::Impl {
 
   // The control buffer (header, per-block counts and executions, trace), which the readback
   // buffer mirrors word for word.
-  // The list map (ab_list_map_word) follows the trace.
-  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap; }
+  // The list map (ab_list_map_word) and the two sets of per-block indirect arguments
+  // (ab_block_args_word) follow the trace.
+  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 9ull * nblocks + 2ull * trace_cap; }
+  uint64_t block_args_word(uint32_t set, uint32_t block) const {
+    return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap +
+           3ull * (set * nblocks + block);
+  }
   // Words of the active-lane list buffer: the compaction pass's list, or a region per block and
   // a spare one.
   uint64_t list_words() const { return lane_lists ? (nblocks + 1ull) * lanes : lanes; }

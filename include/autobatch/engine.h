@@ -61,12 +61,20 @@ struct VulkanOptions {
   // local_steps_per_dispatch scheduler steps in one dispatch, the pick done with subgroup
   // operations (the same steps and trace) instead of two or three dispatches per step.
   bool fuse_small_batches = true;
-  // global/compacted: keep a list of the lanes waiting at each block (the step kernel appends
-  // each lane it runs to its next block's list) instead of listing the chosen block's lanes with
-  // a pass over every lane each step; a step is then one dispatch (its last subgroup picks the
-  // next block). Needs (blocks + 1) x lanes words; a run whose lists would not fit the device
-  // (maxStorageBufferRange, a quarter of the largest heap) uses the compaction pass instead.
-  bool global_lane_lists = true;
+  // global/compacted, programs of at most this many blocks: keep a list of the lanes waiting at
+  // each block (the step kernel appends each lane it runs to its next block's list) instead of
+  // listing the chosen block's lanes with a pass over every lane each step; a step is then one
+  // dispatch (its last subgroup picks the next block). Needs (blocks + 1) x lanes words; lists
+  // that would not fit the device (maxStorageBufferRange, a quarter of the largest heap) use the
+  // pass. The limit is for global_block_kernels' pipelines, which come with the lists (0.2-0.5 s
+  // each on lavapipe), and because without them the lists' lane order, scrambled as lanes move,
+  // made nuts_tree's steps slower than the pass's ordered list (docs/performance.md). 0: never.
+  uint32_t global_lane_list_limit = 32;
+  // With lane lists, a program in one part: a step kernel per block (a specialization of one
+  // kernel), each step dispatching every block's with only the chosen one's non-empty, instead
+  // of one kernel holding every block. On lavapipe, which runs every branch of a kernel, a step
+  // then costs its block's code rather than the whole program's.
+  bool global_block_kernels = true;
   // local (and fused global): steps per dispatch. On lavapipe, which ends any shader loop
   // silently after 65,535 iterations, a run refuses more than 60,000; other devices take any
   // value. Completion is always confirmed through a flag, never assumed.

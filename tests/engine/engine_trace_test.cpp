@@ -33,7 +33,8 @@ TEST_CASE("engine: global trace and statistics equal the VM's on every sample") 
           vulkan.global_mode =
               variant == std::string("masked") ? GlobalMode::Masked : GlobalMode::Compacted;
           vulkan.fuse_small_batches = variant == std::string("fused");
-          vulkan.global_lane_lists = variant != std::string("compacted-pass");  // lists or pass
+          // Lists (faults.ab and nuts_tree.ab have more blocks than the default limit) or the pass.
+          vulkan.global_lane_list_limit = variant == std::string("compacted-pass") ? 0 : 1000;
           vulkan.steps_per_submission = 13;  // traces span many submissions
           vulkan.local_steps_per_dispatch = 13;
           VulkanStats stats;
@@ -151,7 +152,7 @@ TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state a
     }
 }
 
-// Per-block lane lists (VulkanOptions::global_lane_lists, the default of global/compacted) against
+// Per-block lane lists (VulkanOptions::global_lane_list_limit, global/compacted's default) against
 // the VM and the compaction pass they replace: lanes that fault (every fault kind, stack overflow
 // and the step budget among them) or finish leave the lists, batches from one lane to more than
 // a subgroup's worth of workgroups, and from one step per submission (a pick dispatch, then the
@@ -161,11 +162,12 @@ TEST_CASE("engine: global lane lists give the VM's trace and results at every ba
     const char* file;
     uint32_t lanes;
     uint32_t steps_per_submission;
+    bool split = false;  // parts of a few blocks: a pick dispatch per step, no block kernels
   };
   for (const Case& c :
        {Case{"faults.ab", 1, 1}, Case{"faults.ab", 7, 3}, Case{"faults.ab", 1000, 64},
         Case{"faults.ab", 20000, 1000}, Case{"collatz.ab", 1000, 1}, Case{"collatz.ab", 20000, 64},
-        Case{"fib.ab", 7, 1000}}) {
+        Case{"fib.ab", 7, 1000}, Case{"fib.ab", 1000, 5, true}}) {
     CAPTURE(c.file);
     CAPTURE(c.lanes);
     CAPTURE(c.steps_per_submission);
@@ -179,21 +181,30 @@ TEST_CASE("engine: global lane lists give the VM's trace and results at every ba
       options.record_trace = true;
       options.stack_depth = 16;  // faults.ab's endless recursion overflows sooner
       const RunResult vm = run_vm(loaded->lowered, batch, options);
-      std::vector<TraceStep> pass_trace;
-      for (bool lists : {true, false}) {
-        CAPTURE(lists);
+      // Lists with a step kernel per block (the default), lists with one kernel, the pass.
+      for (int variant = 0; variant < 3; ++variant) {
+        CAPTURE(variant);
+        const bool lists = variant < 2, block_kernels = variant == 0;
         VulkanOptions vulkan;
         vulkan.schedule = Schedule::Global;
         vulkan.global_mode = GlobalMode::Compacted;
         vulkan.fuse_small_batches = false;  // batches of 1 and 7 take the lists too
-        vulkan.global_lane_lists = lists;
+        vulkan.global_lane_list_limit = lists ? 1000 : 0;
+        vulkan.global_block_kernels = block_kernels;
         vulkan.steps_per_submission = c.steps_per_submission;
+        if (c.split) vulkan.max_part_cost = 10;
         VulkanStats stats;
         auto gpu = run_vulkan(loaded->lowered, batch, options, vulkan, &stats, context());
         REQUIRE_MESSAGE(gpu.ok(), gpu.error());
         CHECK(stats.schedule == "global/compacted");
-        // Lists: a pick dispatch and a step per step of a submission, plus the first count.
-        if (lists) CHECK(stats.dispatches == 1 + stats.submissions * (1 + c.steps_per_submission));
+        // Lists: the first count, then per submission a pick dispatch and each step's kernel
+        // (or every block's kernel, most of them empty).
+        const uint64_t blocks = loaded->lowered.blocks.size();
+        const uint64_t per_step = block_kernels ? blocks : 1;
+        CHECK((stats.parts > 1) == c.split);
+        if (lists && !c.split)
+          CHECK(stats.dispatches ==
+                1 + stats.submissions * (1 + c.steps_per_submission * per_step));
         REQUIRE(gpu->trace.size() == vm.trace.size());
         for (size_t i = 0; i < vm.trace.size(); ++i) {
           REQUIRE_MESSAGE(gpu->trace[i].block == vm.trace[i].block, "step ", i);
