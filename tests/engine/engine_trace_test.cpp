@@ -233,6 +233,7 @@ TEST_CASE("engine: global lane lists survive a checkpoint's restore") {
   const RunResult vm = run_vm(loaded->lowered, batch, options);
   VulkanOptions vulkan;
   vulkan.schedule = Schedule::Global;
+  vulkan.global_lane_list_limit = 1000;  // faults.ab may have more blocks than the default
   vulkan.steps_per_submission = 5;
   auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
   REQUIRE_MESSAGE(program.ok(), program.error());
