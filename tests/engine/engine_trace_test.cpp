@@ -117,6 +117,22 @@ void check_same_state(const LoweredProgram& program, const BatchSnapshot& vm,
   }
 }
 
+// Steps the VM and the run by each of `counts` in turn; after each, both agree on whether the
+// batch is done and on every lane's state.
+void step_both(const LoweredProgram& lowered, VmRun& vm, VulkanRun& run,
+               std::initializer_list<uint64_t> counts) {
+  for (uint64_t n : counts) {
+    CAPTURE(n);
+    vm.step(n);
+    auto stepped = run.step(n);
+    REQUIRE_MESSAGE(stepped.ok(), stepped.error());
+    CHECK(*stepped == vm.done());
+    auto snap = run.snapshot();
+    REQUIRE_MESSAGE(snap.ok(), snap.error());
+    check_same_state(lowered, vm.snapshot(), *snap);
+  }
+}
+
 TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state after N steps") {
   for (const char* file : {"fib.ab", "merge_sort.ab", "faults.ab", "nuts_tree.ab"})
     for (bool fused : {false, true}) {
@@ -138,16 +154,7 @@ TEST_CASE("engine: stepping the global schedule N steps reaches the VM's state a
       REQUIRE_MESSAGE(program.ok(), program.error());
       auto run = VulkanRun::create(*program, batch, options, vulkan);
       REQUIRE_MESSAGE(run.ok(), run.error());
-      for (uint64_t n : {1, 2, 7, 30, 100}) {
-        CAPTURE(n);
-        vm.step(n);
-        auto stepped = (*run)->step(n);
-        REQUIRE_MESSAGE(stepped.ok(), stepped.error());
-        CHECK(*stepped == vm.done());
-        auto snap = (*run)->snapshot();
-        REQUIRE_MESSAGE(snap.ok(), snap.error());
-        check_same_state(loaded->lowered, vm.snapshot(), *snap);
-      }
+      step_both(loaded->lowered, vm, **run, {1, 2, 7, 30, 100});
       check_no_validation_messages();
     }
 }
@@ -284,16 +291,7 @@ fn main(n: int) -> float {
   REQUIRE_MESSAGE(program.ok(), program.error());
   auto run = VulkanRun::create(*program, batch, options, vulkan);
   REQUIRE_MESSAGE(run.ok(), run.error());
-  for (uint64_t n : {700, 1500, 1}) {
-    CAPTURE(n);
-    vm.step(n);
-    auto stepped = (*run)->step(n);
-    REQUIRE_MESSAGE(stepped.ok(), stepped.error());
-    CHECK(*stepped == vm.done());
-    auto snap = (*run)->snapshot();
-    REQUIRE_MESSAGE(snap.ok(), snap.error());
-    check_same_state(loaded->lowered, vm.snapshot(), *snap);
-  }
+  step_both(loaded->lowered, vm, **run, {700, 1500, 1});
   check_no_validation_messages();
 }
 
