@@ -10,20 +10,17 @@
 #include "autobatch/module.h"
 #include "autobatch/trace.h"
 #include "autobatch/vm.h"
+#include "samples/table/sample_table.h"
 
 namespace ab {
 namespace {
 
-const char* kCollatz = R"(fn main(n: int) -> int {
-    var x = n;
-    var steps = 0;
-    while x != 1 {
-        if x % 2 == 0 { x = x / 2; } else { x = 3 * x + 1; }
-        steps += 1;
-    }
-    return steps;
+// samples/collatz.ab, as the build embedded it.
+const std::string& collatz_source() {
+  const std::string* text = samples::sample_source("collatz.ab");
+  REQUIRE(text != nullptr);
+  return *text;
 }
-)";
 
 struct TempDir {
   std::filesystem::path path;
@@ -35,7 +32,7 @@ struct TempDir {
 };
 
 std::shared_ptr<const Module> compiled() {
-  auto module = Module::compile(kCollatz, {"/tmp/collatz.ab", "main"});
+  auto module = Module::compile(collatz_source(), {"/tmp/collatz.ab", "main"});
   REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
   return *module;
 }
@@ -66,9 +63,9 @@ TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") 
   REQUIRE(header.ok());
   CHECK(header->source_path == "/tmp/collatz.ab");
   CHECK(header->entry == "main");
-  CHECK(check_trace_source(*header, "run.abtrace", "collatz.ab", kCollatz).ok());
+  CHECK(check_trace_source(*header, "run.abtrace", "collatz.ab", collatz_source()).ok());
   const Status changed =
-      check_trace_source(*header, "run.abtrace", "collatz.ab", std::string(kCollatz) + " ");
+      check_trace_source(*header, "run.abtrace", "collatz.ab", collatz_source() + " ");
   REQUIRE_FALSE(changed.ok());
   CHECK(changed.error().find("has changed since") != std::string::npos);
 
