@@ -117,11 +117,11 @@ uint ab_pick() {
 // Loop counting for a device that silently ends every loop of a shader invocation after a fixed
 // number of iterations, counted once per SIMD row and shared by all its loops (lavapipe; the
 // generator defines AB_LOOP_LIMITED for it, and before the entry points the numbers
-// AB_ITERATION_LOOPS, AB_SWEEP_LOOPS, AB_LOOP_ROOM_ROW and AB_LOOP_ROOM_LANE: glsl_codegen.cpp
+// AB_ITERATION_LOOPS, AB_LOOP_ROOM_ROW and AB_LOOP_ROOM_LANE: glsl_codegen.cpp
 // loop_count_defines). Each block adds its loops' bound on entry (AB_COUNT_LOOPS), each iteration
-// of a dispatch loop what it passes over with no lane active (AB_ITERATION_LOOPS, or
-// AB_SWEEP_LOOPS in the lane sweep), and the dispatch ends once AB_LOOP_ROOM_LEFT fails, so no
-// loop is cut short. The subgroup, lane and fused kernels count per row (a subgroup here), once
+// of a dispatch loop what it passes over with no lane active (AB_ITERATION_LOOPS; the lane sweep
+// counts per pass, below), and the dispatch ends once AB_LOOP_ROOM_LEFT fails, so no
+// loop is cut short. The subgroup and fused kernels count per row (a subgroup here), once
 // per row through an elected lane, in shared memory all the row's lanes read; the workgroup
 // kernel, without subgroup operations, counts per lane and allows a lane a row's share.
 // The lane sweep counts without subgroup operations per pass: its component loops keep every
@@ -157,5 +157,4 @@ uint ab_loops = 0u;
 #endif
 #ifndef AB_LOOP_LIMITED
 #define AB_ITERATION_LOOPS 0u
-#define AB_SWEEP_LOOPS 0u
 #endif

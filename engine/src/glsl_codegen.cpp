@@ -736,14 +736,14 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
 // on a device with a loop limit. What one iteration of a dispatch loop costs whatever its lanes
 // do, as lavapipe passes over every branch it predicates: AB_ITERATION_LOOPS for the kernels
 // that pick a block (run_block's switch over every block of the part, counted 2, and the loop's
-// test), AB_SWEEP_LOOPS for the lane sweep (every block item, copies included, and component
-// loop). AB_LOOP_ROOM_ROW: the room below target.loop_limit for a SIMD row's own count (the
-// subgroup, lane and fused kernels count each run block's loops once per row), AB_LOOP_ROOM_LANE
-// for a lane's (the workgroup kernel: a row's count is at most the sum of its lanes'). After the
-// last check that passed, a dispatch takes one more iteration and its fixed loops (ab_load and
-// ab_store over the words, the fused kernel's counts). At least 1: a dispatch always takes a
-// step, so a program whose one iteration alone could reach the limit is not protected
-// (docs/engine.md).
+// test); the lane sweep counts its passes itself (SweepEmitter, AB_COUNT_PASS), and one pass over
+// the whole sweep bounds its one more iteration. AB_LOOP_ROOM_ROW: the room below target.loop_limit
+// for a SIMD row's own count (the subgroup, lane and fused kernels count each run block's loops
+// once per row), AB_LOOP_ROOM_LANE for a lane's (the workgroup kernel: a row's count is at most the
+// sum of its lanes'). After the last check that passed, a dispatch takes one more iteration and its
+// fixed loops (ab_load and ab_store over the words, the fused kernel's counts). At least 1: a
+// dispatch always takes a step, so a program whose one iteration alone could reach the limit is not
+// protected (docs/engine.md).
 std::string loop_count_defines(const GlslTarget& target, const StateLayout& layout,
                                const LoweredProgram& program,
                                const std::vector<LoopCount>& block_loops, const LoopCount& sweep,
@@ -766,9 +766,9 @@ std::string loop_count_defines(const GlslTarget& target, const StateLayout& layo
   const uint64_t usable = target.loop_limit > fixed ? target.loop_limit - fixed : 0;
   auto room = [&](uint64_t n) { return n > one_more ? n - one_more : 1; };
   return fmt::format(
-      "#define AB_ITERATION_LOOPS {}u\n#define AB_SWEEP_LOOPS {}u\n#define AB_LOOP_ROOM_ROW {}u\n"
-      "#define AB_LOOP_ROOM_LANE {}u\n",
-      per_pick, per_sweep, room(usable), room(usable / lanes));
+      "#define AB_ITERATION_LOOPS {}u\n#define AB_LOOP_ROOM_ROW {}u\n#define AB_LOOP_ROOM_LANE "
+      "{}u\n",
+      per_pick, room(usable), room(usable / lanes));
 }
 
 // run_block: block b for a lane, once its step budget is checked (the same check the VM makes
