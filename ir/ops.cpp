@@ -1,6 +1,6 @@
 #include "ir/ops.h"
 
-#include "ir/float_math.h"
+#include "ir/scalar_rule.h"
 
 #include <array>
 #include <bit>
@@ -71,33 +71,6 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"update", C::Stack, 1, false, nullptr},
 }};
 
-int32_t as_int(uint32_t w) {
-  return static_cast<int32_t>(w);
-}
-uint32_t from_bool(bool b) {
-  return b ? 1u : 0u;
-}
-
-int32_t float_to_int(float f) {
-  if (std::isnan(f)) return 0;
-  if (f >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
-  if (f < -2147483648.0f) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(f);
-}
-
-uint32_t float_to_uint(float f) {
-  if (std::isnan(f) || f <= -1.0f) return 0;
-  if (f >= 4294967296.0f) return std::numeric_limits<uint32_t>::max();
-  return f < 0.0f ? 0u : static_cast<uint32_t>(f);
-}
-
-bool is_numeric(Scalar s) {
-  return s != Scalar::Bool;
-}
-bool is_integer(Scalar s) {
-  return s == Scalar::Int || s == Scalar::UInt;
-}
-
 }  // namespace
 
 const OpInfo& op_info(OpCode code) {
@@ -125,10 +98,9 @@ const char* fault_name(Fault f) {
   return "unknown";
 }
 
-uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
-float bits_float(uint32_t w) { return std::bit_cast<float>(w); }
 
 std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
+  using namespace scalar_detail;
   switch (code) {
     case OpCode::Neg: case OpCode::Abs: case OpCode::Add: case OpCode::Sub: case OpCode::Mul:
     case OpCode::Div: case OpCode::Rem: case OpCode::Min: case OpCode::Max: case OpCode::Clamp:
@@ -158,107 +130,11 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
   }
 }
 
+uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
+float bits_float(uint32_t w) { return std::bit_cast<float>(w); }
+
 bool eval_scalar(OpCode code, Scalar in, const uint32_t* x, uint32_t& r, Fault& fault) {
-  const uint32_t a = x[0];
-  const bool is_f = in == Scalar::Float, is_i = in == Scalar::Int;
-  const float fa = bits_float(a);
-  auto fb = [&] { return bits_float(x[1]); };
-  switch (code) {
-    case OpCode::Select: r = x[0] ? x[1] : x[2]; return true;
-    case OpCode::Neg: r = is_f ? float_bits(-fa) : 0u - a; return true;
-    case OpCode::Not: r = from_bool(!a); return true;
-    case OpCode::BitNot: r = ~a; return true;
-    case OpCode::Abs:
-      if (is_f) r = float_bits(std::fabs(fa));
-      else if (is_i) r = as_int(a) < 0 ? 0u - a : a;
-      else r = a;
-      return true;
-    case OpCode::Sqrt: r = float_bits(std::sqrt(fa)); return true;
-    case OpCode::Exp: r = float_bits(ab_exp(fa)); return true;
-    case OpCode::Log: r = float_bits(ab_log(fa)); return true;
-    case OpCode::Sin: r = float_bits(ab_sin(fa)); return true;
-    case OpCode::Cos: r = float_bits(ab_cos(fa)); return true;
-    case OpCode::Tanh: r = float_bits(ab_tanh(fa)); return true;
-    case OpCode::Floor: r = float_bits(std::floor(fa)); return true;
-    case OpCode::Ceil: r = float_bits(std::ceil(fa)); return true;
-    case OpCode::ToInt:
-      r = is_f ? static_cast<uint32_t>(float_to_int(fa)) : a;  // int/uint bit-cast, bool 0/1
-      return true;
-    case OpCode::ToUInt:
-      r = is_f ? float_to_uint(fa) : a;
-      return true;
-    case OpCode::ToFloat:
-      if (is_f) r = a;
-      else if (is_i) r = float_bits(static_cast<float>(as_int(a)));
-      else r = float_bits(static_cast<float>(a));  // uint, bool
-      return true;
-    default: break;
-  }
-  const uint32_t b = x[1];
-  switch (code) {
-    case OpCode::Add: r = is_f ? float_bits(fa + fb()) : a + b; return true;
-    case OpCode::Sub: r = is_f ? float_bits(fa - fb()) : a - b; return true;
-    case OpCode::Mul: r = is_f ? float_bits(fa * fb()) : a * b; return true;
-    case OpCode::Div:
-    case OpCode::Rem: {
-      const bool div = code == OpCode::Div;
-      if (is_f) {
-        r = float_bits(div ? fa / fb() : std::fmod(fa, fb()));
-        return true;
-      }
-      if (b == 0) {
-        fault = Fault::DivisionByZero;
-        return false;
-      }
-      if (!is_i) {
-        r = div ? a / b : a % b;
-      } else if (as_int(a) == std::numeric_limits<int32_t>::min() && as_int(b) == -1) {
-        r = div ? a : 0u;  // the one overflowing case wraps
-      } else {
-        r = static_cast<uint32_t>(div ? as_int(a) / as_int(b) : as_int(a) % as_int(b));
-      }
-      return true;
-    }
-    case OpCode::BitAnd: r = a & b; return true;
-    case OpCode::BitOr: r = a | b; return true;
-    case OpCode::BitXor: r = a ^ b; return true;
-    case OpCode::Shl: r = a << (b & 31u); return true;
-    case OpCode::Shr:
-      r = is_i ? static_cast<uint32_t>(as_int(a) >> (b & 31u)) : a >> (b & 31u);
-      return true;
-    case OpCode::Eq: r = from_bool(is_f ? fa == fb() : a == b); return true;
-    case OpCode::Ne: r = from_bool(is_f ? fa != fb() : a != b); return true;
-    case OpCode::Lt:
-      r = from_bool(is_f ? fa < fb() : is_i ? as_int(a) < as_int(b) : a < b);
-      return true;
-    case OpCode::Le:
-      r = from_bool(is_f ? fa <= fb() : is_i ? as_int(a) <= as_int(b) : a <= b);
-      return true;
-    case OpCode::Gt:
-      r = from_bool(is_f ? fa > fb() : is_i ? as_int(a) > as_int(b) : a > b);
-      return true;
-    case OpCode::Ge:
-      r = from_bool(is_f ? fa >= fb() : is_i ? as_int(a) >= as_int(b) : a >= b);
-      return true;
-    case OpCode::And: r = from_bool(a && b); return true;
-    case OpCode::Or: r = from_bool(a || b); return true;
-    case OpCode::Min:
-    case OpCode::Max: {
-      // min(a, b) = b < a ? b : a, spelled the same way in GLSL so NaNs agree.
-      const bool b_less = is_f ? fb() < fa : is_i ? as_int(b) < as_int(a) : b < a;
-      r = (code == OpCode::Min) == b_less ? b : a;
-      return true;
-    }
-    case OpCode::Pow: r = float_bits(ab_pow(fa, fb())); return true;
-    case OpCode::Clamp: {
-      uint32_t lo_first[2] = {a, b}, m = 0;
-      eval_scalar(OpCode::Max, in, lo_first, m, fault);
-      uint32_t then_hi[2] = {m, x[2]};
-      return eval_scalar(OpCode::Min, in, then_hi, r, fault);
-    }
-    default: break;
-  }
-  return false;
+  return scalar_rule(code, in, x, r, fault);
 }
 
 // clang-format on

@@ -1,5 +1,7 @@
 #include "ir/backends/vm.h"
 
+#include "ir/backends/vm_kernels.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -40,6 +42,12 @@ class VmRun::State {
       var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
     regs_.assign(size_t{lanes_} * words_, 0u);
+    for (const LoweredBlock& block : p.blocks) {
+      std::vector<BatchOp> ops;
+      for (const Op& op : block.ops)
+        ops.push_back(prepare_batch_op(op, p.types(), var_type_.data(), offset_.data()));
+      batch_ops_.push_back(std::move(ops));
+    }
     stack_slot_.assign(p.vars.size(), -1);
     for (size_t v = 0; v < p.vars.size(); ++v) {
       if (p.vars[v].storage != Storage::Stacked) continue;
@@ -101,10 +109,12 @@ class VmRun::State {
     stats.utilization = utilization_sum_ / static_cast<double>(stats.steps);
     if (options_.record_trace)
       result_.trace.push_back({block, static_cast<uint32_t>(active_.size())});
-    for (uint32_t lane : active_) {
-      const int32_t next = run_lane(block, lane);
-      pc_[lane] = next < 0 ? program_.exit_pc() : next;
-      if (next < 0 || next == program_.exit_pc()) {
+    run_block(block);
+    for (uint32_t lane : running_) {
+      const int32_t next = finish_lane(block, lane);
+      if (next < 0) continue;
+      pc_[lane] = next;
+      if (next == program_.exit_pc()) {
         --live_;
         continue;
       }
@@ -307,35 +317,84 @@ class VmRun::State {
     return -1;
   }
 
-  // Runs `block` for one lane; returns its next PC, or -1 if it faulted.
-  int32_t run_lane(int32_t block_index, uint32_t lane) {
+  // Stops a lane that faulted during the step.
+  void stop(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
+    fault(lane, code, block, loc);
+    pc_[lane] = program_.exit_pc();
+    --live_;
+  }
+
+  // Runs `block`'s ops for every lane of active_ (ir/backends/vm_kernels.h: op by op, each over
+  // all the lanes); leaves in running_ the lanes that did not fault.
+  void run_block(int32_t block_index) {
     const LoweredBlock& block = program_.blocks[block_index];
-    if (!step_allowed(lane_steps_[lane], options_.max_steps))
-      return fault(lane, Fault::StepBudget, block, block.loc);
-    ++lane_steps_[lane];
-    const FrameView view{regs_.data() + size_t{lane} * words_, offset_.data(), var_type_.data()};
-    for (const Op& op : block.ops) {
-      if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update) {
-        const VarId v = op.args[0];
-        BatchSnapshot::VarStack& s = stacks_[stack_slot_[v]];
-        uint32_t& sp = s.depth[lane];
-        const uint32_t w = program_.types().words(program_.vars[v].type);
-        if (op.code == OpCode::Push) {
-          if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, op.loc);
-          reserve(sp);
-          std::memcpy(slot(s, lane, sp++), reg(lane, v), w * 4);
-        } else {
-          if (op.code == OpCode::Pop) --sp;
-          std::memcpy(reg(lane, v), slot(s, lane, op.code == OpCode::Pop ? sp : sp - 1), w * 4);
-        }
+    running_.clear();
+    for (uint32_t lane : active_) {
+      if (!step_allowed(lane_steps_[lane], options_.max_steps)) {
+        stop(lane, Fault::StepBudget, block, block.loc);
         continue;
       }
-      const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
-      if (f != Fault::None) return fault(lane, f, block, op.loc);
-      if (op.code == OpCode::Emit)
-        deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
-                        emitted_, result_);
+      ++lane_steps_[lane];
+      running_.push_back(lane);
     }
+    const BatchFrames frames{regs_.data(), words_};
+    const std::vector<BatchOp>& ops = batch_ops_[block_index];
+    for (size_t i = 0; i < ops.size() && !running_.empty(); ++i) {
+      const Op& op = *ops[i].op;
+      if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update) {
+        stack_op(op, block);
+        continue;
+      }
+      if (ops[i].run &&
+          ops[i].run(ops[i], frames, running_.data(), running_.size(), batch_.uniforms))
+        continue;
+      // Lane by lane, dropping lanes that fault.
+      size_t kept = 0;
+      for (uint32_t lane : running_) {
+        const FrameView view{regs_.data() + size_t{lane} * words_, offset_.data(),
+                             var_type_.data()};
+        const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
+        if (f != Fault::None) {
+          stop(lane, f, block, op.loc);
+          continue;
+        }
+        if (op.code == OpCode::Emit)
+          deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
+                          emitted_, result_);
+        running_[kept++] = lane;
+      }
+      running_.resize(kept);
+    }
+  }
+
+  // Push, Pop or Update of one variable for every running lane.
+  void stack_op(const Op& op, const LoweredBlock& block) {
+    const VarId v = op.args[0];
+    BatchSnapshot::VarStack& s = stacks_[stack_slot_[v]];
+    const uint32_t w = program_.types().words(program_.vars[v].type);
+    size_t kept = 0;
+    for (uint32_t lane : running_) {
+      uint32_t& sp = s.depth[lane];
+      if (op.code == OpCode::Push) {
+        if (sp >= depth_) {
+          stop(lane, Fault::StackOverflow, block, op.loc);
+          continue;
+        }
+        reserve(sp);
+        std::memcpy(slot(s, lane, sp++), reg(lane, v), w * 4);
+      } else {
+        if (op.code == OpCode::Pop) --sp;
+        std::memcpy(reg(lane, v), slot(s, lane, op.code == OpCode::Pop ? sp : sp - 1), w * 4);
+      }
+      running_[kept++] = lane;
+    }
+    running_.resize(kept);
+  }
+
+  // Runs `block`'s terminator for one lane; returns its next PC, or -1 if it faulted (and
+  // stopped).
+  int32_t finish_lane(int32_t block_index, uint32_t lane) {
+    const LoweredBlock& block = program_.blocks[block_index];
     const Terminator& t = block.term;
     switch (t.kind) {
       case Terminator::Kind::Jump:
@@ -344,7 +403,10 @@ class VmRun::State {
         return *reg(lane, t.cond) ? t.target : t.target_else;
       case Terminator::Kind::PushJump: {
         uint32_t& sp = pc_depth_[lane];
-        if (sp >= depth_) return fault(lane, Fault::StackOverflow, block, t.loc);
+        if (sp >= depth_) {
+          stop(lane, Fault::StackOverflow, block, t.loc);
+          return -1;
+        }
         reserve(sp);
         pc_stack_[size_t{lane} * capacity_ + sp++] = t.target_else;
         ++result_.stats.calls;
@@ -380,6 +442,8 @@ class VmRun::State {
   std::vector<uint32_t> emitted_;               // the record being handed on
   std::vector<std::vector<uint32_t>> waiting_;  // lanes waiting at each block
   std::vector<uint32_t> counts_, active_;
+  std::vector<uint32_t> running_;                // lanes of this step not (yet) faulted
+  std::vector<std::vector<BatchOp>> batch_ops_;  // per block, its ops bound to the layout
   uint32_t live_ = 0;
   double utilization_sum_ = 0;
   std::vector<double> block_utilization_sum_;  // per block; empty after a restore

@@ -3,6 +3,8 @@
 // steps a host ran itself reads back the same, and the header ties a trace to its source text.
 // No Vulkan.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -24,7 +26,12 @@ const std::string& collatz_source() {
 
 struct TempDir {
   std::filesystem::path path;
-  TempDir() : path(std::filesystem::temp_directory_path() / "ab_trace_file_test") {
+  // One directory per test case and process: ctest -j runs this file's cases side by side, and
+  // a shared one was removed under the other case's feet.
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           fmt::format("ab_trace_file_test_{}_{}", ::getpid(), counter++);
     std::filesystem::create_directories(path);
   }
   ~TempDir() { std::filesystem::remove_all(path); }

@@ -345,7 +345,10 @@ TEST_CASE("random programs: vm equals interp on 300 generated programs, batch 16
 
     const RunResult expected = run_interp(*program, entry, batch, options);
     const RunResult actual = run_vm(lowered, batch, options);
-    const std::string difference = describe_difference(expected, actual);
+    // NaN = NaN: the VM's kernels are compiled apart from exec_op, and the compiler may order
+    // an add's operands either way, which picks which NaN comes out (the language does not
+    // define NaN payloads or signs, docs/language.md).
+    const std::string difference = compare_results(lowered, expected, actual);
     if (!difference.empty()) {
       FAIL_CHECK("seed ", seed, ": vm differs from interp:\n", difference, "--- source ---\n",
                  source);
