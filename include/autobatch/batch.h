@@ -38,6 +38,9 @@ struct RunOptions {
   uint64_t max_steps = 10'000'000;  // max blocks a lane may run (lane-local steps)
   Heuristic heuristic = Heuristic::MinPc;
   bool record_trace = false;  // VM: keep the per-step trace
+  // VM: threads that run a big step's lanes side by side (0: one per core). Results do not
+  // depend on it: lanes are independent within a step.
+  uint32_t threads = 0;
   // Receives each record a lane emits (`emit(x)`: words(emit type) words), in the lane's order;
   // records of different lanes interleave in any order. Called on the thread that runs the
   // backend. When empty, records are collected in RunResult::emitted instead.

@@ -1,10 +1,13 @@
 #include "ir/backends/vm.h"
 
+#include "ir/backends/lane_pool.h"
 #include "ir/backends/vm_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <type_traits>
 
 namespace ab {
@@ -43,10 +46,11 @@ class VmRun::State {
     words_ = layout_words(p.types(), var_type_, offset_);
     regs_.assign(size_t{lanes_} * words_, 0u);
     for (const LoweredBlock& block : p.blocks) {
-      std::vector<BatchOp> ops;
-      for (const Op& op : block.ops)
-        ops.push_back(prepare_batch_op(op, p.types(), var_type_.data(), offset_.data()));
-      batch_ops_.push_back(std::move(ops));
+      batch_ops_.push_back(prepare_block_ops(block, p, var_type_.data(), offset_.data()));
+      size_t words = 0;
+      for (const BatchOp& op : batch_ops_.back())
+        words = op.run && words != SIZE_MAX ? words + op.words : SIZE_MAX;
+      block_words_.push_back(words == SIZE_MAX ? 0 : words);
     }
     stack_slot_.assign(p.vars.size(), -1);
     for (size_t v = 0; v < p.vars.size(); ++v) {
@@ -62,6 +66,7 @@ class VmRun::State {
     lane_steps_.assign(lanes_, 0);
     rng_.resize(lanes_);
     waiting_.assign(p.blocks.size(), {});
+    waiting_bits_.assign((p.blocks.size() + 63) / 64, 0);
     counts_.assign(p.blocks.size(), 0);
     result_.faulted.assign(lanes_, 0);
     if (p.source->emit_type != Types::kVoid && !options.on_emit) result_.emitted.resize(lanes_);
@@ -79,7 +84,11 @@ class VmRun::State {
       }
       waiting_[p.entry_block].push_back(lane);
     }
+    if (lanes_) mark_waiting(p.entry_block, true);
     live_ = lanes_;
+    const unsigned threads =
+        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    if (threads > 1 && lanes_ > 1) pool_ = std::make_unique<LanePool>(threads);
   }
 
   void set_picker(BlockPicker picker) { picker_ = picker; }
@@ -87,6 +96,7 @@ class VmRun::State {
 
   int32_t next_block() {
     if (done()) return -1;
+    if (picker_ == pick_min_pc) return first_waiting();
     for (size_t b = 0; b < counts_.size(); ++b)
       counts_[b] = static_cast<uint32_t>(waiting_[b].size());
     return picker_(counts_);
@@ -97,6 +107,7 @@ class VmRun::State {
     const int32_t block = next_block();
     active_.swap(waiting_[block]);
     waiting_[block].clear();
+    mark_waiting(block, false);
     RunStats& stats = result_.stats;
     ++stats.steps;
     ++stats.block_executions[block];
@@ -118,6 +129,7 @@ class VmRun::State {
         --live_;
         continue;
       }
+      if (waiting_[next].empty()) mark_waiting(next, true);
       waiting_[next].push_back(lane);
     }
     // active_ keeps the lanes that ran until the next step, for last_active().
@@ -259,11 +271,13 @@ class VmRun::State {
     // gives the same states as the original order.
     for (auto& w : waiting_)
       w.clear();
+    std::fill(waiting_bits_.begin(), waiting_bits_.end(), 0);
     active_.clear();
     live_ = 0;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
       if (pc_[lane] == program_.exit_pc()) continue;
       waiting_[pc_[lane]].push_back(lane);
+      mark_waiting(pc_[lane], true);
       ++live_;
     }
   }
@@ -317,6 +331,19 @@ class VmRun::State {
     return -1;
   }
 
+  // The min-PC rule without a count per block: the first set bit of the blocks with lanes
+  // waiting (with the sampler's hundred-odd blocks, counting them all took a tenth of a step).
+  int32_t first_waiting() const {
+    for (size_t w = 0; w < waiting_bits_.size(); ++w)
+      if (waiting_bits_[w])
+        return static_cast<int32_t>(w * 64 + std::countr_zero(waiting_bits_[w]));
+    return -1;
+  }
+  void mark_waiting(int32_t block, bool waiting) {
+    const uint64_t bit = uint64_t{1} << (block % 64);
+    waiting ? waiting_bits_[block / 64] |= bit : waiting_bits_[block / 64] &= ~bit;
+  }
+
   // Stops a lane that faulted during the step.
   void stop(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
     fault(lane, code, block, loc);
@@ -337,20 +364,29 @@ class VmRun::State {
       ++lane_steps_[lane];
       running_.push_back(lane);
     }
+    if (pool_ && running_.size() * block_words_[block_index] >= kParallelWords &&
+        running_.size() >= 2 * pool_->threads())
+      run_ops_in_parallel(block_index);
+    else
+      run_ops(block_index, 0, running_);
+  }
+
+  // The block's ops from `first_op` on for `lanes`, dropping lanes that fault.
+  void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes) {
+    const LoweredBlock& block = program_.blocks[block_index];
     const BatchFrames frames{regs_.data(), words_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
-    for (size_t i = 0; i < ops.size() && !running_.empty(); ++i) {
+    for (size_t i = first_op; i < ops.size() && !lanes.empty(); ++i) {
       const Op& op = *ops[i].op;
       if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update) {
-        stack_op(op, block);
+        stack_op(op, block, lanes);
         continue;
       }
-      if (ops[i].run &&
-          ops[i].run(ops[i], frames, running_.data(), running_.size(), batch_.uniforms))
+      if (ops[i].run && ops[i].run(ops[i], frames, lanes.data(), lanes.size(), batch_.uniforms))
         continue;
-      // Lane by lane, dropping lanes that fault.
+      // Lane by lane.
       size_t kept = 0;
-      for (uint32_t lane : running_) {
+      for (uint32_t lane : lanes) {
         const FrameView view{regs_.data() + size_t{lane} * words_, offset_.data(),
                              var_type_.data()};
         const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
@@ -361,19 +397,49 @@ class VmRun::State {
         if (op.code == OpCode::Emit)
           deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
                           emitted_, result_);
-        running_[kept++] = lane;
+        lanes[kept++] = lane;
       }
-      running_.resize(kept);
+      lanes.resize(kept);
+    }
+  }
+
+  // The block's lanes in one chunk per thread, each running the ops that have kernels. A
+  // kernel that declines (an index out of range) or an op without one (a push, say) stops its
+  // chunk there, having written nothing; the chunk finishes on this thread afterwards.
+  void run_ops_in_parallel(int32_t block_index) {
+    const unsigned threads = pool_->threads();
+    const size_t per_chunk = (running_.size() + threads - 1) / threads;
+    chunks_.resize(threads);
+    chunk_stop_.assign(threads, 0);
+    for (unsigned t = 0; t < threads; ++t) {
+      const size_t first = std::min(running_.size(), t * per_chunk);
+      const size_t last = std::min(running_.size(), first + per_chunk);
+      chunks_[t].assign(running_.begin() + first, running_.begin() + last);
+    }
+    const BatchFrames frames{regs_.data(), words_};
+    const std::vector<BatchOp>& ops = batch_ops_[block_index];
+    pool_->run([&](unsigned t) {
+      const std::vector<uint32_t>& lanes = chunks_[t];
+      size_t i = 0;
+      while (i < ops.size() && !lanes.empty() && ops[i].run &&
+             ops[i].run(ops[i], frames, lanes.data(), lanes.size(), batch_.uniforms))
+        ++i;
+      chunk_stop_[t] = i;
+    });
+    running_.clear();
+    for (unsigned t = 0; t < threads; ++t) {
+      run_ops(block_index, chunk_stop_[t], chunks_[t]);
+      running_.insert(running_.end(), chunks_[t].begin(), chunks_[t].end());
     }
   }
 
   // Push, Pop or Update of one variable for every running lane.
-  void stack_op(const Op& op, const LoweredBlock& block) {
+  void stack_op(const Op& op, const LoweredBlock& block, std::vector<uint32_t>& lanes) {
     const VarId v = op.args[0];
     BatchSnapshot::VarStack& s = stacks_[stack_slot_[v]];
     const uint32_t w = program_.types().words(program_.vars[v].type);
     size_t kept = 0;
-    for (uint32_t lane : running_) {
+    for (uint32_t lane : lanes) {
       uint32_t& sp = s.depth[lane];
       if (op.code == OpCode::Push) {
         if (sp >= depth_) {
@@ -386,9 +452,9 @@ class VmRun::State {
         if (op.code == OpCode::Pop) --sp;
         std::memcpy(reg(lane, v), slot(s, lane, op.code == OpCode::Pop ? sp : sp - 1), w * 4);
       }
-      running_[kept++] = lane;
+      lanes[kept++] = lane;
     }
-    running_.resize(kept);
+    lanes.resize(kept);
   }
 
   // Runs `block`'s terminator for one lane; returns its next PC, or -1 if it faulted (and
@@ -442,8 +508,17 @@ class VmRun::State {
   std::vector<uint32_t> emitted_;               // the record being handed on
   std::vector<std::vector<uint32_t>> waiting_;  // lanes waiting at each block
   std::vector<uint32_t> counts_, active_;
+  std::vector<uint64_t> waiting_bits_;           // bit b: lanes wait at block b
   std::vector<uint32_t> running_;                // lanes of this step not (yet) faulted
   std::vector<std::vector<BatchOp>> batch_ops_;  // per block, its ops bound to the layout
+  // Per block, the words its ops write per lane, or 0 if some op has no kernel (the block then
+  // runs on this thread alone): a step runs in parallel when its lanes times these words reach
+  // kParallelWords, enough work to repay starting the pool (a few microseconds).
+  std::vector<size_t> block_words_;
+  static constexpr size_t kParallelWords = 16384;
+  std::unique_ptr<LanePool> pool_;  // null for one thread
+  std::vector<std::vector<uint32_t>> chunks_;
+  std::vector<size_t> chunk_stop_;
   uint32_t live_ = 0;
   double utilization_sum_ = 0;
   std::vector<double> block_utilization_sum_;  // per block; empty after a restore

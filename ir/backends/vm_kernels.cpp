@@ -15,6 +15,41 @@ constexpr int arity_of(OpCode c) {
   return 1;  // Neg ... ToFloat
 }
 
+// The word offset the op's access path reaches for the lane of `frame`; false if a dynamic
+// index is out of range. (A uint index of 2^31 or more is out of range either way, so every
+// index can be read as signed.)
+bool path_offset(const BatchOp& b, const uint32_t* frame, uint32_t& offset) {
+  offset = b.path_offset;
+  for (const BatchOp::DynamicStep& step : b.dynamic) {
+    const uint32_t raw = frame[step.index];
+    if (static_cast<int32_t>(raw) < 0 || raw >= step.count) return false;
+    offset += raw * step.stride;
+  }
+  return true;
+}
+
+// Operand k of `b` for the lane of `frame`: its variable's words, or the uniform's words a
+// viewed UniformGet would have copied.
+const uint32_t* operand(const BatchOp& b, int k, const uint32_t* frame,
+                        const UniformData& uniforms) {
+  const BatchOp* view = b.view[k];
+  if (!view) return frame + b.src[k];
+  uint32_t offset = 0;
+  path_offset(*view, frame, offset);  // in range: the view's own kernel checked it
+  return uniforms[view->op->index].data() + offset;
+}
+
+// One loop per common broadcast pattern (a select's a0; a scalar against an array in a binary
+// op), so each loop has fixed strides; other patterns (a clamp's one-word bounds) have no
+// kernel and run exec_op.
+unsigned broadcast_pattern(const BatchOp& b, int arity) {
+  unsigned pattern = 0;
+  for (int k = 0; k < arity; ++k)
+    pattern |= b.broadcast[k] && b.words > 1 ? 1u << k : 0u;
+  return pattern;
+}
+constexpr unsigned kMaxPattern = 2;
+
 // Word i of the result from word i of each operand; a broadcast operand (bit k of Broadcast)
 // gives its one word to every i. A destination is either one of the operands (read at i before
 // i is written) or apart from them, so the words can be written in place.
@@ -33,16 +68,13 @@ void words_of(uint32_t* dst, const uint32_t* const* src, uint32_t n) {
 // The elementwise rule of op C on kind S for every lane.
 template <OpCode C, Scalar S>
 bool elementwise(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-                 const UniformData&) {
-  // One loop per common broadcast pattern (a select's a0; a scalar against an array in a binary
-  // op), so each loop has fixed strides.
-  unsigned pattern = 0;
-  for (int k = 0; k < arity_of(C); ++k)
-    pattern |= b.broadcast[k] && b.words > 1 ? 1u << k : 0u;
+                 const UniformData& uniforms) {
+  const unsigned pattern = broadcast_pattern(b, arity_of(C));
   auto loop = [&](auto words) {
     for (size_t j = 0; j < count; ++j) {
       uint32_t* frame = f.lane(lanes[j]);
-      const uint32_t* src[3] = {frame + b.src[0], frame + b.src[1], frame + b.src[2]};
+      const uint32_t* src[3] = {operand(b, 0, frame, uniforms), operand(b, 1, frame, uniforms),
+                                operand(b, 2, frame, uniforms)};
       words(frame + b.dst, src, b.words);
     }
   };
@@ -65,14 +97,15 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, 
 // dot and sum of G lanes, in exec_op's order (acc = acc + term, from word 0): G independent
 // sums keep the adder busy where one lane's sum would wait on each add.
 template <OpCode C, Scalar S, size_t G>
-void reduce_lanes(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes) {
+void reduce_lanes(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes,
+                  const UniformData& uniforms) {
   const uint32_t* xs[G];
   const uint32_t* ys[G];
   uint32_t acc[G];
   for (size_t j = 0; j < G; ++j) {
     const uint32_t* frame = f.lane(lanes[j]);
-    xs[j] = frame + b.src[0];
-    ys[j] = frame + b.src[1];
+    xs[j] = operand(b, 0, frame, uniforms);
+    ys[j] = C == OpCode::Dot ? operand(b, 1, frame, uniforms) : nullptr;
     acc[j] = 0;  // the zero of int, uint and float alike
   }
   Fault fault = Fault::None;
@@ -92,13 +125,13 @@ void reduce_lanes(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes)
 
 template <OpCode C, Scalar S>
 bool reduction(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-               const UniformData&) {
+               const UniformData& uniforms) {
   constexpr size_t kGroup = 8;
   size_t j = 0;
   for (; j + kGroup <= count; j += kGroup)
-    reduce_lanes<C, S, kGroup>(b, f, lanes + j);
+    reduce_lanes<C, S, kGroup>(b, f, lanes + j, uniforms);
   for (; j < count; ++j)
-    reduce_lanes<C, S, 1>(b, f, lanes + j);
+    reduce_lanes<C, S, 1>(b, f, lanes + j, uniforms);
   return true;
 }
 
@@ -115,19 +148,6 @@ bool copy(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t 
   for (size_t j = 0; j < count; ++j) {
     uint32_t* frame = f.lane(lanes[j]);
     std::memmove(frame + b.dst, frame + b.src[0], b.words * sizeof(uint32_t));
-  }
-  return true;
-}
-
-// The word offset the op's access path reaches for the lane of `frame`; false if a dynamic
-// index is out of range. (A uint index of 2^31 or more is out of range either way, so every
-// index can be read as signed.)
-bool path_offset(const BatchOp& b, const uint32_t* frame, uint32_t& offset) {
-  offset = b.path_offset;
-  for (const BatchOp::DynamicStep& step : b.dynamic) {
-    const uint32_t raw = frame[step.index];
-    if (static_cast<int32_t>(raw) < 0 || raw >= step.count) return false;
-    offset += raw * step.stride;
   }
   return true;
 }
@@ -150,6 +170,12 @@ bool uniform_get(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, 
     std::memcpy(frame + b.dst, data + offset, b.words * sizeof(uint32_t));
   }
   return true;
+}
+
+// A viewed UniformGet copies nothing; its readers read the uniform (prepare_block_ops).
+bool uniform_view(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
+                  const UniformData&) {
+  return all_in_range(b, f, lanes, count);
 }
 
 bool get(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
@@ -207,6 +233,8 @@ constexpr auto kReduction = reduction_table(std::make_index_sequence<4>());
 
 }  // namespace
 
+namespace {
+
 BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_type,
                          const uint32_t* offset) {
   BatchOp b;
@@ -258,8 +286,54 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
   const VarId kind_var = op.code == OpCode::Select ? op.args[1] : op.args[0];
   const Scalar s = types[types.leaf(var_type[kind_var])].scalar;
   if ((op.code == OpCode::Div || op.code == OpCode::Rem) && s != Scalar::Float) return b;
+  if (broadcast_pattern(b, arity_of(op.code)) > kMaxPattern) return b;
   b.run = kElementwise[static_cast<size_t>(s)][static_cast<size_t>(op.code) - kFirstElementwise];
   return b;
+}
+
+// Whether `op` reads `v` only through a kernel that takes views (an elementwise op or a
+// reduction with a kernel, never declining), or not at all; `reads` counts the reads.
+bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
+  const Op& op = *b.op;
+  const OpClass cls = op_info(op.code).cls;
+  const bool takes_views =
+      b.run && (cls == OpClass::Unary || cls == OpClass::Binary || cls == OpClass::Ternary ||
+                cls == OpClass::Reduction || op.code == OpCode::Select);
+  for (size_t k = 0; k < op.args.size(); ++k) {
+    if (op.args[k] != v) continue;
+    if (!takes_views || k >= 3) return false;
+    ++reads;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
+                                       const TypeId* var_type, const uint32_t* offset) {
+  std::vector<BatchOp> ops;
+  for (const Op& op : block.ops)
+    ops.push_back(prepare_batch_op(op, program.types(), var_type, offset));
+  for (size_t d = 0; d < ops.size(); ++d) {
+    const Op& def = block.ops[d];
+    if (def.code != OpCode::UniformGet || program.vars[def.dst].storage != Storage::Temp) continue;
+    // Every later op must read the temp only through view-taking kernels, and neither the
+    // temp nor an index of the row may be written again in the block.
+    bool viewable = block.term.cond != def.dst;
+    int reads = 0;
+    for (size_t u = d + 1; u < ops.size() && viewable; ++u) {
+      const Op& op = block.ops[u];
+      viewable = reads_only_as_view(ops[u], def.dst, reads) && op.dst != def.dst;
+      for (VarId index : def.args)
+        viewable = viewable && op.dst != index;
+    }
+    if (!viewable || reads == 0) continue;
+    ops[d].run = uniform_view;
+    for (size_t u = d + 1; u < ops.size(); ++u)
+      for (size_t k = 0; k < block.ops[u].args.size() && k < 3; ++k)
+        if (block.ops[u].args[k] == def.dst) ops[u].view[k] = &ops[d];
+  }
+  return ops;
 }
 
 }  // namespace ab

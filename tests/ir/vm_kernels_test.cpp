@@ -1,0 +1,148 @@
+// The VM's batched kernels (ir/backends/vm_kernels.h) and its worker threads: every kernel path
+// (the broadcast patterns, the eight-lane reductions and their remainder, gets, sets and
+// uniform rows read in place, and the ops that decline and fall back to exec_op) gives exactly
+// the interpreter's words and faults, and a run's results, statistics and trace do not depend
+// on how many threads run its steps.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+
+#include "ir/backends/interp.h"
+#include "ir/backends/vm.h"
+#include "ir/frontend/frontend.h"
+#include "ir/ops.h"
+#include "ir/passes/lower.h"
+#include "support/result_compare.h"
+
+namespace ab::testing {
+namespace {
+
+// Rows of data read by index, whole rows into dot/sum/elementwise ops (viewed in place), a row
+// whose index changes before it is read (copied), out-of-range rows and elements for some lanes
+// (faults: the kernels decline and exec_op faults exactly those lanes), integer division by a
+// lane's zero (no kernel), clamp's one-word bounds (no kernel) and reductions of int arrays.
+constexpr const char* kProgram = R"(
+const N: int = 12;
+uniform X: float[20][N];
+uniform c: int[N];
+
+struct Out { total: float, acc: float[N], ints: int[N], quotient: int }
+
+fn main(i: int, s: float) -> Out {
+    var acc: float[N];
+    var ints = c * i;
+    var total = 0.0;
+    var k = 0;
+    while k < 4 {
+        // One block of kernels only, which big batches run on several threads.
+        let row = X[i + k];
+        total += dot(row, acc) + sum(row * s) - dot(acc, row);
+        acc = acc + row * s;
+        acc = max(acc, s - row);
+        total += acc[i - 3];
+        if k >= 0 {
+            acc = clamp(acc, -3.0, 3.0);
+            var j = i + k;
+            let later = X[j];
+            j = j - 1;
+            acc[k] = acc[k] + later[j & 7] * float(j);
+            ints[k] = dot(ints, c) + sum(ints) % 1000;
+        }
+        k += 1;
+    }
+    let picked = acc[i % 16];
+    return Out { total: total + picked, acc: acc, ints: ints, quotient: 1000 / (i % 5) };
+}
+)";
+
+struct Loaded {
+  Program program;
+  int entry = -1;
+  LoweredProgram lowered;
+};
+
+Loaded load(const std::string& source) {
+  Diagnostics diags("vm_kernels.ab", source);
+  std::optional<Program> program = compile_source(source, "vm_kernels.ab", diags);
+  REQUIRE_MESSAGE(program.has_value(), diags.format());
+  Loaded loaded{std::move(*program), -1, {}};
+  loaded.entry = loaded.program.find_function("main");
+  REQUIRE(loaded.entry >= 0);
+  loaded.lowered = lower(loaded.program, loaded.entry);
+  return loaded;
+}
+
+// Lane l reads rows from i = l % 19 on: lanes with i >= 17 run past row 19 of X and fault;
+// i < 3 and i % 16 >= 12 index acc out of range; i % 5 == 0 divides by zero.
+Batch make_batch(uint32_t lanes) {
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(2);
+  for (uint32_t l = 0; l < lanes; ++l) {
+    batch.inputs[0].push_back(l % 19);
+    batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
+  }
+  std::vector<uint32_t> x, c;
+  for (int r = 0; r < 20 * 12; ++r)
+    x.push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
+  for (int e = 0; e < 12; ++e)
+    c.push_back(static_cast<uint32_t>(e * 3 - 7));
+  batch.uniforms = {x, c};
+  return batch;
+}
+
+TEST_CASE("vm kernels: every kernel path gives the interpreter's words and faults") {
+  const Loaded loaded = load(kProgram);
+  for (uint32_t lanes : {1u, 7u, 8u, 13u, 64u, 1000u}) {
+    CAPTURE(lanes);
+    const Batch batch = make_batch(lanes);
+    REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
+    RunOptions options;
+    const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
+    for (uint32_t threads : {1u, 2u, 3u}) {
+      CAPTURE(threads);
+      options.threads = threads;
+      const RunResult actual = run_vm(loaded.lowered, batch, options);
+      const std::string difference = describe_difference(expected, actual);
+      CHECK_MESSAGE(difference.empty(), difference);
+    }
+    if (lanes >= 64) {
+      // The batch reaches every fault it is built for, and a quarter of the lanes finish.
+      std::map<Fault, int> faults;
+      for (const LaneError& e : expected.errors)
+        ++faults[e.code];
+      CHECK(faults[Fault::IndexOutOfRange] > 0);
+      CHECK(faults[Fault::DivisionByZero] > 0);
+      CHECK(expected.errors.size() < lanes * 3 / 4);
+    }
+  }
+}
+
+TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {
+  const Loaded loaded = load(kProgram);
+  const Batch batch = make_batch(2000);
+  RunOptions options;
+  options.record_trace = true;
+  options.threads = 1;
+  const RunResult one = run_vm(loaded.lowered, batch, options);
+  for (uint32_t threads : {2u, 4u}) {
+    CAPTURE(threads);
+    options.threads = threads;
+    const RunResult many = run_vm(loaded.lowered, batch, options);
+    CHECK(describe_difference(one, many).empty());
+    CHECK(many.stats.steps == one.stats.steps);
+    CHECK(many.stats.lane_steps == one.stats.lane_steps);
+    CHECK(many.stats.utilization == one.stats.utilization);
+    CHECK(many.stats.block_executions == one.stats.block_executions);
+    REQUIRE(many.trace.size() == one.trace.size());
+    for (size_t i = 0; i < one.trace.size(); ++i) {
+      CHECK(many.trace[i].block == one.trace[i].block);
+      CHECK(many.trace[i].active == one.trace[i].active);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ab::testing
