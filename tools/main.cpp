@@ -53,6 +53,14 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
+// The vm's worker threads: shared by `run`, `debug` and `sample`.
+void add_threads_option(CLI::App& app, uint32_t& threads) {
+  app.add_option("--threads", threads,
+                 "vm: threads that run a big step's lanes side by side (default: one per core); "
+                 "results do not depend on it")
+      ->transform(whole_number_in(1, 1024));
+}
+
 // FILE and the options that say what to run and on which batch: shared by `run` and `debug`.
 void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint32_t>& batch_value) {
   app.add_option("--entry", command.entry, "entry function: called once per lane")
@@ -84,6 +92,7 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
                  "block choice of the vm: min-pc (smallest waiting block) or most-lanes")
       ->capture_default_str()
       ->check(CLI::IsMember({"min-pc", "most-lanes"}));
+  add_threads_option(app, command.options.threads);
 }
 
 // The Vulkan engine's options: shared by `run` and `debug`.
@@ -188,6 +197,7 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_option("--format", c.format, "stdout: table or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
+  add_threads_option(app, c.threads);
   add_device_options(app, c.device);
 }
 
@@ -339,8 +349,8 @@ int run_cli(int argc, char** argv) {
     debug.run.batch = debug_batch;
     for (const char* name :
          {"--input", "--uniform", "--batch", "--entry", "--seed", "--stack-depth", "--max-steps",
-          "--heuristic", "--backend", "--schedule", "--global-mode", "--local-scope", "--device",
-          "--max-part-cost"})
+          "--heuristic", "--threads", "--backend", "--schedule", "--global-mode", "--local-scope",
+          "--device", "--max-part-cost"})
       debug.run_options_given |= debug_app->count(name) > 0;
     return ab::cli::debug_command(debug);
   }

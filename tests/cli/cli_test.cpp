@@ -171,11 +171,11 @@ TEST_CASE("cli: --help lists every option with its default") {
   const CliResult help = ws.run("run --help");
   CHECK(help.exit_code == 0);
   for (const char* text :
-       {"--backend",   "=vulkan",      "--schedule",   "--global-mode", "--local-scope",
-        "--device",    "--validation", "--entry",      "=main",         "--batch",
-        "--input",     "--uniform",    "--seed",       "--stack-depth", "=1024",
-        "--max-steps", "=10000000",    "--heuristic",  "=min-pc",       "--format",
-        "=table",      "--out",        "--trace-steps"}) {
+       {"--backend",   "=vulkan",      "--schedule",    "--global-mode", "--local-scope",
+        "--device",    "--validation", "--entry",       "=main",         "--batch",
+        "--input",     "--uniform",    "--seed",        "--stack-depth", "=1024",
+        "--max-steps", "=10000000",    "--heuristic",   "=min-pc",       "--format",
+        "=table",      "--out",        "--trace-steps", "--threads"}) {
     CAPTURE(text);
     CHECK(help.out.find(text) != std::string::npos);
   }
@@ -655,6 +655,41 @@ TEST_CASE("cli: --trace-steps adds the VM's step trace") {
   }
   CHECK(active == doc["stats"]["lane_steps"].get<uint64_t>());
   CHECK_FALSE(ws.run("run fib.ab -i n=1 --format json").document().contains("trace"));
+}
+
+TEST_CASE("cli: --threads changes neither outputs nor trace nor statistics") {
+  Workspace ws;
+  // Array work in every loop step, enough for 2000 lanes to run on the vm's worker threads.
+  ws.write("decay.ab", R"(
+fn main(n: int) -> float {
+    var a: float[64];
+    var k = 0;
+    while k < n % 17 {
+        a = a * 0.5 + float(k);
+        k += 1;
+    }
+    return sum(a) + a[n % 70];
+}
+)");
+  const std::string args =
+      "run decay.ab --backend vm -i n=range:0:2000 --trace-steps --format json";
+  const CliResult one = ws.run(args + " --threads 1");
+  const CliResult two = ws.run(args + " --threads 2");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  const json a = one.document(), b = two.document();
+  CHECK(a["outputs"] == b["outputs"]);
+  CHECK(a["errors"] == b["errors"]);
+  CHECK(a["trace"] == b["trace"]);
+  CHECK(a["errors"].size() > 0);  // n % 70 >= 64 indexes past the array
+  for (const char* stat : {"steps", "lane_steps", "utilization", "calls"}) {
+    CAPTURE(stat);
+    CHECK(a["stats"][stat] == b["stats"][stat]);
+  }
+  const CliResult zero = ws.run(args + " --threads 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err.find("--threads: expected a whole number from 1 to 1024, got '0'") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: randint inputs are reproducible from --seed") {

@@ -78,19 +78,22 @@ void check_posterior(const json& summary, const std::vector<std::pair<double, do
   }
 }
 
-TEST_CASE("sample: interp and vm give the same draws and statistics bit for bit") {
+TEST_CASE("sample: interp and vm (any --threads) give the same draws and statistics bit for bit") {
   const std::string common =
       model("gaussian_correlated.ab") + " --chains 5 --draws 40 --warmup 160 --seed 9";
   const Sampled interp = sample(common + " --backend interp");
   const Sampled vm = sample(common + " --backend vm");
+  const Sampled vm_threads = sample(common + " --backend vm --threads 3");
   REQUIRE_MESSAGE(interp.exit_code == 0, interp.err);
   REQUIRE_MESSAGE(vm.exit_code == 0, vm.err);
+  REQUIRE_MESSAGE(vm_threads.exit_code == 0, vm_threads.err);
   for (const char* file : {"draws.npy", "accept_stat.npy", "step_size.npy", "tree_depth.npy",
                            "n_grad.npy", "divergent.npy", "energy.npy"}) {
     CAPTURE(file);
     const std::string a = read_bytes(interp.out / file);
     CHECK(a.size() > 100);
     CHECK(a == read_bytes(vm.out / file));
+    CHECK(a == read_bytes(vm_threads.out / file));
   }
   auto draws = ab::cli::read_npy((interp.out / "draws.npy").string());
   REQUIRE(draws.ok());

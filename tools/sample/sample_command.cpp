@@ -293,6 +293,7 @@ int sample_command(const SampleCommand& c) {
   bool progress_shown = false;
   RunOptions options;
   options.seed = c.seed;
+  options.threads = c.threads;
   options.stack_depth = c.max_depth + 8;
   options.max_steps = UINT32_MAX;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {

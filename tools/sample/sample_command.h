@@ -29,6 +29,7 @@ struct SampleCommand {
   std::vector<std::string> uniforms;
   std::string out_dir;
   std::string format = "table";
+  uint32_t threads = 0;  // vm: worker threads (0: one per core)
   DeviceOptions device;
 };
 
