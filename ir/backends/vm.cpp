@@ -88,7 +88,7 @@ class VmRun::State {
     live_ = lanes_;
     const unsigned threads =
         options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    if (threads > 1 && lanes_ > 1) pool_ = std::make_unique<LanePool>(threads);
+    threads_ = lanes_ > 1 ? threads : 1;
   }
 
   void set_picker(BlockPicker picker) { picker_ = picker; }
@@ -364,10 +364,11 @@ class VmRun::State {
       ++lane_steps_[lane];
       running_.push_back(lane);
     }
-    if (pool_ && running_.size() * block_words_[block_index] >= kParallelWords &&
-        running_.size() >= 2 * pool_->threads())
+    if (threads_ > 1 && running_.size() * block_words_[block_index] >= kParallelWords &&
+        running_.size() >= 2 * threads_) {
+      if (!pool_) pool_ = std::make_unique<LanePool>(threads_);  // at the first big step
       run_ops_in_parallel(block_index);
-    else
+    } else
       run_ops(block_index, 0, running_);
   }
 
@@ -516,7 +517,8 @@ class VmRun::State {
   // kParallelWords, enough work to repay starting the pool (a few microseconds).
   std::vector<size_t> block_words_;
   static constexpr size_t kParallelWords = 16384;
-  std::unique_ptr<LanePool> pool_;  // null for one thread
+  unsigned threads_ = 1;
+  std::unique_ptr<LanePool> pool_;  // started at the first step that runs in parallel
   std::vector<std::vector<uint32_t>> chunks_;
   std::vector<size_t> chunk_stop_;
   uint32_t live_ = 0;
