@@ -201,7 +201,8 @@ bool set(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t c
     uint32_t offset = 0, value[kMaxValueWords];
     path_offset(b, frame, offset);
     std::memcpy(value, frame + b.src[1], value_words * sizeof(uint32_t));
-    std::memmove(frame + b.dst, frame + b.src[0], b.words * sizeof(uint32_t));
+    if (b.dst != b.src[0])  // `a[i] = v` sets a in place: nothing to copy
+      std::memmove(frame + b.dst, frame + b.src[0], b.words * sizeof(uint32_t));
     std::memcpy(frame + b.dst + offset, value, value_words * sizeof(uint32_t));
   }
   return true;
