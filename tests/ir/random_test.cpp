@@ -49,22 +49,8 @@ TEST_CASE("random: uniform draws are Philox words scaled into [0, 1)") {
   }
 }
 
-struct Compiled {
-  Program program;
-  int entry = -1;
-  LoweredProgram lowered;
-};
-
-Compiled compile(const std::string& source) {
-  Diagnostics diags("random_test.ab", source);
-  std::optional<Program> program = compile_source(source, "random_test.ab", diags);
-  REQUIRE_MESSAGE(program.has_value(), diags.format());
-  Compiled c;
-  c.program = std::move(*program);
-  c.entry = c.program.find_function("main");
-  REQUIRE(c.entry >= 0);
-  c.lowered = lower(c.program, c.entry);
-  return c;
+CompiledProgram compile(const std::string& source) {
+  return compile_program(source, "random_test.ab");
 }
 
 // Lane L draws n(L) numbers, n differing per lane, so lanes advance their streams unevenly.
@@ -79,7 +65,7 @@ fn main(n: int) -> float[8] {
 )";
 
 TEST_CASE("random: a lane's draws are its own Philox stream on both backends") {
-  const Compiled c = compile(kDrawSource);
+  const CompiledProgram c = compile(kDrawSource);
   constexpr uint32_t kLanes = 40;
   Batch batch;
   batch.lanes = kLanes;
@@ -130,7 +116,7 @@ float walk_reference(uint64_t seed, uint32_t lane, int depth) {
 }
 
 TEST_CASE("random: draws in divergent recursion follow program order per lane") {
-  const Compiled c = compile(kWalkSource);
+  const CompiledProgram c = compile(kWalkSource);
   constexpr uint32_t kLanes = 64;
   Batch batch;
   batch.lanes = kLanes;
@@ -206,7 +192,7 @@ fn main(k: int) -> Draws {
 )";
 
 TEST_CASE("random: uniform() lies in [0, 1) and normal() has mean 0 and variance 1") {
-  const Compiled c = compile(kManyDrawsSource);
+  const CompiledProgram c = compile(kManyDrawsSource);
   constexpr uint32_t kLanes = 1000;
   Batch batch;
   batch.lanes = kLanes;

@@ -11,10 +11,9 @@
 
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
 #include "ir/ops.h"
-#include "ir/passes/lower.h"
 #include "support/result_compare.h"
+#include "support/samples.h"
 
 namespace ab::testing {
 namespace {
@@ -57,23 +56,6 @@ fn main(i: int, s: float) -> Out {
 }
 )";
 
-struct Loaded {
-  Program program;
-  int entry = -1;
-  LoweredProgram lowered;
-};
-
-Loaded load(const std::string& source) {
-  Diagnostics diags("vm_kernels.ab", source);
-  std::optional<Program> program = compile_source(source, "vm_kernels.ab", diags);
-  REQUIRE_MESSAGE(program.has_value(), diags.format());
-  Loaded loaded{std::move(*program), -1, {}};
-  loaded.entry = loaded.program.find_function("main");
-  REQUIRE(loaded.entry >= 0);
-  loaded.lowered = lower(loaded.program, loaded.entry);
-  return loaded;
-}
-
 // Lane l reads rows from i = l % 19 on: lanes with i >= 17 run past row 19 of X and fault;
 // i < 3 and i % 16 >= 12 index acc out of range; i % 5 == 0 divides by zero.
 Batch make_batch(uint32_t lanes) {
@@ -94,7 +76,7 @@ Batch make_batch(uint32_t lanes) {
 }
 
 TEST_CASE("vm kernels: every kernel path gives the interpreter's words and faults") {
-  const Loaded loaded = load(kProgram);
+  const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
   for (uint32_t lanes : {1u, 7u, 8u, 13u, 64u, 1000u}) {
     CAPTURE(lanes);
     const Batch batch = make_batch(lanes);
@@ -121,7 +103,7 @@ TEST_CASE("vm kernels: every kernel path gives the interpreter's words and fault
 }
 
 TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {
-  const Loaded loaded = load(kProgram);
+  const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
   const Batch batch = make_batch(2000);
   RunOptions options;
   options.record_trace = true;

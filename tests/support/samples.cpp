@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "ir/frontend/frontend.h"
+#include "ir/passes/lower.h"
 
 namespace ab::testing {
 
@@ -27,6 +28,19 @@ Program load_sample(const std::string& file) {
   std::optional<Program> program = compile_source(source, file, diags);
   if (!program) FAIL("sample ", file, " does not compile:\n", diags.format());
   return std::move(*program);
+}
+
+CompiledProgram compile_program(const std::string& source, const std::string& file,
+                                const std::string& entry) {
+  Diagnostics diags(file, source);
+  std::optional<Program> program = compile_source(source, file, diags);
+  REQUIRE_MESSAGE(program.has_value(), diags.format());
+  CompiledProgram c;
+  c.program = std::move(*program);
+  c.entry = c.program.find_function(entry);
+  REQUIRE_MESSAGE(c.entry >= 0, file, " has no function ", entry);
+  c.lowered = lower(c.program, c.entry);
+  return c;
 }
 
 int line_of(const std::string& text, const std::string& needle) {

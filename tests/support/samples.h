@@ -29,6 +29,16 @@ std::string read_sample(const std::string& file);
 // Compiles samples/<file>; the test fails with the diagnostics if the sample does not compile.
 Program load_sample(const std::string& file);
 
+// A program of a test's own, compiled and lowered from its entry; the test fails with the
+// diagnostics if it does not compile or has no such entry.
+struct CompiledProgram {
+  Program program;
+  int entry = -1;
+  LoweredProgram lowered;
+};
+CompiledProgram compile_program(const std::string& source, const std::string& file,
+                                const std::string& entry = "main");
+
 // The 1-based line of the first occurrence of `needle` in `text`, or 0 if absent. Lets tests
 // check reported lines against the sample's own text instead of hard-coded numbers.
 int line_of(const std::string& text, const std::string& needle);
