@@ -77,7 +77,11 @@ BackendRun run_batched_vm(const std::shared_ptr<const Module>& module, const Bat
 // Compiles the run's kernels ahead of it. With `progress`, a line on stderr says so once it has
 // taken a second ("compiling kernels (3 of 17)… 4.2 s"): the driver's compile of a large program
 // can take a while, and it used to pass for a silent hang.
-ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
+// After this long compiling for a CPU device (lavapipe: LLVM at run time, minutes for a large
+// program such as the sampler over a 100-d model), the progress line says how to avoid it.
+constexpr double kCpuCompileHintSeconds = 20;
+
+ab::Status prepare_with_progress(VulkanRun& gpu, bool progress, bool cpu_device) {
   if (!progress) return gpu.prepare();
   std::atomic<size_t> done{0}, total{0};
   std::atomic<bool> finished{false};
@@ -95,8 +99,11 @@ ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
       const size_t n = total.load();
       const std::string count =
           n > 1 ? fmt::format(" ({} of {})", std::min(done.load() + 1, n), n) : "";
-      fmt::print(stderr, "{}  compiling kernels{}\u2026 {:.1f} s{}", progress_start(), count,
-                 elapsed, progress_end());
+      const char* hint = cpu_device && elapsed >= kCpuCompileHintSeconds
+                             ? " (a CPU device compiles slowly; --backend vm needs no compile)"
+                             : "";
+      fmt::print(stderr, "{}  compiling kernels{}\u2026 {:.1f} s{}{}", progress_start(), count,
+                 elapsed, hint, progress_end());
       std::fflush(stderr);
       printed = true;
     }
@@ -111,7 +118,7 @@ ab::Status prepare_with_progress(VulkanRun& gpu, bool progress) {
   }
   wake.notify_all();
   ticker.join();
-  if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:60}\r", "");
+  if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:130}\r", "");
   return status;
 }
 
@@ -136,7 +143,9 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
   auto created = VulkanRun::create(*compiled, batch, options, *vulkan);
   if (!created) return run.error = created.error(), run;
   VulkanRun& gpu = **created;
-  if (auto prepared = prepare_with_progress(gpu, device.progress); !prepared)
+  if (auto prepared =
+          prepare_with_progress(gpu, device.progress, (*context)->device().type == "cpu");
+      !prepared)
     return run.error = prepared.error(), run;
 
   // Step in slices so a long run can say how far it is.
@@ -154,7 +163,7 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
       printed = true;
     }
   }
-  if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:60}\r", "");
+  if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:130}\r", "");
   auto result = gpu.result();
   if (!result) return run.error = result.error(), run;
   run.result = std::move(*result);
