@@ -1,14 +1,14 @@
 #include "ir/backends/vm.h"
 
-#include "ir/backends/lane_pool.h"
-#include "ir/backends/vm_kernels.h"
-
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstring>
 #include <thread>
 #include <type_traits>
+
+#include "ir/backends/lane_pool.h"
+#include "ir/backends/vm_kernels.h"
 
 namespace ab {
 

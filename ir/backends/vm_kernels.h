@@ -1,9 +1,12 @@
 // The VM's batched op kernels. Algorithm 2 runs a block for every lane waiting there, so the VM
 // runs the block op by op, each op over all those lanes at once (op-major), instead of lane by
 // lane: an op is decoded once per step, not once per lane, and its loops are the bare operation
-// (scalar_rule with a constant op and kind, which the compiler folds). A kernel computes exactly
-// the words exec_op would; ops without one (those that can fault, random draws, emit) run
-// exec_op lane by lane.
+// (scalar_rule with a constant op and kind, which the compiler folds). A kernel computes the
+// words exec_op would, with the same float operations in the same order (which of two NaNs an add
+// passes on may differ: the language leaves NaN payloads open). Gets, sets and uniform gets
+// decline a step where some lane's index is out of range, and ops without a kernel (integer
+// division, random draws, emit, asserts, a clamp's one-word bounds) run exec_op lane by lane, so
+// faults are exec_op's.
 #pragma once
 
 #include <cstdint>
