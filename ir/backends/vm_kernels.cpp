@@ -89,7 +89,7 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, 
       loop(words_of<C, S, 2>);
       break;
     default:
-      return false;  // rarer patterns (a clamp's one-word bounds) run exec_op
+      return false;  // never reached: other patterns get no kernel (broadcast_pattern)
   }
   return true;
 }
