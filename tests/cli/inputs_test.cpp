@@ -17,6 +17,7 @@
 
 #include "autobatch/module.h"
 #include "autobatch/value_type.h"
+#include "support/temp_dir.h"
 #include "tools/csv.h"
 #include "tools/data_file.h"
 #include "tools/file_io.h"
@@ -32,25 +33,7 @@ namespace {
 using namespace ab;
 using namespace ab::cli;
 
-// A fresh directory under the system temp directory, removed at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           fmt::format("ab_inputs_test_{}_{}", ::getpid(), counter++);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const std::string file = (path / name).string();
-    std::ofstream(file, std::ios::binary) << bytes;
-    return file;
-  }
-};
+using ab::testing::TempDir;
 
 template <class T>
 std::string raw_bytes(const std::vector<T>& values) {
@@ -432,7 +415,7 @@ TEST_CASE("inputs: npy files whose header does not describe them exactly are ref
 }
 
 TEST_CASE("inputs: write_npy writes what read_npy reads") {
-  TempDir dir;
+  TempDir dir("ab_inputs_test");
   const std::string path = (dir.path / "out.npy").string();
   REQUIRE(write_npy(path, Scalar::Float, {2}, {float_bits(1.5f), float_bits(-2.0f)}).ok());
   auto floats = read_npy(path);
@@ -452,7 +435,7 @@ TEST_CASE("inputs: write_npy writes what read_npy reads") {
 }
 
 TEST_CASE("inputs: array parameters from csv and npy files") {
-  TempDir dir;
+  TempDir dir("ab_inputs_test");
   const auto module = compiled("fn main(g: int[2][3]) -> int { return 0; }");
   const auto build_inputs = [&](const InputOptions& options) {
     return cli::build_inputs(module->entry(), module->inputs(), options);
@@ -495,7 +478,7 @@ TEST_CASE("inputs: array parameters from csv and npy files") {
 }
 
 TEST_CASE("inputs: uniforms bind from npy, csv and scalars with exact shapes") {
-  TempDir dir;
+  TempDir dir("ab_inputs_test");
   const auto module = compiled(
       "uniform table: float[4];\nuniform scale: int;\nfn main() -> float { return table[0]; }");
   const std::vector<ValueInfo>& uniforms = module->uniforms();

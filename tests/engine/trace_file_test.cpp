@@ -3,8 +3,6 @@
 // steps a host ran itself reads back the same, and the header ties a trace to its source text.
 // No Vulkan.
 #include <doctest/doctest.h>
-#include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include "autobatch/trace.h"
 #include "autobatch/vm.h"
 #include "samples/table/sample_table.h"
+#include "support/temp_dir.h"
 
 namespace ab {
 namespace {
@@ -24,19 +23,7 @@ const std::string& collatz_source() {
   return *text;
 }
 
-struct TempDir {
-  std::filesystem::path path;
-  // One directory per test case and process: ctest -j runs this file's cases side by side, and
-  // a shared one was removed under the other case's feet.
-  TempDir() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           fmt::format("ab_trace_file_test_{}_{}", ::getpid(), counter++);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string file(const char* name) const { return (path / name).string(); }
-};
+using ab::testing::TempDir;
 
 std::shared_ptr<const Module> compiled() {
   auto module = Module::compile(collatz_source(), {"/tmp/collatz.ab", "main"});
@@ -59,7 +46,7 @@ Batch batch() {
 }
 
 TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") {
-  TempDir dir;
+  TempDir dir("ab_trace_file_test");
   const auto module = compiled();
   RunOptions options;
   options.seed = 3;
@@ -117,7 +104,7 @@ TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") 
 }
 
 TEST_CASE("trace file: a TraceWriter's trace of a host's own steps reads back the same") {
-  TempDir dir;
+  TempDir dir("ab_trace_file_test");
   const auto module = compiled();
   auto vm = session(module, batch());
   vm->step(4);
