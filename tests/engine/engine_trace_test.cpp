@@ -9,6 +9,16 @@
 namespace ab::enginetest {
 namespace {
 
+// The global schedule's statistics are the VM's: same steps, blocks, lane steps, calls and depth.
+void check_same_statistics(const RunStats& gpu, const RunStats& vm) {
+  CHECK(gpu.steps == vm.steps);
+  CHECK(gpu.block_executions == vm.block_executions);
+  CHECK(gpu.lane_steps == vm.lane_steps);
+  CHECK(gpu.calls == vm.calls);
+  CHECK(gpu.max_stack_depth == vm.max_stack_depth);
+  CHECK(gpu.utilization == doctest::Approx(vm.utilization).epsilon(1e-5));
+}
+
 TEST_CASE("engine: global trace and statistics equal the VM's on every sample") {
   for (const auto& sample : testing::all_samples()) {
     SUBCASE(sample.file.c_str()) {
@@ -53,12 +63,7 @@ TEST_CASE("engine: global trace and statistics equal the VM's on every sample") 
             }
           CHECK_MESSAGE(first_difference == vm.trace.size(), "traces differ at step ",
                         first_difference);
-          CHECK(gpu->stats.steps == vm.stats.steps);
-          CHECK(gpu->stats.block_executions == vm.stats.block_executions);
-          CHECK(gpu->stats.lane_steps == vm.stats.lane_steps);
-          CHECK(gpu->stats.calls == vm.stats.calls);
-          CHECK(gpu->stats.max_stack_depth == vm.stats.max_stack_depth);
-          CHECK(gpu->stats.utilization == doctest::Approx(vm.stats.utilization).epsilon(1e-5));
+          check_same_statistics(gpu->stats, vm.stats);
           CHECK(compare_results(loaded->lowered, vm, *gpu) == "");
           check_no_validation_messages();
         }
@@ -217,10 +222,7 @@ TEST_CASE("engine: global lane lists give the VM's trace and results at every ba
           REQUIRE_MESSAGE(gpu->trace[i].block == vm.trace[i].block, "step ", i);
           REQUIRE_MESSAGE(gpu->trace[i].active == vm.trace[i].active, "step ", i);
         }
-        CHECK(gpu->stats.steps == vm.stats.steps);
-        CHECK(gpu->stats.block_executions == vm.stats.block_executions);
-        CHECK(gpu->stats.lane_steps == vm.stats.lane_steps);
-        CHECK(gpu->stats.utilization == doctest::Approx(vm.stats.utilization).epsilon(1e-5));
+        check_same_statistics(gpu->stats, vm.stats);
         CHECK(compare_results(loaded->lowered, vm, *gpu) == "");
         check_no_validation_messages();
       }
