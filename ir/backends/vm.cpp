@@ -48,9 +48,12 @@ class VmRun::State {
     for (const LoweredBlock& block : p.blocks) {
       batch_ops_.push_back(prepare_block_ops(block, p, var_type_.data(), offset_.data()));
       size_t words = 0;
-      for (const BatchOp& op : batch_ops_.back())
-        words = op.run && words != SIZE_MAX ? words + op.words : SIZE_MAX;
-      block_words_.push_back(words == SIZE_MAX ? 0 : words);
+      bool all_kernels = true;
+      for (const BatchOp& op : batch_ops_.back()) {
+        all_kernels = all_kernels && op.run;
+        words += op.words;
+      }
+      block_words_.push_back(all_kernels ? words : 0);
     }
     stack_slot_.assign(p.vars.size(), -1);
     for (size_t v = 0; v < p.vars.size(); ++v) {

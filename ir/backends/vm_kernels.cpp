@@ -16,8 +16,8 @@ constexpr int arity_of(OpCode c) {
 }
 
 // The word offset the op's access path reaches for the lane of `frame`; false if a dynamic
-// index is out of range. (A uint index of 2^31 or more is out of range either way, so every
-// index can be read as signed.)
+// index is out of range: exec.cpp's resolve_path on the path as prepare_batch_op decoded it. (A
+// uint index of 2^31 or more is out of range either way, so every index can be read as signed.)
 bool path_offset(const BatchOp& b, const uint32_t* frame, uint32_t& offset) {
   offset = b.path_offset;
   for (const BatchOp::DynamicStep& step : b.dynamic) {
@@ -232,10 +232,6 @@ constexpr std::array<std::array<LaneKernel, 2>, sizeof...(S)> reduction_table(
 // [scalar kind][dot, sum]
 constexpr auto kReduction = reduction_table(std::make_index_sequence<4>());
 
-}  // namespace
-
-namespace {
-
 BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_type,
                          const uint32_t* offset) {
   BatchOp b;
@@ -292,6 +288,12 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
   return b;
 }
 
+// Whether `op` writes `v`: its destination, or the variable a pop or an update restores.
+bool writes(const Op& op, VarId v) {
+  const bool restores = op.code == OpCode::Pop || op.code == OpCode::Update;
+  return op.dst == v || (restores && op.args[0] == v);
+}
+
 // Whether `op` reads `v` only through a kernel that takes views (an elementwise op or a
 // reduction with a kernel, never declining), or not at all; `reads` counts the reads.
 bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
@@ -323,10 +325,9 @@ std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredP
     bool viewable = block.term.cond != def.dst;
     int reads = 0;
     for (size_t u = d + 1; u < ops.size() && viewable; ++u) {
-      const Op& op = block.ops[u];
-      viewable = reads_only_as_view(ops[u], def.dst, reads) && op.dst != def.dst;
+      viewable = reads_only_as_view(ops[u], def.dst, reads) && !writes(block.ops[u], def.dst);
       for (VarId index : def.args)
-        viewable = viewable && op.dst != index;
+        viewable = viewable && !writes(block.ops[u], index);
     }
     if (!viewable || reads == 0) continue;
     ops[d].run = uniform_view;
