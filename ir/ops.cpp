@@ -1,11 +1,9 @@
 #include "ir/ops.h"
 
-#include "ir/scalar_rule.h"
-
 #include <array>
 #include <bit>
-#include <cmath>
-#include <limits>
+
+#include "ir/scalar_rule.h"
 
 namespace ab {
 namespace {
@@ -97,7 +95,6 @@ const char* fault_name(Fault f) {
   }
   return "unknown";
 }
-
 
 std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
   using namespace scalar_detail;
