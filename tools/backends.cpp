@@ -154,6 +154,13 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
   while (!gpu.done()) {
     auto stepped = gpu.step(vulkan->schedule == Schedule::Global ? 4096 : 65536);
     if (!stepped) return run.error = stepped.error(), run;
+    // Stopped early: the records streamed so far are all the caller gets (no outputs).
+    if (!gpu.done() && options.should_stop && options.should_stop()) {
+      if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:130}\r", "");
+      run.result.stopped = true;
+      run.result.stats.lanes = batch.lanes;
+      return run;
+    }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (device.progress && elapsed > 1.0 && !gpu.done() && progress_due(elapsed, last_shown)) {

@@ -644,6 +644,10 @@ Expected<bool> VulkanRun::step(uint64_t n) {
     // steps taken, so that step(n) is exact.
     const bool exact = I.global && I.fused;
     n -= exact ? std::min<uint64_t>(n, I.steps - before) : k;
+    if (!I.finished && I.options.should_stop && I.options.should_stop()) {
+      I.stopped = true;
+      break;
+    }
   }
   I.stats.loop_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
                           (I.prog->compile_seconds - compiled_before);
@@ -656,6 +660,8 @@ Status VulkanRun::run() {
   while (!impl_->finished) {
     auto r = step(UINT64_MAX);
     if (!r) return Error{r.error()};
+    if (!impl_->finished && impl_->stopped)
+      return Error{"the run was stopped (RunOptions::should_stop)"};
   }
   // Uploads and the run itself; kernels compiled on first use during the run do not count.
   const double compiled = impl_->prog->compile_seconds - impl_->compile_seconds_at_creation;

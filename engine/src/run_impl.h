@@ -37,6 +37,7 @@ struct VulkanRun::Impl {
   const LoweredProgram* lp = nullptr;
   const StateLayout* layout = nullptr;
   RunOptions options;
+  bool stopped = false;  // RunOptions::should_stop ended a step() early
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
   bool global = false, fused = false;  // fused: the global schedule in one subgroup

@@ -45,6 +45,11 @@ struct RunOptions {
   // records of different lanes interleave in any order. Called on the thread that runs the
   // backend. When empty, records are collected in RunResult::emitted instead.
   std::function<void(uint32_t lane, const uint32_t* record)> on_emit;
+  // Polled while the run goes on, on the thread that runs it: the VM every 64 steps, the
+  // interpreter every 65,536 blocks of a lane and between lanes, VulkanRun::run between rounds.
+  // Returning true stops the run at that step boundary (RunResult::stopped); a cancel button,
+  // a Ctrl-C or a failed write of streamed records. Also a place for a progress line.
+  std::function<bool()> should_stop;
 };
 
 // Per-lane faults (the same on every backend). A faulted lane stops; the others go on.
@@ -98,6 +103,9 @@ struct RunResult {
   // Per lane, the words of every record it emitted, in order (without RunOptions::on_emit).
   std::vector<std::vector<uint32_t>> emitted;
   uint64_t records_emitted = 0;  // summed over lanes, with or without on_emit
+  // RunOptions::should_stop ended the run early: lanes that had not finished have zero outputs
+  // and are not counted as faulted; the records they emitted were delivered.
+  bool stopped = false;
 };
 
 // Every lane's state between two steps, in the lowered program's terms. Variables are packed

@@ -52,6 +52,8 @@ class LaneRun {
     if (!ok) error = error_;
     return ok;
   }
+  // RunOptions::should_stop ended the lane (run() returned false without a fault).
+  bool stopped() const { return stopped_; }
 
  private:
   uint32_t* var(const Frame& f, VarId v) {
@@ -74,6 +76,12 @@ class LaneRun {
   // after a call returns. The budget is checked before the step is taken.
   bool begin_segment(const Function& fn, SourceLoc loc) {
     if (!step_allowed(steps_, options_.max_steps)) return fault(Fault::StepBudget, fn, loc);
+    constexpr uint64_t kStepsBetweenPolls = 1u << 16;
+    if (steps_ % kStepsBetweenPolls == kStepsBetweenPolls - 1 && options_.should_stop &&
+        options_.should_stop()) {
+      stopped_ = true;
+      return false;
+    }
     ++steps_;
     return true;
   }
@@ -197,6 +205,7 @@ class LaneRun {
   std::vector<Frame> frames_;
   uint64_t steps_ = 0, calls_ = 0;
   uint32_t max_depth_ = 0;
+  bool stopped_ = false;
   LaneError error_;
 };
 
@@ -223,9 +232,20 @@ RunResult run_interp(const Program& program, int entry, const Batch& batch,
   for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
     LaneRun run(program, layouts, batch, options, lane);
     LaneError error;
-    if (!run.run(entry, result.outputs.data() + size_t{lane} * out_words, error, result)) {
+    uint32_t* output = result.outputs.data() + size_t{lane} * out_words;
+    const bool finished = run.run(entry, output, error, result);
+    if (!finished && run.stopped()) {
+      std::fill(output, output + out_words, 0u);
+      result.stopped = true;
+      break;
+    }
+    if (!finished) {
       result.faulted[lane] = 1;
       result.errors.push_back(error);
+    }
+    if (options.should_stop && lane + 1 < batch.lanes && options.should_stop()) {
+      result.stopped = true;
+      break;
     }
   }
   result.stats.wall_seconds =

@@ -586,8 +586,18 @@ uint64_t VmRun::step(uint64_t n) {
 RunResult run_vm(const LoweredProgram& program, const Batch& batch, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   VmRun run(program, batch, options);
-  run.step(UINT64_MAX);
+  bool stopped = false;
+  if (!options.should_stop) {
+    run.step(UINT64_MAX);
+  } else {
+    constexpr uint64_t kStepsBetweenPolls = 64;
+    while (!run.done() && !stopped) {
+      run.step(kStepsBetweenPolls);
+      stopped = !run.done() && options.should_stop();
+    }
+  }
   RunResult result = run.result();
+  result.stopped = stopped;
   result.stats.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
