@@ -2,8 +2,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include <fstream>
-
+#include "autobatch/user_input.h"
 #include "bench/bench.h"
 #include "bench/harness.h"
 #include "tools/option_checks.h"
@@ -69,10 +68,9 @@ int run_bench(const BenchOptions& options) {
   if (options.print_table) fmt::print("{}", format_table(report));
   int rc = report.all_ok() ? 0 : 1;
   if (!options.json_path.empty()) {
-    std::ofstream out(options.json_path);
-    out << to_json(report).dump(2) << "\n";
-    if (!out) {
-      fmt::print(stderr, "error: cannot write {}\n", options.json_path);
+    const std::string error = write_whole_file(options.json_path, to_json(report).dump(2) + "\n");
+    if (!error.empty()) {
+      fmt::print(stderr, "error: cannot write '{}': {}\n", options.json_path, error);
       rc = 1;
     }
   }

@@ -1,9 +1,5 @@
 #include "tools/file_io.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "autobatch/user_input.h"
@@ -17,11 +13,8 @@ Expected<std::string> read_file(const std::string& path) {
 }
 
 Status write_file(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+  const std::string error = write_whole_file(path, bytes);
+  if (!error.empty()) return Error{fmt::format("cannot write '{}': {}", path, error)};
   return Ok{};
 }
 

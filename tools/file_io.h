@@ -1,6 +1,7 @@
 // Whole-file reads and writes with the tool's error wording (reads refuse directories and
 // anything but regular files, see ir/read_file.h):
-// "cannot read 'x.ab': No such file or directory".
+// "cannot read 'x.ab': No such file or directory". A write that fails (a full disk, a quota)
+// says why and leaves no partial file behind.
 #pragma once
 
 #include <string>

@@ -20,6 +20,11 @@ struct FileContents {
 // means a FIFO or a device such as /dev/zero never blocks or never ends a read.
 FileContents read_regular_file(const std::string& path);
 
+// Writes `bytes` as the whole of the file at `path` (created or truncated). Returns "" or the
+// system's reason ("No space left on device", "File too large", ...); every write and the close
+// are checked, and a file whose write failed is removed rather than left partial.
+std::string write_whole_file(const std::string& path, std::string_view bytes);
+
 constexpr size_t kExcerptChars = 60;
 
 // `text` as it may appear between quotes in a message: at most `max_chars` characters (UTF-8

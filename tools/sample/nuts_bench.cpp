@@ -8,13 +8,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.h"
 #include "bench/native_nuts.h"
+#include "tools/commands.h"
+#include "tools/file_io.h"
 #include "tools/npy.h"
 #include "tools/sample/sample_command.h"
 
@@ -458,12 +459,10 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     }
   }
   if (!options.json_path.empty()) {
-    std::ofstream f(options.json_path);
-    f << nlohmann::ordered_json{{"nuts_rows", doc}}.dump(2) << "\n";
-    if (!f) {
-      fmt::print(stderr, "error: cannot write '{}'\n", options.json_path);
-      return 1;
-    }
+    if (auto s = write_file(options.json_path,
+                            nlohmann::ordered_json{{"nuts_rows", doc}}.dump(2) + "\n");
+        !s)
+      return report_error(s.failure());
   }
   return failed ? 1 : 0;
 }
