@@ -192,8 +192,13 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
       ->capture_default_str()
       ->transform(whole_number_in(0, UINT64_MAX));
   app.add_option("--out", c.out_dir,
-                 "directory for draws.npy, the per-draw statistics and summary.json (default: .)")
+                 "directory for draws.npy, the per-draw statistics and summary.json (default: "
+                 ".); written as one set when the run ends, one run at a time")
       ->transform(non_empty_path("a directory"));
+  app.add_option("--max-steps", c.max_steps,
+                 "most blocks one chain may run; past that it faults with step_budget")
+      ->capture_default_str()
+      ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--format", c.format, "stdout: table or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));

@@ -110,7 +110,7 @@ TEST_CASE("sample summary: iid standard normal draws") {
   const size_t chains = 4, draws_per_chain = 1000;
   const double total = chains * draws_per_chain;
   const std::vector<double> draws = standard_normal_chains(chains, draws_per_chain, 20240611);
-  const ParameterSummary s = summarize(draws, chains, draws_per_chain);
+  const ParameterSummary s = *summarize(draws, chains, draws_per_chain);
 
   CHECK(std::abs(s.mean) < 4 / std::sqrt(total));
   CHECK(s.sd == doctest::Approx(1).epsilon(0.05));
@@ -138,7 +138,7 @@ TEST_CASE("sample summary: AR(1) chains have the theoretical effective sample si
   const size_t chains = 4, draws_per_chain = 10000;
   const double total = chains * draws_per_chain;
   const std::vector<double> draws = ar1_chains(chains, draws_per_chain, rho, 7);
-  const ParameterSummary s = summarize(draws, chains, draws_per_chain);
+  const ParameterSummary s = *summarize(draws, chains, draws_per_chain);
 
   // Integrated autocorrelation time of AR(1): (1 + rho) / (1 - rho).
   const double expected_ess = total * (1 - rho) / (1 + rho);
@@ -151,7 +151,7 @@ TEST_CASE("sample summary: AR(1) chains have the theoretical effective sample si
 
 TEST_CASE("sample summary: bulk and tail ESS depend only on the ranks of the draws") {
   const std::vector<double> draws = ar1_chains(4, 500, 0.5, 19);
-  const ParameterSummary original = summarize(draws, 4, 500);
+  const ParameterSummary original = *summarize(draws, 4, 500);
   // Strictly increasing transforms keep every rank, so rank-normalised diagnostics are unchanged
   // to the last bit; the sort meets negative, positive and very large values on the way.
   for (auto transform :
@@ -160,7 +160,7 @@ TEST_CASE("sample summary: bulk and tail ESS depend only on the ranks of the dra
     std::vector<double> transformed;
     for (double x : draws)
       transformed.push_back(transform(x));
-    const ParameterSummary s = summarize(transformed, 4, 500);
+    const ParameterSummary s = *summarize(transformed, 4, 500);
     CHECK(s.ess_bulk == original.ess_bulk);
     CHECK(s.ess_tail == original.ess_tail);
   }
@@ -176,10 +176,10 @@ TEST_CASE("sample summary: tied draws share their rank, -0 and +0 included") {
   std::vector<double> mixed_zeros = negative_zeros;
   for (size_t i = 0; i < mixed_zeros.size(); i += 3)
     if (mixed_zeros[i] == 0) mixed_zeros[i] = 0.0;
-  const ParameterSummary s = summarize(draws, 4, 500);
+  const ParameterSummary s = *summarize(draws, 4, 500);
   CHECK(std::isfinite(s.ess_bulk));
   for (const auto& variant : {negative_zeros, mixed_zeros}) {
-    const ParameterSummary v = summarize(variant, 4, 500);
+    const ParameterSummary v = *summarize(variant, 4, 500);
     CHECK(v.rhat == s.rhat);
     CHECK(v.ess_bulk == s.ess_bulk);
     CHECK(v.ess_tail == s.ess_tail);
@@ -188,7 +188,7 @@ TEST_CASE("sample summary: tied draws share their rank, -0 and +0 included") {
 
 TEST_CASE("sample summary: chains centred at different places have a large R-hat") {
   const std::vector<double> draws = normal_chains({0, 0, 3, 3}, {1, 1, 1, 1}, 1000, 11);
-  const ParameterSummary s = summarize(draws, 4, 1000);
+  const ParameterSummary s = *summarize(draws, 4, 1000);
   CHECK(s.rhat > 1.1);
   CHECK(s.ess_bulk < 0.1 * 4000);
 }
@@ -199,7 +199,7 @@ TEST_CASE(
   // Split R-hat on the raw draws compares locations only and misses it ...
   CHECK(split_rhat(draws, 4, 1000) < 1.02);
   // ... the folded, rank-normalised part does not.
-  CHECK(summarize(draws, 4, 1000).rhat > 1.05);
+  CHECK(summarize(draws, 4, 1000)->rhat > 1.05);
 }
 
 TEST_CASE("sample summary: a drift within every chain is caught by splitting") {
@@ -209,22 +209,22 @@ TEST_CASE("sample summary: a drift within every chain is caught by splitting") {
   for (size_t c = 0; c < chains; ++c)
     for (size_t i = 0; i < draws_per_chain; ++i)
       draws[c * draws_per_chain + i] += 3.0 * i / draws_per_chain - 1.5;
-  CHECK(summarize(draws, chains, draws_per_chain).rhat > 1.1);
+  CHECK(summarize(draws, chains, draws_per_chain)->rhat > 1.1);
 }
 
 TEST_CASE("sample summary: one chain and odd chain lengths still work") {
-  const ParameterSummary one_chain = summarize(standard_normal_chains(1, 4000, 14), 1, 4000);
+  const ParameterSummary one_chain = *summarize(standard_normal_chains(1, 4000, 14), 1, 4000);
   CHECK(one_chain.rhat < 1.05);
   CHECK(one_chain.ess_bulk > 0.7 * 4000);
   CHECK(one_chain.ess_bulk < 1.3 * 4000);
 
-  const ParameterSummary odd = summarize(standard_normal_chains(4, 1001, 15), 4, 1001);
+  const ParameterSummary odd = *summarize(standard_normal_chains(4, 1001, 15), 4, 1001);
   CHECK(odd.rhat < 1.01);
   CHECK(odd.ess_bulk > 0.7 * 4000);
   CHECK(odd.ess_tail > 0.7 * 4000);
 
   // Four draws: two split chains of two draws, enough for every diagnostic.
-  const ParameterSummary four = summarize(std::vector<double>{0.3, -1.2, 0.8, 2.0}, 1, 4);
+  const ParameterSummary four = *summarize(std::vector<double>{0.3, -1.2, 0.8, 2.0}, 1, 4);
   CHECK(std::isfinite(four.rhat));
   CHECK(std::isfinite(four.ess_bulk));
   CHECK(std::isfinite(four.mcse_mean));
@@ -232,7 +232,7 @@ TEST_CASE("sample summary: one chain and odd chain lengths still work") {
 
 TEST_CASE("sample summary: degenerate draws give NaN where documented") {
   SUBCASE("fewer than 4 draws per chain: no R-hat or ESS, the plain statistics remain") {
-    const ParameterSummary s = summarize(std::vector<double>{1, 2, 3, 4, 5, 6}, 2, 3);
+    const ParameterSummary s = *summarize(std::vector<double>{1, 2, 3, 4, 5, 6}, 2, 3);
     CHECK(s.mean == doctest::Approx(3.5));
     CHECK(s.sd == doctest::Approx(std::sqrt(3.5)));
     CHECK(s.q50 == doctest::Approx(3.5));
@@ -243,7 +243,7 @@ TEST_CASE("sample summary: degenerate draws give NaN where documented") {
   }
   SUBCASE("constant draws: sd 0, no R-hat or ESS") {
     const std::vector<double> draws(4 * 100, 0.1);
-    const ParameterSummary s = summarize(draws, 4, 100);
+    const ParameterSummary s = *summarize(draws, 4, 100);
     CHECK(s.mean == 0.1);
     CHECK(s.sd == 0);
     CHECK(s.q5 == 0.1);
@@ -258,25 +258,28 @@ TEST_CASE("sample summary: degenerate draws give NaN where documented") {
   SUBCASE("a NaN or an infinity anywhere: every statistic NaN") {
     std::vector<double> draws = standard_normal_chains(4, 100, 16);
     draws[137] = NAN;
-    CHECK(all_nan(summarize(draws, 4, 100)));
+    CHECK(all_nan(*summarize(draws, 4, 100)));
     CHECK(std::isnan(split_rhat(draws, 4, 100)));
     CHECK(std::isnan(split_ess(draws, 4, 100)));
     draws[137] = -INFINITY;
-    CHECK(all_nan(summarize(draws, 4, 100)));
+    CHECK(all_nan(*summarize(draws, 4, 100)));
   }
   SUBCASE("no draws at all") {
-    CHECK(all_nan(summarize({}, 0, 0)));
-    CHECK(all_nan(summarize({}, 4, 0)));
-    CHECK(std::isnan(summarize(std::vector<double>{2.5}, 1, 1).sd));
+    CHECK(all_nan(*summarize({}, 0, 0)));
+    CHECK(all_nan(*summarize({}, 4, 0)));
+    CHECK(std::isnan(summarize(std::vector<double>{2.5}, 1, 1)->sd));
   }
   SUBCASE("draws that do not fill the chains are an error") {
-    CHECK_THROWS_AS(summarize(std::vector<double>(10, 1.0), 4, 3), std::invalid_argument);
+    const auto s = summarize(std::vector<double>(10, 1.0), 4, 3);
+    REQUIRE(!s.ok());
+    CHECK(s.error() == "10 draws do not make 4 chains of 3 draws");
+    CHECK(std::isnan(split_rhat(std::vector<double>(10, 1.0), 4, 3)));
   }
   SUBCASE("every chain stuck at its own value: R-hat infinite, ESS tiny") {
     std::vector<double> draws;
     for (double value : {1.0, 2.0, 3.0, 4.0})
       draws.insert(draws.end(), 1000, value);
-    const ParameterSummary s = summarize(draws, 4, 1000);
+    const ParameterSummary s = *summarize(draws, 4, 1000);
     CHECK(s.rhat == INFINITY);
     CHECK(s.ess_bulk < 10);
   }
@@ -286,7 +289,7 @@ TEST_CASE("sample summary: degenerate draws give NaN where documented") {
     for (int i = 0; i < 4000; ++i)
       draws.push_back(i % 2);
     std::shuffle(draws.begin(), draws.end(), rng);
-    const ParameterSummary s = summarize(draws, 4, 1000);
+    const ParameterSummary s = *summarize(draws, 4, 1000);
     CHECK(s.rhat < 1.01);
     CHECK(s.ess_bulk > 0.7 * 4000);
     CHECK(std::isfinite(s.ess_tail));
@@ -298,17 +301,17 @@ TEST_CASE("sample summary: the table has a header and one aligned row per parame
   std::vector<double> shifted = draws;
   for (double& v : shifted)
     v = 1234.5 + 100 * v;
-  const std::vector<std::string> names = {"mu", "a_much_longer_name", "constant"};
-  const std::vector<ParameterSummary> summaries = {
-      summarize(draws, 4, 200), summarize(shifted, 4, 200),
-      summarize(std::vector<double>(800, 2.0), 4, 200)};
-  const std::string table = format_summary_table(names, summaries);
+  const std::vector<NamedSummary> parameters = {
+      {"mu", *summarize(draws, 4, 200)},
+      {"a_much_longer_name", *summarize(shifted, 4, 200)},
+      {"constant", *summarize(std::vector<double>(800, 2.0), 4, 200)}};
+  const std::string table = format_summary_table(parameters);
 
   std::vector<std::string> lines;
   std::istringstream stream(table);
   for (std::string line; std::getline(stream, line);)
     lines.push_back(line);
-  REQUIRE(lines.size() == names.size() + 1);
+  REQUIRE(lines.size() == parameters.size() + 1);
 
   std::vector<std::string> header_words;
   std::istringstream header(lines[0]);
@@ -337,8 +340,6 @@ TEST_CASE("sample summary: the table has a header and one aligned row per parame
   }
   CHECK(lines[1].rfind("mu ", 0) == 0);
   CHECK(lines[3].find("nan") != std::string::npos);
-
-  CHECK_THROWS_AS(format_summary_table({"a"}, {}), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,23 +1,23 @@
 #include "tools/sample/sample_command.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <regex>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "tools/commands.h"
 #include "tools/file_io.h"
+#include "tools/interrupts.h"
 #include "tools/npy.h"
+#include "tools/sample/fit_files.h"
 #include "tools/sample/summary.h"
 #include "tools/uniforms.h"
 
@@ -44,51 +44,116 @@ bool is_float_array(const ValueType& t) {
   return t.is_array() && t.elem().is_scalar() && t.elem().scalar == Scalar::Float;
 }
 
-// Writes each draw straight into DIR/draws.npy ([chains, draws, D] float32) at its place, so
-// memory holds no more than the device's stream, whatever the number of draws.
-class DrawsFile {
+// The per-draw statistics `sample` writes beside draws.npy: the nuts_Draw field each comes
+// from, its file, its type, and the value a missing draw (a faulted or stopped chain) holds.
+struct DrawStatistic {
+  const char* field;
+  const char* file;
+  Scalar type;
+  uint32_t missing;
+};
+constexpr uint32_t kNanBits = 0x7fc00000u;
+constexpr uint32_t kMissingInt = 0xffffffffu;  // -1
+std::vector<DrawStatistic> draw_statistics() {
+  return {{"accept", "accept_stat.npy", Scalar::Float, kNanBits},
+          {"step_size", "step_size.npy", Scalar::Float, kNanBits},
+          {"energy", "energy.npy", Scalar::Float, kNanBits},
+          {"depth", "tree_depth.npy", Scalar::Int, kMissingInt},
+          {"grads", "n_grad.npy", Scalar::Int, kMissingInt},
+          {"divergent", "divergent.npy", Scalar::Bool, 0u}};
+}
+constexpr size_t kGradsStatistic = 4;  // n_grad.npy in draw_statistics()
+constexpr uint64_t kNpyHeaderAllowance = 4096;
+
+// Stan's windowed adaptation needs 150 warm-up iterations (75 + 25 + 50) to adapt the metric,
+// and the step size's dual averaging a few dozen to settle: fewer is allowed but said.
+constexpr uint32_t kWarmupToAdapt = 150;
+void warn_about_short_warmup(const SampleCommand& c) {
+  if (c.warmup == 0 || c.warmup >= kWarmupToAdapt) return;
+  fmt::print(stderr,
+             "warning: --warmup {} is too short to adapt: the metric needs {} iterations{} and "
+             "the step size may not settle (expect divergences or a poor step size)\n",
+             c.warmup, kWarmupToAdapt, c.adapt_metric ? " (it stays the unit metric)" : "");
+}
+
+// A run stopped by a signal before any draw: nothing is written, the previous fit stays.
+int interrupted_without_draws(int signal, const FitFiles& fit) {
+  fmt::print(stderr, "stopped by {} before any draw; the files in '{}' are unchanged\n",
+             ::strsignal(signal), fit.final_path(""));
+  return 128 + signal;
+}
+
+// The progress line on stderr: draws so far, and, when no draw has come for a while, which
+// chains are still silent (a log density that never returns shows here, not as a hang).
+class SampleProgress {
  public:
-  Status open(const std::string& path, uint32_t chains, uint32_t draws, uint32_t dimension) {
-    path_ = path;
-    const std::string header = encode_npy("<f4", {chains, draws, dimension}, "");
-    header_bytes_ = header.size();
-    dimension_ = dimension;
-    draws_ = draws;
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
-    const uint64_t bytes = header_bytes_ + uint64_t{chains} * draws * dimension * 4;
-    if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0 ||
-        ::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size()))
-      return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
-    return Ok{};
+  SampleProgress(const SampleCommand& c, std::chrono::steady_clock::time_point started)
+      : c_(c), started_(started), last_draw_(started) {}
+  void drew(uint64_t received, const std::vector<uint32_t>& next_draw) {
+    last_draw_ = std::chrono::steady_clock::now();
+    tick(received, next_draw);
   }
-  bool write(uint32_t chain, uint32_t draw, const uint32_t* q) {
-    const uint64_t at = header_bytes_ + (uint64_t{chain} * draws_ + draw) * dimension_ * 4;
-    return ::pwrite(fd_, q, dimension_ * 4, static_cast<off_t>(at)) ==
-           static_cast<ssize_t>(dimension_ * 4);
+  void tick(uint64_t received, const std::vector<uint32_t>& next_draw) {
+    if (c_.format != "table") return;
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - started_).count();
+    if (elapsed < 1.0 || now - last_shown_at_ < std::chrono::milliseconds(500) ||
+        !progress_due(elapsed, last_shown_))
+      return;
+    last_shown_at_ = now;
+    shown_ = true;
+    const uint64_t cells = uint64_t{c_.chains} * c_.draws;
+    std::string line = received == 0
+                           ? fmt::format("sampling: warming up, {:.0f} s", elapsed)
+                           : fmt::format("sampling: {} of {} draws ({:.0f}%)", received, cells,
+                                         100.0 * static_cast<double>(received) / cells);
+    const double silent = std::chrono::duration<double>(now - last_draw_).count();
+    if (received > 0 && silent >= kSilentSeconds) {
+      std::vector<uint32_t> waiting;
+      for (uint32_t chain = 0; chain < c_.chains; ++chain)
+        if (next_draw[chain] < c_.draws) waiting.push_back(chain);
+      const size_t shown = std::min<size_t>(waiting.size(), 8);
+      line += fmt::format(
+          "; no draw for {:.0f} s from chain{} {}{}{}", silent, waiting.size() == 1 ? "" : "s",
+          fmt::join(waiting.begin(), waiting.begin() + shown, ", "),
+          waiting.size() > shown ? ", ..." : "", " (--max-steps bounds a chain's work)");
+    }
+    fmt::print(stderr, "{}{:<110}{}", progress_start(), line, progress_end());
+    std::fflush(stderr);
   }
-  // The draws of parameter `j`, chain-major, as doubles.
-  std::vector<double> parameter(const float* mapped, uint32_t chains, uint32_t j) const {
-    std::vector<double> out(uint64_t{chains} * draws_);
-    for (uint64_t k = 0; k < out.size(); ++k)
-      out[k] = mapped[k * dimension_ + j];
-    return out;
-  }
-  int fd() const { return fd_; }
-  uint64_t header_bytes() const { return header_bytes_; }
-  ~DrawsFile() {
-    if (fd_ >= 0) ::close(fd_);
+  void finish() {
+    if (shown_ && stderr_is_terminal()) fmt::print(stderr, "\n");
   }
 
  private:
-  std::string path_;
-  int fd_ = -1;
-  uint64_t header_bytes_ = 0;
-  uint32_t dimension_ = 0, draws_ = 0;
+  static constexpr double kSilentSeconds = 10;
+  const SampleCommand& c_;
+  std::chrono::steady_clock::time_point started_, last_draw_, last_shown_at_{};
+  double last_shown_ = -1e9;
+  bool shown_ = false;
 };
 
 std::string format_seconds(double s) {
   return s < 1 ? fmt::format("{:.0f} ms", s * 1000) : fmt::format("{:.2f} s", s);
+}
+
+// Names starting with nuts_ are the sampler's (tools/sample/nuts.ab): a model that declares one
+// (a function, a struct, a const or a uniform) is refused at the declaration, before the two are
+// compiled together and the clash would be reported inside nuts.ab.
+Status check_sampler_names(const std::string& text, const std::string& model_path) {
+  static const std::regex declaration(R"(\b(fn|struct|const|uniform)\s+(nuts_\w*))");
+  int line = 1;
+  for (size_t start = 0; start < text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string code = text.substr(start, end - start);
+    code = code.substr(0, code.find("//"));
+    if (std::smatch m; std::regex_search(code, m, declaration))
+      return Error{fmt::format("{}:{}:{}: {} '{}': names starting with 'nuts_' are the sampler's",
+                               model_path, line, m.position(2) + 1, m[1].str(), m[2].str())};
+    start = end + 1;
+  }
+  return Ok{};
 }
 
 // The sampler's functions (main, then every nuts_ function in source order) ahead of the model's
@@ -147,18 +212,16 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   // The model alone first: its errors point at its own lines.
   auto model = compile_text(*text, model_path, "");
   if (!model) return model.failure();
-  for (const FunctionInfo& f : (*model)->functions()) {
-    if (f.name.rfind("nuts_", 0) == 0)
-      return Error{fmt::format("{}: function '{}': names starting with 'nuts_' are the sampler's",
-                               model_path, f.name)};
+  if (auto s = check_sampler_names(*text, model_path); !s) return s.failure();
+  for (const FunctionInfo& f : (*model)->functions())
     if (f.name == "main")
-      return Error{fmt::format("{}: a model has no 'main' (the sampler's entry); {}", model_path,
-                               kContract)};
-  }
-  for (const ValueInfo& u : (*model)->uniforms())
-    if (u.name.rfind("nuts_", 0) == 0)
-      return Error{fmt::format("{}: uniform '{}': names starting with 'nuts_' are the sampler's",
-                               model_path, u.name)};
+      return Error{fmt::format("{}:{}:{}: a model has no 'main' (the sampler's entry); {}",
+                               model_path, f.line, f.col, kContract)};
+  if ((*model)->emit_record().words > 0)
+    return Error{
+        fmt::format("{}: a model does not emit records (the sampler's draws are its "
+                    "records); {}",
+                    model_path, kContract)};
   const auto& functions = (*model)->functions();
   const auto density = std::find_if(functions.begin(), functions.end(),
                                     [](const FunctionInfo& f) { return f.name == "log_density"; });
@@ -222,6 +285,10 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
     for (uint64_t k = 0; k < init.size(); ++k) {
       auto word = encode_number(array->at(k), Scalar::Float);
       if (!word) return Error{fmt::format("--init '{}': {}", c.init, word.error())};
+      // A chain started at NaN or infinity never moves: every proposal diverges.
+      if (!std::isfinite(bits_float(*word)))
+        return Error{fmt::format("--init '{}': row {} (chain {}) is not finite: q[{}] = {}", c.init,
+                                 k / D, k / D, k % D, bits_float(*word))};
       init[k] = *word;
     }
   }
@@ -248,6 +315,7 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
 
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
+  catch_interrupts();  // a Ctrl-C while the kernels compile is kept for the first step boundary
   if (c.chains == 0) {
     fmt::print(stderr, "error: --chains must be at least 1\n");
     return 2;
@@ -263,110 +331,139 @@ int sample_command(const SampleCommand& c) {
   if (!built) return refuse(built.failure());
   const Batch& batch = *built;
 
-  const std::string out_dir = c.out_dir.empty() ? "." : c.out_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec || !std::filesystem::is_directory(out_dir, ec))
-    return report_error(Error{fmt::format("cannot write into '{}'", out_dir)});
-  const auto path = [&](const char* name) {
-    return (std::filesystem::path(out_dir) / name).string();
-  };
-  DrawsFile draws_file;
-  if (auto s = draws_file.open(path("draws.npy"), c.chains, c.draws, D); !s)
-    return report_error(s.failure());
-
-  // Per draw statistics, [chains, draws] each.
-  const ValueType& record = module.emit_record().value_type;
-  const uint32_t at_accept = field_offset(record, "accept"),
-                 at_step = field_offset(record, "step_size"),
-                 at_energy = field_offset(record, "energy"),
-                 at_depth = field_offset(record, "depth"), at_grads = field_offset(record, "grads"),
-                 at_divergent = field_offset(record, "divergent"), at_q = field_offset(record, "q");
+  // Per-draw statistics, [chains, draws] each, kept in memory until the end: check they fit
+  // before anything runs or any file is touched.
   const uint64_t cells = uint64_t{c.chains} * c.draws;
-  std::vector<uint32_t> accept(cells), step(cells), energy(cells), depth(cells), grads(cells),
-      divergent(cells);
+  const std::vector<DrawStatistic> stat_files = draw_statistics();
+  const uint64_t stats_bytes = cells * 4 * stat_files.size();
+  const uint64_t available = uint64_t(::sysconf(_SC_AVPHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  if (stats_bytes > available)
+    return refuse(Error{fmt::format(
+        "{} chains x {} draws keep {:.1f} GiB of per-draw statistics in memory, more than the "
+        "{:.1f} GiB available: use fewer draws or chains",
+        c.chains, c.draws, static_cast<double>(stats_bytes) / (1u << 30),
+        static_cast<double>(available) / (1u << 30))});
+  const uint64_t file_bytes = kNpyHeaderAllowance * (stat_files.size() + 2) +
+                              cells * (uint64_t{D} * 4 + stat_files.size() * 4);
+  auto files = FitFiles::open(c.out_dir.empty() ? "." : c.out_dir, file_bytes);
+  if (!files) return refuse(files.failure());
+  FitFiles& fit = **files;
+  warn_about_short_warmup(c);
+
+  DrawsFile draws_file;
+  if (auto s = draws_file.open(fit.staged("draws.npy"), c.chains, c.draws, D); !s)
+    return refuse(s.failure());
+
+  const ValueType& record = module.emit_record().value_type;
+  const uint32_t at_q = field_offset(record, "q");
+  std::vector<std::vector<uint32_t>> stats;
+  std::vector<uint32_t> at_stat;
+  for (const DrawStatistic& f : stat_files) {
+    stats.emplace_back(cells, f.missing);
+    at_stat.push_back(field_offset(record, f.field));
+  }
   std::vector<uint32_t> next_draw(c.chains, 0);
-  bool write_failed = false;
   uint64_t received = 0;
-  auto last_progress = started;
-  double last_shown = -1e9;
-  bool progress_shown = false;
+  SampleProgress progress(c, started);
+
   RunOptions options;
   options.seed = c.seed;
   options.threads = c.threads;
   options.stack_depth = c.max_depth + 8;
-  options.max_steps = UINT32_MAX;
+  options.max_steps = c.max_steps;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
     const uint32_t i = next_draw[chain]++;
     if (i >= c.draws) return;
-    write_failed |= !draws_file.write(chain, i, r + at_q);
+    draws_file.write(chain, i, r + at_q);
     const uint64_t k = uint64_t{chain} * c.draws + i;
-    accept[k] = r[at_accept];
-    step[k] = r[at_step];
-    energy[k] = r[at_energy];
-    depth[k] = r[at_depth];
-    grads[k] = r[at_grads];
-    divergent[k] = r[at_divergent];
+    for (size_t f = 0; f < stats.size(); ++f)
+      stats[f][k] = r[at_stat[f]];
     ++received;
-    const auto now = std::chrono::steady_clock::now();
-    const double elapsed = std::chrono::duration<double>(now - started).count();
-    if (c.format == "table" && elapsed > 1.0 &&
-        now - last_progress > std::chrono::milliseconds(500) && progress_due(elapsed, last_shown)) {
-      last_progress = now;
-      progress_shown = true;
-      fmt::print(stderr, "{}sampling: {} of {} draws ({:.0f}%){}", progress_start(), received,
-                 cells, 100.0 * static_cast<double>(received) / static_cast<double>(cells),
-                 progress_end());
-    }
+    progress.drew(received, next_draw);
+  };
+  // Polled at step boundaries: Ctrl-C, a failed write and the progress line while no draw comes.
+  options.should_stop = [&] {
+    progress.tick(received, next_draw);
+    return interrupt_signal() != 0 || !draws_file.error().empty();
   };
   DeviceOptions device = c.device;
   device.progress = c.format == "table";
   const BackendRun run = backend->run(loaded->module, batch, options, device);
-  if (progress_shown && stderr_is_terminal()) fmt::print(stderr, "\n");
-  if (!run.error.empty()) return report_error(Error{run.error});
-  if (write_failed) return report_error(Error{fmt::format("cannot write '{}'", path("draws.npy"))});
-  for (const LaneError& e : run.result.errors)
-    fmt::print(stderr, "chain {} faulted: {} in {} at line {} (its draws stop there)\n", e.lane,
-               fault_name(e.code), e.function, e.line);
+  progress.finish();
+  const int signal = interrupt_signal();
+  if (!draws_file.error().empty()) return report_error(Error{draws_file.error()});
+  if (!run.error.empty()) {
+    if (signal) return interrupted_without_draws(signal, fit);
+    return report_error(Error{run.error});
+  }
 
-  // Chain totals from main's result.
+  // Which chains finished; what the others left. A missing draw is NaN, never a placeholder.
+  std::vector<uint8_t> faulted(c.chains, 0);
+  for (const LaneError& e : run.result.errors) {
+    faulted[e.lane] = 1;
+    fmt::print(stderr, "chain {} faulted: {} in {} at line {} after {} of {} draws\n", e.lane,
+               fault_name(e.code), e.function, e.line, std::min(next_draw[e.lane], c.draws),
+               c.draws);
+  }
+  for (uint32_t chain = 0; chain < c.chains; ++chain)
+    if (!draws_file.fill_missing(chain, std::min(next_draw[chain], c.draws)))
+      return report_error(Error{draws_file.error()});
+  if (received == 0) {
+    if (signal) return interrupted_without_draws(signal, fit);
+    return report_error(Error{fmt::format(
+        "no chain produced a draw (every chain faulted); the files in '{}' are unchanged",
+        c.out_dir.empty() ? "." : c.out_dir)});
+  }
+  // The summary uses the chains that did not fault, over the draws all of them have (fewer than
+  // --draws only when the run was stopped).
+  std::vector<uint32_t> used_chains;
+  uint32_t used_draws = c.draws;
+  for (uint32_t chain = 0; chain < c.chains; ++chain)
+    if (!faulted[chain]) {
+      used_chains.push_back(chain);
+      used_draws = std::min(used_draws, next_draw[chain]);
+    }
+  if (used_chains.empty()) used_draws = 0;
+  std::vector<sample::NamedSummary> parameters;
+  for (uint32_t j = 0; j < D; ++j) {
+    auto values = draws_file.parameter(j, used_draws, used_chains);
+    if (!values) return report_error(values.failure());
+    auto summary = sample::summarize(*values, used_chains.size(), used_draws);
+    if (!summary) return report_error(summary.failure());
+    parameters.push_back({fmt::format("q[{}]", j), *summary});
+  }
+
+  // Chain totals from main's result (a chain that did not finish has none).
   const ValueType& chain_type = module.output().value_type;
   const uint32_t chain_words = chain_type.words;
   uint64_t total_grads = 0, divergences = 0;
   std::vector<double> step_sizes;
   for (uint32_t chain = 0; chain < c.chains; ++chain) {
+    if (faulted[chain] || run.result.stopped) {
+      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost).
+      for (uint32_t i = 0; i < std::min(next_draw[chain], c.draws); ++i)
+        total_grads += stats[kGradsStatistic][uint64_t{chain} * c.draws + i];
+      step_sizes.push_back(std::nan(""));
+      continue;
+    }
     const uint32_t* w = run.result.outputs.data() + uint64_t{chain} * chain_words;
     total_grads += w[field_offset(chain_type, "grads")];
     divergences += w[field_offset(chain_type, "divergences")];
     step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
   }
-  for (auto [name, words, type] : {std::tuple{"accept_stat.npy", &accept, Scalar::Float},
-                                   std::tuple{"step_size.npy", &step, Scalar::Float},
-                                   std::tuple{"energy.npy", &energy, Scalar::Float},
-                                   std::tuple{"tree_depth.npy", &depth, Scalar::Int},
-                                   std::tuple{"n_grad.npy", &grads, Scalar::Int},
-                                   std::tuple{"divergent.npy", &divergent, Scalar::Bool}})
-    if (auto s = write_npy(path(name), type, {c.chains, c.draws}, *words); !s)
+  for (size_t f = 0; f < stat_files.size(); ++f)
+    if (auto s = write_npy(fit.staged(stat_files[f].file), stat_files[f].type, {c.chains, c.draws},
+                           stats[f]);
+        !s)
       return report_error(s.failure());
-
-  // The summary, from the draws file (mapped: the draws never sit in memory twice).
-  const uint64_t file_bytes = draws_file.header_bytes() + cells * D * 4;
-  void* mapped = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, draws_file.fd(), 0);
-  if (mapped == MAP_FAILED) return report_error(Error{"cannot read back draws.npy"});
-  const auto* values =
-      reinterpret_cast<const float*>(static_cast<const char*>(mapped) + draws_file.header_bytes());
-  std::vector<std::string> names;
-  std::vector<sample::ParameterSummary> summaries;
-  for (uint32_t j = 0; j < D; ++j) {
-    names.push_back(fmt::format("q[{}]", j));
-    summaries.push_back(
-        sample::summarize(draws_file.parameter(values, c.chains, j), c.chains, c.draws));
-  }
-  ::munmap(mapped, file_bytes);
+  const std::vector<uint32_t>& grads = stats[kGradsStatistic];
 
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double run_seconds = cli::run_seconds(run);
+  const auto num = [](double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
   nlohmann::ordered_json doc;
   doc["model"] = c.model;
   doc["backend"] = backend->name;
@@ -374,11 +471,17 @@ int sample_command(const SampleCommand& c) {
   doc["draws"] = c.draws;
   doc["warmup"] = c.warmup;
   doc["seed"] = c.seed;
+  doc["complete"] = !signal && !run.result.stopped && used_chains.size() == c.chains;
+  doc["interrupted_by"] = signal ? nlohmann::ordered_json(::strsignal(signal)) : nullptr;
+  std::vector<uint32_t> draws_per_chain(c.chains);
+  for (uint32_t chain = 0; chain < c.chains; ++chain)
+    draws_per_chain[chain] = std::min(next_draw[chain], c.draws);
+  doc["draws_per_chain"] = draws_per_chain;
+  doc["summary_chains"] = used_chains;
+  doc["summary_draws_per_chain"] = used_draws;
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
-  for (uint32_t j = 0; j < D; ++j) {
-    const auto& s = summaries[j];
-    auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; };
-    params.push_back({{"name", names[j]},
+  for (const auto& [name, s] : parameters) {
+    params.push_back({{"name", name},
                       {"mean", num(s.mean)},
                       {"sd", num(s.sd)},
                       {"mcse_mean", num(s.mcse_mean)},
@@ -402,21 +505,40 @@ int sample_command(const SampleCommand& c) {
   doc["local_static_utilization"] = static_utilization;
   doc["divergences"] = divergences;
   doc["faulted_chains"] = run.result.errors.size();
-  doc["step_sizes"] = step_sizes;
+  nlohmann::ordered_json faults = nlohmann::ordered_json::array();
+  for (const LaneError& e : run.result.errors)
+    faults.push_back({{"chain", e.lane},
+                      {"fault", fault_name(e.code)},
+                      {"function", e.function},
+                      {"line", e.line},
+                      {"draws", std::min(next_draw[e.lane], c.draws)}});
+  doc["faults"] = std::move(faults);
+  nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
+  for (double v : step_sizes)
+    sizes.push_back(num(v));
+  doc["step_sizes"] = std::move(sizes);
   doc["run_seconds"] = run_seconds;
   doc["wall_seconds"] = wall;
-  {
-    std::ofstream f(path("summary.json"));
-    f << doc.dump(2) << "\n";
-    if (!f) return report_error(Error{fmt::format("cannot write '{}'", path("summary.json"))});
-  }
+  if (auto s = write_file(fit.staged("summary.json"), doc.dump(2) + "\n"); !s)
+    return report_error(s.failure());
+  if (auto s = fit.commit(); !s) return report_error(s.failure());
+
+  const int exit_code = signal ? 128 + signal : used_chains.empty() ? 1 : 0;
+  if (signal)
+    fmt::print(stderr,
+               "stopped by {}: {} of {} draws written (per chain: {}); the missing draws are NaN\n",
+               ::strsignal(signal), received, cells, fmt::join(draws_per_chain, " "));
+  if (used_chains.empty()) fmt::print(stderr, "error: every chain faulted: there is no summary\n");
   if (c.format == "json") {
     fmt::print("{}\n", doc.dump());
-    return 0;
+    return exit_code;
   }
-  fmt::print("{}", sample::format_summary_table(names, summaries));
+  fmt::print("{}", sample::format_summary_table(parameters));
   fmt::print("\n{} chains x {} draws ({} warm-up) on {}\n", c.chains, c.draws, c.warmup,
              backend->name);
+  if (used_chains.size() < c.chains || used_draws < c.draws)
+    fmt::print("  summary over          {} of {} chains, {} draws each\n", used_chains.size(),
+               c.chains, used_draws);
   fmt::print("  gradient evaluations  {} ({:.3g} per second)\n", total_grads,
              run_seconds > 0 ? total_grads / run_seconds : 0.0);
   fmt::print("  batch utilization     {:.1f}%\n", run.result.stats.utilization * 100);
@@ -431,8 +553,8 @@ int sample_command(const SampleCommand& c) {
   fmt::print("  run time              {}, wall {}\n", format_seconds(run_seconds),
              format_seconds(wall));
   fmt::print("  written               {}, summary.json and per-draw statistics\n",
-             path("draws.npy"));
-  return 0;
+             fit.final_path("draws.npy"));
+  return exit_code;
 }
 
 }  // namespace ab::cli

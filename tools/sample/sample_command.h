@@ -1,6 +1,7 @@
 // `autobatch sample MODEL.ab`: batched NUTS on a model (docs/nuts.md). The sampler is .ab
 // (tools/sample/nuts.ab, built into the binary) appended to the model; one lane runs one chain,
-// draws stream out through `emit` into DIR/draws.npy while the chains run.
+// draws stream out through `emit` into DIR/draws.npy while the chains run. The fit's files are
+// written as one set (tools/sample/fit_files.h).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct SampleCommand {
   std::vector<std::string> uniforms;
   std::string out_dir;
   std::string format = "table";
-  uint32_t threads = 0;  // vm: worker threads (0: one per core)
+  uint32_t threads = 0;             // vm: worker threads (0: one per core)
+  uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults (step_budget)
   DeviceOptions device;
 };
 

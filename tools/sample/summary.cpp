@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
-#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,12 +15,6 @@ namespace ab::sample {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-void check_layout(std::span<const double> draws, size_t chains, size_t draws_per_chain) {
-  if (draws.size() != chains * draws_per_chain)
-    throw std::invalid_argument(fmt::format("{} draws do not make {} chains of {} draws",
-                                            draws.size(), chains, draws_per_chain));
-}
 
 bool all_finite(std::span<const double> values) {
   return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
@@ -316,21 +309,24 @@ double quantile_of_sorted(std::span<const double> sorted, double probability) {
 }
 
 double split_rhat(std::span<const double> draws, size_t chains, size_t draws_per_chain) {
-  check_layout(draws, chains, draws_per_chain);
+  if (draws.size() != chains * draws_per_chain) return kNaN;
   if (chains == 0 || draws_per_chain < 4 || !all_finite(draws)) return kNaN;
   return rhat_of_split(split_copy(draws, chains, draws_per_chain),
                        SplitLayout(chains, draws_per_chain));
 }
 
 double split_ess(std::span<const double> draws, size_t chains, size_t draws_per_chain) {
-  check_layout(draws, chains, draws_per_chain);
+  if (draws.size() != chains * draws_per_chain) return kNaN;
   if (chains == 0 || draws_per_chain < 4 || !all_finite(draws)) return kNaN;
   return ess_of_split(split_copy(draws, chains, draws_per_chain),
                       SplitLayout(chains, draws_per_chain));
 }
 
-ParameterSummary summarize(std::span<const double> draws, size_t chains, size_t draws_per_chain) {
-  check_layout(draws, chains, draws_per_chain);
+Expected<ParameterSummary> summarize(std::span<const double> draws, size_t chains,
+                                     size_t draws_per_chain) {
+  if (draws.size() != chains * draws_per_chain)
+    return Error{fmt::format("{} draws do not make {} chains of {} draws", draws.size(), chains,
+                             draws_per_chain)};
   ParameterSummary summary{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   if (draws.empty() || !all_finite(draws)) return summary;
 
@@ -420,19 +416,13 @@ double inverse_normal_cdf(double probability) {
   return std::isfinite(refined) ? refined : x;
 }
 
-std::string format_summary_table(const std::vector<std::string>& names,
-                                 const std::vector<ParameterSummary>& summaries) {
-  if (names.size() != summaries.size())
-    throw std::invalid_argument(
-        fmt::format("{} names for {} parameter summaries", names.size(), summaries.size()));
-
+std::string format_summary_table(const std::vector<NamedSummary>& parameters) {
   const std::vector<std::string> header = {"name", "mean", "sd",   "mcse",     "q5",
                                            "q50",  "q95",  "rhat", "ess_bulk", "ess_tail"};
   std::vector<std::vector<std::string>> rows = {header};
-  for (size_t p = 0; p < summaries.size(); ++p) {
-    const ParameterSummary& s = summaries[p];
+  for (const auto& [name, s] : parameters) {
     // 4 significant digits for values; ESS is a count; R-hat matters in its third decimal.
-    rows.push_back({names[p], fmt::format("{:.4g}", s.mean), fmt::format("{:.4g}", s.sd),
+    rows.push_back({name, fmt::format("{:.4g}", s.mean), fmt::format("{:.4g}", s.sd),
                     fmt::format("{:.4g}", s.mcse_mean), fmt::format("{:.4g}", s.q5),
                     fmt::format("{:.4g}", s.q50), fmt::format("{:.4g}", s.q95),
                     fmt::format("{:.3f}", s.rhat), fmt::format("{:.0f}", s.ess_bulk),

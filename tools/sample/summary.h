@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
+
 namespace ab::sample {
 
 struct ParameterSummary {
@@ -27,8 +29,8 @@ struct ParameterSummary {
   double ess_tail;  // min of the ESS of the 5% and 95% quantile indicators
 };
 
-// Summarises `chains` x `draws_per_chain` draws of one parameter. Throws std::invalid_argument
-// when draws.size() != chains * draws_per_chain. Degenerate input gives NaN instead of failing:
+// Summarises `chains` x `draws_per_chain` draws of one parameter; an Error when draws.size() !=
+// chains * draws_per_chain. Degenerate input gives NaN instead of failing:
 //  - no draws: every field NaN; a single draw: sd NaN.
 //  - fewer than 4 draws per chain (each split half needs 2): rhat, ess_* and mcse_mean NaN.
 //  - all draws equal: sd 0, rhat, ess_* and mcse_mean NaN (there is no variance to compare).
@@ -39,7 +41,8 @@ struct ParameterSummary {
 // draws per chain the rank-based diagnostics leave each chain's middle draw out (see split chains
 // in the paper); mean, sd and quantiles use every draw. No shared state: parameters can be
 // summarised in parallel.
-ParameterSummary summarize(std::span<const double> draws, size_t chains, size_t draws_per_chain);
+Expected<ParameterSummary> summarize(std::span<const double> draws, size_t chains,
+                                     size_t draws_per_chain);
 
 // Sample quantile by linear interpolation between order statistics (Hyndman and Fan's type 7,
 // R's default): with sorted x[0..n-1], h = (n - 1) p, the result is
@@ -47,7 +50,8 @@ ParameterSummary summarize(std::span<const double> draws, size_t chains, size_t 
 double quantile_of_sorted(std::span<const double> sorted, double probability);
 
 // Split R-hat and effective sample size of draws used as they are (no rank normalisation, no
-// folding): the building blocks of summarize(). NaN when draws_per_chain < 4, when a value is not
+// folding): the building blocks of summarize(). NaN when the draws do not make `chains` x
+// `draws_per_chain`, when draws_per_chain < 4, when a value is not
 // finite or when the draws are all equal; R-hat is +inf when each split chain is constant but they
 // differ.
 double split_rhat(std::span<const double> draws, size_t chains, size_t draws_per_chain);
@@ -57,9 +61,11 @@ double split_ess(std::span<const double> draws, size_t chains, size_t draws_per_
 double inverse_normal_cdf(double probability);
 
 // Aligned text table, one header row (name mean sd mcse q5 q50 q95 rhat ess_bulk ess_tail) and one
-// row per parameter; every line has the same width. Throws std::invalid_argument when the two
-// vectors differ in length.
-std::string format_summary_table(const std::vector<std::string>& names,
-                                 const std::vector<ParameterSummary>& summaries);
+// row per parameter; every line has the same width.
+struct NamedSummary {
+  std::string name;
+  ParameterSummary summary;
+};
+std::string format_summary_table(const std::vector<NamedSummary>& parameters);
 
 }  // namespace ab::sample

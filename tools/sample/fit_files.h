@@ -1,0 +1,73 @@
+// The files of one fit (`sample --out DIR`) written as one set, so that nothing a user has is
+// lost when a run fails, is stopped or shares its folder:
+//  - DIR is locked (DIR/.autobatch-sample.lock, flock) for the whole run: a second `sample` into
+//    the same DIR is refused at once, naming the process that holds it. The lock ends with the
+//    process, however it ends.
+//  - Every file is written into DIR/.autobatch-sample.partial/ and only renamed into DIR by
+//    commit(), after all of them were written and synced; summary.json is renamed last. A run
+//    that fails, or is killed, before commit() leaves the previous fit's files as they were (a
+//    stale partial folder is removed by the next run).
+//  - The disk space the set needs is checked before anything runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autobatch/expected.h"
+
+namespace ab::cli {
+
+class FitFiles {
+ public:
+  // Creates DIR if needed, takes its lock, checks that `bytes` fit on its file system and
+  // makes an empty staging folder.
+  static Expected<std::unique_ptr<FitFiles>> open(const std::string& dir, uint64_t bytes);
+  ~FitFiles();  // removes the staging folder unless committed; releases the lock
+  FitFiles(const FitFiles&) = delete;
+  FitFiles& operator=(const FitFiles&) = delete;
+
+  // Where to write `name` before commit().
+  std::string staged(const std::string& name) const;
+  // Where `name` lies after commit().
+  std::string final_path(const std::string& name) const;
+  // Syncs the staged files, renames them into DIR (summary.json last), removes the staging
+  // folder. Returns the first error.
+  Status commit();
+
+ private:
+  FitFiles() = default;
+  std::string dir_, staging_;
+  int lock_fd_ = -1;
+  bool committed_ = false;
+};
+
+// `[chains, draws, dimension]` float32 draws written straight into a .npy file at their place,
+// so memory holds no more than one draw, whatever the number of draws. Draws never written are
+// NaN (fill_missing), so a chain that faulted or was stopped shows no invented values.
+class DrawsFile {
+ public:
+  Status open(const std::string& path, uint32_t chains, uint32_t draws, uint32_t dimension);
+  ~DrawsFile();
+  // Writes one draw; the first failure is kept (error()) and later writes are skipped.
+  bool write(uint32_t chain, uint32_t draw, const uint32_t* q);
+  // Writes NaN over draws [from, draws) of `chain`.
+  bool fill_missing(uint32_t chain, uint32_t from);
+  const std::string& error() const { return error_; }
+  // The first `used_draws` draws of parameter `j` of each chain in `used_chains`, chain after
+  // chain, as doubles: read back from the file (mapped), so the draws never sit in memory twice.
+  Expected<std::vector<double>> parameter(uint32_t j, uint32_t used_draws,
+                                          const std::vector<uint32_t>& used_chains) const;
+
+ private:
+  bool fail(const char* what);
+  std::string path_, error_;
+  int fd_ = -1;
+  uint64_t header_bytes_ = 0;
+  uint32_t chains_ = 0, dimension_ = 0, draws_ = 0;
+  mutable void* map_ = nullptr;  // the whole file, mapped by parameter()
+  mutable uint64_t map_bytes_ = 0;
+};
+
+}  // namespace ab::cli
