@@ -530,6 +530,22 @@ class VmRun::State {
   RunResult result_;
 };
 
+uint64_t vm_bytes_per_lane(const LoweredProgram& p, const RunOptions& options) {
+  const uint64_t capacity = std::clamp<uint32_t>(options.stack_depth, 1, 8);  // as State's
+  const Types& types = p.types();
+  uint64_t words = 0, stacked = 0;
+  for (const LoweredVar& v : p.vars) {
+    words += types.words(v.type);
+    if (v.storage == Storage::Stacked) stacked += 1 + capacity * types.words(v.type);
+  }
+  const uint64_t output = p.output < 0 ? 0 : types.words(p.vars[p.output].type);
+  // registers, stacks, pc + pc_depth + pc stack, lane steps, random stream, the waiting,
+  // active and running lists, the fault flag, the output
+  return 4 * (words + stacked) + 4 * (2 + capacity) + sizeof(uint64_t) + sizeof(LaneRandom) +
+         3 * 4 + 1 + 4 * output +
+         (p.source->emit_type != Types::kVoid ? sizeof(std::vector<uint32_t>) : 0);
+}
+
 VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options)
     : state_(std::make_unique<State>(program, batch, options)) {}
 VmRun::~VmRun() = default;

@@ -381,6 +381,23 @@ fn main(n: int) -> int {
   check_no_validation_messages();
 }
 
+TEST_CASE("embed: a stack depth of 0 is refused on Vulkan with the CPU backends' message") {
+  auto module = compile_module(kCollatzChain);
+  auto program = VulkanProgram::compile(context(), module);
+  REQUIRE(program.ok());
+  RunOptions options;
+  options.stack_depth = 0;
+  auto run = VulkanRun::create(*program, int_batch(8), options);
+  REQUIRE_FALSE(run.ok());
+  CHECK(run.error() == "the stack depth must be at least 1 (it counts the entry function's frame)");
+  for (CpuBackend backend : {CpuBackend::Interpreter, CpuBackend::Vm}) {
+    auto cpu = module->run_cpu(int_batch(8), options, backend);
+    REQUIRE_FALSE(cpu.ok());
+    CHECK(cpu.error() == run.error());
+  }
+  check_no_validation_messages();
+}
+
 TEST_CASE("embed: a split program is recorded part by part") {
   Host host;
   auto module = compile_module(kCollatzChain);
