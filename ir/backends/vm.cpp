@@ -89,8 +89,8 @@ class VmRun::State {
     }
     if (lanes_) mark_waiting(p.entry_block, true);
     live_ = lanes_;
-    const unsigned threads =
-        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned cores = usable_cores();
+    const unsigned threads = options.threads ? std::min<unsigned>(options.threads, cores) : cores;
     threads_ = lanes_ > 1 ? threads : 1;
   }
 
@@ -369,7 +369,12 @@ class VmRun::State {
     }
     if (threads_ > 1 && running_.size() * block_words_[block_index] >= kParallelWords &&
         running_.size() >= 2 * threads_) {
-      if (!pool_) pool_ = std::make_unique<LanePool>(threads_);  // at the first big step
+      if (!pool_) {  // at the first big step
+        pool_ = std::make_unique<LanePool>(threads_);
+        threads_ = pool_->threads();  // fewer when the system refused some
+        result_.stats.threads = threads_;
+        result_.stats.threads_refused = pool_->refused();
+      }
       run_ops_in_parallel(block_index);
     } else
       run_ops(block_index, 0, running_);

@@ -1,7 +1,10 @@
 // A run at the limits of the host, through the public API: a batch too big for memory, memory
-// running out while lanes recurse, and a stack depth of 0. Each gives an Error; none throws,
-// aborts or hangs. The limits are set in forked children (support/child_process.h).
+// running out while lanes recurse, worker threads the system will not start, more threads than
+// cores, and a stack depth of 0. Each gives an Error or a correct result; none throws, aborts or
+// hangs. The limits are set in forked children (support/child_process.h).
 #include <doctest/doctest.h>
+
+#include <thread>
 
 #include "autobatch/autobatch.h"
 #include "support/child_process.h"
@@ -114,6 +117,45 @@ TEST_CASE("run limits: a stack depth of 0 is refused with the same message on th
   options.stack_depth = 1;  // the entry function's frame alone: collatz needs no more
   CHECK(module->run_cpu(collatz_batch(4), options, CpuBackend::Interpreter).ok());
   CHECK(module->run_cpu(collatz_batch(4), options, CpuBackend::Vm).ok());
+}
+
+TEST_CASE("run limits: the VM runs on the workers that started when the system refuses some") {
+  auto module = compiled(kCollatz);
+  const Batch batch = collatz_batch(20000);
+  auto expected = module->run_cpu(batch, {}, CpuBackend::Interpreter);
+  REQUIRE(expected.ok());
+  const unsigned cores = usable_cores();
+  const auto outcome = run_in_child([&] {
+    if (!testing::refuse_new_threads()) return 2;
+    RunOptions options;
+    options.threads = 64;
+    auto result = module->run_cpu(batch, options, CpuBackend::Vm);
+    if (!result.ok()) return 3;
+    if (result->outputs != expected->outputs) return 4;
+    if (result->stats.threads != 1) return 5;
+    if (result->stats.threads_refused != cores - 1) return 6;  // asked for: the cores
+    return 0;
+  });
+  CHECK_MESSAGE(outcome.exited, outcome.describe());
+  CHECK(outcome.code == 0);
+}
+
+TEST_CASE("run limits: more VM threads than cores run as many as the cores, same results") {
+  auto module = compiled(kCollatz);
+  const Batch batch = collatz_batch(20000);
+  RunOptions one;
+  one.threads = 1;
+  auto single = module->run_cpu(batch, one, CpuBackend::Vm);
+  REQUIRE(single.ok());
+  CHECK(single->stats.threads == 1);
+  RunOptions many;
+  many.threads = 1024;
+  auto crowded = module->run_cpu(batch, many, CpuBackend::Vm);
+  REQUIRE(crowded.ok());
+  CHECK(crowded->outputs == single->outputs);
+  CHECK(crowded->stats.steps == single->stats.steps);
+  CHECK(crowded->stats.threads == usable_cores());
+  CHECK(crowded->stats.threads_refused == 0);
 }
 
 }  // namespace
