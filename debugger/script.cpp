@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -105,9 +104,9 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
   }
   if (cmd == "dump") {
     if (w.size() != 2) return "usage: dump FILE.json";
-    std::ofstream out(w[1]);
-    out << m.dump_json() << "\n";
-    if (!out) return fmt::format("cannot write '{}'", w[1]);
+    const std::string json = m.dump_json();
+    if (std::string failure = write_whole_file(w[1], {json, "\n"}); !failure.empty())
+      return fmt::format("cannot write '{}': {}", w[1], failure);
     log << "dump " << w[1] << "\n";
     return "";
   }

@@ -110,6 +110,19 @@ TEST_CASE("script: bad commands stop with the file and line") {
   CHECK(!script_needs_window("step 1\ndump a.json\n"));
 }
 
+TEST_CASE("script: a dump that cannot be written is an error, and nothing claims it was") {
+  const Loaded f = fib_batch(4);
+  DebuggerModel m(f.source());
+  const Run full = script(m, "dump /dev/full\n");  // every write fails with ENOSPC
+  CHECK(full.code == 1);
+  CHECK(full.errors == "cmds.txt:1: cannot write '/dev/full': No space left on device\n");
+  CHECK(full.log.empty());
+  CHECK(std::filesystem::exists("/dev/full"));  // a device is never removed
+  const Run missing = script(m, "dump /nonexistent-dir/state.json\n");
+  CHECK(missing.code == 1);
+  CHECK(missing.errors.find("No such file or directory") != std::string::npos);
+}
+
 TEST_CASE("script: save writes a trace of a step range that replays") {
   const Loaded f = fib_batch(12);
   VmSource* raw = nullptr;
