@@ -393,7 +393,7 @@ TEST_CASE("text: a hand-written program parses to the ops it spells") {
   CHECK(ops[3].imm == std::vector<uint32_t>{1, 0xfffffffe, 0x7fffffff, 4});
   CHECK(fn.blocks[0].term.kind == Terminator::Kind::Return);
   CHECK(fn.blocks[0].term.loc.line == 3);
-  CHECK(verify(*p).empty());
+  CHECK(verify(*p).ok());
 }
 
 TEST_CASE("text: type ids come back in table order, structs between arrays") {
@@ -643,12 +643,8 @@ TEST_CASE("text: every samples/*.ab round-trips through the text form and verifi
     const auto program = compile_source(source.str(), path.filename().string(), diags);
     INFO(diags.format());
     REQUIRE(program.has_value());
-    const std::vector<std::string> problems = verify(*program);
-    std::string listed;
-    for (const std::string& problem : problems)
-      listed += problem + "\n";
-    INFO(listed);
-    CHECK(problems.empty());
+    const Status verified = verify(*program);
+    CHECK_MESSAGE(verified.ok(), verified.error());
     const std::string text = print_ir(*program);
     const auto back = parse(text);
     REQUIRE(back.has_value());
@@ -659,12 +655,8 @@ TEST_CASE("text: every samples/*.ab round-trips through the text form and verifi
     const int entry = program->find_function("main");
     if (entry < 0) continue;
     const LoweredProgram lowered = lower(*program, entry);
-    const std::vector<std::string> lowered_problems = verify(lowered);
-    std::string lowered_listed;
-    for (const std::string& problem : lowered_problems)
-      lowered_listed += problem + "\n";
-    INFO(lowered_listed);
-    CHECK(lowered_problems.empty());
+    const Status lowered_verified = verify(lowered);
+    CHECK_MESSAGE(lowered_verified.ok(), lowered_verified.error());
     const std::string lowered_text = print_lowered(lowered);
     for (const LoweredBlock& block : lowered.blocks)
       CHECK(lowered_text.find("\n" + block.name + " (pc ") != std::string::npos);
