@@ -58,14 +58,14 @@ Program everything_program() {
   Program p;
   p.file = "dir/every \"thing\".ab";
   Types& t = p.types;
-  const TypeId f3 = t.array(Types::kFloat, 3);                                // 5
-  const TypeId pair = t.add_struct("Pair", {{"a", Types::kInt}, {"b", f3}});  // 6
-  const TypeId i4 = t.array(Types::kInt, 4);                                  // 7
-  const TypeId pairs = t.array(pair, 2);                                      // 8
-  const TypeId f23 = t.array(f3, 2);                                          // 9: float[2][3]
-  const TypeId b4 = t.array(Types::kBool, 4);                                 // 10
-  const TypeId empty = t.add_struct("Empty", {});                             // 11
-  const TypeId u2 = t.array(Types::kUInt, 2);                                 // 12
+  const TypeId f3 = t.array(Types::kFloat, 3);                                 // 5
+  const TypeId pair = *t.add_struct("Pair", {{"a", Types::kInt}, {"b", f3}});  // 6
+  const TypeId i4 = t.array(Types::kInt, 4);                                   // 7
+  const TypeId pairs = t.array(pair, 2);                                       // 8
+  const TypeId f23 = t.array(f3, 2);                                           // 9: float[2][3]
+  const TypeId b4 = t.array(Types::kBool, 4);                                  // 10
+  const TypeId empty = *t.add_struct("Empty", {});                             // 11
+  const TypeId u2 = t.array(Types::kUInt, 2);                                  // 12
   p.uniforms.push_back({"table", t.array(Types::kFloat, 10), {3, 1}});  // interns float[10]: 13
   p.uniforms.push_back({"weights", pairs, {4, 1}});
   p.uniforms.push_back({"table", Types::kInt, {}});  // duplicate name: referred to as %2
@@ -400,11 +400,11 @@ TEST_CASE("text: type ids come back in table order, structs between arrays") {
   Program p;
   p.file = "types.ab";
   Types& t = p.types;
-  const TypeId s1 = t.add_struct("A", {{"x", Types::kBool}});             // 5
-  const TypeId a1 = t.array(s1, 2);                                       // 6
-  const TypeId a2 = t.array(a1, 3);                                       // 7: A[3][2]
-  const TypeId s2 = t.add_struct("B", {{"y", a2}, {"z", Types::kUInt}});  // 8
-  const TypeId a3 = t.array(Types::kFloat, 0);                            // 9: empty array
+  const TypeId s1 = *t.add_struct("A", {{"x", Types::kBool}});             // 5
+  const TypeId a1 = t.array(s1, 2);                                        // 6
+  const TypeId a2 = t.array(a1, 3);                                        // 7: A[3][2]
+  const TypeId s2 = *t.add_struct("B", {{"y", a2}, {"z", Types::kUInt}});  // 8
+  const TypeId a3 = t.array(Types::kFloat, 0);                             // 9: empty array
   FnBuilder f;
   f.fn.name = "f";
   f.var("v", s2);
@@ -663,4 +663,22 @@ TEST_CASE("text: every samples/*.ab round-trips through the text form and verifi
   }
 }
 
+}  // namespace ab
+
+namespace ab {
+namespace {
+
+TEST_CASE("types: declaring a struct twice is an Error, not an exception") {
+  Types t;
+  auto first = t.add_struct("Pair", {{"a", Types::kInt}});
+  REQUIRE(first.ok());
+  const size_t types = t.size();
+  auto again = t.add_struct("Pair", {{"b", Types::kFloat}});
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error() == "struct 'Pair' declared twice");
+  CHECK(t.find_struct("Pair") == *first);
+  CHECK(t.size() == types);  // nothing was added
+}
+
+}  // namespace
 }  // namespace ab
