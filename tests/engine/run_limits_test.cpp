@@ -71,14 +71,14 @@ TEST_CASE("run limits: a batch too big for host memory is refused up front, nami
 }
 
 TEST_CASE("run limits: memory running out as lanes recurse is an Error, not an abort") {
-  // Each frame of `deep` keeps 4,096 words alive across its call: 100,000 frames need 1.6 GB,
+  // Each frame of `deep` keeps 16,384 words alive across its call: 100,000 frames need 6.4 GB,
   // far more than the child's address space allows; the batch itself fits easily.
   auto module = compiled(R"(
 fn deep(n: int) -> int {
-    var big = [n; 4096];
+    var big = [n; 16384];
     if n == 0 { return 0; }
     let below = deep(n - 1);
-    return below + big[n % 4096];
+    return below + big[n % 16384];
 }
 fn main(n: int) -> int { return deep(n); }
 )");
@@ -90,7 +90,7 @@ fn main(n: int) -> int { return deep(n); }
   for (CpuBackend backend : {CpuBackend::Interpreter, CpuBackend::Vm}) {
     CAPTURE(static_cast<int>(backend));
     const auto outcome = run_in_child([&] {
-      if (!testing::limit_address_space(size_t{512} << 20)) return 2;
+      if (!testing::limit_address_space(size_t{128} << 20)) return 2;
       auto result = module->run_cpu(batch, options, backend);
       if (result.ok()) return 3;
       return contains(result.error(), "out of host memory") ? 0 : 4;
