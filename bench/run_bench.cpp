@@ -68,7 +68,7 @@ int run_bench(const BenchOptions& options) {
   if (options.print_table) fmt::print("{}", format_table(report));
   int rc = report.all_ok() ? 0 : 1;
   if (!options.json_path.empty()) {
-    const std::string error = write_whole_file(options.json_path, to_json(report).dump(2) + "\n");
+    const std::string error = write_whole_file(options.json_path, {to_json(report).dump(2), "\n"});
     if (!error.empty()) {
       fmt::print(stderr, "error: cannot write '{}': {}\n", options.json_path, error);
       rc = 1;

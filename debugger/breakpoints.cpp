@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 #include <vector>
+
+#include "autobatch/user_input.h"
 
 namespace ab::debugger {
 namespace {
@@ -66,13 +69,12 @@ Expected<Breakpoint> parse_breakpoint(std::string_view text, const Module& progr
   }
   if (w[0] == "utilization" && w.size() == 3 && w[1] == "<") {
     b.kind = Breakpoint::Kind::UtilizationBelow;
-    try {
-      size_t used = 0;
-      b.utilization = std::stod(w[2], &used);
-      if (used != w[2].size()) throw std::invalid_argument(w[2]);
-    } catch (const std::exception&) {
-      return Error{fmt::format("bad utilization '{}' (a fraction such as 0.5)", w[2])};
-    }
+    if (!parse_number(w[2], b.utilization))
+      return Error{fmt::format("bad utilization '{}' (a fraction such as 0.5)", excerpt(w[2]))};
+    // A NaN threshold would never stop and an infinite one always would.
+    if (!std::isfinite(b.utilization))
+      return Error{fmt::format("the utilization threshold must be a finite number, not '{}'",
+                               excerpt(w[2]))};
     return b;
   }
   if (w[0] == "fault" && w.size() == 1) {

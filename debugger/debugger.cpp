@@ -31,7 +31,9 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
       if (!opened) return Error{opened.error()};
       source = std::move(*opened);
     } else {
-      source = std::make_unique<VmSource>(info, s->batch_, s->options_);
+      auto created = VmSource::create(info, s->batch_, s->options_);
+      if (!created) return Error{created.error()};
+      source = std::move(*created);
     }
     s->title_ = fmt::format("{} - {} lanes - {}", t.path, s->batch_.lanes, source->describe());
     s->model_ = std::make_unique<DebuggerModel>(std::move(source), timeline);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -10,6 +9,15 @@
 
 namespace ab::debugger {
 namespace {
+
+// `line` without its comment: from a `#` at the start of the line or after a blank on (so a file
+// name such as run#2.json still reads whole).
+std::string without_comment(const std::string& line) {
+  for (size_t i = 0; i < line.size(); ++i)
+    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
+      return line.substr(0, i);
+  return line;
+}
 
 std::vector<std::string> split(const std::string& line) {
   std::istringstream in(line);
@@ -105,9 +113,9 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
   }
   if (cmd == "dump") {
     if (w.size() != 2) return "usage: dump FILE.json";
-    std::ofstream out(w[1]);
-    out << m.dump_json() << "\n";
-    if (!out) return fmt::format("cannot write '{}'", w[1]);
+    const std::string json = m.dump_json();
+    if (std::string failure = write_whole_file(w[1], {json, "\n"}); !failure.empty())
+      return fmt::format("cannot write '{}': {}", w[1], failure);
     log << "dump " << w[1] << "\n";
     return "";
   }
@@ -176,7 +184,7 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
 bool script_needs_window(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    const auto w = split(line);
+    const auto w = split(without_comment(line));
     if (!w.empty() && (w[0] == "screenshot" || w[0] == "frames")) return true;
   }
   return false;
@@ -186,10 +194,10 @@ int run_script(DebuggerModel& model, const std::string& text, const std::string&
                const ScriptHooks& hooks, std::ostream& log, std::ostream& errors) {
   std::istringstream in(text);
   int line_number = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string text_line; std::getline(in, text_line);) {
     ++line_number;
-    const auto w = split(line);
-    if (w.empty() || w[0][0] == '#') continue;
+    const std::string line = without_comment(text_line);
+    if (split(line).empty()) continue;
     bool quit = false;
     if (std::string e = run_command(model, line, hooks, log, quit); !e.empty()) {
       errors << fmt::format("{}:{}: {}\n", name, line_number, e);

@@ -32,10 +32,6 @@ Status record_trace(Timeline& timeline, const Batch& batch, const RunOptions& op
   return writer.write(path, source.done());
 }
 
-TraceSource::TraceSource(std::shared_ptr<const TraceFile> trace, ProgramInfo program)
-    : trace_(std::move(trace)),
-      vm_(std::make_unique<VmSource>(std::move(program), trace_->batch(), trace_->options())) {}
-
 Expected<std::unique_ptr<TraceSource>> TraceSource::open(std::shared_ptr<const TraceFile> trace,
                                                          ProgramInfo program) {
   const Module& module = *program.module;
@@ -47,7 +43,9 @@ Expected<std::unique_ptr<TraceSource>> TraceSource::open(std::shared_ptr<const T
       return Error{
           fmt::format("the trace runs block {}, but the program has {} blocks", s.block, blocks)};
   if (trace->checkpoints().empty()) return Error{"the trace holds no state to start from"};
-  std::unique_ptr<TraceSource> source(new TraceSource(std::move(trace), std::move(program)));
+  auto vm = VmSource::create(std::move(program), trace->batch(), trace->options());
+  if (!vm) return Error{"the trace cannot be replayed: " + vm.error()};
+  std::unique_ptr<TraceSource> source(new TraceSource(std::move(trace), std::move(*vm)));
   for (const auto& c : source->trace_->checkpoints())
     if (Status fits = source->vm_->vm().check(*c); !fits)
       return Error{fmt::format("the trace's checkpoint at step {} does not fit the program: {}",

@@ -61,7 +61,8 @@ class TraceSource final : public ExecutionSource {
   const TraceFile& trace() const { return *trace_; }
 
  private:
-  TraceSource(std::shared_ptr<const TraceFile> trace, ProgramInfo program);
+  TraceSource(std::shared_ptr<const TraceFile> trace, std::unique_ptr<VmSource> vm)
+      : trace_(std::move(trace)), vm_(std::move(vm)) {}
 
   std::shared_ptr<const TraceFile> trace_;
   std::unique_ptr<VmSource> vm_;

@@ -16,8 +16,10 @@ struct VmSourceCheckpoint final : SourceCheckpoint {
 
 class VmSource final : public ExecutionSource {
  public:
-  // `batch` must fit `program.module` (Module::check; std::invalid_argument otherwise).
-  VmSource(ProgramInfo program, const Batch& batch, const RunOptions& options);
+  // A source over a new VmSession, or why it cannot be made (VmSession::create: a batch that
+  // does not fit the module or the host's memory, a stack depth of 0).
+  static Expected<std::unique_ptr<VmSource>> create(ProgramInfo program, const Batch& batch,
+                                                    const RunOptions& options);
 
   const ProgramInfo& program() const override { return program_; }
   uint32_t lanes() const override { return run_->lanes(); }
@@ -26,7 +28,7 @@ class VmSource final : public ExecutionSource {
   bool done() const override { return run_->done(); }
   int32_t next_block() const override { return run_->next_block(); }
   uint64_t step(uint64_t n) override { return run_->step(n); }
-  const std::string& error() const override { return no_error_; }
+  const std::string& error() const override { return error_; }
   const std::vector<int32_t>& lane_pcs() const override { return run_->lane_pcs(); }
   const std::vector<uint32_t>& lane_depths() const override { return run_->lane_depths(); }
   const std::vector<uint8_t>& lane_faulted() const override { return run_->lane_faulted(); }
@@ -37,15 +39,19 @@ class VmSource final : public ExecutionSource {
   }
   RunResult result() const override { return run_->result(); }
   std::unique_ptr<SourceCheckpoint> checkpoint() const override;
-  // Takes a VmSourceCheckpoint.
+  // Takes a VmSourceCheckpoint. One that does not fit the session (never one this source made)
+  // changes nothing and leaves the reason in error().
   void restore(const SourceCheckpoint& checkpoint) override;
 
   VmSession& vm() { return *run_; }
 
  private:
+  VmSource(ProgramInfo program, std::unique_ptr<VmSession> run)
+      : program_(std::move(program)), run_(std::move(run)) {}
+
   ProgramInfo program_;
   std::unique_ptr<VmSession> run_;
-  std::string no_error_;
+  std::string error_;
 };
 
 }  // namespace ab::debugger

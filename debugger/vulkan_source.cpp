@@ -129,7 +129,7 @@ BatchSnapshot VulkanSource::snapshot(uint32_t first, uint32_t count) const {
 
 RunResult VulkanSource::result() const {
   if (!result_) {
-    auto r = run_->result();
+    auto r = run_->result_so_far();
     result_ = r ? std::move(*r) : RunResult{};
   }
   return *result_;

@@ -23,6 +23,12 @@ struct Module::Impl {
   std::vector<BlockInfo> blocks;
   std::vector<VariableInfo> variables;
   uint32_t register_words = 0;
+
+  // Whether `batch` and `options` can run on the CPU `backend`: the batch's shape, the options
+  // every backend refuses and the host memory the run needs to start (one message each).
+  Status check_cpu_run(const Batch& batch, const RunOptions& options, CpuBackend backend) const;
+  // The per-lane memory check_cpu_run counted, for the message when an allocation fails anyway.
+  uint64_t cpu_bytes_per_lane(const RunOptions& options, CpuBackend backend) const;
 };
 
 }  // namespace ab

@@ -28,13 +28,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (diags.has_errors()) contract_failed("a program and errors");
-  for (const std::string& problem : ab::verify(*program))
-    contract_failed("front end output fails verify: " + problem);
+  if (const ab::Status verified = ab::verify(*program); !verified)
+    contract_failed("front end output fails verify: " + verified.error());
   for (size_t entry = 0; entry < program->functions.size(); ++entry) {
     const ab::LoweredProgram lowered = ab::lower(*program, static_cast<int>(entry));
-    for (const std::string& problem : ab::verify(lowered))
+    if (const ab::Status verified = ab::verify(lowered); !verified)
       contract_failed(fmt::format("lowered from '{}' fails verify: {}",
-                                  program->functions[entry].name, problem));
+                                  program->functions[entry].name, verified.error()));
   }
   return 0;
 }

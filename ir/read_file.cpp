@@ -67,20 +67,4 @@ FileContents read_regular_file(const std::string& path) {
   return file;
 }
 
-std::string write_whole_file(const std::string& path, std::string_view bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return std::strerror(errno);
-  int error = 0;
-  for (size_t done = 0; done < bytes.size() && !error;) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno != EINTR) error = errno;
-    if (n > 0) done += static_cast<size_t>(n);
-  }
-  // close() reports what a file system defers (NFS, quotas): a failed close loses data too.
-  if (::close(fd) != 0 && !error) error = errno;
-  if (!error) return "";
-  ::unlink(path.c_str());
-  return std::strerror(error);
-}
-
 }  // namespace ab

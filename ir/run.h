@@ -36,4 +36,15 @@ void deliver_emitted(const RunOptions& options, uint32_t record_words, uint32_t 
 // an empty string if it fits, else a message naming the first input or uniform that does not.
 std::string check_batch(const Program& program, int entry, const Batch& batch);
 
+// The run options every backend refuses, with the same message on each, or "".
+std::string check_run_options(const RunOptions& options);
+
+// Host memory for a CPU run. `bytes_per_lane` is what a backend allocates per lane before its
+// first step (vm_bytes_per_lane, interp_bytes_per_lane); stacks grow beyond it as lanes recurse.
+// check_host_memory says "" when `lanes` of them fit the memory the process may still allocate
+// (what the system has available, less under an address-space limit, RLIMIT_AS), else why not,
+// naming the size; out_of_host_memory is the message for an allocation that failed anyway.
+std::string check_host_memory(uint64_t bytes_per_lane, uint32_t lanes);
+std::string out_of_host_memory(uint64_t bytes_per_lane, uint32_t lanes);
+
 }  // namespace ab

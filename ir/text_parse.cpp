@@ -298,7 +298,9 @@ class Parser {
     }
     expect("}");
     expect_end();
-    check_type_order(loc, program_.types.add_struct(name, std::move(fields)));
+    auto added = program_.types.add_struct(name, std::move(fields));
+    if (!added) fail(loc, added.error());
+    check_type_order(loc, *added);
   }
 
   void check_type_order(SourceLoc loc, TypeId got) {

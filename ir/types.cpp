@@ -1,7 +1,5 @@
 #include "ir/types.h"
 
-#include <stdexcept>
-
 namespace ab {
 
 int StructDef::find_field(const std::string& field_name) const {
@@ -105,8 +103,8 @@ TypeId Types::array(TypeId elem, uint32_t count) {
   return static_cast<TypeId>(types_.size() - 1);
 }
 
-TypeId Types::add_struct(std::string name, std::vector<Field> fields) {
-  if (find_struct(name) >= 0) throw std::logic_error("struct declared twice: " + name);
+Expected<TypeId> Types::add_struct(std::string name, std::vector<Field> fields) {
+  if (find_struct(name) >= 0) return Error{"struct '" + name + "' declared twice"};
   StructDef def{std::move(name), std::move(fields), 0};
   for (Field& f : def.fields) {
     f.offset = def.words;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
 #include "autobatch/value_type.h"
 
 namespace ab {
@@ -50,8 +51,9 @@ class Types {
   Types();
   TypeId scalar(Scalar s) const { return kBool + static_cast<int>(s); }
   TypeId array(TypeId elem, uint32_t count);
-  // Declares a struct; fields' offsets and the struct's size are computed here.
-  TypeId add_struct(std::string name, std::vector<Field> fields);
+  // Declares a struct; fields' offsets and the struct's size are computed here. An Error when a
+  // struct of that name exists (the front end and the IR parser check first, in their words).
+  Expected<TypeId> add_struct(std::string name, std::vector<Field> fields);
 
   const Type& operator[](TypeId id) const { return types_.at(id); }
   const StructDef& struct_def(TypeId id) const { return structs_.at(types_.at(id).struct_index); }

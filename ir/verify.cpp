@@ -422,9 +422,7 @@ void check_var_types(const Types& types, const std::string& where, const std::st
     problems.push_back(fmt::format("{}variable '{}' has invalid type id {}", where, name, t));
 }
 
-}  // namespace
-
-std::vector<std::string> verify(const Program& program) {
+std::vector<std::string> program_problems(const Program& program) {
   std::vector<std::string> problems;
   const Types& types = program.types;
   for (const Uniform& u : program.uniforms) {
@@ -476,7 +474,7 @@ std::vector<std::string> verify(const Program& program) {
   return problems;
 }
 
-std::vector<std::string> verify(const LoweredProgram& lowered) {
+std::vector<std::string> lowered_problems(const LoweredProgram& lowered) {
   std::vector<std::string> problems;
   if (!lowered.source) {
     problems.push_back("lowered program: no source program");
@@ -547,6 +545,25 @@ std::vector<std::string> verify(const LoweredProgram& lowered) {
     if (block.term.kind == Terminator::Kind::Branch) check_read(block.term.cond, term_where);
   }
   return problems;
+}
+
+// One problem per line, or Ok.
+Status as_status(const std::vector<std::string>& problems) {
+  if (problems.empty()) return Ok{};
+  std::string message;
+  for (const std::string& problem : problems)
+    message += (message.empty() ? "" : "\n") + problem;
+  return Error{std::move(message)};
+}
+
+}  // namespace
+
+Status verify(const Program& program) {
+  return as_status(program_problems(program));
+}
+
+Status verify(const LoweredProgram& lowered) {
+  return as_status(lowered_problems(lowered));
 }
 
 }  // namespace ab

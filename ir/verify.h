@@ -3,15 +3,14 @@
 // access paths within bounds, Call only in Figure 2, stack ops only on Stacked vars in Figure 4).
 #pragma once
 
-#include <string>
-#include <vector>
-
+#include "autobatch/expected.h"
 #include "ir/ir.h"
 
 namespace ab {
 
-// Returns the problems found, each "function 'f' block 2 op 3: message"; empty if valid.
-std::vector<std::string> verify(const Program& program);
-std::vector<std::string> verify(const LoweredProgram& lowered);
+// Ok if the program is valid, else an Error listing every problem found, one per line, each
+// "function 'f' block 2 op 3: message".
+Status verify(const Program& program);
+Status verify(const LoweredProgram& lowered);
 
 }  // namespace ab

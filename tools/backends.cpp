@@ -71,6 +71,18 @@ BackendRun run_batched_vm(const std::shared_ptr<const Module>& module, const Bat
                           const RunOptions& options, const DeviceOptions&) {
   BackendRun run = run_on_cpu(*module, batch, options, CpuBackend::Vm);
   run.block_names = block_names(*module);
+  // Once per run, what the vm did with --threads (RunOptions::threads): more threads than cores
+  // only wait for each other, and a system limit may refuse some.
+  if (options.threads > usable_cores())
+    fmt::print(stderr,
+               "note: --threads {} is more than the {} cores this process may use: the vm "
+               "runs at most {}\n",
+               options.threads, usable_cores(), usable_cores());
+  if (run.error.empty() && run.result.stats.threads_refused > 0)
+    fmt::print(stderr,
+               "note: the system refused to start {} of the vm's worker threads (a thread or "
+               "memory limit): the run went on with {}\n",
+               run.result.stats.threads_refused, run.result.stats.threads);
   return run;
 }
 

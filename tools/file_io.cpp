@@ -13,7 +13,7 @@ Expected<std::string> read_file(const std::string& path) {
 }
 
 Status write_file(const std::string& path, std::string_view bytes) {
-  const std::string error = write_whole_file(path, bytes);
+  const std::string error = write_whole_file(path, {bytes});
   if (!error.empty()) return Error{fmt::format("cannot write '{}': {}", path, error)};
   return Ok{};
 }

@@ -56,8 +56,8 @@ std::vector<std::string> backend_names() {
 // The vm's worker threads: shared by `run`, `debug` and `sample`.
 void add_threads_option(CLI::App& app, uint32_t& threads) {
   app.add_option("--threads", threads,
-                 "vm: threads that run a big step's lanes side by side (default: one per core); "
-                 "results do not depend on it")
+                 "vm: threads that run a big step's lanes side by side (default: one per core; "
+                 "more than the cores run as many as the cores); results do not depend on it")
       ->transform(whole_number_in(1, 1024));
 }
 

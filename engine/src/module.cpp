@@ -213,12 +213,40 @@ Status Module::check(const Batch& batch) const {
   return Ok{};
 }
 
+uint64_t Module::Impl::cpu_bytes_per_lane(const RunOptions& options, CpuBackend backend) const {
+  return backend == CpuBackend::Interpreter ? interp_bytes_per_lane(program, entry, options)
+                                            : vm_bytes_per_lane(lowered, options);
+}
+
+Status Module::Impl::check_cpu_run(const Batch& batch, const RunOptions& options,
+                                   CpuBackend backend) const {
+  if (entry < 0)
+    return Error{
+        fmt::format("'{}' was compiled without an entry function: it cannot run", program.file)};
+  if (std::string problem = check_batch(program, entry, batch); !problem.empty())
+    return Error{std::move(problem)};
+  if (std::string problem = check_run_options(options); !problem.empty())
+    return Error{std::move(problem)};
+  if (std::string problem = check_host_memory(cpu_bytes_per_lane(options, backend), batch.lanes);
+      !problem.empty())
+    return Error{std::move(problem)};
+  return Ok{};
+}
+
 Expected<RunResult> Module::run_cpu(const Batch& batch, const RunOptions& options,
                                     CpuBackend backend) const {
-  if (auto fits = check(batch); !fits) return Error{fits.error()};
-  if (backend == CpuBackend::Interpreter)
-    return run_interp(impl_->program, impl_->entry, batch, options);
-  return run_vm(impl_->lowered, batch, options);
+  if (auto fits = impl_->check_cpu_run(batch, options, backend); !fits) return fits.failure();
+  // The check above counted what a run needs to start; stacks grow as lanes recurse, and the
+  // process's memory may run out anyway: nothing throws across the API.
+  try {
+    if (backend == CpuBackend::Interpreter)
+      return run_interp(impl_->program, impl_->entry, batch, options);
+    return run_vm(impl_->lowered, batch, options);
+  } catch (const std::bad_alloc&) {
+    return Error{out_of_host_memory(impl_->cpu_bytes_per_lane(options, backend), batch.lanes)};
+  } catch (const std::length_error&) {
+    return Error{out_of_host_memory(impl_->cpu_bytes_per_lane(options, backend), batch.lanes)};
+  }
 }
 
 }  // namespace ab

@@ -127,6 +127,9 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   auto rb = DeviceBuffer::create(*ctx, ctrl_words() * 4, true);
   if (!rb) return Error{rb.error()};
   readback = std::move(*rb);
+  // No round has copied its words here yet: zeroes rather than whatever the memory held (poll()
+  // refuses to read it before a round is recorded anyway).
+  std::memset(readback.mapped(), 0, ctrl_words() * 4);
 
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BINDINGS};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -411,13 +414,13 @@ Status VulkanRun::Impl::submit(uint64_t n) {
     uint64_t live = 0;
     for (uint32_t b = 0; b < nblocks; ++b)
       live += w[AB_CTRL_COUNTS + b];
-    finished = w[AB_CTRL_DONE] != 0 || live == 0;
+    phase = w[AB_CTRL_DONE] != 0 || live == 0 ? RunPhase::Finished : RunPhase::Running;
   } else {
     stats.group_steps += w[AB_CTRL_GROUP_STEPS];
     lane_iterations += w[AB_CTRL_LANE_ITERATIONS];
     lane_slots += w[AB_CTRL_LANE_SLOTS];
     steps = stats.group_steps;
-    finished = w[AB_CTRL_NOT_FINISHED] == 0;
+    phase = w[AB_CTRL_NOT_FINISHED] == 0 ? RunPhase::Finished : RunPhase::Running;
   }
   update_utilization(w);
   return Ok{};
@@ -481,7 +484,7 @@ Status VulkanRun::Impl::drain_streams() {
       if (auto s = upload(*ctx, ctrl, AB_CTRL_DONE * 4, &not_done, 4); !s) return s;
       if (auto s = recount(); !s) return s;
     }
-    finished = false;
+    phase = RunPhase::Running;
   }
   return upload(*ctx, state, uint64_t{AB_SLOT_EMITTED} * lanes * 4, rows.data(), rows.size() * 4);
 }
@@ -496,7 +499,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   if (!program) return Error{"no compiled program"};
   const LoweredProgram& lp = program->program();
   if (auto msg = check_batch(*lp.source, lp.entry_function, batch); !msg.empty()) return Error{msg};
-  if (options.stack_depth == 0) return Error{"the stack depth must be at least 1"};
+  if (std::string problem = check_run_options(options); !problem.empty()) return Error{problem};
   if (vulkan.steps_per_submission == 0 || vulkan.local_steps_per_dispatch == 0)
     return Error{"steps per submission and per dispatch must be at least 1"};
   if (vulkan.local_steps_per_dispatch > 60000 && caps_shader_loops(program->impl().ctx->info))
@@ -569,7 +572,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     if (!options.on_emit) impl->streamed.emitted.resize(batch.lanes);
   }
   if (batch.lanes == 0) {
-    impl->finished = true;
+    impl->phase = RunPhase::Finished;
     return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
   }
   // Every size is checked before anything is allocated or any code generated.
@@ -616,7 +619,7 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
 }
 
 bool VulkanRun::done() const {
-  return impl_->finished;
+  return impl_->finished();
 }
 const VulkanStats& VulkanRun::stats() const {
   return impl_->stats;
@@ -633,7 +636,8 @@ Expected<bool> VulkanRun::step(uint64_t n) {
   const Clock::time_point start = Clock::now();
   const double compiled_before = I.prog->compile_seconds;
   const uint64_t chunk = I.steps_per_submission();
-  while (n > 0 && !I.finished) {
+  I.stopped = false;
+  while (n > 0 && !I.finished()) {
     const uint64_t k = std::min(n, chunk);
     const uint64_t before = I.steps;
     if (auto s = I.submit(k); !s) return Error{s.error()};
@@ -644,7 +648,7 @@ Expected<bool> VulkanRun::step(uint64_t n) {
     // steps taken, so that step(n) is exact.
     const bool exact = I.global && I.fused;
     n -= exact ? std::min<uint64_t>(n, I.steps - before) : k;
-    if (!I.finished && I.options.should_stop && I.options.should_stop()) {
+    if (!I.finished() && I.options.should_stop && I.options.should_stop()) {
       I.stopped = true;
       break;
     }
@@ -653,14 +657,14 @@ Expected<bool> VulkanRun::step(uint64_t n) {
                           (I.prog->compile_seconds - compiled_before);
   I.stats.compile_seconds = I.prog->compile_seconds;
   I.stats.spirv_from_cache = I.prog->spirv_from_cache;
-  return I.finished;
+  return I.finished();
 }
 
 Status VulkanRun::run() {
-  while (!impl_->finished) {
+  while (!impl_->finished()) {
     auto r = step(UINT64_MAX);
     if (!r) return Error{r.error()};
-    if (!impl_->finished && impl_->stopped)
+    if (!impl_->finished() && impl_->stopped)
       return Error{"the run was stopped (RunOptions::should_stop)"};
   }
   // Uploads and the run itself; kernels compiled on first use during the run do not count.

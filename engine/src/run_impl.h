@@ -26,6 +26,16 @@ inline Kernel local_kernel(LocalScope scope) {
   return Kernel::LocalSubgroup;
 }
 
+// Where a run stands (docs/embedding.md, "A run's states"): what poll() may read back and whether
+// result() has anything to return yet.
+enum class RunPhase : uint8_t {
+  Created,    // nothing has run or been recorded: the readback holds no round's words (zeroed)
+  Running,    // some lane is live, as the last submission, poll() or restore() showed
+  Recorded,   // rounds recorded since the last poll(): poll() reads what their copy left
+  Restarted,  // a restart recorded and no round after it: every lane waits at the entry again
+  Finished,   // every lane has finished or faulted
+};
+
 inline uint32_t groups_for(uint32_t n) {
   return (n + AB_GROUP_SIZE - 1) / AB_GROUP_SIZE;
 }
@@ -59,7 +69,12 @@ struct VulkanRun::Impl {
   VkFence fence = VK_NULL_HANDLE;
   std::map<uint64_t, VkCommandBuffer> recorded;  // by step count (global) or budget (local)
   PushConstants push;
-  bool finished = false;
+  RunPhase phase = RunPhase::Created;
+  bool finished() const { return phase == RunPhase::Finished; }
+  // Why result() has nothing yet ("" once the run has finished), named for `call`.
+  std::string unfinished(const char* call) const;
+  // Outputs, errors and statistics as they are now (result() and result_so_far()).
+  Expected<RunResult> read_result();
   uint64_t steps = 0;
   // Local schedule: the lanes busy in the groups' steps (lane scope: in their loop iterations),
   // and the groups' steps times their lanes (the AB_CTRL_LANE_* counters, summed)

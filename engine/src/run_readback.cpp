@@ -43,8 +43,49 @@ Status VulkanRun::Impl::read_live_stacks(const std::vector<uint32_t>& image,
   return Ok{};
 }
 
+std::string VulkanRun::Impl::unfinished(const char* call) const {
+  switch (phase) {
+    case RunPhase::Finished:
+      return {};
+    case RunPhase::Created:
+      return fmt::format(
+          "{}: the run has not started: call run(), or record rounds, submit them and poll() "
+          "until it returns true",
+          call);
+    case RunPhase::Running:
+      return fmt::format(
+          "{}: the run has not finished: call run(), or record more rounds and poll() until it "
+          "returns true",
+          call);
+    case RunPhase::Recorded:
+      return fmt::format(
+          "{}: rounds were recorded since the last poll(): once the host's fence has signalled, "
+          "poll() until it returns true",
+          call);
+    case RunPhase::Restarted:
+      return fmt::format(
+          "{}: the run was restarted and no round has run since: record rounds and poll() until "
+          "it returns true, or call run()",
+          call);
+  }
+  return {};
+}
+
 Expected<RunResult> VulkanRun::result() {
-  Impl& I = *impl_;
+  if (std::string why = impl_->unfinished("result"); !why.empty()) return Error{why};
+  return impl_->read_result();
+}
+
+Expected<RunResult> VulkanRun::result_so_far() {
+  if (impl_->phase == RunPhase::Recorded)
+    return Error{
+        "result_so_far: rounds were recorded since the last poll(): poll() once the host's "
+        "fence has signalled"};
+  return impl_->read_result();
+}
+
+Expected<RunResult> VulkanRun::Impl::read_result() {
+  Impl& I = *this;
   const Clock::time_point start = Clock::now();
   const LoweredProgram& lp = *I.lp;
   const Types& types = lp.types();
@@ -98,6 +139,7 @@ Expected<RunResult> VulkanRun::result() {
       result.errors.push_back(std::move(e));
       continue;
     }
+    if (at(AB_SLOT_PC, lane) != I.nblocks) continue;  // still running: no output yet
     for (uint32_t k = 0; k < out_words && out_slot >= 0; ++k)
       result.outputs[size_t{lane} * out_words + k] = output_image[size_t{k} * I.lanes + lane];
   }
@@ -215,7 +257,7 @@ Expected<std::shared_ptr<const RunCheckpoint>> VulkanRun::checkpoint() {
   d->group_steps = I.stats.group_steps;
   d->lane_iterations = I.lane_iterations;
   d->lane_slots = I.lane_slots;
-  d->finished = I.finished;
+  d->finished = I.finished();
   d->trace_length = I.trace.size();
   d->run = this;
   if (I.lanes > 0) {
@@ -254,7 +296,7 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
   I.stats.group_steps = d.group_steps;
   I.lane_iterations = d.lane_iterations;
   I.lane_slots = d.lane_slots;
-  I.finished = d.finished;
+  I.phase = d.finished ? RunPhase::Finished : RunPhase::Running;
   I.trace.resize(std::min(I.trace.size(), d.trace_length));
   if (!d.ctrl.empty()) I.update_utilization(d.ctrl.data());
   return Ok{};

@@ -61,7 +61,7 @@ Status VulkanRun::record(VkCommandBuffer cmd, uint32_t rounds) {
   api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
                            &to_host, 0, nullptr, 0, nullptr);
   I.stats.dispatches += uint64_t{rounds} * (1 + I.part_order().size());
-  I.finished = false;  // known again at the next poll()
+  I.phase = RunPhase::Recorded;  // known again at the next poll()
   return Ok{};
 }
 
@@ -137,14 +137,30 @@ Status VulkanRun::record_restart(VkCommandBuffer cmd, const std::vector<DeviceRe
       api.vkFreeCommandBuffers(I.ctx->device, I.ctx->command_pool, 1, &recorded);
     I.recorded.clear();
   }
-  I.finished = false;
+  I.phase = RunPhase::Restarted;
   return Ok{};
 }
 
 Expected<bool> VulkanRun::poll() {
   Impl& I = *impl_;
   if (auto why = I.unrecordable(); !why.empty()) return Error{why};
-  if (I.lanes == 0) return true;
+  switch (I.phase) {
+    case RunPhase::Created:
+      return Error{
+          "poll: nothing has been recorded yet: record() rounds into a command buffer, submit it "
+          "and wait for its fence first"};
+    case RunPhase::Restarted:
+      // The readback still holds the rounds before the restart; the restart cleared the
+      // counters it would show, and every lane waits at the entry.
+      I.stats.group_steps = I.steps = I.lane_iterations = I.lane_slots = 0;
+      I.stats.utilization = 0;
+      return false;
+    case RunPhase::Running:
+    case RunPhase::Finished:
+      return I.finished();  // nothing recorded since: the readback says what was known
+    case RunPhase::Recorded:
+      break;
+  }
   const auto* w = static_cast<const uint32_t*>(I.readback.mapped());
   // Counted since the run was created or last restarted (the counters are never cleared
   // between recorded rounds).
@@ -152,9 +168,9 @@ Expected<bool> VulkanRun::poll() {
   I.lane_iterations = w[AB_CTRL_LANE_ITERATIONS];
   I.lane_slots = w[AB_CTRL_LANE_SLOTS];
   I.steps = I.stats.group_steps;
-  I.finished = w[AB_CTRL_NOT_FINISHED] == 0;
+  I.phase = w[AB_CTRL_NOT_FINISHED] == 0 ? RunPhase::Finished : RunPhase::Running;
   I.update_utilization(w);
-  return I.finished;
+  return I.finished();
 }
 
 RunBuffers VulkanRun::buffers() const {

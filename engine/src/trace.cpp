@@ -7,6 +7,7 @@
 
 #include "engine/module_impl.h"
 #include "engine/src/vm_state.h"
+#include "ir/run.h"
 #include "ir/trace/trace_file.h"
 #include "ir/trace/vm_trace.h"
 
@@ -14,11 +15,15 @@ namespace ab {
 
 Status write_trace(const std::string& path, const Module& module, const Batch& batch,
                    const RunOptions& options, const TraceOptions& range) {
-  if (Status fits = module.check(batch); !fits) return fits;
   const Module::Impl& m = module.impl();
-  auto trace = record_vm_trace(m.lowered, batch, options, range, m.program.file, m.source_text);
-  if (!trace) return Error{trace.error()};
-  return write_trace(path, *trace);
+  if (Status fits = m.check_cpu_run(batch, options, CpuBackend::Vm); !fits) return fits;
+  try {
+    auto trace = record_vm_trace(m.lowered, batch, options, range, m.program.file, m.source_text);
+    if (!trace) return Error{trace.error()};
+    return write_trace(path, *trace);
+  } catch (const std::bad_alloc&) {
+    return Error{out_of_host_memory(m.cpu_bytes_per_lane(options, CpuBackend::Vm), batch.lanes)};
+  }
 }
 
 struct TraceFile::Impl {

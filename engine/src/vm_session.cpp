@@ -5,6 +5,7 @@
 #include "engine/module_impl.h"
 #include "engine/src/vm_state.h"
 #include "ir/backends/vm_check.h"
+#include "ir/run.h"
 
 namespace ab {
 
@@ -51,9 +52,17 @@ VmSession::~VmSession() = default;
 Expected<std::unique_ptr<VmSession>> VmSession::create(std::shared_ptr<const Module> module,
                                                        Batch batch, RunOptions options) {
   if (!module) return Error{"no module"};
-  if (Status fits = module->check(batch); !fits) return fits.failure();
-  auto impl = std::make_unique<Impl>(std::move(module), std::move(batch), options);
-  return std::unique_ptr<VmSession>(new VmSession(std::move(impl)));
+  const Module::Impl& m = module->impl();
+  if (Status fits = m.check_cpu_run(batch, options, CpuBackend::Vm); !fits) return fits.failure();
+  const uint32_t lanes = batch.lanes;
+  try {
+    auto impl = std::make_unique<Impl>(std::move(module), std::move(batch), options);
+    return std::unique_ptr<VmSession>(new VmSession(std::move(impl)));
+  } catch (const std::bad_alloc&) {
+    return Error{out_of_host_memory(m.cpu_bytes_per_lane(options, CpuBackend::Vm), lanes)};
+  } catch (const std::length_error&) {
+    return Error{out_of_host_memory(m.cpu_bytes_per_lane(options, CpuBackend::Vm), lanes)};
+  }
 }
 
 const Module& VmSession::module() const {

@@ -39,7 +39,10 @@ struct RunOptions {
   Heuristic heuristic = Heuristic::MinPc;
   bool record_trace = false;  // VM: keep the per-step trace
   // VM: threads that run a big step's lanes side by side (0: one per core). Results do not
-  // depend on it: lanes are independent within a step.
+  // depend on it: lanes are independent within a step. More than the cores this process may
+  // use (usable_cores()) runs as that many: more would only wait for each other. When the system
+  // refuses to start some (a thread limit, the address space), the run goes on with those that
+  // started (RunStats::threads says how many ran).
   uint32_t threads = 0;
   // Receives each record a lane emits (`emit(x)`: words(emit type) words), in the lane's order;
   // records of different lanes interleave in any order. Called on the thread that runs the
@@ -91,7 +94,14 @@ struct RunStats {
   std::vector<uint64_t> block_lanes;
   uint32_t max_stack_depth = 0;  // deepest call depth reached by any lane
   double wall_seconds = 0;
+  // VM: the threads its big steps ran on, the caller's included (1 when no step was big enough
+  // to share), and how many more RunOptions::threads (clamped to the cores) asked for but the
+  // system refused to start.
+  uint32_t threads = 1, threads_refused = 0;
 };
+
+// The cores this process may run on (its CPU affinity): RunOptions::threads' upper bound.
+unsigned usable_cores();
 
 struct RunResult {
   // lanes * words(result type), lane-major; a faulted lane's words are zero.

@@ -233,8 +233,13 @@ class VulkanRun {
   Status run();
   bool done() const;
   // Outputs, error records (sorted by lane, with function and line), statistics and, when
-  // options.record_trace was set (global schedule only), the step trace. Valid once done().
+  // options.record_trace was set (global schedule only), the step trace. An Error until done()
+  // (saying what to call first: run(), or poll() after the recorded rounds).
   Expected<RunResult> result();
+  // result() between steps, before the end (a debugger's view): the error records and
+  // statistics so far and the outputs of the lanes that have finished; a lane still running has
+  // zero output words. An Error while rounds recorded since the last poll() may be in flight.
+  Expected<RunResult> result_so_far();
   // Every lane's state now (between steps), in the shared BatchSnapshot form of ir/run.h, so it
   // compares directly with the VM's: PCs, PC stacks, every variable and every variable stack.
   // Temp variables live only inside a block on the GPU; their words read as zero. `step` is
@@ -273,7 +278,10 @@ class VulkanRun {
   // Reads the control words the last recorded round copied to host-visible memory and returns
   // whether every lane has finished (stats() and done() follow). Call it only once the host's own
   // synchronisation (a fence, a timeline semaphore) says that work completed: it never submits and
-  // never waits. result() then reads the outputs (a blocking transfer).
+  // never waits. result() then reads the outputs (a blocking transfer). Before any round was
+  // recorded it returns an Error; after a restart with no round recorded since, false (every lane
+  // waits at the entry); after run() or step() with nothing recorded since, done().
+  // docs/embedding.md, "A run's states", has the whole state machine.
   Expected<bool> poll();
   // Where the inputs, the outputs, the PCs, the faults and the uniforms live on the device.
   RunBuffers buffers() const;

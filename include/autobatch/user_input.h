@@ -1,8 +1,10 @@
 // What a host tool needs to treat its user's input the way autobatch's own tools do: reading a
-// file the user named, and quoting the user's text in a message.
+// file the user named, writing one whole or not at all, and quoting the user's text in a
+// message.
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -20,10 +22,12 @@ struct FileContents {
 // means a FIFO or a device such as /dev/zero never blocks or never ends a read.
 FileContents read_regular_file(const std::string& path);
 
-// Writes `bytes` as the whole of the file at `path` (created or truncated). Returns "" or the
-// system's reason ("No space left on device", "File too large", ...); every write and the close
-// are checked, and a file whose write failed is removed rather than left partial.
-std::string write_whole_file(const std::string& path, std::string_view bytes);
+// Writes `parts`, one after another, to the file at `path` (created, or truncated), checking
+// every write and the close. Returns "" on success, else the system's reason ("No space left on
+// device", "Permission denied"); a failed write leaves no partial file behind (it is removed
+// when it is a regular file: a device such as /dev/full stays).
+std::string write_whole_file(const std::string& path,
+                             std::initializer_list<std::string_view> parts);
 
 constexpr size_t kExcerptChars = 60;
 

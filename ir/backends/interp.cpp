@@ -211,6 +211,13 @@ class LaneRun {
 
 }  // namespace
 
+uint64_t interp_bytes_per_lane(const Program& program, int entry, const RunOptions& options) {
+  const Function& fn = program.functions[entry];
+  const uint64_t out_words = fn.result < 0 ? 0 : program.types.words(fn.vars[fn.result].type);
+  const bool collects = program.emit_type != Types::kVoid && !options.on_emit;
+  return 4 * out_words + 1 + (collects ? sizeof(std::vector<uint32_t>) : 0);
+}
+
 RunResult run_interp(const Program& program, int entry, const Batch& batch,
                      const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();

@@ -11,4 +11,8 @@ namespace ab {
 RunResult run_interp(const Program& program, int entry, const Batch& batch,
                      const RunOptions& options);
 
+// Host memory run_interp allocates per lane of the batch (the result: the output, the fault
+// flag, the emitted records' list); a lane's own frames come and go as it runs.
+uint64_t interp_bytes_per_lane(const Program& program, int entry, const RunOptions& options);
+
 }  // namespace ab

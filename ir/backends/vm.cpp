@@ -89,8 +89,8 @@ class VmRun::State {
     }
     if (lanes_) mark_waiting(p.entry_block, true);
     live_ = lanes_;
-    const unsigned threads =
-        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned cores = usable_cores();
+    const unsigned threads = options.threads ? std::min<unsigned>(options.threads, cores) : cores;
     threads_ = lanes_ > 1 ? threads : 1;
   }
 
@@ -369,7 +369,12 @@ class VmRun::State {
     }
     if (threads_ > 1 && running_.size() * block_words_[block_index] >= kParallelWords &&
         running_.size() >= 2 * threads_) {
-      if (!pool_) pool_ = std::make_unique<LanePool>(threads_);  // at the first big step
+      if (!pool_) {  // at the first big step
+        pool_ = std::make_unique<LanePool>(threads_);
+        threads_ = pool_->threads();  // fewer when the system refused some
+        result_.stats.threads = threads_;
+        result_.stats.threads_refused = pool_->refused();
+      }
       run_ops_in_parallel(block_index);
     } else
       run_ops(block_index, 0, running_);
@@ -529,6 +534,22 @@ class VmRun::State {
   std::vector<double> block_utilization_sum_;  // per block; empty after a restore
   RunResult result_;
 };
+
+uint64_t vm_bytes_per_lane(const LoweredProgram& p, const RunOptions& options) {
+  const uint64_t capacity = std::clamp<uint32_t>(options.stack_depth, 1, 8);  // as State's
+  const Types& types = p.types();
+  uint64_t words = 0, stacked = 0;
+  for (const LoweredVar& v : p.vars) {
+    words += types.words(v.type);
+    if (v.storage == Storage::Stacked) stacked += 1 + capacity * types.words(v.type);
+  }
+  const uint64_t output = p.output < 0 ? 0 : types.words(p.vars[p.output].type);
+  // registers, stacks, pc + pc_depth + pc stack, lane steps, random stream, the waiting,
+  // active and running lists, the fault flag, the output
+  return 4 * (words + stacked) + 4 * (2 + capacity) + sizeof(uint64_t) + sizeof(LaneRandom) +
+         3 * 4 + 1 + 4 * output +
+         (p.source->emit_type != Types::kVoid ? sizeof(std::vector<uint32_t>) : 0);
+}
 
 VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options)
     : state_(std::make_unique<State>(program, batch, options)) {}

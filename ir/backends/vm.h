@@ -80,6 +80,10 @@ class VmRun {
   std::unique_ptr<State> state_;
 };
 
+// Host memory a VmRun allocates per lane before its first step (registers, PC and variable
+// stacks at their first capacity, the scheduler's lists, the result): check_host_memory's input.
+uint64_t vm_bytes_per_lane(const LoweredProgram& program, const RunOptions& options);
+
 // Runs to completion.
 RunResult run_vm(const LoweredProgram& program, const Batch& batch, const RunOptions& options);
 

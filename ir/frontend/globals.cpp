@@ -208,7 +208,13 @@ void Globals::resolve_struct(StructEntry& entry) {
     entry.state = State::Failed;
     return;
   }
-  entry.type = program_.types.add_struct(s.name, std::move(fields));
+  auto added = program_.types.add_struct(s.name, std::move(fields));
+  if (!added) {  // checked when the struct was declared: not reached
+    diags_.error(s.name_loc, added.error());
+    entry.state = State::Failed;
+    return;
+  }
+  entry.type = *added;
   entry.state = State::Done;
 }
 

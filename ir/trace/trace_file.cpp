@@ -4,7 +4,6 @@
 #include <zstd.h>
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 
 #include "ir/read_file.h"
@@ -362,11 +361,10 @@ Status write_trace(const std::string& path, const Trace& t) {
   head.string(t.entry);
   head.fixed(static_cast<uint64_t>(body.bytes.size()));
   head.fixed(static_cast<uint64_t>(packed_size));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{fmt::format("cannot write trace '{}': {}", path, std::strerror(errno))};
-  out.write(reinterpret_cast<const char*>(head.bytes.data()), head.bytes.size());
-  out.write(reinterpret_cast<const char*>(packed.data()), packed_size);
-  if (!out) return Error{fmt::format("cannot write trace '{}': {}", path, std::strerror(errno))};
+  const std::string failure =
+      write_whole_file(path, {{reinterpret_cast<const char*>(head.bytes.data()), head.bytes.size()},
+                              {reinterpret_cast<const char*>(packed.data()), packed_size}});
+  if (!failure.empty()) return Error{fmt::format("cannot write trace '{}': {}", path, failure)};
   return Ok{};
 }
 

@@ -690,6 +690,13 @@ fn main(n: int) -> float {
     CAPTURE(stat);
     CHECK(a["stats"][stat] == b["stats"][stat]);
   }
+  // More threads than cores run as many as the cores, with a note once, and the same results.
+  const CliResult crowded = ws.run(args + " --threads 1024");
+  REQUIRE_MESSAGE(crowded.exit_code == 0, crowded.err);
+  CHECK(crowded.document()["outputs"] == a["outputs"]);
+  CHECK(crowded.document()["trace"] == a["trace"]);
+  CHECK(crowded.err.find("note: --threads 1024 is more than the ") != std::string::npos);
+  CHECK(one.err.find("note:") == std::string::npos);
   const CliResult zero = ws.run(args + " --threads 0");
   CHECK(zero.exit_code == 2);
   CHECK(zero.err.find("--threads: expected a whole number from 1 to 1024, got '0'") !=

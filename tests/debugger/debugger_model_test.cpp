@@ -372,3 +372,29 @@ TEST_CASE("breakpoints are toggled by line and removed by index") {
   m.remove_breakpoint(0);
   CHECK(m.breakpoints().empty());
 }
+
+TEST_CASE("vm source: a session that cannot be made, or a state that does not fit, is an Error") {
+  const Loaded f = fib_batch(4);
+  RunOptions zero_depth = f.options;
+  zero_depth.stack_depth = 0;
+  auto refused = VmSource::create(f.info(), f.batch, zero_depth);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error() ==
+        "the stack depth must be at least 1 (it counts the entry function's frame)");
+  Batch short_batch = f.batch;
+  short_batch.lanes += 1;  // the inputs are one lane short
+  CHECK_FALSE(VmSource::create(f.info(), short_batch, f.options).ok());
+
+  // Another batch's state: restore changes nothing and says why.
+  const Loaded other = fib_batch(6);
+  auto foreign = other.source();
+  foreign->step(3);
+  const auto state = foreign->checkpoint();
+  auto source = f.source();
+  source->step(2);
+  source->restore(*state);
+  CHECK_FALSE(source->error().empty());
+  CHECK(source->steps() == 2);
+  source->restore(*source->checkpoint());
+  CHECK(source->error().empty());
+}

@@ -110,6 +110,52 @@ TEST_CASE("script: bad commands stop with the file and line") {
   CHECK(!script_needs_window("step 1\ndump a.json\n"));
 }
 
+TEST_CASE("script: a # after a blank starts a comment, also after a command") {
+  const Loaded f = fib_batch(24);
+  DebuggerModel m(f.source(), {.interval = 8});
+  const std::string dump = temp_path("run#1.json");  // a # inside a word is part of it
+  const Run r = script(
+      m, "step 5 # five\nstep\t# and one\n  # only a comment\ndump " + dump + "  # the state\n");
+  REQUIRE_MESSAGE(r.code == 0, r.errors);
+  CHECK(r.log.find("step 5: ran 5, now at step 5") != std::string::npos);
+  CHECK(m.position() == 6);
+  CHECK(read_json(dump)["step"] == 6);
+  std::filesystem::remove(dump);
+  CHECK(script_needs_window("step 1 # then\nscreenshot a.png # the picture\n"));
+  CHECK(!script_needs_window("step 1 # screenshot a.png\n"));
+}
+
+TEST_CASE("script: a utilization threshold must be a finite number") {
+  const Loaded f = fib_batch(4);
+  DebuggerModel m(f.source());
+  for (const char* threshold : {"nan", "NaN", "inf", "-infinity"}) {
+    CAPTURE(threshold);
+    const Run r = script(m, std::string("break utilization < ") + threshold + "\n");
+    CHECK(r.code == 1);
+    CHECK(r.errors.find("the utilization threshold must be a finite number") != std::string::npos);
+  }
+  CHECK(m.breakpoints().empty());
+  CHECK(script(m, "break utilization < 0.5\n").code == 0);
+}
+
+TEST_CASE("script: a dump that cannot be written is an error, and nothing claims it was") {
+  const Loaded f = fib_batch(4);
+  DebuggerModel m(f.source());
+  // /dev/full: every write fails with ENOSPC. Some containers have no /dev/full (writing there
+  // would create a file): the missing folder below checks the same path without it.
+  if (std::filesystem::is_character_file("/dev/full")) {
+    const Run full = script(m, "dump /dev/full\n");
+    CHECK(full.code == 1);
+    CHECK(full.errors == "cmds.txt:1: cannot write '/dev/full': No space left on device\n");
+    CHECK(full.log.empty());
+    CHECK(std::filesystem::is_character_file("/dev/full"));  // a device is never removed
+  }
+  const Run missing = script(m, "dump /nonexistent-dir/state.json\n");
+  CHECK(missing.code == 1);
+  CHECK(missing.errors.find("No such file or directory") != std::string::npos);
+  CHECK(missing.log.empty());
+}
+
 TEST_CASE("script: save writes a trace of a step range that replays") {
   const Loaded f = fib_batch(12);
   VmSource* raw = nullptr;

@@ -26,8 +26,8 @@ namespace {
 // The debugger's recording of a session (record_trace), read back as the format's own Trace so
 // that the tests can look inside and corrupt it.
 Trace record(const Loaded& f, const TraceRange& range) {
-  VmSource source(f.info(), f.batch, f.options);
-  Timeline timeline(source, {.interval = 8});
+  const std::unique_ptr<VmSource> source = f.source();
+  Timeline timeline(*source, {.interval = 8});
   const std::string path = temp_path("recorded.abtrace");
   const Status recorded = record_trace(timeline, f.batch, f.options, range, path);
   REQUIRE_MESSAGE(recorded.ok(), recorded.error());

@@ -70,7 +70,7 @@ TEST_CASE("vulkan source: global steps equal the VM's, also after back and forwa
       RunOptions options = sample.options;
       options.stack_depth = 64;
       const ProgramInfo info = sample_info(file);
-      DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
+      DebuggerModel vm(*VmSource::create(info, batch, options), {.interval = 8});
       DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Global), {.interval = 8});
       CHECK(gpu.source().describe().find("global") != std::string::npos);
       CHECK(gpu.source().group_width() == 0);
@@ -139,7 +139,7 @@ TEST_CASE("vulkan source: the lane scope steps to the VM's final state and shows
   RunOptions options = sample.options;
   options.stack_depth = 64;
   const ProgramInfo info = sample_info("faults.ab");
-  DebuggerModel vm(std::make_unique<VmSource>(info, batch, options), {.interval = 8});
+  DebuggerModel vm(*VmSource::create(info, batch, options), {.interval = 8});
   DebuggerModel gpu(open_vulkan(info, batch, options, Schedule::Local, LocalScope::Lane),
                     {.interval = 8});
   CHECK(gpu.source().describe().find("local/lane") != std::string::npos);

@@ -279,6 +279,125 @@ TEST_CASE("embed: a run recorded into the host's command buffers finishes on the
   check_no_validation_messages();
 }
 
+TEST_CASE("embed: poll, run and result follow the run's states, never a stale readback") {
+  Host host;
+  auto module = compile_module(kCollatzChain);
+  Batch batch = int_batch(300, 5);
+  auto run = make_run(host.external(), module, batch);
+  auto contains = [](const std::string& text, const char* part) {
+    return text.find(part) != std::string::npos;
+  };
+
+  // Created: no round has been recorded, so poll() has nothing to read and there is no result.
+  auto early = run->poll();
+  REQUIRE_FALSE(early.ok());
+  CHECK(contains(early.error(), "poll: nothing has been recorded yet"));
+  CHECK_FALSE(run->done());
+  auto none = run->result();
+  REQUIRE_FALSE(none.ok());
+  CHECK(contains(none.error(), "result: the run has not started"));
+  REQUIRE(run->run().ok());  // the refused poll changed nothing: run() still runs the batch
+  auto ran = run->result();
+  REQUIRE_MESSAGE(ran.ok(), ran.error());
+  expect_same(*module, *ran, interp(*module, batch));
+  auto after_run = run->poll();  // nothing recorded since run(): what run() knew
+  REQUIRE(after_run.ok());
+  CHECK(*after_run);
+
+  // Finished, then a command buffer holding only a restart: the readback still says finished,
+  // but every lane waits at the entry again.
+  host.submit([&](VkCommandBuffer cmd) {
+    REQUIRE(run->record_restart(cmd, {run->buffers().output}).ok());
+  });
+  auto restarted = run->poll();
+  REQUIRE_MESSAGE(restarted.ok(), restarted.error());
+  CHECK_FALSE(*restarted);
+  CHECK_FALSE(run->done());
+  CHECK(run->stats().group_steps == 0);
+  auto stale = run->result();
+  REQUIRE_FALSE(stale.ok());
+  CHECK(contains(stale.error(), "restarted"));
+  REQUIRE(run->run().ok());  // runs the restarted batch: the first run's outputs as inputs
+  batch.inputs[0] = ran->outputs;
+  auto chained = run->result();
+  REQUIRE_MESSAGE(chained.ok(), chained.error());
+  expect_same(*module, *chained, interp(*module, batch));
+
+  // Recorded: rounds in a command buffer are known only after poll().
+  host.submit([&](VkCommandBuffer cmd) {
+    REQUIRE(run->record_restart(cmd).ok());
+    REQUIRE(run->record(cmd, 1).ok());
+  });
+  auto unpolled = run->result();
+  REQUIRE_FALSE(unpolled.ok());
+  CHECK(contains(unpolled.error(), "poll()"));
+  CHECK_FALSE(run->result_so_far().ok());
+  host.run_in_frames(*run, 4);
+  auto polled = run->result();
+  REQUIRE_MESSAGE(polled.ok(), polled.error());
+  expect_same(*module, *polled, interp(*module, int_batch(300, 5)));
+  check_no_validation_messages();
+}
+
+TEST_CASE("embed: result_so_far shows finished lanes' outputs and faults before the end") {
+  auto module = compile_module(R"(
+fn main(n: int) -> int {
+    if n == 3 { return 10 / (n - 3); }
+    if n < 2 { return n * 10 + 1; }
+    var i = 0;
+    while i < n { i += 1; }
+    return i;
+}
+)");
+  Batch batch;
+  batch.lanes = 8;
+  batch.inputs = {{0, 3, 50, 1, 60, 2, 70, 0}};
+  VulkanOptions vulkan;
+  vulkan.schedule = Schedule::Global;
+  vulkan.fuse_small_batches = false;
+  auto run = make_run(context(), module, batch, {}, vulkan);
+  auto steps = run->step(10);  // past the early returns and the fault, far from the loops' end
+  REQUIRE(steps.ok());
+  REQUIRE_FALSE(*steps);
+  CHECK_FALSE(run->result().ok());
+  auto partial = run->result_so_far();
+  REQUIRE_MESSAGE(partial.ok(), partial.error());
+  REQUIRE(partial->errors.size() == 1);  // lane 1 divided by zero
+  CHECK(partial->errors[0].lane == 1);
+  auto lanes = run->lane_state();
+  REQUIRE(lanes.ok());
+  REQUIRE(run->run().ok());
+  auto full = run->result();
+  REQUIRE(full.ok());
+  CHECK(full->outputs == interp(*module, batch).outputs);
+  int finished = 0;
+  for (uint32_t l = 0; l < batch.lanes; ++l) {
+    const bool exited = lanes->pc[l] == static_cast<int32_t>(run->buffers().exit_pc);
+    finished += exited;
+    CHECK(partial->outputs[l] == (exited ? full->outputs[l] : 0u));
+  }
+  CHECK(finished >= 3);  // lanes 0, 3 and 7 (n < 2) returned early
+  CHECK(lanes->pc[4] != static_cast<int32_t>(run->buffers().exit_pc));
+  check_no_validation_messages();
+}
+
+TEST_CASE("embed: a stack depth of 0 is refused on Vulkan with the CPU backends' message") {
+  auto module = compile_module(kCollatzChain);
+  auto program = VulkanProgram::compile(context(), module);
+  REQUIRE(program.ok());
+  RunOptions options;
+  options.stack_depth = 0;
+  auto run = VulkanRun::create(*program, int_batch(8), options);
+  REQUIRE_FALSE(run.ok());
+  CHECK(run.error() == "the stack depth must be at least 1 (it counts the entry function's frame)");
+  for (CpuBackend backend : {CpuBackend::Interpreter, CpuBackend::Vm}) {
+    auto cpu = module->run_cpu(int_batch(8), options, backend);
+    REQUIRE_FALSE(cpu.ok());
+    CHECK(cpu.error() == run.error());
+  }
+  check_no_validation_messages();
+}
+
 TEST_CASE("embed: a split program is recorded part by part") {
   Host host;
   auto module = compile_module(kCollatzChain);

@@ -11,6 +11,7 @@
 #include "autobatch/trace.h"
 #include "autobatch/vm.h"
 #include "samples/table/sample_table.h"
+#include "support/child_process.h"
 #include "support/temp_dir.h"
 
 namespace ab {
@@ -101,6 +102,32 @@ TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") 
     CHECK(got.lane_steps == want.lane_steps);
     CHECK(got.faulted == want.faulted);
   }
+}
+
+TEST_CASE("trace file: a trace that cannot be written whole is an error and leaves no file") {
+  const auto module = compiled();
+  // /dev/full: every write fails with ENOSPC, as on a full disk; the device itself stays. Some
+  // containers have none (a write would create a file); the file size limit below needs none.
+  if (std::filesystem::is_character_file("/dev/full")) {
+    Status full = write_trace("/dev/full", *module, batch());
+    REQUIRE_FALSE(full.ok());
+    CHECK(full.error() == "cannot write trace '/dev/full': No space left on device");
+    CHECK(std::filesystem::is_character_file("/dev/full"));
+  }
+  // A regular file cut short (a file size limit): the partial file is removed.
+  TempDir dir("ab_trace_file_test");
+  const std::string path = dir.file("cut.abtrace");
+  const auto outcome = ab::testing::run_in_child([&] {
+    signal(SIGXFSZ, SIG_IGN);  // past the limit a write fails with EFBIG instead
+    const rlimit small{64, 64};
+    if (setrlimit(RLIMIT_FSIZE, &small) != 0) return 2;
+    Status cut = write_trace(path, *module, batch());
+    if (cut.ok()) return 3;
+    if (cut.error().find("File too large") == std::string::npos) return 4;
+    return std::filesystem::exists(path) ? 5 : 0;
+  });
+  CHECK_MESSAGE(outcome.exited, outcome.describe());
+  CHECK(outcome.code == 0);
 }
 
 TEST_CASE("trace file: a TraceWriter's trace of a host's own steps reads back the same") {

@@ -35,9 +35,8 @@ Program compile_ok(const std::string& source) {
   for (const std::string& e : c.errors)
     all += e + "\n";
   REQUIRE_MESSAGE(c.program.has_value(), all);
-  const std::vector<std::string> problems = verify(*c.program);
-  for (const std::string& p : problems)
-    FAIL_CHECK(p);
+  const Status verified = verify(*c.program);
+  CHECK_MESSAGE(verified.ok(), verified.error());
   return std::move(*c.program);
 }
 
@@ -319,7 +318,7 @@ void check_survives(const std::string& source) {
   CHECK_NOTHROW(program = compile_source(source, "fuzz.ab", diags));
   if (program) {
     CHECK_FALSE(diags.has_errors());
-    CHECK(verify(*program).empty());
+    CHECK(verify(*program).ok());
   } else {
     CHECK(diags.has_errors());
   }

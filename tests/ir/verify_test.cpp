@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,16 @@ Program parse_or_fail(const std::string& text) {
   return std::move(*p);
 }
 
+// verify()'s problems, one per line of its Error; none when it is Ok.
+std::vector<std::string> problems_of(const Status& verified) {
+  std::vector<std::string> problems;
+  if (verified.ok()) return problems;
+  std::istringstream lines(verified.error());
+  for (std::string line; std::getline(lines, line);)
+    problems.push_back(line);
+  return problems;
+}
+
 std::string joined(const std::vector<std::string>& problems) {
   std::string out;
   for (const std::string& p : problems)
@@ -115,7 +126,7 @@ std::string joined(const std::vector<std::string>& problems) {
 
 // Verifies `program`, expecting exactly the one problem `expected`.
 void expect_one(const Program& program, const std::string& expected) {
-  const std::vector<std::string> problems = verify(program);
+  const std::vector<std::string> problems = problems_of(verify(program));
   INFO(joined(problems));
   REQUIRE(problems.size() == 1);
   CHECK(problems[0] == expected);
@@ -123,7 +134,7 @@ void expect_one(const Program& program, const std::string& expected) {
 
 // Verifies `program`, expecting `expected` among its problems (for breaks that cascade).
 void expect_among(const Program& program, const std::string& expected) {
-  const std::vector<std::string> problems = verify(program);
+  const std::vector<std::string> problems = problems_of(verify(program));
   INFO(joined(problems));
   CHECK(std::find(problems.begin(), problems.end(), expected) != problems.end());
 }
@@ -141,7 +152,7 @@ Op& op_at(Program& p, int fn, int block, int op) {
 
 TEST_CASE("verify: the valid program passes") {
   const Program p = parse_or_fail(kValid);
-  const auto problems = verify(p);
+  const auto problems = problems_of(verify(p));
   INFO(joined(problems));
   CHECK(problems.empty());
 }
@@ -189,7 +200,7 @@ TEST_CASE("verify: indices out of range") {
 
   p = parse_or_fail(kValid);
   p.functions[0].vars[3].type = 77;
-  const auto problems = verify(p);
+  const auto problems = problems_of(verify(p));
   REQUIRE_FALSE(problems.empty());
   CHECK(problems[0] == "function 'main': variable 'c' has invalid type id 77");
 
@@ -426,7 +437,7 @@ struct LoweredFixture {
     low.blocks = {b0, b1, b2};
   }
   void expect_one(const std::string& expected) {
-    const auto problems = verify(low);
+    const auto problems = problems_of(verify(low));
     INFO(joined(problems));
     REQUIRE(problems.size() == 1);
     CHECK(problems[0] == expected);
@@ -437,7 +448,7 @@ struct LoweredFixture {
 
 TEST_CASE("verify lowered: the valid lowered program passes") {
   LoweredFixture f;
-  const auto problems = verify(f.low);
+  const auto problems = problems_of(verify(f.low));
   INFO(joined(problems));
   CHECK(problems.empty());
 }

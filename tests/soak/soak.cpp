@@ -9,11 +9,14 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "autobatch/engine.h"
+#include "autobatch/user_input.h"
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
 #include "ir/frontend/frontend.h"
@@ -62,21 +65,30 @@ Batch batch_for(uint64_t seed, uint32_t lanes) {
   return batch;
 }
 
-// Writes the program and a shell line that replays lane inputs with the CLI.
-void save_failure(const std::filesystem::path& dir, uint64_t seed, const std::string& source,
-                  const Batch& batch, const RunOptions& options, const std::string& report) {
-  std::filesystem::create_directories(dir);
+// Writes the program and a shell line that replays lane inputs with the CLI; "" or why it could
+// not (the report printed to stdout still has the divergence).
+std::string save_failure(const std::filesystem::path& dir, uint64_t seed, const std::string& source,
+                         const Batch& batch, const RunOptions& options, const std::string& report) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fmt::format("cannot create '{}': {}", dir.string(), ec.message());
   const std::string stem = fmt::format("seed{}", seed);
-  std::ofstream(dir / (stem + ".ab")) << source;
   std::string xs, ys;
   for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
     xs += fmt::format("{}{}", lane ? "," : "", static_cast<int32_t>(batch.inputs[0][lane]));
     ys += fmt::format("{}{}", lane ? "," : "", static_cast<int32_t>(batch.inputs[1][lane]));
   }
-  std::ofstream(dir / (stem + ".txt"))
-      << report << "\nreplay: autobatch run " << stem << ".ab --input x=" << xs
-      << " --input y=" << ys << " --seed " << options.seed << " --max-steps " << options.max_steps
-      << " --stack-depth " << options.stack_depth << "\n";
+  const std::string replay = fmt::format(
+      "{}\nreplay: autobatch run {}.ab --input x={} --input y={} --seed {} --max-steps {} "
+      "--stack-depth {}\n",
+      report, stem, xs, ys, options.seed, options.max_steps, options.stack_depth);
+  for (const auto& [name, text] : {std::pair{stem + ".ab", std::string_view(source)},
+                                   std::pair{stem + ".txt", std::string_view(replay)}}) {
+    const std::string path = (dir / name).string();
+    if (std::string failure = write_whole_file(path, {text}); !failure.empty())
+      return fmt::format("cannot write '{}': {}", path, failure);
+  }
+  return "";
 }
 
 }  // namespace
@@ -94,6 +106,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "where diverging programs are saved");
   app.add_flag("!--no-vulkan", vulkan, "compare interp and vm only");
   CLI11_PARSE(app, argc, argv);
+  // Line by line, so that a soak stopped by a timeout or a crash keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
   std::shared_ptr<VulkanContext> context;
   if (vulkan) {
@@ -118,7 +132,10 @@ int main(int argc, char** argv) {
     const Batch batch = batch_for(seed, lanes);
     if (!program) {
       ++diverged;
-      save_failure(out, seed, source, batch, options, "does not compile:\n" + diags.format());
+      const std::string report = "does not compile:\n" + diags.format();
+      const std::string unsaved = save_failure(out, seed, source, batch, options, report);
+      fmt::print("seed {}: DOES NOT COMPILE ({})\n{}", seed,
+                 unsaved.empty() ? "saved in " + out : unsaved, report);
       continue;
     }
     const int entry = program->find_function("main");
@@ -142,11 +159,14 @@ int main(int argc, char** argv) {
       }
     if (!report.empty()) {
       ++diverged;
-      save_failure(out, seed, source, batch, options, report);
-      fmt::print("seed {}: DIVERGED (saved in {})\n{}", seed, out, report);
+      const std::string unsaved = save_failure(out, seed, source, batch, options, report);
+      fmt::print("seed {}: DIVERGED ({})\n{}", seed, unsaved.empty() ? "saved in " + out : unsaved,
+                 report);
     }
+    // Progress is part of the report: a soak cut short still says how far it got.
     if ((seed - first_seed + 1) % 100 == 0)
-      fmt::print(stderr, "{} programs, {} diverged\n", seed - first_seed + 1, diverged);
+      fmt::print("{} programs (seeds {} to {}), {} diverged\n", seed - first_seed + 1, first_seed,
+                 seed, diverged);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -52,7 +52,9 @@ struct Loaded {
   }
   ProgramInfo info() const { return {path, text, module}; }
   std::unique_ptr<VmSource> source() const {
-    return std::make_unique<VmSource>(info(), batch, options);
+    auto created = VmSource::create(info(), batch, options);
+    REQUIRE_MESSAGE(created.ok(), created.error());
+    return std::move(*created);
   }
 };
 

@@ -1,0 +1,54 @@
+// The VM's worker pool (ir/backends/lane_pool.h): every task index runs once per run, with all
+// the workers asked for or, when the system refuses to start some, with those that started.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "ir/backends/lane_pool.h"
+#include "support/child_process.h"
+
+namespace ab {
+namespace {
+
+// Runs `runs` rounds on `pool`; true when each round ran every index exactly once.
+bool every_index_once(LanePool& pool, int runs) {
+  std::vector<std::atomic<int>> ran(pool.threads());
+  for (int r = 0; r < runs; ++r) {
+    for (auto& n : ran)
+      n = 0;
+    pool.run([&](unsigned t) { ran[t].fetch_add(1); });
+    for (auto& n : ran)
+      if (n.load() != 1) return false;
+  }
+  return true;
+}
+
+TEST_CASE("lane pool: each run runs every index once, more threads than cores included") {
+  LanePool pool(16);
+  CHECK(pool.threads() == 16);
+  CHECK(pool.refused() == 0);
+  CHECK(every_index_once(pool, 200));
+}
+
+TEST_CASE("lane pool: workers the system refuses to start leave a smaller pool that works") {
+  const auto outcome = testing::run_in_child([] {
+    if (!testing::refuse_new_threads()) return 2;
+    LanePool pool(64);
+    if (pool.threads() != 1) return 3;
+    if (pool.refused() != 63) return 4;
+    return every_index_once(pool, 10) ? 0 : 5;
+  });
+  CHECK_MESSAGE(outcome.exited, outcome.describe());
+  CHECK(outcome.code == 0);
+}
+
+TEST_CASE("lane pool: usable_cores is the process's CPU affinity") {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(sched_getaffinity(0, sizeof(set), &set) == 0);
+  CHECK(usable_cores() == static_cast<unsigned>(CPU_COUNT(&set)));
+}
+
+}  // namespace
+}  // namespace ab
