@@ -20,15 +20,30 @@ struct NamedOp {
   OpCode code;
 };
 constexpr NamedOp kFloatMath[] = {
-    {"sqrt", OpCode::Sqrt},   {"exp", OpCode::Exp},   {"log", OpCode::Log},
-    {"sin", OpCode::Sin},     {"cos", OpCode::Cos},   {"tanh", OpCode::Tanh},
-    {"floor", OpCode::Floor}, {"ceil", OpCode::Ceil},
+    {"sqrt", OpCode::Sqrt},
+    {"exp", OpCode::Exp},
+    {"log", OpCode::Log},
+    {"sin", OpCode::Sin},
+    {"cos", OpCode::Cos},
+    {"tanh", OpCode::Tanh},
+    {"floor", OpCode::Floor},
+    {"ceil", OpCode::Ceil},
+    {"lgamma", OpCode::Lgamma},
+    {"digamma", OpCode::Digamma},
+    {"trigamma", OpCode::Trigamma},
+    {"log1p", OpCode::Log1p},
+    {"expm1", OpCode::Expm1},
+    {"log1p_exp", OpCode::Log1pExp},
+    {"erf", OpCode::Erf},
+    {"erfc", OpCode::Erfc},
+    {"inv_logit", OpCode::InvLogit},
 };
 constexpr NamedOp kElementwise[] = {
     {"min", OpCode::Min},
     {"max", OpCode::Max},
     {"pow", OpCode::Pow},
     {"clamp", OpCode::Clamp},
+    {"log_sum_exp", OpCode::LogSumExp},
 };
 constexpr NamedOp kConversions[] = {
     {"int", OpCode::ToInt},
@@ -173,7 +188,8 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
   for (const NamedOp& m : kElementwise) {
     if (n != m.name) continue;
     if (!arity(m.code == OpCode::Clamp ? 3 : 2)) return Value{};
-    const std::vector<Value> vals = operands(e.args, m.code == OpCode::Pow ? Types::kFloat : hint);
+    const std::vector<Value> vals = operands(
+        e.args, m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? Types::kFloat : hint);
     for (const Value& v : vals)
       if (!v.ok()) return Value{};
     // Equal types, or arrays of one type together with scalars of their leaf type.
@@ -193,8 +209,10 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
     }
     const auto leaf = leaf_scalar(types(), common);
     if (!leaf || !elementwise_result(m.code, *leaf)) {
-      error(e.loc, fmt::format("'{}' needs {} arguments, found '{}'", n,
-                               m.code == OpCode::Pow ? "'float'" : "numeric", type_name(common)));
+      error(e.loc, fmt::format(
+                       "'{}' needs {} arguments, found '{}'", n,
+                       m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? "'float'" : "numeric",
+                       type_name(common)));
       return Value{};
     }
     std::vector<VarId> args;

@@ -8,9 +8,11 @@ namespace ab::frontend {
 namespace {
 
 constexpr const char* kBuiltins[] = {
-    "abs",     "min",    "max", "clamp", "sqrt",  "exp",  "log",  "sin",
-    "cos",     "tanh",   "pow", "floor", "ceil",  "dot",  "sum",  "len",
-    "uniform", "normal", "int", "uint",  "float", "bool", "emit",
+    "abs",       "min",         "max",     "clamp",   "sqrt",      "exp",   "log",
+    "sin",       "cos",         "tanh",    "pow",     "floor",     "ceil",  "dot",
+    "sum",       "len",         "uniform", "normal",  "int",       "uint",  "float",
+    "bool",      "emit",        "lgamma",  "digamma", "trigamma",  "log1p", "expm1",
+    "log1p_exp", "log_sum_exp", "erf",     "erfc",    "inv_logit",
 };
 
 std::optional<TypeId> scalar_type(const std::string& name) {
