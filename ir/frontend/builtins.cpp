@@ -172,6 +172,8 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
     return op_value(m.code, v.type, {v.var}, e.loc);
   }
 
+  if (n == "grad" || n == "value_and_grad") return derivative(e);
+
   if (n == "abs") {
     if (!arity(1)) return Value{};
     const Value v = expr(*e.args[0], hint);
@@ -275,6 +277,63 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
                     e.loc);
   }
   return std::nullopt;
+}
+
+// grad(f, x, ...) and value_and_grad(f, x, ...): a call of f's derived function
+// (ir/passes/differentiate.h) with f's arguments; the gradient is with respect to the first one.
+Value FunctionBuilder::derivative(const Expr& e) {
+  const std::string& n = e.name;
+  if (e.args.size() < 2) {
+    error(e.loc, fmt::format("'{}' takes a function and its arguments, found {}", n,
+                             arguments(e.args.size())));
+    return Value{};
+  }
+  const Expr& fe = *e.args[0];
+  const int f = fe.kind == ExprKind::Name ? globals_.function_index(fe.name) : -1;
+  if (f < 0) {
+    error(fe.loc, fmt::format("the first argument of '{}' must name a function", n));
+    return Value{};
+  }
+  const Signature& sig = globals_.signature(f);
+  if (!sig.ok) return Value{};
+  if (sig.result != Types::kFloat) {
+    error(fe.loc, fmt::format("'{}' differentiates a function returning 'float'; '{}' returns '{}'",
+                              n, fe.name, type_name(sig.result)));
+    return Value{};
+  }
+  if (e.args.size() - 1 != sig.params.size()) {
+    error(e.loc, fmt::format("'{}' of '{}' takes {} after the function, found {}", n, fe.name,
+                             arguments(sig.params.size()), e.args.size() - 1));
+    return Value{};
+  }
+  const TypeId x = sig.params[0];
+  if (x == kPoison || !types().is_array_of(x, Scalar::Float)) {
+    error(fe.loc, fmt::format("'{}' differentiates with respect to the first parameter, which "
+                              "must be 'float' or a float array; '{}' takes '{}'",
+                              n, fe.name, type_name(x)));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  bool ok = true;
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    const Value v = expr(*e.args[i + 1], sig.params[i]);
+    if (!v.ok()) {
+      ok = false;
+    } else if (v.type != sig.params[i]) {
+      error(e.args[i + 1]->loc, fmt::format("argument {} of '{}' must be '{}', found '{}'", i + 1,
+                                            fe.name, type_name(sig.params[i]), type_name(v.type)));
+      ok = false;
+    }
+    args.push_back(v.var);
+  }
+  if (!ok) return Value{};
+  const TypeId vg = value_and_grad_type(types(), x);
+  Value v = op_value(OpCode::Call, vg, std::move(args), e.loc);
+  fn_.blocks[current_].ops.back().index = globals_.derivative(f, e.loc);
+  if (n == "value_and_grad") return v;
+  Value g = op_value(OpCode::Get, x, {v.var}, e.loc);
+  fn_.blocks[current_].ops.back().path = {PathStep{false, 1, 0, 0}};
+  return g;
 }
 
 }  // namespace ab::frontend
