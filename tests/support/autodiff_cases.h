@@ -219,7 +219,8 @@ fn f(x: float[3]) -> float {
            total += ys[i] * z - std::log1p(std::exp(z));
          }
          double t = 0.0;
-         for (int k = 0; k < 3; ++k) t -= std::sin(x[k]) * x[0];
+         for (int k = 0; k < 3; ++k)
+           t -= std::sin(x[k]) * x[0];
          return total + t;
        }},
   };
