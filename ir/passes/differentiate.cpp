@@ -1257,7 +1257,7 @@ void merge_straight_chains(Function& fn) {
 
 // Random draws and emits anywhere f can reach make its value something else than a function of
 // its arguments: reported at their lines.
-bool check_pure(const Program& p, int f, Diagnostics& diags) {
+bool check_pure(const Program& p, int f, int first, Diagnostics& diags) {
   std::set<int> seen{f};
   std::vector<int> work{f};
   bool ok = true;
@@ -1272,6 +1272,13 @@ bool check_pure(const Program& p, int f, Diagnostics& diags) {
           ok = false;
         } else if (op.code == OpCode::Emit) {
           diags.error(op.loc, fmt::format("cannot differentiate '{}': an emit in '{}'",
+                                          p.functions[f].name, fn.name));
+          ok = false;
+        } else if (op.code == OpCode::Call && op.index >= first) {
+          // The derived function's reverse sweep restores values with pops, which a second
+          // reverse sweep would not undo: second derivatives are refused, not wrong.
+          diags.error(op.loc, fmt::format("cannot differentiate '{}': '{}' takes a gradient, and "
+                                          "second derivatives are not supported",
                                           p.functions[f].name, fn.name));
           ok = false;
         } else if (op.code == OpCode::Call && seen.insert(op.index).second) {
@@ -1295,7 +1302,7 @@ bool differentiate(Program& program, int first, const std::vector<DerivativeRequ
                    Diagnostics& diags) {
   bool ok = true;
   for (const DerivativeRequest& r : requests)
-    ok = check_pure(program, r.function, diags) && ok;
+    ok = check_pure(program, r.function, first, diags) && ok;
   if (!ok) return false;
   program.functions.resize(first + requests.size());
   std::map<int, int> vjp_index;

@@ -275,7 +275,11 @@ TEST_CASE("autodiff: what cannot be differentiated is an error at its line") {
        "value_and_grad(f); }\n",
        "'value_and_grad' takes a function and its arguments, found 1 argument"},
       {"fn grad(x: float) -> float { return x; }\nfn main(x: float) -> float { return x; }\n",
-       "grad"},
+       "test.ab:1:4: error: cannot redefine builtin function 'grad'"},
+      {"fn g(x: float) -> float { return x * x; }\nfn f(x: float) -> float {\n    return "
+       "grad(g, x);\n}\nfn main(x: float) -> float { return grad(f, x); }\n",
+       "test.ab:3:12: error: cannot differentiate 'f': 'f' takes a gradient, and second "
+       "derivatives are not supported"},
   };
   for (const Bad& b : bad) {
     CAPTURE(b.source);
