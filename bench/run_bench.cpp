@@ -29,7 +29,9 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   app.add_option(
          "--programs", options.programs,
          "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all of these); "
-         "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains (docs/nuts.md)")
+         "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains; nuts_logreg_ad, "
+         "nuts_gaussian_ad: the same with the gradient derived from the log density "
+         "(docs/nuts.md)")
       ->delimiter(',');
   app.add_option("--batches", options.batches,
                  "batch sizes for both input sizes (default: light 1,64,1024,16384, heavy "

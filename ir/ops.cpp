@@ -11,7 +11,8 @@ namespace {
 using C = OpClass;
 
 // Indexed by OpCode. GLSL helpers named ab_* live in the code generator's prelude; the
-// transcendental ones (ab_exp ... ab_pow) are shaders/ab_math.glsl, which is also ir/float_math.
+// transcendental and special ones (ab_exp ... ab_pow, ab_lgamma ...) are shaders/ab_math.glsl,
+// which is also ir/float_math.
 constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"const", C::Structural, 0, true, nullptr},
     {"copy", C::Structural, 1, true, nullptr},
@@ -30,6 +31,15 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"sin", C::Unary, 1, true, "ab_sin({0})"},
     {"cos", C::Unary, 1, true, "ab_cos({0})"},
     {"tanh", C::Unary, 1, true, "ab_tanh({0})"},
+    {"lgamma", C::Unary, 1, true, "ab_lgamma({0})"},
+    {"digamma", C::Unary, 1, true, "ab_digamma({0})"},
+    {"trigamma", C::Unary, 1, true, "ab_trigamma({0})"},
+    {"log1p", C::Unary, 1, true, "ab_log1p({0})"},
+    {"expm1", C::Unary, 1, true, "ab_expm1({0})"},
+    {"log1p_exp", C::Unary, 1, true, "ab_log1p_exp({0})"},
+    {"erf", C::Unary, 1, true, "ab_erf({0})"},
+    {"erfc", C::Unary, 1, true, "ab_erfc({0})"},
+    {"inv_logit", C::Unary, 1, true, "ab_inv_logit({0})"},
     {"floor", C::Unary, 1, true, "floor({0})"},
     {"ceil", C::Unary, 1, true, "ceil({0})"},
     {"to_int", C::Unary, 1, true, "ab_to_int({0})"},
@@ -55,6 +65,7 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"or", C::Binary, 2, true, "({0} || {1})"},
     {"min", C::Binary, 2, true, "ab_min({0}, {1})"},
     {"max", C::Binary, 2, true, "ab_max({0}, {1})"},
+    {"log_sum_exp", C::Binary, 2, true, "ab_log_sum_exp({0}, {1})"},
     {"pow", C::Binary, 2, true, "ab_pow({0}, {1})"},
     {"clamp", C::Ternary, 3, true, "ab_min(ab_max({0}, {1}), {2})"},
     {"dot", C::Reduction, 2, true, nullptr},
@@ -113,6 +124,9 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
       return std::nullopt;
     case OpCode::Sqrt: case OpCode::Exp: case OpCode::Log: case OpCode::Sin: case OpCode::Cos:
     case OpCode::Tanh: case OpCode::Floor: case OpCode::Ceil: case OpCode::Pow:
+    case OpCode::Lgamma: case OpCode::Digamma: case OpCode::Trigamma: case OpCode::Log1p:
+    case OpCode::Expm1: case OpCode::Log1pExp: case OpCode::Erf: case OpCode::Erfc:
+    case OpCode::InvLogit: case OpCode::LogSumExp:
       if (in == Scalar::Float) return in;
       return std::nullopt;
     case OpCode::Eq: case OpCode::Ne: return Scalar::Bool;

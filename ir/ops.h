@@ -30,10 +30,12 @@ enum class OpCode : uint8_t {
   UniformGet,  // dst = uniforms[index][path], dynamic indices a0..
   Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar; a1, a2 any type)
   // elementwise unary
-  Neg, Not, BitNot, Abs, Sqrt, Exp, Log, Sin, Cos, Tanh, Floor, Ceil, ToInt, ToUInt, ToFloat,
+  Neg, Not, BitNot, Abs, Sqrt, Exp, Log, Sin, Cos, Tanh,
+  Lgamma, Digamma, Trigamma, Log1p, Expm1, Log1pExp, Erf, Erfc, InvLogit,  // special functions
+  Floor, Ceil, ToInt, ToUInt, ToFloat,
   // elementwise binary
   Add, Sub, Mul, Div, Rem, BitAnd, BitOr, BitXor, Shl, Shr,
-  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Min, Max, Pow,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Min, Max, LogSumExp, Pow,
   // elementwise ternary
   Clamp,
   // reductions over arrays

@@ -77,6 +77,15 @@ inline bool is_integer(Scalar s) {
     case OpCode::Sin: r = to_bits(ab_sin(fa)); return true;
     case OpCode::Cos: r = to_bits(ab_cos(fa)); return true;
     case OpCode::Tanh: r = to_bits(ab_tanh(fa)); return true;
+    case OpCode::Lgamma: r = to_bits(ab_lgamma(fa)); return true;
+    case OpCode::Digamma: r = to_bits(ab_digamma(fa)); return true;
+    case OpCode::Trigamma: r = to_bits(ab_trigamma(fa)); return true;
+    case OpCode::Log1p: r = to_bits(ab_log1p(fa)); return true;
+    case OpCode::Expm1: r = to_bits(ab_expm1(fa)); return true;
+    case OpCode::Log1pExp: r = to_bits(ab_log1p_exp(fa)); return true;
+    case OpCode::Erf: r = to_bits(ab_erf(fa)); return true;
+    case OpCode::Erfc: r = to_bits(ab_erfc(fa)); return true;
+    case OpCode::InvLogit: r = to_bits(ab_inv_logit(fa)); return true;
     case OpCode::Floor: r = to_bits(std::floor(fa)); return true;
     case OpCode::Ceil: r = to_bits(std::ceil(fa)); return true;
     case OpCode::ToInt:
@@ -146,6 +155,7 @@ inline bool is_integer(Scalar s) {
       r = (code == OpCode::Min) == less(b, a) ? b : a;
       return true;
     case OpCode::Pow: r = to_bits(ab_pow(fa, fb())); return true;
+    case OpCode::LogSumExp: r = to_bits(ab_log_sum_exp(fa, fb())); return true;
     case OpCode::Clamp: {  // min(max(a, lo), hi)
       const uint32_t m = less(b, a) ? a : b;
       r = less(x[2], m) ? x[2] : m;

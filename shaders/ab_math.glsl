@@ -314,3 +314,376 @@ float ab_pow(float x, float y) {
   }
   return x < 0.0f && y_odd ? -mag : mag;
 }
+
+// ---- Special functions (docs/language.md, "Special functions") -------------------------------
+// Each with the same rules as above: + - * only, abm_recip for reciprocals, every float local
+// precise. Their derivatives, which ir/passes/differentiate.cpp emits as ordinary ops, are other
+// functions of this file: lgamma' = digamma, digamma' = trigamma, log1p_exp' = inv_logit, ...
+
+// ln(1 + x): ln(u) for u = 1 + x rounded, corrected by the rounding error of u.
+float ab_log1p(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x <= -1.0f) return x == -1.0f ? -abm_inf() : abm_nan();
+  if (x == abm_inf()) return x;
+  if (abm_fabs(x) < 2.98023224e-08f) return x;  // |x| < 2^-25: ln(1 + x) rounds to x (and -0)
+  AB_PRECISE float u = 1.0f + x;
+  AB_PRECISE float c = (u - 1.0f) - x;
+  AB_PRECISE float r = ab_log(u) - c * abm_recip(u);
+  return r;
+}
+
+// e^r - 1 for |r| <= 1/2: Taylor to degree 10 (truncation below 2e-11 relative).
+float abm_expm1_poly(float r) {
+  AB_PRECISE float p =
+      0.5f +
+      r * (0.16666667f +
+           r * (0.041666668f +
+                r * (0.0083333338f +
+                     r * (0.0013888889f +
+                          r * (0.00019841270f +
+                               r * (2.4801587e-05f + r * (2.7557319e-06f + r * 2.7557319e-07f)))))));
+  AB_PRECISE float s = r + r * r * p;
+  return s;
+}
+
+// e^x - 1: the polynomial for |x| <= 1/2; above, x = k ln2 + r and 2^k (e^r - 1) + (2^k - 1),
+// both exact before the one rounding add (k <= 24).
+float ab_expm1(float x) {
+  if (abm_is_nan(x)) return x;
+  if (abm_fabs(x) < 2.98023224e-08f) return x;
+  if (abm_fabs(x) <= 0.5f) return abm_expm1_poly(x);
+  if (x < -17.5f) return -1.0f;  // e^x < 2^-25
+  if (x < 0.0f || x > 16.0f) {
+    AB_PRECISE float e = ab_exp(x) - 1.0f;
+    return e;
+  }
+  AB_PRECISE float shifted = x * 1.44269502f + 12582912.0f;
+  const int k = int(floatBitsToUint(shifted) & 0x007fffffu) - 0x00400000;
+  const float kf = float(k);
+  AB_PRECISE float r_hi = x - kf * 0.693115234375f;
+  AB_PRECISE float r = r_hi - kf * 3.19461833e-05f;
+  const float two_k = abm_pow2(k);
+  AB_PRECISE float s = two_k * abm_expm1_poly(r) + (two_k - 1.0f);
+  return s;
+}
+
+// ln(1 + e^x) (softplus), without overflow: x + ln(1 + e^-x) for x > 0.
+float ab_log1p_exp(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x > 0.0f) {
+    AB_PRECISE float r = x + ab_log1p(ab_exp(-x));
+    return r;
+  }
+  return ab_log1p(ab_exp(x));
+}
+
+// ln(e^a + e^b) = max + ln(1 + e^-|a - b|); -inf when both are -inf.
+float ab_log_sum_exp(float a, float b) {
+  if (abm_is_nan(a) || abm_is_nan(b)) return abm_nan();
+  const float m = b < a ? a : b;
+  if (m == -abm_inf() || m == abm_inf()) return m;
+  AB_PRECISE float d = a - b;
+  AB_PRECISE float r = m + ab_log1p(ab_exp(-abm_fabs(d)));
+  return r;
+}
+
+// 1 / (1 + e^-x) (the logistic function), from e^-|x| so it never overflows.
+float ab_inv_logit(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x >= 0.0f) return abm_recip(1.0f + ab_exp(-x));
+  AB_PRECISE float e = ab_exp(x);
+  AB_PRECISE float r = e * abm_recip(1.0f + e);
+  return r;
+}
+
+// erf for |x| < 1/2: Taylor to degree 17 (truncation below 1e-10 relative).
+float abm_erf_small(float x) {
+  AB_PRECISE float t = x * x;
+  AB_PRECISE float p =
+      1.128379167e+00f +
+      t * (-3.761263890e-01f +
+           t * (1.128379167e-01f +
+                t * (-2.686617065e-02f +
+                     t * (5.223977625e-03f +
+                          t * (-8.548327023e-04f +
+                               t * (1.205533298e-04f +
+                                    t * (-1.492565036e-05f + t * 1.646211437e-06f)))))));
+  AB_PRECISE float r = x * p;
+  return r;
+}
+
+// e^(-x^2) with x^2 split exactly: x = h + l where h keeps 12 bits, so h * h is exact.
+float abm_exp_neg_sq(float x) {
+  const float h = uintBitsToFloat(floatBitsToUint(x) & 0xfffff000u);
+  AB_PRECISE float l = (x - h) * (x + h);
+  AB_PRECISE float r = ab_exp(-(h * h)) * ab_exp(-l);
+  return r;
+}
+
+// erfc(x) for x >= 1/2: x e^(x^2) erfc(x) is a Chebyshev series of degree 18 in 1/x over
+// [1/10.1, 2] (fit error 2e-9 relative), evaluated by Clenshaw's recurrence; 0 beyond 10.1.
+float abm_erfc_pos(float x) {
+  if (x >= 10.1f) return 0.0f;
+  AB_PRECISE float u = abm_recip(x);
+  AB_PRECISE float s = (u + u - 2.099009901f) * 0.526041667f;
+  AB_PRECISE float s2 = s + s;
+  AB_PRECISE float b1 = 0.0f;
+  AB_PRECISE float b2 = 0.0f;
+  AB_PRECISE float t = 0.0f;
+  t = b1;
+  b1 = s2 * b1 - b2 + -7.429126130e-10f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 3.542882895e-09f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -1.185246947e-08f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 3.054220154e-08f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -5.896705719e-08f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 5.938875570e-08f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 1.415934104e-07f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -1.084951589e-06f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 4.021361575e-06f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -1.065531858e-05f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 1.876352061e-05f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -1.562135676e-06f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -1.595879928e-04f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 8.257790402e-04f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -2.664797401e-03f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 4.942726702e-03f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + 7.468207820e-03f;
+  b2 = t;
+  t = b1;
+  b1 = s2 * b1 - b2 + -1.325646697e-01f;
+  b2 = t;
+  AB_PRECISE float g = s * b1 - b2 + 4.299878676e-01f;
+  AB_PRECISE float r = g * u * abm_exp_neg_sq(x);
+  return r;
+}
+
+float ab_erfc(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x >= 0.5f) return abm_erfc_pos(x);
+  if (x > -0.5f) {
+    AB_PRECISE float r = 1.0f - abm_erf_small(x);
+    return r;
+  }
+  AB_PRECISE float r = 2.0f - abm_erfc_pos(-x);
+  return r;
+}
+
+float ab_erf(float x) {
+  if (abm_is_nan(x)) return x;
+  const float a = abm_fabs(x);
+  if (a < 0.5f) return abm_erf_small(x);
+  AB_PRECISE float r = 1.0f - abm_erfc_pos(a);
+  return x < 0.0f ? -r : r;
+}
+
+// sin(pi r) and cos(pi r) for r = x - floor(x) in [0, 1), x finite: sin through the nearer
+// end of the interval, so that sin(pi r) stays accurate near r = 1.
+float abm_sinpi_frac(float r) {
+  const float h = r > 0.5f ? 1.0f - r : r;
+  AB_PRECISE float a = h * 3.14159274f;
+  return ab_sin(a);
+}
+float abm_cospi_frac(float r) {
+  const float h = r > 0.5f ? 1.0f - r : r;
+  AB_PRECISE float a = h * 3.14159274f;
+  AB_PRECISE float c = ab_cos(a);
+  return r > 0.5f ? -c : c;
+}
+
+// ln Gamma(2 + z) for -3/4 <= z <= 1/2: (1 - gamma) z + sum_k (-1)^k (zeta(k) - 1) z^k / k, to k = 16.
+float abm_lgamma_series2(float z) {
+  AB_PRECISE float p =
+      4.227843351e-01f +
+      z * (3.224670334e-01f +
+           z * (-6.735230105e-02f +
+                z * (2.058080843e-02f +
+                     z * (-7.385551029e-03f +
+                          z * (2.890510331e-03f +
+                               z * (-1.192753912e-03f +
+                                    z * (5.096695247e-04f +
+                                         z * (-2.231547585e-04f +
+                                              z * (9.945751278e-05f +
+                                                   z * (-4.492623674e-05f +
+                                                        z * (2.050721278e-05f +
+                                                             z * (-9.439488275e-06f +
+                                                                  z * (4.374866790e-06f +
+                                                                       z * (-2.039215754e-06f +
+                                                                            z * 9.551412130e-07f))))))))))))));
+  AB_PRECISE float r = z * p;
+  return r;
+}
+
+// ln Gamma(x) for finite x > 0: the series around 2 (through ln Gamma(1 + z) = ln Gamma(2 + z) -
+// ln(1 + z) below 1.25), the recurrence down to [1.5, 2.5) below 8, Stirling's series above.
+float abm_lgamma_pos(float x) {
+  if (x < 0.5f) {
+    AB_PRECISE float r = (abm_lgamma_series2(x) - ab_log1p(x)) - ab_log(x);
+    return r;
+  }
+  if (x < 1.25f) {
+    const float z = x - 1.0f;
+    AB_PRECISE float r = abm_lgamma_series2(z) - ab_log1p(z);
+    return r;
+  }
+  if (x < 2.5f) return abm_lgamma_series2(x - 2.0f);
+  if (x < 8.0f) {
+    AB_PRECISE float y = x;
+    AB_PRECISE float prod = 1.0f;
+    for (int i = 0; i < 6; ++i) {
+      if (y >= 2.5f) {
+        y = y - 1.0f;
+        prod = prod * y;
+      }
+    }
+    AB_PRECISE float r = abm_lgamma_series2(y - 2.0f) + ab_log(prod);
+    return r;
+  }
+  AB_PRECISE float u = abm_recip(x);
+  AB_PRECISE float z = u * u;
+  AB_PRECISE float s =
+      u * (0.083333333f - z * (0.0027777778f - z * (0.00079365079f - z * 0.00059523810f)));
+  AB_PRECISE float r = (x - 0.5f) * (ab_log(x) - 1.0f) + (0.41893853f + s);
+  return r;
+}
+
+// ln |Gamma(x)|; +inf at 0 and the negative integers; ln(pi / |sin(pi x)|) - ln Gamma(1 - x) below 0.
+float ab_lgamma(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x == abm_inf()) return x;
+  if (x <= 0.0f) {
+    const float f = floor(x);
+    if (f == x) return abm_inf();
+    AB_PRECISE float r = 1.14472989f - ab_log(abm_sinpi_frac(x - f)) - abm_lgamma_pos(1.0f - x);
+    return r;
+  }
+  return abm_lgamma_pos(x);
+}
+
+// digamma(x) for x in [1/2, 2]: Taylor series of degree 22 around its zero x0 = 1.46163214...
+// (x0 = hi + lo, so x - x0 keeps every bit near the zero).
+float abm_digamma_root(float x, float x0_hi) {
+  AB_PRECISE float d = (x - x0_hi) - 1.243814896e-08f;
+  AB_PRECISE float p =
+      9.676722454e-01f + d * (-4.427631690e-01f + d * (2.584997610e-01f + d * (-1.639427054e-01f + d * (1.078240507e-01f + d * (-7.219956126e-02f + d * (4.880428816e-02f + d * (-3.316112647e-02f + d * (2.259764823e-02f + d * (-1.542476590e-02f + d * (1.053879162e-02f + d * (-7.204534386e-03f + d * (4.926781396e-03f + d * (-3.369801655e-03f + d * (2.305126327e-03f + d * (-1.576936771e-03f + d * (1.078825202e-03f + d * (-7.380709390e-04f + d * (5.049532658e-04f + d * (-3.454680251e-04f + d * (2.363560156e-04f + d * (-1.617062209e-04f)))))))))))))))))))));
+  AB_PRECISE float r = d * p;
+  return r;
+}
+
+// digamma(x) for finite x > 0: the series around the zero on [1, 2] (and, through
+// digamma(x) = digamma(x + 1) - 1/x, on (0, 1), and the same recurrence up from (1, 2] on
+// (2, 3]); above 3 the recurrence up to 10 and the
+// asymptotic series ln x - 1/(2x) - sum B_2k / (2k x^2k).
+float abm_digamma_pos(float x) {
+  if (x < 1.0f) {
+    // x0 - 1 with x0's high part: exact, so (x + 1) - x0 needs no rounded x + 1.
+    AB_PRECISE float r = abm_digamma_root(x, 0.461632133f) - abm_recip(x);
+    return r;
+  }
+  if (x <= 2.0f) return abm_digamma_root(x, 1.46163213f);
+  if (x <= 3.0f) {  // digamma(x - 1) + 1/(x - 1), x - 1 exact
+    const float y = x - 1.0f;
+    AB_PRECISE float r = abm_digamma_root(y, 1.46163213f) + abm_recip(y);
+    return r;
+  }
+  AB_PRECISE float acc = 0.0f;
+  AB_PRECISE float y = x;
+  for (int i = 0; i < 7; ++i) {
+    if (y < 10.0f) {
+      acc = acc - abm_recip(y);
+      y = y + 1.0f;
+    }
+  }
+  AB_PRECISE float u = abm_recip(y);
+  AB_PRECISE float z = u * u;
+  AB_PRECISE float asym =
+      ab_log(y) - 0.5f * u -
+      z * (0.083333333f -
+           z * (0.0083333333f - z * (0.0039682540f - z * (0.0041666667f - z * 0.0075757576f))));
+  AB_PRECISE float r = acc + asym;
+  return r;
+}
+
+// digamma(x) = d/dx ln Gamma(x); NaN at 0 and the negative integers, the reflection
+// digamma(1 - x) - pi cot(pi x) below 0.
+float ab_digamma(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x == abm_inf()) return x;
+  if (x <= 0.0f) {
+    const float f = floor(x);
+    if (f == x) return abm_nan();
+    const float r = x - f;
+    AB_PRECISE float cot = abm_cospi_frac(r) * abm_recip(abm_sinpi_frac(r));
+    AB_PRECISE float v = abm_digamma_pos(1.0f - x) - 3.14159274f * cot;
+    return v;
+  }
+  return abm_digamma_pos(x);
+}
+
+// trigamma(x) for finite x > 0: sum of 1/(x+k)^2 up to 10, then the asymptotic series
+// 1/x + 1/(2x^2) + sum B_2k / x^(2k+1).
+float abm_trigamma_pos(float x) {
+  AB_PRECISE float acc = 0.0f;
+  AB_PRECISE float y = x;
+  for (int i = 0; i < 10; ++i) {
+    if (y < 10.0f) {
+      AB_PRECISE float u = abm_recip(y);
+      acc = acc + u * u;
+      y = y + 1.0f;
+    }
+  }
+  AB_PRECISE float u = abm_recip(y);
+  AB_PRECISE float z = u * u;
+  AB_PRECISE float asym =
+      u + z * (0.5f + u * (0.16666667f -
+                           z * (0.033333333f - z * (0.023809524f - z * (0.033333333f -
+                                                                        z * 0.075757576f)))));
+  AB_PRECISE float r = acc + asym;
+  return r;
+}
+
+// trigamma(x) = d/dx digamma(x); +inf at 0 and the negative integers, the reflection
+// pi^2 / sin^2(pi x) - trigamma(1 - x) below 0.
+float ab_trigamma(float x) {
+  if (abm_is_nan(x)) return x;
+  if (x == abm_inf()) return 0.0f;
+  if (x <= 0.0f) {
+    const float f = floor(x);
+    if (f == x) return abm_inf();
+    AB_PRECISE float s = abm_sinpi_frac(x - f);
+    AB_PRECISE float v = 9.8696044f * abm_recip(s * s) - abm_trigamma_pos(1.0f - x);
+    return v;
+  }
+  return abm_trigamma_pos(x);
+}

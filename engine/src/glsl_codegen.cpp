@@ -84,7 +84,25 @@ LoopCount helper_loops(OpCode code, Scalar in) {
       return {4, 1};  // abm_recip's Newton steps
     case OpCode::Pow:
       return {8 + 4, 2};  // square-and-multiply for |y| <= 64, then abm_recip
-    case OpCode::Rem:     // fmodf's long division, bit by bit over the exponents
+    // The special functions: abm_recip's Newton steps (4 each call), their own short loops and,
+    // below 0, abm_reduce through abm_sinpi_frac (62 + 8).
+    case OpCode::Log1p:
+    case OpCode::Log1pExp:
+    case OpCode::LogSumExp:
+    case OpCode::Erf:
+      return {4, 1};
+    case OpCode::InvLogit:
+    case OpCode::Erfc:
+      return {4, 2};
+    case OpCode::Expm1:
+      return {};
+    case OpCode::Lgamma:
+      return {7 + 4 + 4 + 62 + 8, 1 + 2 + 1 + 8};
+    case OpCode::Digamma:
+      return {8 + 8 * 4 + 4 + 4 + 62 + 8 + 4, 1 + 4 + 1 + 8};
+    case OpCode::Trigamma:
+      return {11 + 11 * 4 + 4 + 62 + 8 + 4, 1 + 3 + 1 + 8};
+    case OpCode::Rem:  // fmodf's long division, bit by bit over the exponents
       return in == Scalar::Float ? LoopCount{400, 4} : LoopCount{};
     case OpCode::RandUniform:
       return {11, 1};  // Philox rounds

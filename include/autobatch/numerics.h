@@ -30,4 +30,17 @@ float ab_cos(float x);
 float ab_tanh(float x);
 float ab_pow(float x, float y);
 
+// The special functions of the language (docs/language.md, "Special functions"), the same
+// definitions as every backend's.
+float ab_lgamma(float x);
+float ab_digamma(float x);
+float ab_trigamma(float x);
+float ab_log1p(float x);
+float ab_expm1(float x);
+float ab_log1p_exp(float x);
+float ab_log_sum_exp(float a, float b);
+float ab_erf(float x);
+float ab_erfc(float x);
+float ab_inv_logit(float x);
+
 }  // namespace ab

@@ -18,6 +18,11 @@ StoragePlan classify_storage(const Program& split, const CallGraph& calls) {
     for (VarId p : fn.params)
       storage[p] = Storage::Register;
     if (fn.result >= 0) storage[fn.result] = Storage::Register;
+    // A tape's push and pop (ir/passes/differentiate.h) need the variable's stack.
+    for (const Block& block : fn.blocks)
+      for (const Op& op : block.ops)
+        if (op.code == OpCode::Push || op.code == OpCode::Pop)
+          storage[op.args[0]] = Storage::Stacked;
 
     // A call's destination is written when the callee returns, at the start of the continuation:
     // being live into that block does not make it outlive a block.

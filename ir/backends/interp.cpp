@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace ab {
 namespace {
@@ -22,6 +23,8 @@ struct Frame {
   size_t next_op = 0;
   size_t base = 0;        // first word of this frame in the lane's memory
   VarId caller_dst = -1;  // where the caller wants the result
+  // The frame's tapes (ir/passes/differentiate.h): the values `push` saved, per variable.
+  std::map<VarId, std::vector<uint32_t>> tapes;
 };
 
 // Runs one lane to completion. Returns false with `error` filled if the lane faulted.
@@ -63,7 +66,7 @@ class LaneRun {
   void push_frame(int32_t function, VarId caller_dst) {
     const size_t base = memory_.size();
     memory_.resize(base + layouts_[function].words, 0u);
-    frames_.push_back({function, 0, 0, base, caller_dst});
+    frames_.push_back({function, 0, 0, base, caller_dst, {}});
     max_depth_ = std::max<uint32_t>(max_depth_, static_cast<uint32_t>(frames_.size()));
   }
 
@@ -97,6 +100,10 @@ class LaneRun {
         if (op.code == OpCode::Call) {
           const bool tail = is_tail_call(program_, fn, block, frame.next_op - 1);
           if (!(tail ? tail_call(op) : call(op, fn))) return false;
+          continue;
+        }
+        if (op.code == OpCode::Push || op.code == OpCode::Pop) {
+          if (!tape_op(frame, op, fn)) return false;
           continue;
         }
         const FunctionLayout& layout = layouts_[frame.function];
@@ -134,6 +141,24 @@ class LaneRun {
           std::abort();
       }
     }
+  }
+
+  // A tape's push or pop: like the lowered form's per-variable stacks, at most stack_depth
+  // values per variable (a push beyond faults with stack_overflow).
+  bool tape_op(Frame& frame, const Op& op, const Function& fn) {
+    const VarId v = op.args[0];
+    const uint32_t w = program_.types.words(layouts_[frame.function].type[v]);
+    std::vector<uint32_t>& tape = frame.tapes[v];
+    uint32_t* value = var(frame, v);
+    if (op.code == OpCode::Push) {
+      if (w && tape.size() / w >= options_.stack_depth)
+        return fault(Fault::StackOverflow, fn, op.loc);
+      tape.insert(tape.end(), value, value + w);
+    } else {
+      std::memcpy(value, tape.data() + tape.size() - w, w * sizeof(uint32_t));
+      tape.resize(tape.size() - w);
+    }
+    return true;
   }
 
   bool call(const Op& op, const Function& caller) {

@@ -94,6 +94,7 @@ class FunctionBuilder {
   Value call(const ast::Expr& e, TypeId hint, bool allow_void);
   std::optional<Value> builtin(const ast::Expr& e, TypeId hint);
   Value emit_call(const ast::Expr& e, bool allow_void);
+  Value derivative(const ast::Expr& e);
   TypeId with_leaf(TypeId t, TypeId scalar);
 
   // ---- emission helpers (function_builder.cpp) ----

@@ -20,15 +20,30 @@ struct NamedOp {
   OpCode code;
 };
 constexpr NamedOp kFloatMath[] = {
-    {"sqrt", OpCode::Sqrt},   {"exp", OpCode::Exp},   {"log", OpCode::Log},
-    {"sin", OpCode::Sin},     {"cos", OpCode::Cos},   {"tanh", OpCode::Tanh},
-    {"floor", OpCode::Floor}, {"ceil", OpCode::Ceil},
+    {"sqrt", OpCode::Sqrt},
+    {"exp", OpCode::Exp},
+    {"log", OpCode::Log},
+    {"sin", OpCode::Sin},
+    {"cos", OpCode::Cos},
+    {"tanh", OpCode::Tanh},
+    {"floor", OpCode::Floor},
+    {"ceil", OpCode::Ceil},
+    {"lgamma", OpCode::Lgamma},
+    {"digamma", OpCode::Digamma},
+    {"trigamma", OpCode::Trigamma},
+    {"log1p", OpCode::Log1p},
+    {"expm1", OpCode::Expm1},
+    {"log1p_exp", OpCode::Log1pExp},
+    {"erf", OpCode::Erf},
+    {"erfc", OpCode::Erfc},
+    {"inv_logit", OpCode::InvLogit},
 };
 constexpr NamedOp kElementwise[] = {
     {"min", OpCode::Min},
     {"max", OpCode::Max},
     {"pow", OpCode::Pow},
     {"clamp", OpCode::Clamp},
+    {"log_sum_exp", OpCode::LogSumExp},
 };
 constexpr NamedOp kConversions[] = {
     {"int", OpCode::ToInt},
@@ -157,6 +172,8 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
     return op_value(m.code, v.type, {v.var}, e.loc);
   }
 
+  if (n == "grad" || n == "value_and_grad") return derivative(e);
+
   if (n == "abs") {
     if (!arity(1)) return Value{};
     const Value v = expr(*e.args[0], hint);
@@ -173,7 +190,8 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
   for (const NamedOp& m : kElementwise) {
     if (n != m.name) continue;
     if (!arity(m.code == OpCode::Clamp ? 3 : 2)) return Value{};
-    const std::vector<Value> vals = operands(e.args, m.code == OpCode::Pow ? Types::kFloat : hint);
+    const std::vector<Value> vals = operands(
+        e.args, m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? Types::kFloat : hint);
     for (const Value& v : vals)
       if (!v.ok()) return Value{};
     // Equal types, or arrays of one type together with scalars of their leaf type.
@@ -193,8 +211,10 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
     }
     const auto leaf = leaf_scalar(types(), common);
     if (!leaf || !elementwise_result(m.code, *leaf)) {
-      error(e.loc, fmt::format("'{}' needs {} arguments, found '{}'", n,
-                               m.code == OpCode::Pow ? "'float'" : "numeric", type_name(common)));
+      error(e.loc, fmt::format(
+                       "'{}' needs {} arguments, found '{}'", n,
+                       m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? "'float'" : "numeric",
+                       type_name(common)));
       return Value{};
     }
     std::vector<VarId> args;
@@ -257,6 +277,63 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
                     e.loc);
   }
   return std::nullopt;
+}
+
+// grad(f, x, ...) and value_and_grad(f, x, ...): a call of f's derived function
+// (ir/passes/differentiate.h) with f's arguments; the gradient is with respect to the first one.
+Value FunctionBuilder::derivative(const Expr& e) {
+  const std::string& n = e.name;
+  if (e.args.size() < 2) {
+    error(e.loc, fmt::format("'{}' takes a function and its arguments, found {}", n,
+                             arguments(e.args.size())));
+    return Value{};
+  }
+  const Expr& fe = *e.args[0];
+  const int f = fe.kind == ExprKind::Name ? globals_.function_index(fe.name) : -1;
+  if (f < 0) {
+    error(fe.loc, fmt::format("the first argument of '{}' must name a function", n));
+    return Value{};
+  }
+  const Signature& sig = globals_.signature(f);
+  if (!sig.ok) return Value{};
+  if (sig.result != Types::kFloat) {
+    error(fe.loc, fmt::format("'{}' differentiates a function returning 'float'; '{}' returns '{}'",
+                              n, fe.name, type_name(sig.result)));
+    return Value{};
+  }
+  if (e.args.size() - 1 != sig.params.size()) {
+    error(e.loc, fmt::format("'{}' of '{}' takes {} after the function, found {}", n, fe.name,
+                             arguments(sig.params.size()), e.args.size() - 1));
+    return Value{};
+  }
+  const TypeId x = sig.params[0];
+  if (x == kPoison || !types().is_array_of(x, Scalar::Float)) {
+    error(fe.loc, fmt::format("'{}' differentiates with respect to the first parameter, which "
+                              "must be 'float' or a float array; '{}' takes '{}'",
+                              n, fe.name, type_name(x)));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  bool ok = true;
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    const Value v = expr(*e.args[i + 1], sig.params[i]);
+    if (!v.ok()) {
+      ok = false;
+    } else if (v.type != sig.params[i]) {
+      error(e.args[i + 1]->loc, fmt::format("argument {} of '{}' must be '{}', found '{}'", i + 1,
+                                            fe.name, type_name(sig.params[i]), type_name(v.type)));
+      ok = false;
+    }
+    args.push_back(v.var);
+  }
+  if (!ok) return Value{};
+  const TypeId vg = value_and_grad_type(types(), x);
+  Value v = op_value(OpCode::Call, vg, std::move(args), e.loc);
+  fn_.blocks[current_].ops.back().index = globals_.derivative(f, e.loc);
+  if (n == "value_and_grad") return v;
+  Value g = op_value(OpCode::Get, x, {v.var}, e.loc);
+  fn_.blocks[current_].ops.back().path = {PathStep{false, 1, 0, 0}};
+  return g;
 }
 
 }  // namespace ab::frontend

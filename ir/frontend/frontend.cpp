@@ -7,6 +7,7 @@
 #include "ir/frontend/globals.h"
 #include "ir/frontend/lexer.h"
 #include "ir/frontend/parser.h"
+#include "ir/passes/differentiate.h"
 
 namespace ab {
 
@@ -28,6 +29,10 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     for (size_t i = 0; i < module.functions.size(); ++i)
       frontend::build_function(globals, module.functions[i], static_cast<int>(i), program, diags);
     if (failed()) return std::nullopt;
+    if (!globals.derivatives().empty() &&
+        !differentiate(program, static_cast<int>(module.functions.size()), globals.derivatives(),
+                       diags))
+      return std::nullopt;
     return program;
   } catch (const std::exception& e) {
     // Never expected; reported rather than thrown so a caller's input can never crash it.

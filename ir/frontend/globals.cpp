@@ -8,9 +8,11 @@ namespace ab::frontend {
 namespace {
 
 constexpr const char* kBuiltins[] = {
-    "abs",     "min",    "max", "clamp", "sqrt",  "exp",  "log",  "sin",
-    "cos",     "tanh",   "pow", "floor", "ceil",  "dot",  "sum",  "len",
-    "uniform", "normal", "int", "uint",  "float", "bool", "emit",
+    "abs",       "min",         "max",     "clamp",   "sqrt",      "exp",   "log",
+    "sin",       "cos",         "tanh",    "pow",     "floor",     "ceil",  "dot",
+    "sum",       "len",         "uniform", "normal",  "int",       "uint",  "float",
+    "bool",      "emit",        "lgamma",  "digamma", "trigamma",  "log1p", "expm1",
+    "log1p_exp", "log_sum_exp", "erf",     "erfc",    "inv_logit", "grad",  "value_and_grad",
 };
 
 std::optional<TypeId> scalar_type(const std::string& name) {
@@ -285,6 +287,13 @@ int Globals::uniform_index(const std::string& name) const {
 int Globals::function_index(const std::string& name) const {
   auto it = functions_.find(name);
   return it == functions_.end() ? -1 : it->second;
+}
+
+int Globals::derivative(int function, SourceLoc loc) {
+  for (size_t k = 0; k < derivatives_.size(); ++k)
+    if (derivatives_[k].function == function) return static_cast<int>(module_.functions.size() + k);
+  derivatives_.push_back({function, loc});
+  return static_cast<int>(module_.functions.size() + derivatives_.size() - 1);
 }
 
 }  // namespace ab::frontend

@@ -14,6 +14,7 @@
 #include "ir/frontend/ast.h"
 #include "ir/frontend/const_eval.h"
 #include "ir/ir.h"
+#include "ir/passes/differentiate.h"
 
 namespace ab::frontend {
 
@@ -51,6 +52,11 @@ class Globals {
   const Signature& signature(int function) const { return signatures_.at(function); }
   const ast::Module& module() const { return module_; }
 
+  // The index of f's derived value_and_grad function (ir/passes/differentiate.h), asked for at
+  // `loc`: one per f, numbered after the module's functions.
+  int derivative(int function, SourceLoc loc);
+  const std::vector<DerivativeRequest>& derivatives() const { return derivatives_; }
+
  private:
   enum class State : uint8_t { Pending, InProgress, Done, Failed };
   struct ConstEntry {
@@ -79,6 +85,7 @@ class Globals {
   std::map<std::string, int> functions_;
   std::vector<Signature> signatures_;
   int resolve_depth_ = 0;  // guards chains of constants and structs
+  std::vector<DerivativeRequest> derivatives_;
 };
 
 }  // namespace ab::frontend

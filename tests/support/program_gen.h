@@ -43,4 +43,10 @@ std::string generate_program(uint64_t seed, const GenOptions& options = {});
 std::string call_chain_program(int functions);
 std::string call_ring_program(int functions);
 
+// A random float function for the automatic differentiation tests: `fn f(x: float[3]) -> float`
+// and two helpers, with if/else, for loops (some with trip counts computed from x), while loops,
+// calls (also in loops) and the math and special functions, every update squashed through a
+// bounded function so values stay moderate (finite differences in float32 stay meaningful).
+std::string random_float_function(uint64_t seed);
+
 }  // namespace ab::testing

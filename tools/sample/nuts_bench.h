@@ -7,7 +7,10 @@
 // transitions and no warm-up (the step size from the sampler's first search). Every row's draws
 // are checked: the VM's must equal the native sampler's bit for bit; the Vulkan schedules' must
 // equal them within the tolerance `autobatch bench` already uses (a chain that leaves the CPU's
-// path is a FAILED row).
+// path is a FAILED row). The `_ad` rows run the same models written as just their log density
+// (the gradient derived, docs/language.md "Gradients"): their draws round differently from
+// native's and are not compared; the bench prints their cost per gradient against the
+// hand-written rows' (derived / hand).
 //
 // Figure 7: the utilization of the gradient evaluation against the number of chains, over 1 and
 // over 10 trajectories per chain, for program-counter batching (the VM's scheduler: the gradients
@@ -24,7 +27,7 @@
 namespace ab::cli {
 
 struct NutsBenchOptions {
-  std::vector<std::string> models;  // nuts_logreg, nuts_gaussian
+  std::vector<std::string> models;  // nuts_logreg, nuts_gaussian, nuts_logreg_ad, nuts_gaussian_ad
   std::vector<uint32_t> chains;     // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
   // native, vm, local-lane, local-subgroup, global-compacted, vulkan (the three), all; empty:
   // native and vm (the Vulkan rows only when asked: lavapipe compiles the sampler for minutes).

@@ -25,8 +25,19 @@ namespace ab::cli {
 namespace {
 
 const char* const kContract =
-    "a model defines const D: int, struct LogDensity { value: float, grad: float[D] } and fn "
-    "log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
+    "a model defines const D: int and fn log_density(q: float[D]) -> float, or with a hand-written "
+    "gradient struct LogDensity { value: float, grad: float[D] } and fn log_density(q: float[D]) "
+    "-> LogDensity (docs/nuts.md)";
+
+// What nuts.ab calls for the value and gradient at q: the model's own LogDensity, or the one
+// automatic differentiation derives from a float-valued log_density (docs/language.md).
+const char* const kHandGradient =
+    "\nfn nuts_density(q: float[D]) -> LogDensity { return log_density(q); }\n";
+const char* const kDerivedGradient =
+    "\nstruct nuts_Density { value: float, grad: float[D] }\n"
+    "fn nuts_density(q: float[D]) -> nuts_Density {\n"
+    "    let d = value_and_grad(log_density, q);\n"
+    "    return nuts_Density { value: d.value, grad: d.grad };\n}\n";
 
 // `text` compiled as `file`; `entry` empty: only checked.
 Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
@@ -198,8 +209,10 @@ double local_static_utilization(const std::vector<uint32_t>& grads, uint32_t cha
 GradientUtilization gradient_utilization(const BackendRun& run, uint32_t chains) {
   const RunStats& stats = run.result.stats;
   for (size_t b = 0; b < run.block_names.size(); ++b)
-    if (run.block_names[b] == "log_density.b0" && b < stats.block_utilization.size() &&
-        b < stats.block_lanes.size() && stats.block_executions[b] > 0)
+    if ((run.block_names[b] == "log_density.b0" ||
+         run.block_names[b] == "log_density.value_and_grad.b0") &&
+        b < stats.block_utilization.size() && b < stats.block_lanes.size() &&
+        stats.block_executions[b] > 0)
       return {true, stats.block_utilization[b],
               static_cast<double>(stats.block_lanes[b]) /
                   (static_cast<double>(chains) * static_cast<double>(stats.block_executions[b]))};
@@ -229,9 +242,10 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
     return Error{fmt::format("{}: no function 'log_density'; {}", model_path, kContract)};
   const FunctionInfo& fn = *density;
   const ValueType& result = fn.result.value_type;
+  const bool derived = result.is_scalar() && result.scalar == Scalar::Float;
   bool fits = fn.params.size() == 1 && is_float_array(fn.params[0].value_type) &&
-              result.is_struct() && result.struct_name == "LogDensity";
-  if (fits) {
+              (derived || (result.is_struct() && result.struct_name == "LogDensity"));
+  if (fits && !derived) {
     const ValueField *value = result.field("value"), *grad = result.field("grad");
     fits = result.fields.size() == 2 && value && grad && value->type.is_scalar() &&
            value->type.scalar == Scalar::Float && grad->type.spelling() == fn.params[0].type;
@@ -256,8 +270,8 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
     return Error{fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
                              dimension, length, kContract)};
 
-  auto combined =
-      compile_text(*text + "\n" + kNutsSource, model_path + " + nuts.ab", "main", kSamplerFirst);
+  auto combined = compile_text(*text + (derived ? kDerivedGradient : kHandGradient) + kNutsSource,
+                               model_path + " + nuts.ab", "main", kSamplerFirst);
   if (!combined) return combined.failure();
   SampleProgram out;
   out.module = std::move(*combined);

@@ -1,0 +1,141 @@
+// The shipped models written as just their log density (samples/models/*_ad.ab): the gradient
+// the sampler derives equals central differences of the same log density computed in float64
+// from the same data, at random points, on interp and vm alike (bit for bit).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autobatch/module.h"
+#include "tools/npy.h"
+#include "tools/uniforms.h"
+
+namespace {
+
+const std::string kSamples = std::string(AB_SOURCE_DIR) + "/samples";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<double> read_doubles(const std::string& path) {
+  auto array = ab::cli::read_npy(path);
+  REQUIRE_MESSAGE(array.ok(), array.error());
+  std::vector<double> out;
+  for (uint64_t k = 0; k < array->elements(); ++k)
+    out.push_back(std::get<double>(array->at(k)));
+  return out;
+}
+
+using Density = std::function<double(const std::vector<double>&)>;
+
+// Runs `check(q) = grad(log_density, q)` appended to `model` at `points` on interp and vm,
+// checks they agree bit for bit, and compares with central differences of `reference`.
+void check_model(const std::string& model, const std::vector<std::string>& uniforms, int D,
+                 const Density& reference, double spread) {
+  CAPTURE(model);
+  const std::string text = read_text(kSamples + "/models/" + model) +
+                           "\nfn check(q: float[D]) -> float[D] { return grad(log_density, q); }\n";
+  ab::CompileOptions options;
+  options.file = model;
+  options.entry = "check";
+  auto module = ab::Module::compile(text, options);
+  REQUIRE_MESSAGE(module.ok(), module.error());
+  ab::Batch batch;
+  batch.lanes = 4;
+  auto bound = ab::cli::bind_uniforms((*module)->uniforms(), uniforms);
+  REQUIRE_MESSAGE(bound.ok(), bound.error());
+  batch.uniforms = std::move(*bound);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(static_cast<float>(-spread), static_cast<float>(spread));
+  batch.inputs.resize(1);
+  std::vector<std::vector<double>> points(batch.lanes);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    for (int j = 0; j < D; ++j) {
+      const float v = d(rng);
+      points[lane].push_back(v);
+      uint32_t w;
+      std::memcpy(&w, &v, 4);
+      batch.inputs[0].push_back(w);
+    }
+  auto interp = (*module)->run_cpu(batch, {}, ab::CpuBackend::Interpreter);
+  auto vm = (*module)->run_cpu(batch, {}, ab::CpuBackend::Vm);
+  REQUIRE_MESSAGE(interp.ok(), interp.error());
+  REQUIRE_MESSAGE(vm.ok(), vm.error());
+  CHECK(interp->outputs == vm->outputs);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    std::vector<double> x = points[lane], want(D);
+    double scale = 1.0;
+    for (int j = 0; j < D; ++j) {
+      const double h = 1e-5 * std::max(1.0, std::fabs(x[j])), x0 = x[j];
+      x[j] = x0 + h;
+      const double up = reference(x);
+      x[j] = x0 - h;
+      const double down = reference(x);
+      x[j] = x0;
+      want[j] = (up - down) / (2 * h);
+      scale = std::max(scale, std::fabs(want[j]));
+    }
+    for (int j = 0; j < D; ++j) {
+      float got;
+      std::memcpy(&got, &interp->outputs[lane * D + j], 4);
+      CAPTURE(lane);
+      CAPTURE(j);
+      // float32 sums of many terms: within 1e-4 of the gradient's largest coordinate.
+      CHECK(std::fabs(got - want[j]) <= 1e-4 * scale);
+    }
+  }
+}
+
+TEST_CASE(
+    "autodiff models: each shipped log density's derived gradient equals float64 differences") {
+  check_model(
+      "banana_ad.ab", {}, 2,
+      [](const std::vector<double>& q) {
+        const double u = q[1] + 0.03 * (q[0] * q[0] - 100.0);
+        return -q[0] * q[0] / 200.0 - 0.5 * u * u;
+      },
+      10.0);
+
+  const std::vector<double> P = read_doubles(kSamples + "/data/gaussian_precision.npy");
+  check_model(
+      "correlated_gaussian_ad.ab", {"precision=@" + kSamples + "/data/gaussian_precision.npy"}, 100,
+      [&](const std::vector<double>& q) {
+        double v = 0.0;
+        for (int i = 0; i < 100; ++i)
+          for (int j = 0; j < 100; ++j)
+            v += q[i] * P[i * 100 + j] * q[j];
+        return -0.5 * v;
+      },
+      3.0);
+
+  const std::vector<double> X = read_doubles(kSamples + "/data/logreg_X.npy");
+  const std::vector<double> y = read_doubles(kSamples + "/data/logreg_y.npy");
+  check_model(
+      "logistic_regression_ad.ab",
+      {"X=@" + kSamples + "/data/logreg_X.npy", "y=@" + kSamples + "/data/logreg_y.npy"}, 100,
+      [&](const std::vector<double>& w) {
+        double v = 0.0;
+        for (int j = 0; j < 100; ++j)
+          v -= w[j] * w[j] / 50.0;
+        for (int i = 0; i < 10000; ++i) {
+          double z = 0.0;
+          for (int j = 0; j < 100; ++j)
+            z += X[i * 100 + j] * w[j];
+          v += y[i] * z - (z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)));
+        }
+        return v;
+      },
+      0.3);
+}
+
+}  // namespace

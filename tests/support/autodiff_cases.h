@@ -1,0 +1,230 @@
+// Programs for the automatic differentiation tests (tests/ir/autodiff_test.cpp,
+// tests/engine/autodiff_vulkan_test.cpp): each defines `fn f(x: float[K]) -> float` plus helpers,
+// with the same function written in C++ over doubles, so derived gradients can be checked against
+// central finite differences of a float64 reference. `program()` adds the entries:
+// `main(x) -> float[K]` (grad), `value(x) -> float` (f itself) and `both(x) -> float[K + 1]`
+// (value_and_grad's value, then its gradient).
+#pragma once
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "autobatch/numerics.h"
+
+namespace ab::testing {
+
+struct AutodiffCase {
+  const char* name;
+  int k;  // x's length
+  const char* source;
+  std::function<double(const std::vector<double>&)> reference;
+  double lo = -2.0, hi = 2.0;  // where the random points lie
+};
+
+inline std::string autodiff_program(const AutodiffCase& c) {
+  const std::string k = std::to_string(c.k);
+  return std::string(c.source) + "\nfn main(x: float[" + k + "]) -> float[" + k +
+         "] { return grad(f, x); }\nfn value(x: float[" + k +
+         "]) -> float { return f(x); }\nfn both(x: float[" + k + "]) -> float[" +
+         std::to_string(c.k + 1) + "] {\n    let vg = value_and_grad(f, x);\n    var out: float[" +
+         std::to_string(c.k + 1) + "];\n    out[0] = vg.value;\n    for i in 0.." + k +
+         " { out[i + 1] = vg.grad[i]; }\n    return out;\n}\n";
+}
+
+inline double lgamma_d(double v) {
+  return std::lgamma(v);
+}
+
+// The cases: every construct the language differentiates through.
+inline const std::vector<AutodiffCase>& autodiff_cases() {
+  static const std::vector<AutodiffCase> cases = {
+      {"arithmetic and math builtins", 3, R"(
+fn f(x: float[3]) -> float {
+    let a = x[0] * x[1] - x[2] / (1.5 + x[0] * x[0]);
+    let b = exp(0.3 * x[0]) + log(2.0 + sin(x[1])) * cos(x[2]) + tanh(x[0] - x[2]);
+    let c = sqrt(4.0 + x[1] * x[1]) + pow(1.5 + abs(x[2]), 1.7) + pow(2.0, x[0]);
+    let d = min(x[0], x[1]) * max(x[1], x[2]) + clamp(x[0] + x[2], -1.0, 1.0);
+    return a + b - c * 0.25 + d - x[1];
+}
+)",
+       [](const std::vector<double>& x) {
+         const double a = x[0] * x[1] - x[2] / (1.5 + x[0] * x[0]);
+         const double b = std::exp(0.3 * x[0]) + std::log(2.0 + std::sin(x[1])) * std::cos(x[2]) +
+                          std::tanh(x[0] - x[2]);
+         const double c = std::sqrt(4.0 + x[1] * x[1]) + std::pow(1.5 + std::fabs(x[2]), 1.7) +
+                          std::pow(2.0, x[0]);
+         const double d = std::min(x[0], x[1]) * std::max(x[1], x[2]) +
+                          std::min(std::max(x[0] + x[2], -1.0), 1.0);
+         return a + b - c * 0.25 + d - x[1];
+       }},
+      {"special functions", 3, R"(
+fn f(x: float[3]) -> float {
+    let p = 1.5 + x[0] * x[0];
+    return lgamma(p) + digamma(2.0 + x[1] * x[1]) + log1p(x[1] * x[1]) + expm1(0.5 * x[2])
+        + log1p_exp(3.0 * x[0]) + log_sum_exp(x[0], 2.0 * x[1]) + erf(x[2]) - erfc(x[1])
+        + inv_logit(x[0] - x[2]);
+}
+)",
+       [](const std::vector<double>& x) {
+         const double p = 1.5 + x[0] * x[0];
+         const double q = 2.0 + x[1] * x[1];
+         // digamma by the recurrence and asymptotic series
+         double acc = 0.0, y = q;
+         while (y < 30.0)
+           acc -= 1.0 / y, y += 1.0;
+         const double r = 1.0 / y, z = r * r;
+         const double psi = acc + std::log(y) - 0.5 * r -
+                            z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z / 240)));
+         const double a = x[0], b = 2.0 * x[1], m = std::max(a, b);
+         return std::lgamma(p) + psi + std::log1p(x[1] * x[1]) + std::expm1(0.5 * x[2]) +
+                std::log1p(std::exp(3.0 * x[0])) + m + std::log(std::exp(a - m) + std::exp(b - m)) +
+                std::erf(x[2]) - std::erfc(x[1]) + 1.0 / (1.0 + std::exp(-(x[0] - x[2])));
+       }},
+      {"let, var, arrays and structs", 4, R"(
+struct Pair { u: float, v: float[2], n: int }
+fn f(x: float[4]) -> float {
+    var a: float[4] = x * 2.0 - 1.0;
+    a[1] = a[0] * a[3];
+    var s = Pair { u: x[2], v: [x[0], x[1] * x[1]], n: 3 };
+    s.v[1] = s.v[1] + s.u * float(s.n);
+    let w = [1.0, -2.0, 0.5, 3.0];
+    var m: float[2][2];
+    m[0][1] = x[3];
+    m[1][0] = dot(a, w);
+    return dot(a, x) + sum(a * a) * 0.1 + s.v[1] * s.v[0] + m[1][0] * m[0][1] - m[0][0];
+}
+)",
+       [](const std::vector<double>& x) {
+         double a[4];
+         for (int i = 0; i < 4; ++i)
+           a[i] = x[i] * 2.0 - 1.0;
+         a[1] = a[0] * a[3];
+         const double u = x[2], v0 = x[0];
+         const double v1 = x[1] * x[1] + u * 3.0;
+         const double w[4] = {1.0, -2.0, 0.5, 3.0};
+         double da = 0, dx = 0, sa = 0;
+         for (int i = 0; i < 4; ++i)
+           da += a[i] * w[i], dx += a[i] * x[i], sa += a[i] * a[i];
+         return dx + sa * 0.1 + v1 * v0 + da * x[3];
+       }},
+      {"if and else take the branch", 2, R"(
+fn f(x: float[2]) -> float {
+    var y = 0.0;
+    if x[0] > 0.3 {
+        y = x[0] * x[1];
+    } else if x[1] < -0.5 {
+        y = exp(x[0]) - x[1];
+        y = y * y;
+    } else {
+        y = sin(x[1]) * 3.0;
+    }
+    if x[0] * x[1] > 0.0 { y = y + x[0]; }
+    return y + float(x[1] > 0.0) * 2.0 + floor(x[0]);
+}
+)",
+       [](const std::vector<double>& x) {
+         double y = 0;
+         if (x[0] > 0.3)
+           y = x[0] * x[1];
+         else if (x[1] < -0.5)
+           y = (std::exp(x[0]) - x[1]) * (std::exp(x[0]) - x[1]);
+         else
+           y = std::sin(x[1]) * 3.0;
+         if (x[0] * x[1] > 0.0) y += x[0];
+         return y + (x[1] > 0.0 ? 2.0 : 0.0) + std::floor(x[0]);
+       }},
+      {"loops whose trip count depends on the parameter", 3, R"(
+fn f(x: float[3]) -> float {
+    let n = int(abs(x[0]) * 4.0) + 1;
+    var acc = 0.5;
+    for i in 0..n {
+        acc = acc * 0.9 + sin(acc + x[i % 3]) * x[1];
+    }
+    var t = 1.0 + x[2] * x[2];
+    var s = 0.0;
+    while t < 9.0 {
+        t = t * 1.5 + 0.25;
+        s += log(t) * x[0];
+    }
+    return acc + s;
+}
+)",
+       [](const std::vector<double>& x) {
+         const int n = static_cast<int>(static_cast<float>(std::fabs(x[0])) * 4.0f) + 1;
+         double acc = 0.5;
+         for (int i = 0; i < n; ++i)
+           acc = acc * 0.9 + std::sin(acc + x[i % 3]) * x[1];
+         double t = 1.0 + x[2] * x[2], s = 0.0;
+         while (t < 9.0)
+           t = t * 1.5 + 0.25, s += std::log(t) * x[0];
+         return acc + s;
+       }},
+      {"calls, calls in loops, recursion and nested loops", 2, R"(
+fn sq(a: float) -> float { return a * a; }
+fn scaled(v: float[2], k: float) -> float[2] { return v * k; }
+fn pw(a: float, n: int) -> float {
+    if n == 0 { return 1.0; }
+    return a * pw(a, n - 1);
+}
+fn f(x: float[2]) -> float {
+    var s = 0.0;
+    for i in 0..3 {
+        for j in 0..i + 1 {
+            s = s + sq(x[0] - float(j)) * 0.1 + pw(x[1], i);
+        }
+    }
+    let v = scaled(x, x[0]);
+    return s + v[1] + sq(v[0]);
+}
+)",
+       [](const std::vector<double>& x) {
+         double s = 0.0;
+         for (int i = 0; i < 3; ++i)
+           for (int j = 0; j <= i; ++j)
+             s = s + (x[0] - j) * (x[0] - j) * 0.1 + std::pow(x[1], i);
+         return s + x[1] * x[0] + x[0] * x[0] * x[0] * x[0];
+       }},
+      {"sums over rows, preaccumulated", 3, R"(
+fn f(x: float[3]) -> float {
+    let rows = [[0.5, -1.0, 0.25], [1.5, 0.5, -0.5], [-0.75, 0.25, 1.0], [0.1, 0.2, 0.3]];
+    let ys = [1.0, 0.0, 1.0, 1.0];
+    var total = -0.5 * dot(x, x);
+    for b in 0..2 {
+        var part = 0.0;
+        for i in b * 2..b * 2 + 2 {
+            let z = dot(rows[i], x);
+            part += ys[i] * z - log1p_exp(z);
+        }
+        total += part;
+    }
+    var t = 0.0;
+    var k = 0;
+    while k < 3 {
+        t -= sin(x[k]) * x[0];
+        k += 1;
+    }
+    return total + t;
+}
+)",
+       [](const std::vector<double>& x) {
+         const double rows[4][3] = {
+             {0.5, -1.0, 0.25}, {1.5, 0.5, -0.5}, {-0.75, 0.25, 1.0}, {0.1, 0.2, 0.3}};
+         const double ys[4] = {1.0, 0.0, 1.0, 1.0};
+         double total = -0.5 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+         for (int i = 0; i < 4; ++i) {
+           const double z = rows[i][0] * x[0] + rows[i][1] * x[1] + rows[i][2] * x[2];
+           total += ys[i] * z - std::log1p(std::exp(z));
+         }
+         double t = 0.0;
+         for (int k = 0; k < 3; ++k)
+           t -= std::sin(x[k]) * x[0];
+         return total + t;
+       }},
+  };
+  return cases;
+}
+
+}  // namespace ab::testing
