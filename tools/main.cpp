@@ -195,6 +195,11 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
                  "directory for draws.npy, the per-draw statistics and summary.json (default: "
                  ".); written as one set when the run ends, one run at a time")
       ->transform(non_empty_path("a directory"));
+  app.add_option("--stack-depth", c.stack_depth,
+                 "call frames and gradient tape entries a chain may hold (default: --max-depth + "
+                 "8, what the tree needs; a derived gradient's loop that is not a sum takes one "
+                 "per iteration)")
+      ->transform(whole_number_in(1, 1u << 24));
   app.add_option("--max-steps", c.max_steps,
                  "most blocks one chain may run; past that it faults with step_budget")
       ->capture_default_str()

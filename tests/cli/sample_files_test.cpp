@@ -323,6 +323,31 @@ TEST_CASE("sample files: the sampler's contract is checked where the mistake is"
   CHECK(o.err.find("warning") == std::string::npos);
 }
 
+TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape") {
+  const TempDir dir("ab_fit_tape");
+  // A standard normal reached through a recurrence (not a sum): the reverse sweep keeps one tape
+  // entry per iteration, 40 here, more than the default depth (--max-depth 10 + 8).
+  dir.write("recurrence.ab",
+            "const D: int = 1;\n"
+            "fn log_density(q: float[D]) -> float {\n"
+            "  var x = 0.0;\n"
+            "  for i in 0..40 { x = x * 0.5 + q[0] * sin(x) * 0.0 + 0.5 * q[0]; }\n"
+            "  return -0.5 * x * x;\n}\n");
+  const std::string run =
+      "recurrence.ab --chains 4 --draws 300 --warmup 200 --backend vm --out fit";
+  Outcome o = sample_in(dir, run);
+  CHECK(o.exit_code == 1);
+  CHECK(o.err.find("faulted: stack_overflow") != std::string::npos);
+  o = sample_in(dir, run + " --stack-depth 64");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  const json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
+  CHECK(std::abs(summary["parameters"][0]["sd"].get<double>() - 1.0) < 0.15);
+  o = sample_in(dir, run + " --stack-depth 12");
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find("--stack-depth 12 is less than the tree's recursion needs (--max-depth 10 + "
+                   "8 = 18)") != std::string::npos);
+}
+
 TEST_CASE("sample files: a write that fails says why and leaves no partial file") {
   const TempDir dir("ab_fit_write");
   // A child limited to 4-byte files (RLIMIT_FSIZE, SIGXFSZ ignored) stands for a full disk

@@ -334,6 +334,12 @@ int sample_command(const SampleCommand& c) {
     fmt::print(stderr, "error: --chains must be at least 1\n");
     return 2;
   }
+  // The trajectory's recursion takes max_depth frames, main and the leaf a few more.
+  const uint32_t recursion_depth = c.max_depth + 8;
+  if (c.stack_depth && c.stack_depth < recursion_depth)
+    return refuse(Error{fmt::format(
+        "--stack-depth {} is less than the tree's recursion needs (--max-depth {} + 8 = {})",
+        c.stack_depth, c.max_depth, recursion_depth)});
   const Backend* backend = find_backend(c.backend);
   if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", c.backend)});
   auto loaded = load_sample_program(c.model);
@@ -383,7 +389,7 @@ int sample_command(const SampleCommand& c) {
   RunOptions options;
   options.seed = c.seed;
   options.threads = c.threads;
-  options.stack_depth = c.max_depth + 8;
+  options.stack_depth = c.stack_depth ? c.stack_depth : recursion_depth;
   options.max_steps = c.max_steps;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
     const uint32_t i = next_draw[chain]++;

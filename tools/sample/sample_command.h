@@ -32,6 +32,7 @@ struct SampleCommand {
   std::string format = "table";
   uint32_t threads = 0;             // vm: worker threads (0: one per core)
   uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults (step_budget)
+  uint32_t stack_depth = 0;         // call frames and tape entries per chain; 0: max_depth + 8
   DeviceOptions device;
 };
 
