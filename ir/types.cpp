@@ -29,7 +29,7 @@ ValueType value_type(const Types& types, TypeId id) {
       out.kind = ValueType::Kind::Struct;
       out.struct_name = def.name;
       for (const Field& f : def.fields)
-        out.fields.push_back({f.name, f.offset, value_type(types, f.type)});
+        out.fields.push_back({f.name, f.offset, value_type(types, f.type), f.bounds});
       break;
     }
   }

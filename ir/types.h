@@ -23,6 +23,7 @@ struct Field {
   std::string name;
   TypeId type = 0;
   uint32_t offset = 0;  // in words, from the start of the struct
+  FloatBounds bounds;   // `float<lower=.., upper=..>`: the sampler's metadata (value_type.h)
 };
 
 struct StructDef {

@@ -152,7 +152,7 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
 
 void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_option("MODEL", c.model,
-                 "the model .ab file (const D, struct LogDensity, fn log_density)")
+                 "the model .ab file: fn log_density(q: float[D]) or (p: Params) (docs/nuts.md)")
       ->required();
   app.add_option("--backend", c.backend, backend_help())
       ->capture_default_str()
@@ -184,8 +184,10 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_flag("!--no-metric", c.adapt_metric,
                "keep the unit metric: adapt only the step size in warm-up");
   app.add_option("--init", c.init,
-                 "[chains, D] .npy of initial points (default: uniform in [-2, 2]^D per chain)")
-      ->transform(non_empty_path("an .npy file"));
+                 "initial points in the model's space: a [chains, D] .npy, or a .json object of "
+                 "parameters by name (a list of one per chain) as CmdStan's (default: uniform in "
+                 "[-2, 2] on the unconstrained scale, up to 100 tries for a finite density)")
+      ->transform(non_empty_path("an .npy or .json file"));
   app.add_option("--uniform,-u", c.uniforms, "NAME=@file.npy|csv for the model's uniforms")
       ->allow_extra_args(false);
   app.add_option("--seed", c.seed, "seed of the chains' random streams")

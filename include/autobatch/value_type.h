@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +45,20 @@ struct ValueType {
   std::string spelling() const;
 };
 
+// The bounds a struct field of floats declares, `x: float<lower=0, upper=1>` (or an array of
+// them): metadata for the sampler, which maps such a field to the unconstrained space
+// (docs/nuts.md). Nothing checks them at run time.
+struct FloatBounds {
+  std::optional<float> lower, upper;
+  bool any() const { return lower || upper; }
+  bool operator==(const FloatBounds&) const = default;
+};
+
 struct ValueField {
   std::string name;
   uint32_t offset = 0;  // in words, from the start of the struct
   ValueType type;
+  FloatBounds bounds;
 };
 
 }  // namespace ab

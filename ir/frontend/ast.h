@@ -53,6 +53,9 @@ struct TypeExpr {
   std::string name;  // "int", "float", a struct name, ...
   SourceLoc loc;
   std::vector<ExprPtr> dims;  // T[A][B]: {A, B}, outermost first
+  // float<lower=A, upper=B>: constant expressions, on struct fields only (FloatBounds).
+  ExprPtr lower, upper;
+  SourceLoc bounds_loc;  // the '<'
 };
 
 struct Stmt;

@@ -1,5 +1,7 @@
 #include "ir/frontend/globals.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ir/frontend/parser.h"
@@ -189,13 +191,14 @@ void Globals::resolve_struct(StructEntry& entry) {
       ok = false;
       continue;
     }
-    auto type = resolve_type(f.type);
-    if (!type) {
+    auto type = resolve_type(f.type, /*allow_bounds=*/true);
+    auto bounds = type ? field_bounds(f.type, *type) : std::nullopt;
+    if (!type || !bounds) {
       ok = false;
       continue;
     }
     words += program_.types.words(*type);
-    fields.push_back(Field{f.name, *type, 0});
+    fields.push_back(Field{f.name, *type, 0, *bounds});
   }
   if (ok && s.fields.empty()) {
     diags_.error(s.name_loc, fmt::format("struct '{}' has no fields", s.name));
@@ -249,7 +252,56 @@ std::optional<uint32_t> Globals::array_length(const ast::Expr& dim) {
   return v->bits;
 }
 
-std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type) {
+std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, TypeId resolved) {
+  FloatBounds out;
+  if (!type.lower && !type.upper) return out;
+  TypeId leaf = resolved;
+  while (program_.types[leaf].kind == Type::Kind::Array)
+    leaf = program_.types[leaf].elem;
+  if (leaf != Types::kFloat) {
+    diags_.error(type.bounds_loc, fmt::format("bounds are for floats; '{}' is not a float",
+                                              program_.types.to_string(resolved)));
+    return std::nullopt;
+  }
+  ConstLookup lookup = [this](const ast::Expr& n, Diagnostics* d) { return lookup_const(n, d); };
+  auto bound = [&](const ast::ExprPtr& e) -> std::optional<float> {
+    auto v = eval_const(program_.types, lookup, *e, Types::kFloat, &diags_);
+    if (!v) return std::nullopt;
+    float x;
+    if (v->type == Types::kFloat)
+      x = bits_float(v->bits);
+    else if (v->type == Types::kInt)
+      x = static_cast<float>(static_cast<int32_t>(v->bits));
+    else if (v->type == Types::kUInt)
+      x = static_cast<float>(v->bits);
+    else {
+      diags_.error(e->loc, fmt::format("a bound must be a number, found '{}'",
+                                       program_.types.to_string(v->type)));
+      return std::nullopt;
+    }
+    if (!std::isfinite(x)) {
+      diags_.error(e->loc, "a bound must be finite");
+      return std::nullopt;
+    }
+    return x;
+  };
+  if (type.lower && !(out.lower = bound(type.lower))) return std::nullopt;
+  if (type.upper && !(out.upper = bound(type.upper))) return std::nullopt;
+  if (out.lower && out.upper && !(*out.lower < *out.upper)) {
+    diags_.error(type.bounds_loc, fmt::format("the lower bound {} is not below the upper bound {}",
+                                              *out.lower, *out.upper));
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allow_bounds) {
+  if ((type.lower || type.upper) && !allow_bounds) {
+    diags_.error(type.bounds_loc,
+                 "bounds ('<lower=..., upper=...>') belong on a struct field's float type, the "
+                 "sampler's parameters (docs/nuts.md)");
+    return std::nullopt;
+  }
   std::optional<TypeId> base = scalar_type(type.name);
   if (!base) {
     auto it = structs_.find(type.name);

@@ -39,7 +39,8 @@ class Globals {
   void declare();
 
   // Resolves a type written in the source; reports and returns nullopt if it is invalid.
-  std::optional<TypeId> resolve_type(const ast::TypeExpr& type);
+  // `allow_bounds`: a struct field's type, where `float<lower=.., upper=..>` may appear.
+  std::optional<TypeId> resolve_type(const ast::TypeExpr& type, bool allow_bounds = false);
   // The type of struct `name`: nullopt after reporting "unknown struct" (or silently, when the
   // struct exists but its declaration was invalid).
   std::optional<TypeId> struct_type(const std::string& name, SourceLoc loc);
@@ -74,6 +75,8 @@ class Globals {
   void evaluate_const(ConstEntry& entry);
   void resolve_struct(StructEntry& entry);
   std::optional<uint32_t> array_length(const ast::Expr& dim);
+  // A field type's `<lower=.., upper=..>` evaluated (empty bounds when it has none).
+  std::optional<FloatBounds> field_bounds(const ast::TypeExpr& type, TypeId resolved);
 
   const ast::Module& module_;
   Program& program_;

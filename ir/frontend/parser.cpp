@@ -271,6 +271,7 @@ class Parser {
       default:
         fail(cur().loc, fmt::format("expected a type, found {}", describe(cur())));
     }
+    if (at(Tok::Lt)) bounds(t);
     while (at(Tok::LBracket)) {
       const SourceLoc open = take().loc;
       if (at(Tok::RBracket)) fail(cur().loc, "expected an array length");
@@ -279,6 +280,23 @@ class Parser {
       expect(Tok::RBracket, "after the array length");
     }
     return t;
+  }
+
+  // `<lower=A, upper=B>` after a type's name, either or both, in that order. The bound
+  // expressions are parsed above comparisons so that the closing '>' ends them.
+  void bounds(TypeExpr& t) {
+    t.bounds_loc = take().loc;
+    do {
+      const SourceLoc key = cur().loc;
+      const std::string name = expect_ident("'lower' or 'upper'");
+      ExprPtr* slot = name == "lower" ? &t.lower : name == "upper" ? &t.upper : nullptr;
+      if (!slot) fail(key, fmt::format("expected 'lower' or 'upper', found '{}'", name));
+      if (*slot) fail(key, fmt::format("'{}' given twice", name));
+      if (slot == &t.lower && t.upper) fail(key, "'lower' goes before 'upper'");
+      expect(Tok::Assign, fmt::format("after '{}'", name).c_str());
+      *slot = bound_expr();
+    } while (accept(Tok::Comma));
+    expect(Tok::Gt, "to close the bounds");
   }
 
   // ---- statements ---------------------------------------------------------------------------
@@ -481,6 +499,10 @@ class Parser {
       e = binary(op, op_loc, std::move(e), (this->*next)());
     }
     return e;
+  }
+  ExprPtr bound_expr() {
+    Nest n(*this, cur().loc);
+    return bit_or();
   }
   ExprPtr bit_or() { return left_assoc({Tok::Pipe}, &Parser::bit_xor); }
   ExprPtr bit_xor() { return left_assoc({Tok::Caret}, &Parser::bit_and); }

@@ -890,8 +890,8 @@ class Deriver {
     std::vector<Field> fields;
     for (VarId p : callee.params)
       if (has_float(T_, callee.vars[p].type))
-        fields.push_back(Field{callee.vars[p].name, callee.vars[p].type, 0});
-    if (fields.empty()) fields.push_back(Field{"none", Types::kFloat, 0});
+        fields.push_back(Field{callee.vars[p].name, callee.vars[p].type, 0, {}});
+    if (fields.empty()) fields.push_back(Field{"none", Types::kFloat, 0, {}});
     return *T_.add_struct(name, std::move(fields));  // not found above: cannot clash
   }
 
@@ -1296,7 +1296,7 @@ TypeId value_and_grad_type(Types& types, TypeId x) {
   const TypeId found = types.find_struct(name);
   if (found >= 0) return found;
   // Not found above, so the name is free.
-  return *types.add_struct(name, {Field{"value", Types::kFloat, 0}, Field{"grad", x, 0}});
+  return *types.add_struct(name, {Field{"value", Types::kFloat, 0, {}}, Field{"grad", x, 0, {}}});
 }
 
 bool differentiate(Program& program, int first, const std::vector<DerivativeRequest>& requests,

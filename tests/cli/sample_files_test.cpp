@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/sample_runner.h"
 #include "support/temp_dir.h"
 #include "tools/file_io.h"
 #include "tools/npy.h"
@@ -37,25 +38,9 @@ using nlohmann::json;
 
 const fs::path kModels = fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models";
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Outcome {
-  int exit_code = -1;
-  std::string err;
-};
-
-// `autobatch sample ARGS` in `dir` (a shell command line: ARGS may hold redirections).
-Outcome sample_in(const TempDir& dir, const std::string& args, const std::string& prefix = "") {
-  const std::string command = fmt::format("cd '{}' && {}'{}' sample {} > out.txt 2> err.txt",
-                                          dir.path.string(), prefix, AB_CLI, args);
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(dir.path / "err.txt")};
-}
+using ab::testing::read_bytes;
+using Outcome = ab::testing::SampleOutcome;
+using ab::testing::run_sample;
 
 // Every file of the fit in `out`, name -> bytes (not the folder's lock, which holds a pid).
 std::map<std::string, std::string> fit_files(const fs::path& out) {
@@ -96,7 +81,7 @@ TEST_CASE("sample files: a faulted chain's missing draws are NaN and left out of
   const TempDir dir("ab_fit_fault");
   dir.write("fault.ab", kFaultsAt100);
   const std::string init = init_file(dir, {0.5f, 0.5f, 0.5f, 100.0f});
-  const Outcome o = sample_in(
+  const Outcome o = run_sample(
       dir, "fault.ab --chains 4 --draws 400 --warmup 200 --seed 3 --backend vm --out fit --init " +
                init);
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
@@ -130,13 +115,13 @@ TEST_CASE("sample files: a faulted chain's missing draws are NaN and left out of
 TEST_CASE("sample files: every chain faulted is a failure that keeps the previous fit") {
   const TempDir dir("ab_fit_all_faulted");
   dir.write("fault.ab", kFaultsAt100);
-  Outcome o = sample_in(dir, "fault.ab --chains 2 --draws 50 --warmup 20 --backend vm --out fit");
+  Outcome o = run_sample(dir, "fault.ab --chains 2 --draws 50 --warmup 20 --backend vm --out fit");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
   const auto before = fit_files(dir.path / "fit");
   REQUIRE(before.count("draws.npy"));
   const std::string init = init_file(dir, {100.0f, 100.0f});
-  o = sample_in(dir,
-                "fault.ab --chains 2 --draws 50 --warmup 20 --backend vm --out fit --init " + init);
+  o = run_sample(
+      dir, "fault.ab --chains 2 --draws 50 --warmup 20 --backend vm --out fit --init " + init);
   CHECK(o.exit_code == 1);
   CHECK(o.err.find("no chain produced a draw") != std::string::npos);
   CHECK(fit_files(dir.path / "fit") == before);
@@ -145,30 +130,31 @@ TEST_CASE("sample files: every chain faulted is a failure that keeps the previou
 TEST_CASE("sample files: a failed or refused run leaves the previous fit's files byte for byte") {
   const TempDir dir("ab_fit_failed");
   const std::string model = (kModels / "gaussian_iid.ab").string();
-  Outcome o = sample_in(dir, model + " --chains 2 --draws 100 --warmup 150 --backend vm --out fit");
+  Outcome o =
+      run_sample(dir, model + " --chains 2 --draws 100 --warmup 150 --backend vm --out fit");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
   const auto before = fit_files(dir.path / "fit");
-  CHECK(before.size() == 8);  // draws, six statistics, summary.json
+  CHECK(before.size() == 9);  // draws, seven statistics, summary.json
 
   // A device that does not exist: found out after the options were read, before any draw.
-  o = sample_in(dir, model + " --chains 2 --draws 300 --backend vulkan --device 97 --out fit");
+  o = run_sample(dir, model + " --chains 2 --draws 300 --backend vulkan --device 97 --out fit");
   CHECK(o.exit_code != 0);
   CHECK(fit_files(dir.path / "fit") == before);
   // Draws too large for the file size limit: refused before the chains start, with the reason.
-  o = sample_in(dir, model + " --chains 64 --draws 100000 --backend vm --out fit",
-                "trap '' XFSZ; prlimit --fsize=2000000 ");
+  o = run_sample(dir, model + " --chains 64 --draws 100000 --backend vm --out fit",
+                 "trap '' XFSZ; prlimit --fsize=2000000 ");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("draws.npy': File too large") != std::string::npos);
   CHECK(fit_files(dir.path / "fit") == before);
   // More per-draw statistics than memory: refused up front, naming the size.
-  o = sample_in(dir, model + " --chains 1048576 --draws 16777216 --backend vm --out fit");
+  o = run_sample(dir, model + " --chains 1048576 --draws 16777216 --backend vm --out fit");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("GiB of per-draw statistics in memory") != std::string::npos);
   CHECK(fit_files(dir.path / "fit") == before);
   CHECK(!fs::exists(dir.path / "fit" / ".autobatch-sample.partial"));
   // --out naming a file.
   dir.write("taken", "x");
-  o = sample_in(dir, model + " --chains 2 --draws 10 --backend vm --out taken");
+  o = run_sample(dir, model + " --chains 2 --draws 10 --backend vm --out taken");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("'taken' is a file") != std::string::npos);
   CHECK(read_bytes(dir.path / "taken") == "x");
@@ -184,13 +170,13 @@ TEST_CASE("sample files: a second writer into the same folder is refused") {
   REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
   REQUIRE(::write(fd, "4242", 4) == 4);
   const std::string model = (kModels / "gaussian_iid.ab").string();
-  Outcome o = sample_in(dir, model + " --chains 2 --draws 10 --backend vm --out fit");
+  Outcome o = run_sample(dir, model + " --chains 2 --draws 10 --backend vm --out fit");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("'fit' is in use by another `autobatch sample` (process 4242)") !=
         std::string::npos);
   CHECK(!fs::exists(dir.path / "fit" / "draws.npy"));
   ::close(fd);  // the holder ends: the folder is free again
-  o = sample_in(dir, model + " --chains 2 --draws 10 --backend vm --out fit");
+  o = run_sample(dir, model + " --chains 2 --draws 10 --backend vm --out fit");
   CHECK_MESSAGE(o.exit_code == 0, o.err);
   CHECK(fs::exists(dir.path / "fit" / "draws.npy"));
 }
@@ -223,7 +209,8 @@ Outcome interrupt_sample(const TempDir& dir, const std::string& args,
   ::kill(pid, signal);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(dir.path / "err.txt")};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(dir.path / "out.txt"),
+          read_bytes(dir.path / "err.txt")};
 }
 
 TEST_CASE("sample files: SIGINT mid-run writes the draws that exist, NaN after, and exits 130") {
@@ -261,7 +248,7 @@ TEST_CASE("sample files: a log density that never returns is stopped by SIGTERM 
             "  while x == x { x = x + 1.0; }\n"
             "  return LogDensity { value: x, grad: q };\n}\n");
   const std::string model = (kModels / "gaussian_iid.ab").string();
-  Outcome o = sample_in(dir, model + " --chains 2 --draws 20 --warmup 150 --backend vm --out fit");
+  Outcome o = run_sample(dir, model + " --chains 2 --draws 20 --warmup 150 --backend vm --out fit");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
   const auto before = fit_files(dir.path / "fit");
   // Killed before any draw: the previous fit stays as it was.
@@ -273,7 +260,7 @@ TEST_CASE("sample files: a log density that never returns is stopped by SIGTERM 
   CHECK(o.err.find("before any draw") != std::string::npos);
   CHECK(fit_files(dir.path / "fit") == before);
   // A step budget turns the hang into a fault per chain.
-  o = sample_in(dir, "hang.ab --chains 2 --draws 20 --backend vm --out fit --max-steps 100000");
+  o = run_sample(dir, "hang.ab --chains 2 --draws 20 --backend vm --out fit --max-steps 100000");
   CHECK(o.exit_code == 1);
   CHECK(o.err.find("chain 0 faulted: step_budget in log_density") != std::string::npos);
   CHECK(o.err.find("chain 1 faulted: step_budget") != std::string::npos);
@@ -287,7 +274,7 @@ TEST_CASE("sample files: the sampler's contract is checked where the mistake is"
       "fn log_density(q: float[D]) -> LogDensity {\n"
       "  return LogDensity { value: -0.5 * q[0] * q[0], grad: -q };\n}\n";
   dir.write("const.ab", "const D: int = 1;\nconst nuts_scale: float = 2.0;\n" + density);
-  Outcome o = sample_in(dir, "const.ab --chains 2 --draws 10 --backend vm --out fit");
+  Outcome o = run_sample(dir, "const.ab --chains 2 --draws 10 --backend vm --out fit");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("const.ab:2:7: const 'nuts_scale': names starting with 'nuts_' are the "
                    "sampler's") != std::string::npos);
@@ -295,7 +282,7 @@ TEST_CASE("sample files: the sampler's contract is checked where the mistake is"
             "const D: int = 1;\n// nuts_ in a comment is fine\n"
             "struct nuts_Point { x: float }\n" +
                 density);
-  o = sample_in(dir, "struct.ab --chains 2 --draws 10 --backend vm --out fit");
+  o = run_sample(dir, "struct.ab --chains 2 --draws 10 --backend vm --out fit");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("struct.ab:3:8: struct 'nuts_Point'") != std::string::npos);
   dir.write("emits.ab",
@@ -304,23 +291,24 @@ TEST_CASE("sample files: the sampler's contract is checked where the mistake is"
             "fn log_density(q: float[D]) -> LogDensity {\n"
             "  emit(q[0]);\n"
             "  return LogDensity { value: -0.5 * q[0] * q[0], grad: -q };\n}\n");
-  o = sample_in(dir, "emits.ab --chains 2 --draws 10 --backend vm --out fit");
+  o = run_sample(dir, "emits.ab --chains 2 --draws 10 --backend vm --out fit");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("a model does not emit records") != std::string::npos);
 
   dir.write("ok.ab", "const D: int = 1;\n" + density);
   const std::string init = init_file(dir, {0.5f, std::nanf("")});
-  o = sample_in(dir, "ok.ab --chains 2 --draws 10 --backend vm --out fit --init " + init);
+  o = run_sample(dir, "ok.ab --chains 2 --draws 10 --backend vm --out fit --init " + init);
   CHECK(o.exit_code == 2);
-  CHECK(o.err.find("row 1 (chain 1) is not finite: q[0] = nan") != std::string::npos);
+  CHECK(o.err.find("--init '" + init + "', chain 1: q[0] = nan is not finite") !=
+        std::string::npos);
   CHECK(!fs::exists(dir.path / "fit" / "draws.npy"));
 
   // A warm-up too short to adapt is allowed, and said.
-  o = sample_in(dir, "ok.ab --chains 2 --draws 10 --warmup 1 --backend vm --out fit");
+  o = run_sample(dir, "ok.ab --chains 2 --draws 10 --warmup 1 --backend vm --out fit");
   CHECK_MESSAGE(o.exit_code == 0, o.err);
   CHECK(o.err.find("warning: --warmup 1 is too short to adapt") != std::string::npos);
-  o = sample_in(dir, "ok.ab --chains 2 --draws 10 --warmup 200 --backend vm --out fit");
-  CHECK(o.err.find("warning") == std::string::npos);
+  o = run_sample(dir, "ok.ab --chains 2 --draws 10 --warmup 200 --backend vm --out fit");
+  CHECK(o.err.find("warning: --warmup") == std::string::npos);
 }
 
 TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape") {
@@ -335,14 +323,14 @@ TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape"
             "  return -0.5 * x * x;\n}\n");
   const std::string run =
       "recurrence.ab --chains 4 --draws 300 --warmup 200 --backend vm --out fit";
-  Outcome o = sample_in(dir, run);
+  Outcome o = run_sample(dir, run);
   CHECK(o.exit_code == 1);
   CHECK(o.err.find("faulted: stack_overflow") != std::string::npos);
-  o = sample_in(dir, run + " --stack-depth 64");
+  o = run_sample(dir, run + " --stack-depth 64");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
   const json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
   CHECK(std::abs(summary["parameters"][0]["sd"].get<double>() - 1.0) < 0.15);
-  o = sample_in(dir, run + " --stack-depth 12");
+  o = run_sample(dir, run + " --stack-depth 12");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("--stack-depth 12 is less than the tree's recursion needs (--max-depth 10 + "
                    "8 = 18)") != std::string::npos);

@@ -271,13 +271,16 @@ TEST_CASE("sample: bad models and options get one clear message") {
   CHECK(s.exit_code == 2);
   CHECK(s.err.find("no function 'log_density'") != std::string::npos);
 
-  const std::string no_d = write("no_d.ab",
-                                 "struct LogDensity { value: float, grad: float[2] }\n"
-                                 "fn log_density(q: float[2]) -> LogDensity {\n"
-                                 "  return LogDensity { value: 0.0, grad: q };\n}\n");
-  s = sample(no_d);
+  // D is q's length; a const D that says otherwise is pointed at with both numbers.
+  const std::string wrong_d = write("wrong_d.ab",
+                                    "struct LogDensity { value: float, grad: float[2] }\n"
+                                    "const  D: int = 3;\n"
+                                    "fn log_density(q: float[2]) -> LogDensity {\n"
+                                    "  return LogDensity { value: 0.0, grad: q };\n}\n");
+  s = sample(wrong_d);
   CHECK(s.exit_code == 2);
-  CHECK(s.err.find("no 'const D: int'") != std::string::npos);
+  CHECK(s.err.find("wrong_d.ab:2:8: const D is 3 but log_density takes q: float[2]") !=
+        std::string::npos);
 
   const std::string wrong_result = write("wrong.ab",
                                          "const D: int = 2;\n"

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -91,6 +93,34 @@ TEST_CASE(
       CHECK(want.size() > 80);
       CHECK(read_bytes(gpu / file) == want);
     }
+  }
+  fs::remove_all(dir);
+}
+
+// A struct of bounded parameters (tests/data/models/constrained.ab: Beta(3, 5), 1 + Exp(1),
+// 4 - Exp(2), two standard normals): the Vulkan draws and lp__ are the vm's bit for bit, and so
+// recover the same known marginals.
+TEST_CASE("sample on vulkan: a bounded struct model gives the vm's draws and its known means") {
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("ab_sample_vk_bounded_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string common = fmt::format(
+      "{}/tests/data/models/constrained.ab --chains 8 --draws 1000 --warmup 300 --seed 5",
+      AB_SOURCE_DIR);
+  const fs::path vm = sample(dir, "vm", common + " --backend vm");
+  const fs::path gpu = sample(dir, "vulkan", common + " --backend vulkan --validation");
+  for (const char* file : {"draws.npy", "lp.npy", "energy.npy", "n_grad.npy"}) {
+    CAPTURE(file);
+    const std::string want = read_bytes(vm / file);
+    CHECK(want.size() > 1000);
+    CHECK(read_bytes(gpu / file) == want);
+  }
+  const nlohmann::json summary = nlohmann::json::parse(read_bytes(gpu / "summary.json"));
+  const double truth[] = {3.0 / 8, 2.0, 3.5, 0.0, 0.0}, sd[] = {0.161, 1.0, 0.5, 1.0, 1.0};
+  for (size_t j = 0; j < 5; ++j) {
+    const nlohmann::json& p = summary["parameters"][j];
+    CAPTURE(j);
+    CHECK(std::abs(double(p["mean"]) - truth[j]) < 5 * double(p["mcse_mean"]) + 0.02 * sd[j]);
   }
   fs::remove_all(dir);
 }

@@ -158,6 +158,22 @@ const ErrorCase kErrorCases[] = {
      "integer literal 2147483648 out of range for 'int'"},
     {"fn main(a: int) -> int { return a - -($2147483648); }",
      "integer literal 2147483648 out of range for 'int'"},
+    // bounds: struct fields of floats only, constants, lower before upper and below it
+    {"fn main(x: float$<lower=0>) -> float { return x; }",
+     "bounds ('<lower=..., upper=...>') belong on a struct field's float type, the sampler's "
+     "parameters (docs/nuts.md)"},
+    {"struct P { n: int$<lower=0> }\nfn main(p: P) -> int { return p.n; }",
+     "bounds are for floats; 'int' is not a float"},
+    {"struct P { x: float<$low=0> }\nfn main(p: P) -> float { return p.x; }",
+     "expected 'lower' or 'upper', found 'low'"},
+    {"struct P { x: float<upper=1, $lower=0> }\nfn main(p: P) -> float { return p.x; }",
+     "'lower' goes before 'upper'"},
+    {"struct P { x: float$<lower=2, upper=1> }\nfn main(p: P) -> float { return p.x; }",
+     "the lower bound 2 is not below the upper bound 1"},
+    {"uniform u: float;\nstruct P { x: float<lower=$u> }\nfn main(p: P) -> float { return p.x; }",
+     "uniform 'u' cannot be used in a constant expression"},
+    {"struct P { x: float<lower=0 $}\nfn main(p: P) -> float { return p.x; }",
+     "expected '>' to close the bounds, found '}'"},
 };
 
 TEST_CASE("frontend: each bad program reports its one error at the exact place") {
@@ -569,6 +585,23 @@ TEST_CASE("frontend: structs are laid out in declaration order, nested types fir
   CHECK(g->path[0].stride == 3);
   CHECK(g->path[1].count == 3);
   CHECK(g->path[1].stride == 1);
+}
+
+TEST_CASE("frontend: a struct field's bounds are metadata on the field, constants folded") {
+  const Program p = compile_ok(
+      "const L: float = -1.5;\n"
+      "struct P { a: float, b: float<lower=0>, c: float<upper=2 * 3>[2], d: float<lower=L, "
+      "upper=1.0> }\n"
+      "fn main(p: P) -> float { return p.a + p.b + p.c[1] + p.d; }\n");
+  const StructDef& def = p.types.struct_def(p.types.find_struct("P"));
+  REQUIRE(def.fields.size() == 4);
+  CHECK_FALSE(def.fields[0].bounds.any());
+  CHECK(def.fields[1].bounds == FloatBounds{0.0f, std::nullopt});
+  CHECK(def.fields[2].bounds == FloatBounds{std::nullopt, 6.0f});
+  CHECK(p.types.to_string(def.fields[2].type) == "float[2]");
+  CHECK(def.fields[3].bounds == FloatBounds{-1.5f, 1.0f});
+  // The layout is the same as without bounds: they take no words.
+  CHECK(p.types.words(p.types.find_struct("P")) == 5);
 }
 
 TEST_CASE("frontend: uniforms are read in place, element by element") {

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 
@@ -17,7 +19,9 @@
 #include "tools/file_io.h"
 #include "tools/interrupts.h"
 #include "tools/npy.h"
+#include "tools/sample/diagnostics.h"
 #include "tools/sample/fit_files.h"
+#include "tools/sample/parameters.h"
 #include "tools/sample/summary.h"
 #include "tools/uniforms.h"
 
@@ -25,19 +29,10 @@ namespace ab::cli {
 namespace {
 
 const char* const kContract =
-    "a model defines const D: int and fn log_density(q: float[D]) -> float, or with a hand-written "
-    "gradient struct LogDensity { value: float, grad: float[D] } and fn log_density(q: float[D]) "
-    "-> LogDensity (docs/nuts.md)";
-
-// What nuts.ab calls for the value and gradient at q: the model's own LogDensity, or the one
-// automatic differentiation derives from a float-valued log_density (docs/language.md).
-const char* const kHandGradient =
-    "\nfn nuts_density(q: float[D]) -> LogDensity { return log_density(q); }\n";
-const char* const kDerivedGradient =
-    "\nstruct nuts_Density { value: float, grad: float[D] }\n"
-    "fn nuts_density(q: float[D]) -> nuts_Density {\n"
-    "    let d = value_and_grad(log_density, q);\n"
-    "    return nuts_Density { value: d.value, grad: d.grad };\n}\n";
+    "a model defines fn log_density(q: float[D]) -> float over a flat vector, or fn "
+    "log_density(p: Params) -> float over a struct of float and float-array fields (bounded as "
+    "float<lower=A, upper=B>), or with a hand-written gradient struct LogDensity { value: float, "
+    "grad: float[D] } and fn log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
 
 // `text` compiled as `file`; `entry` empty: only checked.
 Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
@@ -71,9 +66,16 @@ std::vector<DrawStatistic> draw_statistics() {
           {"energy", "energy.npy", Scalar::Float, kNanBits},
           {"depth", "tree_depth.npy", Scalar::Int, kMissingInt},
           {"grads", "n_grad.npy", Scalar::Int, kMissingInt},
-          {"divergent", "divergent.npy", Scalar::Bool, 0u}};
+          {"divergent", "divergent.npy", Scalar::Bool, 0u},
+          {"lp", "lp.npy", Scalar::Float, kNanBits}};
 }
-constexpr size_t kGradsStatistic = 4;  // n_grad.npy in draw_statistics()
+// The index of the statistic read from nuts_Draw's `field`.
+size_t statistic_index(const char* field) {
+  const std::vector<DrawStatistic> all = draw_statistics();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (std::strcmp(all[i].field, field) == 0) return i;
+  throw std::out_of_range(field);  // the sampler's own table: a bug
+}
 constexpr uint64_t kNpyHeaderAllowance = 4096;
 
 // Stan's windowed adaptation needs 150 warm-up iterations (75 + 25 + 50) to adapt the metric,
@@ -183,6 +185,153 @@ int refuse(const Error& error) {
   return 2;
 }
 
+struct TextLoc {
+  int line = 1, col = 1;
+};
+
+// Where `name` is declared in the model's text (`struct NAME`, `const NAME`; the first match
+// outside comments), for messages about a declaration the compiler accepted but the sampler
+// cannot use.
+std::optional<TextLoc> find_declaration(const std::string& text, const std::string& name,
+                                        const char* keyword = "struct") {
+  const std::regex declaration(fmt::format(R"(\b{}\s+({})\b)", keyword, name));
+  int line = 1;
+  for (size_t start = 0; start < text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string code = text.substr(start, end - start);
+    code = code.substr(0, code.find("//"));
+    if (std::smatch m; std::regex_search(code, m, declaration))
+      return TextLoc{line, static_cast<int>(m.position(1)) + 1};
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// The flat contract's `const D`, when the model declares one, must be q's length: a D one too
+// large would otherwise be a coordinate the density never reads, and one too small an index
+// fault inside the density.
+Status check_dimension(const std::string& text, const std::string& model_path, uint32_t length) {
+  const std::optional<TextLoc> at = find_declaration(text, "D", "const");
+  if (!at) return Ok{};
+  auto probe = compile_text(text + "\nfn nuts_dimension() -> int { return D; }\n", model_path,
+                            "nuts_dimension");
+  if (!probe) return Ok{};  // D is not an int constant: not the dimension
+  Batch one;
+  one.lanes = 1;
+  for (const ValueInfo& u : (*probe)->uniforms())
+    one.uniforms.emplace_back(u.words, 0u);
+  auto d = (*probe)->run_cpu(one, RunOptions{}, CpuBackend::Interpreter);
+  if (!d) return d.failure();
+  const auto dimension = static_cast<int32_t>(d->outputs.at(0));
+  if (dimension < 0 || static_cast<uint32_t>(dimension) != length)
+    return Error{fmt::format("{}:{}:{}: const D is {} but log_density takes q: float[{}]; {}",
+                             model_path, at->line, at->col, dimension, length, kContract)};
+  return Ok{};
+}
+
+// --init: the chains' initial points in the model's space. FILE.npy holds [chains, D];
+// FILE.json one object of parameters by name for every chain or a list of one per chain, as
+// CmdStan's init files (a field's value a number or nested lists in its shape).
+Expected<std::vector<float>> read_init(const std::string& path,
+                                       const sample::ParameterLayout& layout, uint32_t chains) {
+  const uint32_t D = layout.dimension();
+  std::vector<float> out;
+  if (path.size() < 5 || path.substr(path.size() - 5) != ".json") {
+    auto array = read_npy(path);
+    if (!array) return array.failure();
+    if (array->shape != std::vector<uint64_t>{chains, D})
+      return Error{fmt::format("--init '{}' must have shape ({}, {}) for {} chains of dimension {}",
+                               path, chains, D, chains, D)};
+    for (uint64_t k = 0; k < array->elements(); ++k) {
+      auto word = encode_number(array->at(k), Scalar::Float);
+      if (!word) return Error{fmt::format("--init '{}': {}", path, word.error())};
+      out.push_back(bits_float(*word));
+    }
+    return out;
+  }
+  auto text = read_file(path);
+  if (!text) return text.failure();
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Error{fmt::format("--init '{}': not valid JSON", path)};
+  if (doc.is_object()) doc = nlohmann::json(std::vector<nlohmann::json>(chains, doc));
+  if (!doc.is_array() || doc.size() != chains)
+    return Error{
+        fmt::format("--init '{}': expected an object of parameters by name, or a list "
+                    "of {} such objects (one per chain)",
+                    path, chains)};
+  // The fields in declaration order, each with its coordinates' count.
+  std::vector<std::pair<std::string, uint32_t>> fields;
+  for (const std::string& name : layout.names) {
+    const std::string field = name.substr(0, name.find('['));
+    if (fields.empty() || fields.back().first != field) fields.emplace_back(field, 0);
+    ++fields.back().second;
+  }
+  std::string known;
+  for (const auto& [name, count] : fields)
+    known += (known.empty() ? "" : ", ") + name;
+  for (uint32_t chain = 0; chain < chains; ++chain) {
+    const nlohmann::json& object = doc[chain];
+    if (!object.is_object())
+      return Error{fmt::format("--init '{}': entry {} is not an object", path, chain)};
+    for (const auto& [key, value] : object.items())
+      if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == key; }))
+        return Error{
+            fmt::format("--init '{}': unknown parameter '{}' (the model's: {})", path, key, known)};
+    for (const auto& [name, count] : fields) {
+      if (!object.contains(name))
+        return Error{
+            fmt::format("--init '{}': chain {} has no '{}' (every parameter needs a "
+                        "value: {})",
+                        path, chain, name, known)};
+      std::vector<float> flat;
+      std::function<bool(const nlohmann::json&)> flatten = [&](const nlohmann::json& v) {
+        if (v.is_number()) {
+          flat.push_back(v.get<float>());
+          return true;
+        }
+        if (!v.is_array()) return false;
+        for (const nlohmann::json& e : v)
+          if (!flatten(e)) return false;
+        return true;
+      };
+      if (!flatten(object[name]) || flat.size() != count)
+        return Error{fmt::format("--init '{}': '{}' must be {} number{}", path, name, count,
+                                 count == 1 ? "" : "s (nested lists in the field's shape)")};
+      out.insert(out.end(), flat.begin(), flat.end());
+    }
+  }
+  return out;
+}
+
+// The first value that is NaN or infinite in each float uniform (the model's data), as
+// "; the data hold y[17] = nan", or nothing: the likely cause when no starting point works.
+std::string non_finite_data(const Module& module, const Batch& batch) {
+  std::vector<std::string> found;
+  for (size_t u = 0; u < module.uniforms().size() && u < batch.uniforms.size(); ++u) {
+    const ValueInfo& info = module.uniforms()[u];
+    std::vector<uint32_t> dims;
+    const ValueType* leaf = &info.value_type;
+    while (leaf->is_array()) {
+      dims.push_back(leaf->count);
+      leaf = &leaf->elem();
+    }
+    if (!leaf->is_scalar() || leaf->scalar != Scalar::Float) continue;
+    const std::vector<uint32_t>& words = batch.uniforms[u];
+    for (uint64_t k = 0; k < words.size(); ++k) {
+      const float v = bits_float(words[k]);
+      if (std::isfinite(v)) continue;
+      std::string index;
+      for (size_t d = dims.size(), rest = k; d-- > 0; rest /= dims[d])
+        index = fmt::format("[{}]", rest % dims[d]) + index;
+      found.push_back(fmt::format("{}{} = {}", info.name, index, v));
+      break;
+    }
+  }
+  if (found.empty()) return "";
+  return fmt::format("; the data hold {}", fmt::join(found, ", "));
+}
+
 }  // namespace
 
 uint32_t field_offset(const ValueType& t, const std::string& name) {
@@ -241,41 +390,46 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
   if (density == functions.end())
     return Error{fmt::format("{}: no function 'log_density'; {}", model_path, kContract)};
   const FunctionInfo& fn = *density;
+  const auto off_contract = [&](const std::string& why) {
+    return Error{fmt::format("{}:{}:{}: 'log_density' does not fit the model contract{}: {}",
+                             model_path, fn.line, fn.col, why, kContract)};
+  };
+  if (fn.params.size() != 1) return off_contract(" (it takes one parameter)");
+  const ValueType& param = fn.params[0].value_type;
   const ValueType& result = fn.result.value_type;
   const bool derived = result.is_scalar() && result.scalar == Scalar::Float;
-  bool fits = fn.params.size() == 1 && is_float_array(fn.params[0].value_type) &&
-              (derived || (result.is_struct() && result.struct_name == "LogDensity"));
-  if (fits && !derived) {
-    const ValueField *value = result.field("value"), *grad = result.field("grad");
-    fits = result.fields.size() == 2 && value && grad && value->type.is_scalar() &&
-           value->type.scalar == Scalar::Float && grad->type.spelling() == fn.params[0].type;
-  }
-  if (!fits)
-    return Error{fmt::format("{}:{}:{}: 'log_density' does not fit the model contract: {}",
-                             model_path, fn.line, fn.col, kContract)};
-  const uint32_t length = fn.params[0].value_type.count;
-  // D: a probe function returning it.
-  auto probe = compile_text(*text + "\nfn nuts_dimension() -> int { return D; }\n", model_path,
-                            "nuts_dimension");
-  if (!probe)
-    return Error{fmt::format("{}: no 'const D: int' (the dimension); {}", model_path, kContract)};
-  Batch one;
-  one.lanes = 1;
-  for (const ValueInfo& u : (*probe)->uniforms())
-    one.uniforms.emplace_back(u.words, 0u);
-  auto d = (*probe)->run_cpu(one, RunOptions{}, CpuBackend::Interpreter);
-  if (!d) return d.failure();
-  const auto dimension = static_cast<int32_t>(d->outputs.at(0));
-  if (dimension <= 0 || static_cast<uint32_t>(dimension) != length)
-    return Error{fmt::format("{}: D is {} but log_density takes float[{}]; {}", model_path,
-                             dimension, length, kContract)};
 
-  auto combined = compile_text(*text + (derived ? kDerivedGradient : kHandGradient) + kNutsSource,
+  SampleProgram out;
+  if (param.is_struct()) {
+    if (!derived)
+      return off_contract(
+          " (over a struct of parameters it returns float: the gradient is "
+          "derived)");
+    auto layout = sample::struct_layout(param);
+    if (!layout) {
+      const TextLoc at = find_declaration(*text, param.struct_name).value_or(TextLoc{});
+      return Error{
+          fmt::format("{}:{}:{}: {}; {}", model_path, at.line, at.col, layout.error(), kContract)};
+    }
+    out.layout = std::move(*layout);
+  } else {
+    bool fits = is_float_array(param) &&
+                (derived || (result.is_struct() && result.struct_name == "LogDensity"));
+    if (fits && !derived) {
+      const ValueField *value = result.field("value"), *grad = result.field("grad");
+      fits = result.fields.size() == 2 && value && grad && value->type.is_scalar() &&
+             value->type.scalar == Scalar::Float && grad->type.spelling() == fn.params[0].type;
+    }
+    if (!fits) return off_contract("");
+    out.layout = sample::flat_layout(param.count);
+    if (auto s = check_dimension(*text, model_path, param.count); !s) return s.failure();
+  }
+
+  auto combined = compile_text(*text + sample::sampler_glue(out.layout, !derived) + kNutsSource,
                                model_path + " + nuts.ab", "main", kSamplerFirst);
   if (!combined) return combined.failure();
-  SampleProgram out;
   out.module = std::move(*combined);
-  out.dimension = length;
+  out.dimension = out.layout.dimension();
   return out;
 }
 
@@ -291,19 +445,16 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
   std::vector<uint32_t> init(uint64_t{c.chains} * D, 0u);
   const bool random_init = c.init.empty();
   if (!random_init) {
-    auto array = read_npy(c.init);
-    if (!array) return array.failure();
-    if (array->shape != std::vector<uint64_t>{c.chains, D})
-      return Error{fmt::format("--init '{}' must have shape ({}, {}) for {} chains of dimension {}",
-                               c.init, c.chains, D, c.chains, D)};
-    for (uint64_t k = 0; k < init.size(); ++k) {
-      auto word = encode_number(array->at(k), Scalar::Float);
-      if (!word) return Error{fmt::format("--init '{}': {}", c.init, word.error())};
-      // A chain started at NaN or infinity never moves: every proposal diverges.
-      if (!std::isfinite(bits_float(*word)))
-        return Error{fmt::format("--init '{}': row {} (chain {}) is not finite: q[{}] = {}", c.init,
-                                 k / D, k / D, k % D, bits_float(*word))};
-      init[k] = *word;
+    auto values = read_init(c.init, loaded.layout, c.chains);
+    if (!values) return values.failure();
+    for (uint32_t chain = 0; chain < c.chains; ++chain) {
+      const std::vector<float> row(values->begin() + uint64_t{chain} * D,
+                                   values->begin() + uint64_t{chain + 1} * D);
+      // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
+      auto u = sample::unconstrain(loaded.layout, row);
+      if (!u) return Error{fmt::format("--init '{}', chain {}: {}", c.init, chain, u.error())};
+      for (uint32_t j = 0; j < D; ++j)
+        init[uint64_t{chain} * D + j] = float_bits((*u)[j]);
     }
   }
   const ValueType& settings_type = module.inputs().at(2).value_type;
@@ -425,13 +576,36 @@ int sample_command(const SampleCommand& c) {
                fault_name(e.code), e.function, e.line, std::min(next_draw[e.lane], c.draws),
                c.draws);
   }
+  // A chain with no finite starting point returned without sampling (nuts.ab's main).
+  const ValueType& chain_type = module.output().value_type;
+  const uint32_t chain_words = chain_type.words;
+  const auto chain_result = [&](uint32_t chain, const char* field) {
+    return run.result.outputs[uint64_t{chain} * chain_words + field_offset(chain_type, field)];
+  };
+  nlohmann::ordered_json refused = nlohmann::ordered_json::array();
+  for (uint32_t chain = 0; chain < c.chains && !run.result.stopped; ++chain) {
+    if (faulted[chain] || chain_result(chain, "init_ok")) continue;
+    faulted[chain] = 1;
+    const uint32_t tries = chain_result(chain, "init_tries");
+    const float logp = bits_float(chain_result(chain, "init_logp"));
+    const std::string where = c.init.empty()
+                                  ? fmt::format(
+                                        "at {} random initial points (uniform in [-2, 2] on the "
+                                        "unconstrained scale; the last had log density {})",
+                                        tries, logp)
+                                  : fmt::format("at its --init point (log density {})", logp);
+    fmt::print(stderr, "chain {} refused: the log density or its gradient is not finite {}{}\n",
+               chain, where, non_finite_data(module, batch));
+    refused.push_back({{"chain", chain}, {"init_tries", tries}, {"log_density", logp}});
+  }
   for (uint32_t chain = 0; chain < c.chains; ++chain)
     if (!draws_file.fill_missing(chain, std::min(next_draw[chain], c.draws)))
       return report_error(Error{draws_file.error()});
   if (received == 0) {
     if (signal) return interrupted_without_draws(signal, fit);
     return report_error(Error{fmt::format(
-        "no chain produced a draw (every chain faulted); the files in '{}' are unchanged",
+        "no chain produced a draw (every chain faulted or was refused); the files in '{}' are "
+        "unchanged",
         c.out_dir.empty() ? "." : c.out_dir)});
   }
   // The summary uses the chains that did not fault, over the draws all of them have (fewer than
@@ -450,19 +624,32 @@ int sample_command(const SampleCommand& c) {
     if (!values) return report_error(values.failure());
     auto summary = sample::summarize(*values, used_chains.size(), used_draws);
     if (!summary) return report_error(summary.failure());
-    parameters.push_back({fmt::format("q[{}]", j), *summary});
+    parameters.push_back({loaded->layout.names[j], *summary});
   }
 
+  // Stan's checks of the fit, over the chains and draws the summary uses.
+  sample::FitStatistics fit_stats;
+  fit_stats.chains = static_cast<uint32_t>(used_chains.size());
+  fit_stats.draws = used_draws;
+  fit_stats.max_depth = c.max_depth;
+  for (uint32_t chain : used_chains)
+    for (uint32_t i = 0; i < used_draws; ++i) {
+      const uint64_t k = uint64_t{chain} * c.draws + i;
+      fit_stats.divergent.push_back(stats[statistic_index("divergent")][k] != 0);
+      fit_stats.tree_depth.push_back(static_cast<int32_t>(stats[statistic_index("depth")][k]));
+      fit_stats.energy.push_back(bits_float(stats[statistic_index("energy")][k]));
+    }
+  const std::vector<sample::FitWarning> warnings = sample::fit_warnings(fit_stats, parameters);
+
   // Chain totals from main's result (a chain that did not finish has none).
-  const ValueType& chain_type = module.output().value_type;
-  const uint32_t chain_words = chain_type.words;
+  const size_t grads_statistic = statistic_index("grads");
   uint64_t total_grads = 0, divergences = 0;
   std::vector<double> step_sizes;
   for (uint32_t chain = 0; chain < c.chains; ++chain) {
     if (faulted[chain] || run.result.stopped) {
       // A chain that did not finish counts the gradients of its draws (its warm-up's are lost).
       for (uint32_t i = 0; i < std::min(next_draw[chain], c.draws); ++i)
-        total_grads += stats[kGradsStatistic][uint64_t{chain} * c.draws + i];
+        total_grads += stats[grads_statistic][uint64_t{chain} * c.draws + i];
       step_sizes.push_back(std::nan(""));
       continue;
     }
@@ -476,7 +663,7 @@ int sample_command(const SampleCommand& c) {
                            stats[f]);
         !s)
       return report_error(s.failure());
-  const std::vector<uint32_t>& grads = stats[kGradsStatistic];
+  const std::vector<uint32_t>& grads = stats[grads_statistic];
 
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -513,6 +700,10 @@ int sample_command(const SampleCommand& c) {
                       {"ess_tail", num(s.ess_tail)}});
   }
   doc["parameters"] = std::move(params);
+  nlohmann::ordered_json warned = nlohmann::ordered_json::array();
+  for (const sample::FitWarning& w : warnings)
+    warned.push_back({{"kind", w.kind}, {"message", w.message}});
+  doc["warnings"] = std::move(warned);
   doc["gradient_evaluations"] = total_grads;
   doc["gradients_per_second"] = run_seconds > 0 ? total_grads / run_seconds : 0.0;
   doc["utilization"] = run.result.stats.utilization;
@@ -533,6 +724,7 @@ int sample_command(const SampleCommand& c) {
                       {"line", e.line},
                       {"draws", std::min(next_draw[e.lane], c.draws)}});
   doc["faults"] = std::move(faults);
+  doc["refused_chains"] = std::move(refused);
   nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
   for (double v : step_sizes)
     sizes.push_back(num(v));
@@ -548,7 +740,10 @@ int sample_command(const SampleCommand& c) {
     fmt::print(stderr,
                "stopped by {}: {} of {} draws written (per chain: {}); the missing draws are NaN\n",
                ::strsignal(signal), received, cells, fmt::join(draws_per_chain, " "));
-  if (used_chains.empty()) fmt::print(stderr, "error: every chain faulted: there is no summary\n");
+  if (used_chains.empty())
+    fmt::print(stderr, "error: every chain faulted or was refused: there is no summary\n");
+  for (const sample::FitWarning& w : warnings)
+    fmt::print(stderr, "warning: {}\n", w.message);
   if (c.format == "json") {
     fmt::print("{}\n", doc.dump());
     return exit_code;

@@ -10,6 +10,7 @@
 
 #include "autobatch/module.h"
 #include "tools/backends.h"
+#include "tools/sample/parameters.h"
 
 namespace ab::cli {
 
@@ -26,7 +27,7 @@ struct SampleCommand {
   bool adapt_metric = true;
   bool search_step = true;  // false: the first transitions use step_size as given
   uint64_t seed = 0;
-  std::string init;  // FILE.npy of [chains, D] initial points; empty: uniform in [-2, 2]^D
+  std::string init;  // FILE.npy [chains, D] or FILE.json by name, model space; empty: random
   std::vector<std::string> uniforms;
   std::string out_dir;
   std::string format = "table";
@@ -43,7 +44,8 @@ extern const char* const kNutsSource;
 struct SampleProgram {
   // The model and the sampler as one module, the sampler's functions first.
   std::shared_ptr<const Module> module;
-  uint32_t dimension = 0;
+  uint32_t dimension = 0;          // unconstrained coordinates
+  sample::ParameterLayout layout;  // their names and bounds
 };
 Expected<SampleProgram> load_sample_program(const std::string& model_path);
 
