@@ -1,5 +1,7 @@
 #include "tools/data_file.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "tools/values.h"
@@ -38,6 +40,19 @@ uint64_t DataFile::elements() const {
   for (uint64_t d : shape_)
     count *= d;
   return count;
+}
+
+std::optional<double> DataFile::float64(uint64_t index) const {
+  if (const auto* table = std::get_if<CsvTable>(&content_)) {
+    const std::string& text = table->rows[index / table->columns()][index % table->columns()];
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str()) return std::nullopt;
+    return v;
+  }
+  const auto& array = std::get<NpyArray>(content_);
+  if (array.type != NpyType::Float64) return std::nullopt;
+  return std::get<double>(array.at(index));
 }
 
 Expected<uint32_t> DataFile::element(uint64_t index, Scalar type) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -26,6 +27,9 @@ class DataFile {
 
   // Element `index` (C order) as a word of `type`; the error names the file and the position.
   Expected<uint32_t> element(uint64_t index, Scalar type) const;
+  // Element `index` as the float64 it was written as: a CSV number or an .npy float64 (nothing
+  // for narrower types, which a float holds exactly or as exactly as the file did).
+  std::optional<double> float64(uint64_t index) const;
 
  private:
   std::string path_;

@@ -1,6 +1,7 @@
 #include "tools/uniforms.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -28,7 +29,8 @@ std::string describe_csv(const std::vector<uint64_t>& layout) {
                      layout[1] == 1 ? "" : "s");
 }
 
-Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std::string& value) {
+Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std::string& value,
+                                             std::vector<Rounding>* rounded) {
   const std::string& type_name = uniform.type;
   auto shape = value_shape(uniform.value_type);
   if (!shape)
@@ -62,18 +64,26 @@ Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std
                                type_name, shape_string(want), shape_string(file->shape()))};
   }
   std::vector<uint32_t> words(shape->elements());
+  Rounding worst{uniform.name};
   for (uint64_t i = 0; i < words.size(); ++i) {
     auto word = file->element(i, shape->leaf);
     if (!word) return Error{fmt::format("uniform '{}': {}", uniform.name, word.error())};
     words[i] = *word;
+    if (!rounded || shape->leaf != Scalar::Float) continue;
+    const std::optional<double> exact = file->float64(i);
+    if (!exact || *exact == 0 || !std::isfinite(*exact)) continue;
+    const double change = std::abs(bits_float(*word) - *exact) / std::abs(*exact);
+    if (change > worst.relative_change) worst = {uniform.name, change, i};
   }
+  if (rounded && worst.relative_change > 0) rounded->push_back(worst);
   return words;
 }
 
 }  // namespace
 
 Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
-                                    const std::vector<std::string>& bindings) {
+                                    const std::vector<std::string>& bindings,
+                                    std::vector<Rounding>* rounded) {
   std::vector<std::optional<std::string>> values(uniforms.size());
   for (const std::string& arg : bindings) {
     auto binding = parse_binding(arg, "--uniform NAME=@FILE");
@@ -100,7 +110,7 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
     if (!values[i])
       return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
                                uniform.name, uniform.type, uniform.name)};
-    auto words = load_uniform(uniform, *values[i]);
+    auto words = load_uniform(uniform, *values[i], rounded);
     if (!words) return words.failure();
     data.push_back(std::move(*words));
   }

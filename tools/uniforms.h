@@ -16,8 +16,18 @@
 
 namespace ab::cli {
 
-// `uniforms`: the module's, in declaration order (Module::uniforms()).
+// How much a float uniform's data changed when rounded from float64 (a CSV number, an .npy
+// float64) to float32: the largest relative change and where.
+struct Rounding {
+  std::string uniform;
+  double relative_change = 0;
+  uint64_t element = 0;  // C order
+};
+
+// `uniforms`: the module's, in declaration order (Module::uniforms()). `rounded`, when given,
+// receives one entry per float uniform whose data changed in rounding.
 Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
-                                    const std::vector<std::string>& bindings);
+                                    const std::vector<std::string>& bindings,
+                                    std::vector<Rounding>* rounded = nullptr);
 
 }  // namespace ab::cli

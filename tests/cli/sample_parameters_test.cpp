@@ -194,6 +194,17 @@ TEST_CASE("sample parameters: initialisation retries random points, then refuses
                    "initial points") != std::string::npos);
   CHECK(o.err.find("the data hold y[1] = nan") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.path / "bad" / "draws.npy"));
+  // Decimal data lose digits in float32: said once, with the largest relative change; integers
+  // are exact and say nothing.
+  dir.write("decimal.csv", "0.1,0.2,0.3\n");
+  o = run_sample(dir, "data.ab -u y=@decimal.csv --backend vm --chains 2 --draws 10 --out dec");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  CHECK(o.err.find("note: uniform 'y' was rounded from float64 to float32 (largest relative "
+                   "change 4e-08, at element 2)") != std::string::npos);
+  dir.write("whole.csv", "1,2,3\n");
+  o = run_sample(dir, "data.ab -u y=@whole.csv --backend vm --chains 2 --draws 10 --out whole");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  CHECK(o.err.find("rounded") == std::string::npos);
 }
 
 TEST_CASE("sample parameters: Stan's warnings appear on fits that earn them and not otherwise") {

@@ -208,6 +208,7 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   l.command.chains = chains;
   l.command.draws = draws;
   l.command.warmup = 0;
+  l.command.leaf_steps = 4;  // the paper's (Radul et al. 2020, §4.1), as the native sampler
   l.command.step_size = m.step_size;
   l.command.search_step = false;
   l.command.seed = kSeed;

@@ -438,8 +438,15 @@ Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& 
   const uint32_t D = loaded.dimension;
   Batch batch;
   batch.lanes = c.chains;
-  auto uniforms = bind_uniforms(module.uniforms(), c.uniforms);
+  std::vector<Rounding> rounded;
+  auto uniforms = bind_uniforms(module.uniforms(), c.uniforms, &rounded);
   if (!uniforms) return uniforms.failure();
+  // The model computes in float32: say once how much that changed the data.
+  for (const Rounding& r : rounded)
+    fmt::print(stderr,
+               "note: uniform '{}' was rounded from float64 to float32 (largest relative change "
+               "{:.2g}, at element {})\n",
+               r.uniform, r.relative_change, r.element);
   batch.uniforms = std::move(*uniforms);
   // main(init: float[D], random_init: bool, settings: nuts_Settings)
   std::vector<uint32_t> init(uint64_t{c.chains} * D, 0u);

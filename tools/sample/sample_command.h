@@ -20,7 +20,7 @@ struct SampleCommand {
   uint32_t chains = 4;
   uint32_t draws = 1000;
   uint32_t warmup = 1000;
-  uint32_t leaf_steps = 4;
+  uint32_t leaf_steps = 1;  // Stan's; the paper's 4 costs ESS per gradient (docs/nuts.md)
   uint32_t max_depth = 10;
   double target_accept = 0.8;
   double step_size = 1.0;
