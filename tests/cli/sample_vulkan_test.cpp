@@ -9,23 +9,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/sample_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ab::testing::read_bytes;
 
 // Runs `autobatch sample ARGS --out DIR/NAME` and returns the output folder; requires exit 0
 // and no validation message.
