@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -63,6 +64,42 @@ DebuggerModel::DebuggerModel(std::unique_ptr<ExecutionSource> source,
     : source_(std::move(source)), timeline_(*source_, timeline) {
   for (const BlockInfo& block : module().blocks())
     block_lines_.push_back(block.lines);
+  heatmap_.reset(static_cast<uint32_t>(module().blocks().size()));
+  on_state_change(true);
+  timeline_.set_observer([this](bool jumped) { on_state_change(jumped); });
+}
+
+void DebuggerModel::on_state_change(bool jumped) {
+  ++epoch_;
+  const ExecutionSource& s = *source_;
+  const std::vector<int32_t>& pcs = s.lane_pcs();
+  const int32_t exit = exit_pc();
+  const auto blocks = static_cast<size_t>(exit);
+  if (jumped || prev_pcs_.size() != pcs.size()) {
+    prev_pcs_ = pcs;
+    waiting_.assign(blocks, 0);
+    for (int32_t pc : pcs)
+      if (pc >= 0 && pc < exit) ++waiting_[pc];
+    return;
+  }
+  // Only the lanes that ran can have moved: O(active lanes) per step.
+  const std::vector<uint32_t>& ran = s.last_active();
+  const uint64_t at = s.steps();
+  if (heatmap_.steps() + 1 == at) {
+    ran_.assign(blocks, 0);
+    for (uint32_t lane : ran)
+      if (prev_pcs_[lane] >= 0 && prev_pcs_[lane] < exit) ++ran_[prev_pcs_[lane]];
+    heatmap_.push(waiting_, ran_);
+  }
+  for (uint32_t lane : ran) {
+    const int32_t from = prev_pcs_[lane], to = pcs[lane];
+    if (from == to) continue;
+    if (from >= 0 && from < exit) --waiting_[from];
+    if (to >= 0 && to < exit) ++waiting_[to];
+    prev_pcs_[lane] = to;
+  }
+  if (selected_ && at == strip_first_ + strip_.size())
+    strip_.push_back({pcs[*selected_], s.lane_depths()[*selected_]});
 }
 
 uint64_t DebuggerModel::step(uint64_t n) {
@@ -78,9 +115,14 @@ uint64_t DebuggerModel::seek(uint64_t step) {
 StopReason DebuggerModel::continue_run(uint64_t max_steps) {
   StopReason reason;
   int hit = -1;
+  // A filter breakpoint looks at every lane after the first step, then only at the lanes that
+  // ran: a lane that did not run is as it was, and it did not match then.
+  bool first = true;
   const uint64_t taken = timeline_.step(max_steps, [&] {
+    const bool all_lanes = first;
+    first = false;
     for (size_t i = 0; i < breakpoints_.size(); ++i)
-      if (breakpoints_[i].enabled && breakpoint_holds(breakpoints_[i])) {
+      if (breakpoints_[i].enabled && breakpoint_holds(breakpoints_[i], all_lanes)) {
         hit = static_cast<int>(i);
         return true;
       }
@@ -119,6 +161,17 @@ std::optional<std::string> DebuggerModel::run_slice(uint64_t n) {
 }
 
 Status DebuggerModel::add_breakpoint(std::string_view text) {
+  std::string trimmed(text);
+  trimmed.erase(0, trimmed.find_first_not_of(" \t"));
+  trimmed.erase(trimmed.find_last_not_of(" \t") + 1);
+  if (trimmed == "filter") {
+    if (!filter_) return Error{"break filter: there is no filter (give one: break filter EXPR)"};
+    Breakpoint b;
+    b.kind = Breakpoint::Kind::Filter;
+    b.filter = std::make_shared<const LaneFilter>(*filter_);
+    breakpoints_.push_back(b);
+    return Ok{};
+  }
   auto parsed = parse_breakpoint(text, module(), source_->lanes());
   if (!parsed) return Error{parsed.error()};
   breakpoints_.push_back(*parsed);
@@ -143,7 +196,7 @@ void DebuggerModel::toggle_line_breakpoint(int line) {
   breakpoints_.push_back(b);
 }
 
-bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
+bool DebuggerModel::breakpoint_holds(const Breakpoint& b, bool all_lanes) const {
   const ExecutionSource& s = *source_;
   const int32_t exit = exit_pc();
   switch (b.kind) {
@@ -177,6 +230,12 @@ bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
       for (uint32_t lane : s.last_active())
         if (s.lane_faulted()[lane]) return true;
       return false;
+    case Breakpoint::Kind::Filter: {
+      if (!b.filter) return false;
+      if (!all_lanes) return b.filter->any(lane_state(s), s.last_active());
+      std::vector<uint8_t> match;
+      return b.filter->evaluate(lane_state(s), match) > 0;
+    }
   }
   return false;
 }
@@ -194,10 +253,13 @@ Status DebuggerModel::select_lane(uint32_t lane) {
     return Error{
         fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes())};
   selected_ = lane;
+  strip_first_ = position();
+  strip_ = {{source_->lane_pcs()[lane], source_->lane_depths()[lane]}};
   return Ok{};
 }
 
 Status DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
+  ++settings_;
   if (mode != ColorMode::Variable) {
     color_mode_ = mode;
     return Ok{};
@@ -239,10 +301,7 @@ int DebuggerModel::block_line(int32_t block) const {
 }
 
 std::vector<uint32_t> DebuggerModel::waiting_per_block() const {
-  std::vector<uint32_t> out(module().blocks().size(), 0);
-  for (int32_t pc : source_->lane_pcs())
-    if (pc >= 0 && pc < exit_pc()) ++out[pc];
-  return out;
+  return waiting_;  // followed step by step (on_state_change)
 }
 
 std::vector<uint32_t> DebuggerModel::waiting_per_line() const {
@@ -554,6 +613,12 @@ std::string DebuggerModel::dump_json() const {
   out["breakpoints"] = std::move(bps);
   out["selected_lane"] = selected_ ? nlohmann::json(*selected_) : nlohmann::json(nullptr);
   out["color"] = color_mode_name(color_mode_);
+  out["group"] = group_by_name(group_by_);
+  if (group_by_ == GroupBy::Variable) out["group_var"] = group_name_;
+  if (filter_) {
+    out["filter"] = filter_->text();
+    out["filter_count"] = filter_count();
+  }
   if (color_mode_ == ColorMode::Variable) out["watched"] = watched_name_;
   if (selected_)
     if (const auto g = group_view(*selected_)) {
@@ -568,6 +633,130 @@ std::string DebuggerModel::dump_json() const {
   out["state"] =
       nlohmann::json::parse(state_json(module(), source_->snapshot(0, source_->lanes())));
   return out.dump(1);
+}
+
+// ---- the lane grid's views ----
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+Status DebuggerModel::set_grouping(GroupBy by, const std::string& variable) {
+  if (by == GroupBy::Variable) {
+    Expected<VariableReader> var = VariableReader::resolve(module(), variable);
+    if (!var) return Error{var.error()};
+    group_var_ = std::move(*var);
+    group_name_ = variable;
+  } else {
+    group_var_.reset();
+    group_name_.clear();
+  }
+  group_by_ = by;
+  ++settings_;
+  return Ok{};
+}
+
+const LaneGrouping& DebuggerModel::grouping() const {
+  const std::pair<uint64_t, uint64_t> now{epoch_, settings_};
+  if (grouping_at_ != now) {
+    const auto start = std::chrono::steady_clock::now();
+    grouping_ = group_lanes(lane_state(*source_), group_by_, group_var_ ? &*group_var_ : nullptr);
+    grouping_ms_ = ms_since(start);
+    grouping_at_ = now;
+  }
+  return grouping_;
+}
+
+Status DebuggerModel::set_filter(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos || text.substr(first) == "off") {
+    filter_.reset();
+    ++settings_;
+    return Ok{};
+  }
+  Expected<LaneFilter> parsed = LaneFilter::parse(text, module());
+  if (!parsed) return Error{parsed.error()};
+  filter_ = std::move(*parsed);
+  ++settings_;
+  return Ok{};
+}
+
+const std::string& DebuggerModel::filter_text() const {
+  static const std::string kNone;
+  return filter_ ? filter_->text() : kNone;
+}
+
+const std::vector<uint8_t>& DebuggerModel::filter_matches() const {
+  const std::pair<uint64_t, uint64_t> now{epoch_, settings_};
+  if (matches_at_ != now) {
+    matches_at_ = now;
+    if (!filter_) {
+      matches_.clear();
+      match_count_ = 0;
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      match_count_ = filter_->evaluate(lane_state(*source_), matches_);
+      filter_ms_ = ms_since(start);
+    }
+  }
+  return matches_;
+}
+
+uint32_t DebuggerModel::filter_count() const {
+  filter_matches();
+  return match_count_;
+}
+
+std::optional<uint32_t> DebuggerModel::select_next_match(bool forward) {
+  const std::vector<uint8_t>& m = filter_matches();
+  const auto lanes = static_cast<uint32_t>(m.size());
+  if (!match_count_ || !lanes) return std::nullopt;
+  uint32_t lane = selected_ ? *selected_ : (forward ? lanes - 1 : 0);
+  for (uint32_t i = 0; i < lanes; ++i) {
+    lane = forward ? (lane + 1) % lanes : (lane + lanes - 1) % lanes;
+    if (m[lane]) {
+      select_lane(lane);
+      return lane;
+    }
+  }
+  return std::nullopt;
+}
+
+Status DebuggerModel::select_band(size_t band) {
+  const LaneGrouping& g = grouping();
+  if (band >= g.bands.size())
+    return Error{fmt::format("band {} is out of range (there are {} bands)", band, g.bands.size())};
+  const Band b = g.bands[band];
+  const uint32_t first_lane = g.order[b.first];
+  if (b.predicate.empty()) {
+    if (g.by == GroupBy::None) {
+      set_filter("");
+      return select_lane(first_lane);
+    }
+    return Error{fmt::format("the band '{}' has no filter that selects it", b.label)};
+  }
+  if (Status s = set_filter(b.predicate); !s) return s;
+  return select_lane(first_lane);
+}
+
+Status DebuggerModel::select_heatmap_cell(uint64_t step, int32_t block) {
+  if (block < 0 || block >= exit_pc())
+    return Error{fmt::format("no block {} (the program has {})", block, exit_pc())};
+  seek(step);
+  if (Status s = set_filter("block == " + module().blocks()[block].name); !s) return s;
+  if (!filter_count()) return Ok{};
+  selected_.reset();
+  select_next_match(true);
+  return Ok{};
+}
+
+std::vector<uint32_t> DebuggerModel::depth_histogram() const {
+  return ab::debugger::depth_histogram(lane_state(*source_));
 }
 
 }  // namespace ab::debugger
