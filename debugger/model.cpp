@@ -451,6 +451,14 @@ std::string DebuggerModel::lane_summary(uint32_t lane) const {
   return text;
 }
 
+std::string DebuggerModel::lane_value(uint32_t lane) const {
+  const ExecutionSource& s = *source_;
+  if (color_mode_ != ColorMode::Variable || lane >= s.lanes()) return "";
+  const VariableInfo& watched = module().variables()[watched_];
+  const size_t stride = s.registers().size() / s.lanes();
+  return format_value(watched.value_type, s.registers().data() + lane * stride + watched.offset, 2);
+}
+
 namespace {
 
 // The function called by the call whose return block is `ret`; "" if none.

@@ -145,6 +145,8 @@ class DebuggerModel {
   // A one-line hover text: "lane 17: fib.b2 (line 3), depth 4, n = 7".
   std::string lane_summary(uint32_t lane) const;
   LaneDetails lane_details(uint32_t lane) const;
+  // The watched variable's value in `lane` ("" unless colouring by a variable).
+  std::string lane_value(uint32_t lane) const;
   // The lowered IR of a block (Module::block_ir_text) and its generated GLSL function
   // (ab::block_glsl; needs no device). "" for a block that does not exist.
   std::string block_ir(int32_t block) const;

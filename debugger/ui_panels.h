@@ -22,9 +22,6 @@ struct LaneGridImage {
   ImTextureID texture = nullptr;  // set by the window after uploading
 };
 
-// Chooses the grid's shape for `lanes` lanes in a panel of aspect width / height.
-void lane_grid_shape(uint32_t lanes, float aspect, uint32_t& columns, uint32_t& rows);
-
 class Panels {
  public:
   explicit Panels(DebuggerModel& model, std::string title);
@@ -44,8 +41,12 @@ class Panels {
   void draw_source();
   void draw_blocks();
   void draw_lane_grid();
+  void draw_lane_grid_header();
   void draw_plot();
+  void draw_heatmap(float x0, float y0, float width, float height, uint64_t begin, uint64_t end);
   void draw_inspector();
+  void draw_strip();
+  void draw_histogram();
   void draw_breakpoints();
   void draw_group(const GroupView& g);
 
@@ -59,10 +60,17 @@ class Panels {
   bool show_glsl_ = false;
   std::string lowered_text_;
   float grid_aspect_ = 2.0f;
-  // Cached per state: recomputed when the position, colouring or selection changes.
-  uint64_t cached_position_ = UINT64_MAX;
-  int cached_mode_ = -1;
-  std::string cached_watch_;
+  // Cached per state: recomputed when the model's state or view settings change.
+  uint64_t cached_state_ = UINT64_MAX, cached_settings_ = UINT64_MAX;
+  uint32_t cached_columns_ = 0;
+  GridLayout layout_;
+  std::vector<uint32_t> histogram_;
+  std::vector<int> hits_;
+  size_t hits_counted_ = SIZE_MAX;  // breakpoints when hits_ was computed
+  char filter_text_[256] = "";
+  char group_var_[64] = "";
+  bool panning_ = false;
+  std::vector<double> heat_waiting_, heat_ran_;  // scratch
   std::vector<uint32_t> per_block_, per_line_;
   std::vector<LegendEntry> legend_;
   std::vector<uint64_t> executions_;
