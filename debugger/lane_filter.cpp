@@ -64,7 +64,19 @@ double VariableReader::read(const LaneState& s, uint32_t lane) const {
     if (v < 0) return NAN;
   }
   const VariableInfo& var = s.module->variables()[v];
-  return leading_scalar(var.value_type, s.registers + lane * s.stride + var.offset);
+  return leading_scalar(var.value_type, s.registers + lane * s.stride + s.offset_of(v));
+}
+
+void VariableReader::used(std::vector<int32_t>& variables) const {
+  if (fixed_ >= 0) variables.push_back(fixed_);
+  for (int32_t v : per_block_)
+    if (v >= 0) variables.push_back(v);
+}
+
+void LaneFilter::used(std::vector<int32_t>& variables) const {
+  if (variables_)
+    for (const VariableReader& v : *variables_)
+      v.used(variables);
 }
 
 // ---- the expression ----

@@ -45,6 +45,12 @@ struct LaneState {
   const uint8_t* faulted = nullptr;
   const uint32_t* registers = nullptr;  // [lane * stride + word]
   size_t stride = 0;
+  // Set when `registers` holds only some variables (a compact copy): [variable] its first word
+  // there. Unset: the module's VariableInfo::offset.
+  const uint32_t* offsets = nullptr;
+  uint32_t offset_of(int32_t variable) const {
+    return offsets ? offsets[variable] : module->variables()[variable].offset;
+  }
 
   bool is_faulted(uint32_t lane) const { return faulted[lane] != 0; }
   bool is_finished(uint32_t lane) const { return !faulted[lane] && pcs[lane] == exit_pc; }
@@ -61,6 +67,8 @@ class VariableReader {
   const std::string& name() const { return name_; }
   // NaN when the lane has no such variable now.
   double read(const LaneState& state, uint32_t lane) const;
+  // Adds the variables it may read (indices into the module's variables).
+  void used(std::vector<int32_t>& variables) const;
 
  private:
   std::string name_;
@@ -74,6 +82,8 @@ class LaneFilter {
   // first character that is not a blank.
   static Expected<LaneFilter> parse(std::string_view text, const Module& module);
   const std::string& text() const { return text_; }
+  bool reads_variables() const { return variables_ && !variables_->empty(); }
+  void used(std::vector<int32_t>& variables) const;  // the variables it reads
 
   // match[lane] = 1 for each lane it holds for, else 0; returns how many hold.
   uint32_t evaluate(const LaneState& state, std::vector<uint8_t>& match) const;

@@ -28,6 +28,11 @@ const char* color_mode_name(ColorMode mode) {
 
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 constexpr uint32_t rgba(uint8_t r, uint8_t g, uint8_t b) {
   return uint32_t{r} | uint32_t{g} << 8 | uint32_t{b} << 16 | 0xff000000u;
 }
@@ -330,15 +335,16 @@ uint32_t DebuggerModel::faulted_lanes() const {
   return n;
 }
 
-void DebuggerModel::watch_range(double& lo, double& hi) const {
-  const VariableInfo& watched = module().variables()[watched_];
-  const auto& regs = source_->registers();
-  const size_t stride = source_->lanes() ? regs.size() / source_->lanes() : 0;
+namespace {
+
+// The watched variable's finite range over every lane.
+void variable_range(const LaneState& s, int32_t variable, double& lo, double& hi) {
+  const VariableInfo& watched = s.module->variables()[variable];
+  const uint32_t offset = s.offset_of(variable);
   lo = INFINITY;
   hi = -INFINITY;
-  for (uint32_t lane = 0; lane < source_->lanes(); ++lane) {
-    const double v =
-        leading_scalar(watched.value_type, regs.data() + lane * stride + watched.offset);
+  for (uint32_t lane = 0; lane < s.lanes; ++lane) {
+    const double v = leading_scalar(watched.value_type, s.registers + lane * s.stride + offset);
     if (!std::isfinite(v)) continue;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
@@ -346,48 +352,144 @@ void DebuggerModel::watch_range(double& lo, double& hi) const {
   if (lo > hi) lo = hi = 0;
 }
 
-void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
-  const ExecutionSource& s = *source_;
-  const int32_t exit = exit_pc();
-  const auto& pcs = s.lane_pcs();
-  const auto& depths = s.lane_depths();
-  const auto& faulted = s.lane_faulted();
-  out.resize(s.lanes());
+}  // namespace
+
+void DebuggerModel::watch_range(double& lo, double& hi) const {
+  variable_range(lane_state(*source_), watched_, lo, hi);
+}
+
+void lane_colors(const LaneState& s, ColorMode mode, int32_t watched_variable,
+                 std::vector<uint32_t>& out) {
+  const int32_t exit = s.exit_pc;
+  out.resize(s.lanes);
   double lo = 0, hi = 0;
   uint32_t max_depth = 1;
-  if (color_mode_ == ColorMode::Variable) watch_range(lo, hi);
-  if (color_mode_ == ColorMode::Depth)
-    for (uint32_t d : depths)
-      max_depth = std::max(max_depth, d);
-  const auto& regs = s.registers();
-  const size_t stride = s.lanes() ? regs.size() / s.lanes() : 0;
-  for (uint32_t lane = 0; lane < s.lanes(); ++lane) {
-    if (faulted[lane]) {
+  const VariableInfo* watched =
+      mode == ColorMode::Variable ? &s.module->variables()[watched_variable] : nullptr;
+  if (watched) variable_range(s, watched_variable, lo, hi);
+  if (mode == ColorMode::Depth)
+    for (uint32_t lane = 0; lane < s.lanes; ++lane)
+      max_depth = std::max(max_depth, s.depths[lane]);
+  for (uint32_t lane = 0; lane < s.lanes; ++lane) {
+    if (s.faulted[lane]) {
       out[lane] = kFaulted;
       continue;
     }
-    const bool finished = pcs[lane] == exit;
-    switch (color_mode_) {
+    const bool finished = s.pcs[lane] == exit;
+    switch (mode) {
       case ColorMode::Block:
-        out[lane] = finished ? kFinished : categorical_color(static_cast<uint32_t>(pcs[lane]));
+        out[lane] = finished ? kFinished : categorical_color(static_cast<uint32_t>(s.pcs[lane]));
         break;
       case ColorMode::Depth:
         out[lane] =
             finished ? kFinished
-                     : ramp_color(max_depth > 1 ? (depths[lane] - 1.0) / (max_depth - 1.0) : 0.0);
+                     : ramp_color(max_depth > 1 ? (s.depths[lane] - 1.0) / (max_depth - 1.0) : 0.0);
         break;
       case ColorMode::Error:
         out[lane] = finished ? kFinished : kRunning;
         break;
       case ColorMode::Variable: {
-        const VariableInfo& watched = module().variables()[watched_];
         const double v =
-            leading_scalar(watched.value_type, regs.data() + lane * stride + watched.offset);
+            leading_scalar(watched->value_type, s.registers + lane * s.stride + watched->offset);
         out[lane] = ramp_color(hi > lo ? (v - lo) / (hi - lo) : 0.5);
         break;
       }
     }
   }
+}
+
+void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
+  ab::debugger::lane_colors(lane_state(*source_), color_mode_, watched_, out);
+}
+
+LaneGridJob DebuggerModel::grid_job(uint32_t columns) const {
+  LaneGridJob job;
+  const ExecutionSource& s = *source_;
+  job.module_ = source_->program().module;
+  job.pcs_ = s.lane_pcs();
+  job.depths_ = s.lane_depths();
+  job.faulted_ = s.lane_faulted();
+  // The registers are the bulk of a lane's state: only the variables the views read are copied,
+  // side by side.
+  std::vector<int32_t> used;
+  if (color_mode_ == ColorMode::Variable) used.push_back(watched_);
+  if (group_var_) group_var_->used(used);
+  if (filter_) filter_->used(used);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  const std::vector<VariableInfo>& vars = module().variables();
+  job.offsets_.assign(vars.size(), UINT32_MAX);
+  uint32_t words = 0;
+  for (int32_t v : used) {
+    job.offsets_[v] = words;
+    words += vars[v].value_type.words;
+  }
+  job.words_ = words;
+  if (words) {
+    const std::vector<uint32_t>& regs = s.registers();
+    const size_t stride = s.lanes() ? regs.size() / s.lanes() : 0;
+    job.registers_.resize(size_t{words} * s.lanes());
+    uint32_t* out = job.registers_.data();
+    for (uint32_t lane = 0; lane < s.lanes(); ++lane) {
+      const uint32_t* in = regs.data() + lane * stride;
+      for (int32_t v : used)
+        for (uint32_t k = 0; k < vars[v].value_type.words; ++k)
+          *out++ = in[vars[v].offset + k];
+    }
+  }
+  job.columns_ = columns;
+  job.color_ = color_mode_;
+  job.watched_ = watched_;
+  job.group_by_ = group_by_;
+  job.group_var_ = group_var_;
+  job.filter_ = filter_;
+  job.state_epoch_ = epoch_;
+  job.settings_epoch_ = settings_;
+  return job;
+}
+
+LaneGridViews LaneGridJob::run() const {
+  const auto start = std::chrono::steady_clock::now();
+  LaneGridViews v;
+  v.state_epoch = state_epoch_;
+  v.settings_epoch = settings_epoch_;
+  v.columns = columns_;
+  LaneState s;
+  s.module = module_.get();
+  s.lanes = static_cast<uint32_t>(pcs_.size());
+  s.exit_pc = static_cast<int32_t>(module_->blocks().size());
+  s.pcs = pcs_.data();
+  s.depths = depths_.data();
+  s.faulted = faulted_.data();
+  s.registers = registers_.data();
+  s.stride = words_;
+  s.offsets = offsets_.data();
+  v.grouping = group_lanes(s, group_by_, group_var_ ? &*group_var_ : nullptr);
+  v.layout = layout_grid(v.grouping, s.lanes, columns_);
+  v.histogram = depth_histogram(s);
+  std::vector<uint32_t> colors;
+  lane_colors(s, color_, watched_, colors);
+  std::vector<uint8_t> match;
+  v.filtered = filter_.has_value();
+  if (filter_) v.match_count = filter_->evaluate(s, match);
+  v.rgba.resize(v.layout.cell_lane.size());
+  constexpr uint32_t kEmpty = 0xff1c1818u;  // IM_COL32(24, 24, 28, 255)
+  for (size_t cell = 0; cell < v.layout.cell_lane.size(); ++cell) {
+    const uint32_t lane = v.layout.cell_lane[cell];
+    if (lane == GridLayout::kEmpty) {
+      v.rgba[cell] = kEmpty;
+      continue;
+    }
+    uint32_t c = colors[lane];
+    if (v.filtered && !match[lane]) {
+      // Lanes the filter does not match fade to a quarter of their colour.
+      c = ((c & 0xff) / 4 + 12) | (((c >> 8 & 0xff) / 4 + 12) << 8) |
+          (((c >> 16 & 0xff) / 4 + 14) << 16) | 0xff000000u;
+    }
+    v.rgba[cell] = c;
+  }
+  v.ms = ms_since(start);
+  return v;
 }
 
 std::vector<LegendEntry> DebuggerModel::legend() const {
@@ -644,15 +746,6 @@ std::string DebuggerModel::dump_json() const {
 }
 
 // ---- the lane grid's views ----
-
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-}  // namespace
 
 Status DebuggerModel::set_grouping(GroupBy by, const std::string& variable) {
   if (by == GroupBy::Variable) {

@@ -75,6 +75,49 @@ struct StopReason {
   std::string message;
 };
 
+// Everything the lane grid draws for one state: the bands, their layout, the cells' colours
+// (lanes the filter does not match faded), the filter's count and the depth histogram.
+struct LaneGridViews {
+  uint64_t state_epoch = UINT64_MAX, settings_epoch = UINT64_MAX;  // what it was built from
+  uint32_t columns = 0;
+  LaneGrouping grouping;
+  GridLayout layout;
+  std::vector<uint32_t> rgba;  // [cell]
+  bool filtered = false;
+  uint32_t match_count = 0;
+  std::vector<uint32_t> histogram;
+  double ms = 0;  // how long building it took
+};
+
+// A request for LaneGridViews holding its own copy of the lanes' state and the view settings, so
+// that run() can go on a worker thread while the model steps on (DebuggerModel::grid_job).
+class LaneGridJob {
+ public:
+  LaneGridViews run() const;
+
+ private:
+  friend class DebuggerModel;
+  std::shared_ptr<const Module> module_;
+  std::vector<int32_t> pcs_;
+  std::vector<uint32_t> depths_;
+  std::vector<uint8_t> faulted_;
+  std::vector<uint32_t> registers_;  // [lane * words_ + word]: only the variables read
+  std::vector<uint32_t> offsets_;    // [variable] its first word in registers_
+  uint32_t words_ = 0;
+  uint32_t columns_ = 1;
+  ColorMode color_ = ColorMode::Block;
+  int32_t watched_ = -1;
+  GroupBy group_by_ = GroupBy::None;
+  std::optional<VariableReader> group_var_;
+  std::optional<LaneFilter> filter_;
+  uint64_t state_epoch_ = 0, settings_epoch_ = 0;
+};
+
+// One RGBA colour per lane by `mode` (`watched_variable`: an index into the module's variables,
+// for ColorMode::Variable).
+void lane_colors(const LaneState& state, ColorMode mode, int32_t watched_variable,
+                 std::vector<uint32_t>& rgba);
+
 class DebuggerModel {
  public:
   explicit DebuggerModel(std::unique_ptr<ExecutionSource> source,
@@ -205,6 +248,8 @@ class DebuggerModel {
   // (settings): the window redraws the lane grid when either moves.
   uint64_t state_epoch() const { return epoch_; }
   uint64_t settings_epoch() const { return settings_; }
+  // A copy of what the lane grid's views need, to build them off the UI thread.
+  LaneGridJob grid_job(uint32_t columns) const;
 
  private:
   bool breakpoint_holds(const Breakpoint& b, bool all_lanes = true) const;

@@ -49,6 +49,7 @@ void Panels::refresh() {
   if (cached_state_ == model_.state_epoch() && cached_settings_ == model_.settings_epoch() &&
       !shape_changed)
     return;
+  const auto start = std::chrono::steady_clock::now();
   if (cached_settings_ != model_.settings_epoch() && !ImGui::IsAnyItemActive())
     std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
   cached_state_ = model_.state_epoch();
@@ -60,33 +61,49 @@ void Panels::refresh() {
   executions_ = model_.source().result().stats.block_executions;
   live_ = model_.live_lanes();
   faulted_ = model_.faulted_lanes();
-  histogram_ = model_.depth_histogram();
   hits_ = model_.hits();
   hits_counted_ = model_.breakpoints().size();
-  layout_ = layout_grid(model_.grouping(), lanes, cached_columns_);
-  grid_.columns = layout_.columns;
-  grid_.rows = layout_.rows;
-  std::vector<uint32_t> colors;
-  model_.lane_colors(colors);
-  const std::vector<uint8_t>& match = model_.filter_matches();
-  const bool filtered = model_.has_filter();
-  grid_.rgba.resize(layout_.cell_lane.size());
-  const uint32_t empty = IM_COL32(24, 24, 28, 255);
-  for (size_t cell = 0; cell < layout_.cell_lane.size(); ++cell) {
-    const uint32_t lane = layout_.cell_lane[cell];
-    if (lane == GridLayout::kEmpty) {
-      grid_.rgba[cell] = empty;
-      continue;
-    }
-    uint32_t c = colors[lane];
-    if (filtered && !match[lane]) {
-      // Lanes the filter does not match fade to a quarter of their colour.
-      c = ((c & 0xff) / 4 + 12) | (((c >> 8 & 0xff) / 4 + 12) << 8) |
-          (((c >> 16 & 0xff) / 4 + 14) << 16) | 0xff000000u;
-    }
-    grid_.rgba[cell] = c;
-  }
+  request_views(lanes < kSyncLanes);
+  refresh_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool Panels::views_current() const {
+  return views_.state_epoch == model_.state_epoch() &&
+         views_.settings_epoch == model_.settings_epoch() && views_.columns == cached_columns_;
+}
+
+void Panels::adopt(LaneGridViews views) {
+  views_ = std::move(views);
+  grid_.columns = views_.layout.columns;
+  grid_.rows = views_.layout.rows;
+  grid_.rgba = std::move(views_.rgba);
   ++grid_.version;
+}
+
+void Panels::request_views(bool synchronous) {
+  if (pending_.valid()) {
+    // One build at a time: a finished one is taken, and the next starts from the latest state.
+    if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    adopt(pending_.get());
+  }
+  if (views_current()) return;
+  LaneGridJob job = model_.grid_job(cached_columns_);
+  if (synchronous) {
+    adopt(job.run());
+    return;
+  }
+  pending_ = std::async(std::launch::async, [job = std::move(job)] { return job.run(); });
+}
+
+void Panels::settle() {
+  refresh();
+  if (pending_.valid()) adopt(pending_.get());
+  if (!views_current()) adopt(model_.grid_job(cached_columns_).run());
+}
+
+Panels::~Panels() {
+  if (pending_.valid()) pending_.wait();
 }
 
 void Panels::tick() {
@@ -346,8 +363,9 @@ void Panels::draw_lane_grid_header() {
   }
   ImGui::SameLine();
   if (model_.has_filter()) {
+    const bool built = views_.filtered && views_.settings_epoch == model_.settings_epoch();
     ImGui::TextColored(ImVec4(1, 0.85f, 0.4f, 1), "%s match",
-                       with_commas(model_.filter_count()).c_str());
+                       built ? with_commas(views_.match_count).c_str() : "...");
     ImGui::SameLine();
     if (ImGui::SmallButton("<")) model_.select_next_match(false);
     ImGui::SameLine();
@@ -399,8 +417,8 @@ void Panels::draw_lane_grid() {
     v.zoom = std::max(1.0, v.cell_pixels / fit);
     v.cell_pixels = 0;
   }
-  if (v.center_lane >= 0 && static_cast<uint64_t>(v.center_lane) < layout_.lane_cell.size()) {
-    const uint32_t cell = layout_.lane_cell[v.center_lane];
+  if (v.center_lane >= 0 && static_cast<uint64_t>(v.center_lane) < views_.layout.lane_cell.size()) {
+    const uint32_t cell = views_.layout.lane_cell[v.center_lane];
     v.center_x = cell % grid_.columns + 0.5;
     v.center_y = cell / grid_.columns + 0.5;
     v.center_lane = -1;
@@ -440,7 +458,7 @@ void Panels::draw_lane_grid() {
     const bool two_lines = cell >= 34;
     for (uint32_t r = first_row; r < last_row; ++r)
       for (uint32_t c = first_col; c < last_col; ++c) {
-        const uint32_t lane = layout_.cell_lane[size_t{r} * grid_.columns + c];
+        const uint32_t lane = views_.layout.cell_lane[size_t{r} * grid_.columns + c];
         if (lane == GridLayout::kEmpty) continue;
         const ImVec2 a(top_left.x + c * cell, top_left.y + r * cell);
         draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(20, 20, 24, 255));
@@ -466,12 +484,12 @@ void Panels::draw_lane_grid() {
       }
   }
   // Band labels: at each band's first row, over the grid.
-  const LaneGrouping& g = model_.grouping();
+  const LaneGrouping& g = views_.grouping;
   int clicked_band = -1;
   if (g.by != GroupBy::None) {
-    for (size_t b = 0; b < g.bands.size() && b < layout_.band_row.size(); ++b) {
-      const float y = top_left.y + layout_.band_row[b] * cell;
-      const float band_h = layout_.band_rows[b] * cell;
+    for (size_t b = 0; b < g.bands.size() && b < views_.layout.band_row.size(); ++b) {
+      const float y = top_left.y + views_.layout.band_row[b] * cell;
+      const float band_h = views_.layout.band_rows[b] * cell;
       if (y + band_h < origin.y || y > view_end.y) continue;
       const std::string label =
           fmt::format("{} ({})", g.bands[b].label, with_commas(g.bands[b].count));
@@ -488,8 +506,8 @@ void Panels::draw_lane_grid() {
         clicked_band = static_cast<int>(b);
     }
   }
-  if (auto sel = model_.selected_lane(); sel && *sel < layout_.lane_cell.size()) {
-    const uint32_t at = layout_.lane_cell[*sel];
+  if (auto sel = model_.selected_lane(); sel && *sel < views_.layout.lane_cell.size()) {
+    const uint32_t at = views_.layout.lane_cell[*sel];
     const ImVec2 a(top_left.x + (at % grid_.columns) * cell,
                    top_left.y + (at / grid_.columns) * cell);
     // Small cells get a larger ring so the selection stays visible at a million lanes.
@@ -577,8 +595,9 @@ void Panels::draw_lane_grid() {
   const uint32_t col = static_cast<uint32_t>(std::max(0.0f, (m.x - top_left.x) / cell));
   const uint32_t row = static_cast<uint32_t>(std::max(0.0f, (m.y - top_left.y) / cell));
   const uint64_t at = uint64_t{row} * grid_.columns + col;
-  if (col < grid_.columns && row < grid_.rows && layout_.cell_lane[at] != GridLayout::kEmpty) {
-    const uint32_t lane = layout_.cell_lane[at];
+  if (col < grid_.columns && row < grid_.rows &&
+      views_.layout.cell_lane[at] != GridLayout::kEmpty) {
+    const uint32_t lane = views_.layout.cell_lane[at];
     ImGui::SetTooltip("%s", model_.lane_summary(lane).c_str());
     if (ImGui::IsMouseReleased(0) && !panning_) model_.select_lane(lane);
   }
@@ -752,31 +771,33 @@ void Panels::draw_histogram() {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  if (histogram_.empty() || avail.y < 20) {
+  if (views_.histogram.empty() || avail.y < 20) {
     ImGui::TextDisabled("no live lanes");
     return;
   }
-  const uint32_t most = *std::max_element(histogram_.begin(), histogram_.end());
+  const uint32_t most = *std::max_element(views_.histogram.begin(), views_.histogram.end());
   const float h = avail.y - 16;
   // Live lanes are at depth 1 or more: the bars start there.
-  const size_t first = histogram_.size() > 1 ? 1 : 0;
-  const float bar = std::max(1.0f, avail.x / static_cast<float>(histogram_.size() - first));
-  for (size_t d = first; d < histogram_.size(); ++d) {
+  const size_t first = views_.histogram.size() > 1 ? 1 : 0;
+  const float bar = std::max(1.0f, avail.x / static_cast<float>(views_.histogram.size() - first));
+  for (size_t d = first; d < views_.histogram.size(); ++d) {
     const float x = origin.x + bar * (d - first);
-    const float top = origin.y + h - h * static_cast<float>(histogram_[d]) / std::max(1u, most);
-    draw->AddRectFilled(ImVec2(x + (bar > 3 ? 1 : 0), top), ImVec2(x + bar, origin.y + h),
-                        ramp_color(histogram_.size() > 1 ? d / (histogram_.size() - 1.0) : 0));
+    const float top =
+        origin.y + h - h * static_cast<float>(views_.histogram[d]) / std::max(1u, most);
+    draw->AddRectFilled(
+        ImVec2(x + (bar > 3 ? 1 : 0), top), ImVec2(x + bar, origin.y + h),
+        ramp_color(views_.histogram.size() > 1 ? d / (views_.histogram.size() - 1.0) : 0));
   }
   draw->AddText(ImVec2(origin.x, origin.y + h + 1), IM_COL32(160, 160, 170, 255),
                 fmt::format("depth {}", first).c_str());
-  const std::string last = fmt::format("{}", histogram_.size() - 1);
+  const std::string last = fmt::format("{}", views_.histogram.size() - 1);
   draw->AddText(ImVec2(origin.x + avail.x - ImGui::CalcTextSize(last.c_str()).x, origin.y + h + 1),
                 IM_COL32(160, 160, 170, 255), last.c_str());
   ImGui::InvisibleButton("histogram", ImVec2(avail.x, h));
   if (hover_enabled && ImGui::IsItemHovered()) {
     const auto d = first + static_cast<size_t>((ImGui::GetMousePos().x - origin.x) / bar);
-    if (d < histogram_.size())
-      ImGui::SetTooltip("depth %zu: %s live lanes", d, with_commas(histogram_[d]).c_str());
+    if (d < views_.histogram.size())
+      ImGui::SetTooltip("depth %zu: %s live lanes", d, with_commas(views_.histogram[d]).c_str());
   }
 }
 

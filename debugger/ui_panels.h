@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct LaneGridImage {
 class Panels {
  public:
   explicit Panels(DebuggerModel& model, std::string title);
+  ~Panels();
+  // Waits for the lane grid's views of the current state (screenshots, frame timing).
+  void settle();
+  double views_ms() const { return views_.ms; }  // how long the last build of them took
   // Draws every panel into a window of the given size. Call once per frame between
   // ImGui::NewFrame and ImGui::Render.
   void draw(float width, float height);
@@ -33,6 +38,7 @@ class Panels {
   LaneGridImage& grid() { return grid_; }
   bool running() const { return model_.running(); }
   float last_frame_ms = 0;    // shown in the status line
+  double refresh_ms = 0;      // the last rebuild of the derived views (grid, counts, histogram)
   bool hover_enabled = true;  // off in scripted runs: no tooltips from wherever the mouse is
 
  private:
@@ -63,8 +69,15 @@ class Panels {
   // Cached per state: recomputed when the model's state or view settings change.
   uint64_t cached_state_ = UINT64_MAX, cached_settings_ = UINT64_MAX;
   uint32_t cached_columns_ = 0;
-  GridLayout layout_;
-  std::vector<uint32_t> histogram_;
+  // The lane grid's views (bands, layout, colours, filter count, histogram): built on a worker
+  // thread for big batches, so that stepping never waits for them; the grid shows the last
+  // finished build until the next one is ready.
+  static constexpr uint32_t kSyncLanes = 65536;  // smaller batches build them in the frame
+  bool views_current() const;
+  void adopt(LaneGridViews views);
+  void request_views(bool synchronous);
+  LaneGridViews views_;
+  std::future<LaneGridViews> pending_;
   std::vector<int> hits_;
   size_t hits_counted_ = SIZE_MAX;  // breakpoints when hits_ was computed
   char filter_text_[256] = "";
