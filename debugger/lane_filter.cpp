@@ -36,15 +36,23 @@ Expected<VariableReader> VariableReader::resolve(const Module& module, const std
       r.fixed_ = static_cast<int32_t>(v);
       return r;
     }
-  // A source name: the variable `function.name` of each block's function.
+  // A source name: the variable `function.name` of each block's function. At a call's return
+  // block a stacked variable's register still holds what the callee left there (the caller's
+  // value is on top of its stack until the block pops it): no value there.
+  const std::vector<BlockInfo>& blocks = module.blocks();
+  std::vector<bool> returns_to(blocks.size(), false);
+  for (const BlockInfo& b : blocks)
+    if (b.call_return >= 0 && static_cast<size_t>(b.call_return) < blocks.size())
+      returns_to[b.call_return] = true;
   bool any = false;
-  r.per_block_.assign(module.blocks().size(), -1);
-  for (size_t b = 0; b < module.blocks().size(); ++b) {
-    const std::string full = module.blocks()[b].function + "." + name;
+  r.per_block_.assign(blocks.size(), -1);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const std::string full = blocks[b].function + "." + name;
     for (size_t v = 0; v < vars.size(); ++v)
       if (vars[v].name == full && vars[v].storage != kTemp) {
-        r.per_block_[b] = static_cast<int32_t>(v);
         any = true;
+        if (!(returns_to[b] && vars[v].storage == VariableInfo::Storage::Stacked))
+          r.per_block_[b] = static_cast<int32_t>(v);
         break;
       }
   }

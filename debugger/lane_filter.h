@@ -15,9 +15,11 @@
 // (1 if faulted), `finished` (1 if finished without a fault), `live` (neither), a block name
 // (its index), or a variable. A source variable name (`n`) reads the variable of that name in the
 // function the lane is in now (its current frame); a lane whose function has none, or that has
-// finished or faulted, has no value, and every comparison with it is false. A lowered name
-// (`fib.n`) reads that variable's register in every lane. Values are numbers (a variable's first
-// scalar, as the colouring reads it); a condition holds when it is non-zero.
+// finished or faulted, has no value, and every comparison with it is false. So has a lane waiting
+// at a call's return block for a stacked variable (one live across a recursive call): its
+// register still holds the callee's value, and the caller's is on the stack until the block pops
+// it. A lowered name (`fib.n`) reads that variable's register in every lane. Values are numbers (a
+// variable's first scalar, as the colouring reads it); a condition holds when it is non-zero.
 //
 // A bad expression is an error that names the column of the bad token; nothing is evaluated.
 #pragma once
