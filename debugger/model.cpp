@@ -85,17 +85,21 @@ void DebuggerModel::on_state_change(bool jumped) {
     waiting_.assign(blocks, 0);
     for (int32_t pc : pcs)
       if (pc >= 0 && pc < exit) ++waiting_[pc];
+    executions_ = s.result().stats.block_executions;
     return;
   }
   // Only the lanes that ran can have moved: O(active lanes) per step.
   const std::vector<uint32_t>& ran = s.last_active();
   const uint64_t at = s.steps();
-  if (heatmap_.steps() + 1 == at) {
-    ran_.assign(blocks, 0);
-    for (uint32_t lane : ran)
-      if (prev_pcs_[lane] >= 0 && prev_pcs_[lane] < exit) ++ran_[prev_pcs_[lane]];
-    heatmap_.push(waiting_, ran_);
-  }
+  ran_.assign(blocks, 0);
+  for (uint32_t lane : ran)
+    if (prev_pcs_[lane] >= 0 && prev_pcs_[lane] < exit) ++ran_[prev_pcs_[lane]];
+  if (heatmap_.steps() + 1 == at) heatmap_.push(waiting_, ran_);
+  // A block ran once more in this step if any lane ran it (sources that count no executions,
+  // the local schedule's, report none).
+  if (executions_.size() == blocks)
+    for (size_t b = 0; b < blocks; ++b)
+      executions_[b] += ran_[b] > 0;
   for (uint32_t lane : ran) {
     const int32_t from = prev_pcs_[lane], to = pcs[lane];
     if (from == to) continue;

@@ -179,8 +179,11 @@ class DebuggerModel {
   const std::vector<std::vector<int>>& block_lines() const { return block_lines_; }
   int block_line(int32_t block) const;
   std::vector<uint32_t> waiting_per_block() const;  // [block] lanes waiting
-  std::vector<uint32_t> waiting_per_line() const;   // [line] lanes waiting (index 0 unused)
-  uint32_t live_lanes() const;                      // lanes not finished or faulted
+  // [block] steps that ran it so far (RunStats::block_executions, followed step by step); empty
+  // for sources that do not count them.
+  const std::vector<uint64_t>& block_executions() const { return executions_; }
+  std::vector<uint32_t> waiting_per_line() const;  // [line] lanes waiting (index 0 unused)
+  uint32_t live_lanes() const;                     // lanes not finished or faulted
   uint32_t faulted_lanes() const;
   // One RGBA colour per lane for the lane grid, and the legend that explains them.
   void lane_colors(std::vector<uint32_t>& rgba) const;
@@ -270,6 +273,7 @@ class DebuggerModel {
   // Followed step by step: each lane's PC after the last step and the lanes waiting per block.
   std::vector<int32_t> prev_pcs_;
   std::vector<uint32_t> waiting_, ran_;
+  std::vector<uint64_t> executions_;
   BlockHeatmap heatmap_;
   uint64_t strip_first_ = 0;
   std::vector<LaneAt> strip_;

@@ -58,7 +58,7 @@ void Panels::refresh() {
   per_block_ = model_.waiting_per_block();
   per_line_ = model_.waiting_per_line();
   legend_ = model_.legend();
-  executions_ = model_.source().result().stats.block_executions;
+  executions_ = model_.block_executions();
   live_ = model_.live_lanes();
   faulted_ = model_.faulted_lanes();
   hits_ = model_.hits();

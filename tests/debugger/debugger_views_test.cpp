@@ -338,10 +338,16 @@ TEST_CASE("views: the heatmap and the per-block counts follow an independent run
     m.step(1);
   }
   REQUIRE(m.heatmap().steps() == waiting.size());
+  CHECK(m.block_executions() == run.result().stats.block_executions);
   // Going back and forward again records nothing twice.
   m.seek(20);
   m.step(30);
   CHECK(m.heatmap().steps() == waiting.size());
+  {
+    VmRun at50(f.lowered, f.batch, f.options);
+    at50.step(50);
+    CHECK(m.block_executions() == at50.result().stats.block_executions);
+  }
   std::vector<double> hw, hr;
   for (uint64_t st = 0; st < waiting.size(); ++st) {
     m.heatmap().range(st, st + 1, hw, hr);
