@@ -46,6 +46,9 @@ void Panels::refresh() {
   // A small change of the panel's shape keeps the grid (no re-layout while resizing slightly).
   const bool shape_changed = !cached_columns_ || std::abs(static_cast<double>(columns) -
                                                           cached_columns_) > 0.03 * cached_columns_;
+  // A build on the worker that has finished is taken here, every frame, and a newer one started
+  // when the state moved on meanwhile.
+  if (pending_.valid()) request_views(false);
   if (cached_state_ == model_.state_epoch() && cached_settings_ == model_.settings_epoch() &&
       !shape_changed)
     return;
