@@ -33,7 +33,8 @@ Expected<Breakpoint> parse_breakpoint(std::string_view text, const Module& progr
   const std::vector<BlockInfo>& blocks = program.blocks();
   const std::vector<std::string> w = words_of(text);
   const std::string usage =
-      "expected one of: block NAME, line L, lane N returns, depth > D, utilization < X, fault";
+      "expected one of: block NAME, line L, lane N returns, depth > D, utilization < X, fault, "
+      "filter EXPR";
   if (w.empty()) return Error{usage};
   Breakpoint b;
   if (w[0] == "block" && w.size() == 2) {
@@ -77,6 +78,14 @@ Expected<Breakpoint> parse_breakpoint(std::string_view text, const Module& progr
                                excerpt(w[2]))};
     return b;
   }
+  if (w[0] == "filter" && w.size() >= 2) {
+    const size_t at = text.find("filter") + 6;
+    Expected<LaneFilter> f = LaneFilter::parse(text.substr(at), program);
+    if (!f) return Error{"filter: " + f.error()};
+    b.kind = Breakpoint::Kind::Filter;
+    b.filter = std::make_shared<const LaneFilter>(std::move(*f));
+    return b;
+  }
   if (w[0] == "fault" && w.size() == 1) {
     b.kind = Breakpoint::Kind::Fault;
     return b;
@@ -98,6 +107,8 @@ std::string describe(const Breakpoint& b, const Module& program) {
       return fmt::format("utilization < {}", b.utilization);
     case Breakpoint::Kind::Fault:
       return "fault";
+    case Breakpoint::Kind::Filter:
+      return "filter " + (b.filter ? b.filter->text() : std::string());
   }
   return "?";
 }

@@ -7,25 +7,38 @@
 //   depth > D          some lane is deeper than D calls
 //   utilization < X    the last step ran fewer than X (0..1) of the lanes still running
 //   fault              some lane faulted in the last step
+//   filter EXPR        some lane matches the lane filter EXPR (lane_filter.h), e.g.
+//                      `filter n > 15 && depth < 4`
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
+#include "debugger/lane_filter.h"
 
 namespace ab::debugger {
 
 struct Breakpoint {
-  enum class Kind : uint8_t { Block, Line, LaneReturns, DepthAbove, UtilizationBelow, Fault };
+  enum class Kind : uint8_t {
+    Block,
+    Line,
+    LaneReturns,
+    DepthAbove,
+    UtilizationBelow,
+    Fault,
+    Filter
+  };
   Kind kind = Kind::Block;
-  int32_t block = -1;      // Block
-  int line = 0;            // Line
-  uint32_t lane = 0;       // LaneReturns
-  uint32_t depth = 0;      // DepthAbove
-  double utilization = 0;  // UtilizationBelow
+  int32_t block = -1;                        // Block
+  int line = 0;                              // Line
+  uint32_t lane = 0;                         // LaneReturns
+  uint32_t depth = 0;                        // DepthAbove
+  double utilization = 0;                    // UtilizationBelow
+  std::shared_ptr<const LaneFilter> filter;  // Filter
   bool enabled = true;
 
   bool operator==(const Breakpoint&) const = default;

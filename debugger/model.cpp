@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,11 @@ const char* color_mode_name(ColorMode mode) {
 }
 
 namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 constexpr uint32_t rgba(uint8_t r, uint8_t g, uint8_t b) {
   return uint32_t{r} | uint32_t{g} << 8 | uint32_t{b} << 16 | 0xff000000u;
@@ -63,6 +69,46 @@ DebuggerModel::DebuggerModel(std::unique_ptr<ExecutionSource> source,
     : source_(std::move(source)), timeline_(*source_, timeline) {
   for (const BlockInfo& block : module().blocks())
     block_lines_.push_back(block.lines);
+  heatmap_.reset(static_cast<uint32_t>(module().blocks().size()));
+  on_state_change(true);
+  timeline_.set_observer([this](bool jumped) { on_state_change(jumped); });
+}
+
+void DebuggerModel::on_state_change(bool jumped) {
+  ++epoch_;
+  const ExecutionSource& s = *source_;
+  const std::vector<int32_t>& pcs = s.lane_pcs();
+  const int32_t exit = exit_pc();
+  const auto blocks = static_cast<size_t>(exit);
+  if (jumped || prev_pcs_.size() != pcs.size()) {
+    prev_pcs_ = pcs;
+    waiting_.assign(blocks, 0);
+    for (int32_t pc : pcs)
+      if (pc >= 0 && pc < exit) ++waiting_[pc];
+    executions_ = s.result().stats.block_executions;
+    return;
+  }
+  // Only the lanes that ran can have moved: O(active lanes) per step.
+  const std::vector<uint32_t>& ran = s.last_active();
+  const uint64_t at = s.steps();
+  ran_.assign(blocks, 0);
+  for (uint32_t lane : ran)
+    if (prev_pcs_[lane] >= 0 && prev_pcs_[lane] < exit) ++ran_[prev_pcs_[lane]];
+  if (heatmap_.steps() + 1 == at) heatmap_.push(waiting_, ran_);
+  // A block ran once more in this step if any lane ran it (sources that count no executions,
+  // the local schedule's, report none).
+  if (executions_.size() == blocks)
+    for (size_t b = 0; b < blocks; ++b)
+      executions_[b] += ran_[b] > 0;
+  for (uint32_t lane : ran) {
+    const int32_t from = prev_pcs_[lane], to = pcs[lane];
+    if (from == to) continue;
+    if (from >= 0 && from < exit) --waiting_[from];
+    if (to >= 0 && to < exit) ++waiting_[to];
+    prev_pcs_[lane] = to;
+  }
+  if (selected_ && at == strip_first_ + strip_.size())
+    strip_.push_back({pcs[*selected_], s.lane_depths()[*selected_]});
 }
 
 uint64_t DebuggerModel::step(uint64_t n) {
@@ -78,9 +124,14 @@ uint64_t DebuggerModel::seek(uint64_t step) {
 StopReason DebuggerModel::continue_run(uint64_t max_steps) {
   StopReason reason;
   int hit = -1;
+  // A filter breakpoint looks at every lane after the first step, then only at the lanes that
+  // ran: a lane that did not run is as it was, and it did not match then.
+  bool first = true;
   const uint64_t taken = timeline_.step(max_steps, [&] {
+    const bool all_lanes = first;
+    first = false;
     for (size_t i = 0; i < breakpoints_.size(); ++i)
-      if (breakpoints_[i].enabled && breakpoint_holds(breakpoints_[i])) {
+      if (breakpoints_[i].enabled && breakpoint_holds(breakpoints_[i], all_lanes)) {
         hit = static_cast<int>(i);
         return true;
       }
@@ -119,6 +170,17 @@ std::optional<std::string> DebuggerModel::run_slice(uint64_t n) {
 }
 
 Status DebuggerModel::add_breakpoint(std::string_view text) {
+  std::string trimmed(text);
+  trimmed.erase(0, trimmed.find_first_not_of(" \t"));
+  trimmed.erase(trimmed.find_last_not_of(" \t") + 1);
+  if (trimmed == "filter") {
+    if (!filter_) return Error{"break filter: there is no filter (give one: break filter EXPR)"};
+    Breakpoint b;
+    b.kind = Breakpoint::Kind::Filter;
+    b.filter = std::make_shared<const LaneFilter>(*filter_);
+    breakpoints_.push_back(b);
+    return Ok{};
+  }
   auto parsed = parse_breakpoint(text, module(), source_->lanes());
   if (!parsed) return Error{parsed.error()};
   breakpoints_.push_back(*parsed);
@@ -143,7 +205,7 @@ void DebuggerModel::toggle_line_breakpoint(int line) {
   breakpoints_.push_back(b);
 }
 
-bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
+bool DebuggerModel::breakpoint_holds(const Breakpoint& b, bool all_lanes) const {
   const ExecutionSource& s = *source_;
   const int32_t exit = exit_pc();
   switch (b.kind) {
@@ -177,6 +239,12 @@ bool DebuggerModel::breakpoint_holds(const Breakpoint& b) const {
       for (uint32_t lane : s.last_active())
         if (s.lane_faulted()[lane]) return true;
       return false;
+    case Breakpoint::Kind::Filter: {
+      if (!b.filter) return false;
+      if (!all_lanes) return b.filter->any(lane_state(s), s.last_active());
+      std::vector<uint8_t> match;
+      return b.filter->evaluate(lane_state(s), match) > 0;
+    }
   }
   return false;
 }
@@ -194,10 +262,13 @@ Status DebuggerModel::select_lane(uint32_t lane) {
     return Error{
         fmt::format("lane {} is out of range (the batch has {} lanes)", lane, source_->lanes())};
   selected_ = lane;
+  strip_first_ = position();
+  strip_ = {{source_->lane_pcs()[lane], source_->lane_depths()[lane]}};
   return Ok{};
 }
 
 Status DebuggerModel::set_color_mode(ColorMode mode, const std::string& variable) {
+  ++settings_;
   if (mode != ColorMode::Variable) {
     color_mode_ = mode;
     return Ok{};
@@ -239,10 +310,7 @@ int DebuggerModel::block_line(int32_t block) const {
 }
 
 std::vector<uint32_t> DebuggerModel::waiting_per_block() const {
-  std::vector<uint32_t> out(module().blocks().size(), 0);
-  for (int32_t pc : source_->lane_pcs())
-    if (pc >= 0 && pc < exit_pc()) ++out[pc];
-  return out;
+  return waiting_;  // followed step by step (on_state_change)
 }
 
 std::vector<uint32_t> DebuggerModel::waiting_per_line() const {
@@ -271,15 +339,16 @@ uint32_t DebuggerModel::faulted_lanes() const {
   return n;
 }
 
-void DebuggerModel::watch_range(double& lo, double& hi) const {
-  const VariableInfo& watched = module().variables()[watched_];
-  const auto& regs = source_->registers();
-  const size_t stride = source_->lanes() ? regs.size() / source_->lanes() : 0;
+namespace {
+
+// The watched variable's finite range over every lane.
+void variable_range(const LaneState& s, int32_t variable, double& lo, double& hi) {
+  const VariableInfo& watched = s.module->variables()[variable];
+  const uint32_t offset = s.offset_of(variable);
   lo = INFINITY;
   hi = -INFINITY;
-  for (uint32_t lane = 0; lane < source_->lanes(); ++lane) {
-    const double v =
-        leading_scalar(watched.value_type, regs.data() + lane * stride + watched.offset);
+  for (uint32_t lane = 0; lane < s.lanes; ++lane) {
+    const double v = leading_scalar(watched.value_type, s.registers + lane * s.stride + offset);
     if (!std::isfinite(v)) continue;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
@@ -287,48 +356,144 @@ void DebuggerModel::watch_range(double& lo, double& hi) const {
   if (lo > hi) lo = hi = 0;
 }
 
-void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
-  const ExecutionSource& s = *source_;
-  const int32_t exit = exit_pc();
-  const auto& pcs = s.lane_pcs();
-  const auto& depths = s.lane_depths();
-  const auto& faulted = s.lane_faulted();
-  out.resize(s.lanes());
+}  // namespace
+
+void DebuggerModel::watch_range(double& lo, double& hi) const {
+  variable_range(lane_state(*source_), watched_, lo, hi);
+}
+
+void lane_colors(const LaneState& s, ColorMode mode, int32_t watched_variable,
+                 std::vector<uint32_t>& out) {
+  const int32_t exit = s.exit_pc;
+  out.resize(s.lanes);
   double lo = 0, hi = 0;
   uint32_t max_depth = 1;
-  if (color_mode_ == ColorMode::Variable) watch_range(lo, hi);
-  if (color_mode_ == ColorMode::Depth)
-    for (uint32_t d : depths)
-      max_depth = std::max(max_depth, d);
-  const auto& regs = s.registers();
-  const size_t stride = s.lanes() ? regs.size() / s.lanes() : 0;
-  for (uint32_t lane = 0; lane < s.lanes(); ++lane) {
-    if (faulted[lane]) {
+  const VariableInfo* watched =
+      mode == ColorMode::Variable ? &s.module->variables()[watched_variable] : nullptr;
+  if (watched) variable_range(s, watched_variable, lo, hi);
+  if (mode == ColorMode::Depth)
+    for (uint32_t lane = 0; lane < s.lanes; ++lane)
+      max_depth = std::max(max_depth, s.depths[lane]);
+  for (uint32_t lane = 0; lane < s.lanes; ++lane) {
+    if (s.faulted[lane]) {
       out[lane] = kFaulted;
       continue;
     }
-    const bool finished = pcs[lane] == exit;
-    switch (color_mode_) {
+    const bool finished = s.pcs[lane] == exit;
+    switch (mode) {
       case ColorMode::Block:
-        out[lane] = finished ? kFinished : categorical_color(static_cast<uint32_t>(pcs[lane]));
+        out[lane] = finished ? kFinished : categorical_color(static_cast<uint32_t>(s.pcs[lane]));
         break;
       case ColorMode::Depth:
         out[lane] =
             finished ? kFinished
-                     : ramp_color(max_depth > 1 ? (depths[lane] - 1.0) / (max_depth - 1.0) : 0.0);
+                     : ramp_color(max_depth > 1 ? (s.depths[lane] - 1.0) / (max_depth - 1.0) : 0.0);
         break;
       case ColorMode::Error:
         out[lane] = finished ? kFinished : kRunning;
         break;
       case ColorMode::Variable: {
-        const VariableInfo& watched = module().variables()[watched_];
         const double v =
-            leading_scalar(watched.value_type, regs.data() + lane * stride + watched.offset);
+            leading_scalar(watched->value_type, s.registers + lane * s.stride + watched->offset);
         out[lane] = ramp_color(hi > lo ? (v - lo) / (hi - lo) : 0.5);
         break;
       }
     }
   }
+}
+
+void DebuggerModel::lane_colors(std::vector<uint32_t>& out) const {
+  ab::debugger::lane_colors(lane_state(*source_), color_mode_, watched_, out);
+}
+
+LaneGridJob DebuggerModel::grid_job(uint32_t columns) const {
+  LaneGridJob job;
+  const ExecutionSource& s = *source_;
+  job.module_ = source_->program().module;
+  job.pcs_ = s.lane_pcs();
+  job.depths_ = s.lane_depths();
+  job.faulted_ = s.lane_faulted();
+  // The registers are the bulk of a lane's state: only the variables the views read are copied,
+  // side by side.
+  std::vector<int32_t> used;
+  if (color_mode_ == ColorMode::Variable) used.push_back(watched_);
+  if (group_var_) group_var_->used(used);
+  if (filter_) filter_->used(used);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  const std::vector<VariableInfo>& vars = module().variables();
+  job.offsets_.assign(vars.size(), UINT32_MAX);
+  uint32_t words = 0;
+  for (int32_t v : used) {
+    job.offsets_[v] = words;
+    words += vars[v].value_type.words;
+  }
+  job.words_ = words;
+  if (words) {
+    const std::vector<uint32_t>& regs = s.registers();
+    const size_t stride = s.lanes() ? regs.size() / s.lanes() : 0;
+    job.registers_.resize(size_t{words} * s.lanes());
+    uint32_t* out = job.registers_.data();
+    for (uint32_t lane = 0; lane < s.lanes(); ++lane) {
+      const uint32_t* in = regs.data() + lane * stride;
+      for (int32_t v : used)
+        for (uint32_t k = 0; k < vars[v].value_type.words; ++k)
+          *out++ = in[vars[v].offset + k];
+    }
+  }
+  job.columns_ = columns;
+  job.color_ = color_mode_;
+  job.watched_ = watched_;
+  job.group_by_ = group_by_;
+  job.group_var_ = group_var_;
+  job.filter_ = filter_;
+  job.state_epoch_ = epoch_;
+  job.settings_epoch_ = settings_;
+  return job;
+}
+
+LaneGridViews LaneGridJob::run() const {
+  const auto start = std::chrono::steady_clock::now();
+  LaneGridViews v;
+  v.state_epoch = state_epoch_;
+  v.settings_epoch = settings_epoch_;
+  v.columns = columns_;
+  LaneState s;
+  s.module = module_.get();
+  s.lanes = static_cast<uint32_t>(pcs_.size());
+  s.exit_pc = static_cast<int32_t>(module_->blocks().size());
+  s.pcs = pcs_.data();
+  s.depths = depths_.data();
+  s.faulted = faulted_.data();
+  s.registers = registers_.data();
+  s.stride = words_;
+  s.offsets = offsets_.data();
+  v.grouping = group_lanes(s, group_by_, group_var_ ? &*group_var_ : nullptr);
+  v.layout = layout_grid(v.grouping, s.lanes, columns_);
+  v.histogram = depth_histogram(s);
+  std::vector<uint32_t> colors;
+  lane_colors(s, color_, watched_, colors);
+  std::vector<uint8_t> match;
+  v.filtered = filter_.has_value();
+  if (filter_) v.match_count = filter_->evaluate(s, match);
+  v.rgba.resize(v.layout.cell_lane.size());
+  constexpr uint32_t kEmpty = 0xff1c1818u;  // IM_COL32(24, 24, 28, 255)
+  for (size_t cell = 0; cell < v.layout.cell_lane.size(); ++cell) {
+    const uint32_t lane = v.layout.cell_lane[cell];
+    if (lane == GridLayout::kEmpty) {
+      v.rgba[cell] = kEmpty;
+      continue;
+    }
+    uint32_t c = colors[lane];
+    if (v.filtered && !match[lane]) {
+      // Lanes the filter does not match fade to a quarter of their colour.
+      c = ((c & 0xff) / 4 + 12) | (((c >> 8 & 0xff) / 4 + 12) << 8) |
+          (((c >> 16 & 0xff) / 4 + 14) << 16) | 0xff000000u;
+    }
+    v.rgba[cell] = c;
+  }
+  v.ms = ms_since(start);
+  return v;
 }
 
 std::vector<LegendEntry> DebuggerModel::legend() const {
@@ -390,6 +555,14 @@ std::string DebuggerModel::lane_summary(uint32_t lane) const {
         format_value(watched.value_type, s.registers().data() + lane * stride + watched.offset, 4));
   }
   return text;
+}
+
+std::string DebuggerModel::lane_value(uint32_t lane) const {
+  const ExecutionSource& s = *source_;
+  if (color_mode_ != ColorMode::Variable || lane >= s.lanes()) return "";
+  const VariableInfo& watched = module().variables()[watched_];
+  const size_t stride = s.registers().size() / s.lanes();
+  return format_value(watched.value_type, s.registers().data() + lane * stride + watched.offset, 2);
 }
 
 namespace {
@@ -554,6 +727,12 @@ std::string DebuggerModel::dump_json() const {
   out["breakpoints"] = std::move(bps);
   out["selected_lane"] = selected_ ? nlohmann::json(*selected_) : nlohmann::json(nullptr);
   out["color"] = color_mode_name(color_mode_);
+  out["group"] = group_by_name(group_by_);
+  if (group_by_ == GroupBy::Variable) out["group_var"] = group_name_;
+  if (filter_) {
+    out["filter"] = filter_->text();
+    out["filter_count"] = filter_count();
+  }
   if (color_mode_ == ColorMode::Variable) out["watched"] = watched_name_;
   if (selected_)
     if (const auto g = group_view(*selected_)) {
@@ -568,6 +747,121 @@ std::string DebuggerModel::dump_json() const {
   out["state"] =
       nlohmann::json::parse(state_json(module(), source_->snapshot(0, source_->lanes())));
   return out.dump(1);
+}
+
+// ---- the lane grid's views ----
+
+Status DebuggerModel::set_grouping(GroupBy by, const std::string& variable) {
+  if (by == GroupBy::Variable) {
+    Expected<VariableReader> var = VariableReader::resolve(module(), variable);
+    if (!var) return Error{var.error()};
+    group_var_ = std::move(*var);
+    group_name_ = variable;
+  } else {
+    group_var_.reset();
+    group_name_.clear();
+  }
+  group_by_ = by;
+  ++settings_;
+  return Ok{};
+}
+
+const LaneGrouping& DebuggerModel::grouping() const {
+  const std::pair<uint64_t, uint64_t> now{epoch_, settings_};
+  if (grouping_at_ != now) {
+    const auto start = std::chrono::steady_clock::now();
+    grouping_ = group_lanes(lane_state(*source_), group_by_, group_var_ ? &*group_var_ : nullptr);
+    grouping_ms_ = ms_since(start);
+    grouping_at_ = now;
+  }
+  return grouping_;
+}
+
+Status DebuggerModel::set_filter(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos || text.substr(first) == "off") {
+    filter_.reset();
+    ++settings_;
+    return Ok{};
+  }
+  Expected<LaneFilter> parsed = LaneFilter::parse(text, module());
+  if (!parsed) return Error{parsed.error()};
+  filter_ = std::move(*parsed);
+  ++settings_;
+  return Ok{};
+}
+
+const std::string& DebuggerModel::filter_text() const {
+  static const std::string kNone;
+  return filter_ ? filter_->text() : kNone;
+}
+
+const std::vector<uint8_t>& DebuggerModel::filter_matches() const {
+  const std::pair<uint64_t, uint64_t> now{epoch_, settings_};
+  if (matches_at_ != now) {
+    matches_at_ = now;
+    if (!filter_) {
+      matches_.clear();
+      match_count_ = 0;
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      match_count_ = filter_->evaluate(lane_state(*source_), matches_);
+      filter_ms_ = ms_since(start);
+    }
+  }
+  return matches_;
+}
+
+uint32_t DebuggerModel::filter_count() const {
+  filter_matches();
+  return match_count_;
+}
+
+std::optional<uint32_t> DebuggerModel::select_next_match(bool forward) {
+  const std::vector<uint8_t>& m = filter_matches();
+  const auto lanes = static_cast<uint32_t>(m.size());
+  if (!match_count_ || !lanes) return std::nullopt;
+  uint32_t lane = selected_ ? *selected_ : (forward ? lanes - 1 : 0);
+  for (uint32_t i = 0; i < lanes; ++i) {
+    lane = forward ? (lane + 1) % lanes : (lane + lanes - 1) % lanes;
+    if (m[lane]) {
+      select_lane(lane);
+      return lane;
+    }
+  }
+  return std::nullopt;
+}
+
+Status DebuggerModel::select_band(size_t band) {
+  const LaneGrouping& g = grouping();
+  if (band >= g.bands.size())
+    return Error{fmt::format("band {} is out of range (there are {} bands)", band, g.bands.size())};
+  const Band b = g.bands[band];
+  const uint32_t first_lane = g.order[b.first];
+  if (b.predicate.empty()) {
+    if (g.by == GroupBy::None) {
+      set_filter("");
+      return select_lane(first_lane);
+    }
+    return Error{fmt::format("the band '{}' has no filter that selects it", b.label)};
+  }
+  if (Status s = set_filter(b.predicate); !s) return s;
+  return select_lane(first_lane);
+}
+
+Status DebuggerModel::select_heatmap_cell(uint64_t step, int32_t block) {
+  if (block < 0 || block >= exit_pc())
+    return Error{fmt::format("no block {} (the program has {})", block, exit_pc())};
+  seek(step);
+  if (Status s = set_filter("block == " + module().blocks()[block].name); !s) return s;
+  if (!filter_count()) return Ok{};
+  selected_.reset();
+  select_next_match(true);
+  return Ok{};
+}
+
+std::vector<uint32_t> DebuggerModel::depth_histogram() const {
+  return ab::debugger::depth_histogram(lane_state(*source_));
 }
 
 }  // namespace ab::debugger

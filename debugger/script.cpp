@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -85,7 +86,15 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
     return r.kind == StopReason::Kind::SourceError ? r.message : "";
   }
   if (cmd == "select") {
-    if (w.size() != 3 || w[1] != "lane" || !number(w[2], n)) return "usage: select lane N";
+    if (w.size() == 3 && w[1] == "band" && number(w[2], n)) {
+      if (Status s = m.select_band(static_cast<size_t>(std::min<uint64_t>(n, SIZE_MAX))); !s)
+        return s.error();
+      log << fmt::format("select band {}: {}, filter {}: {} lanes match\n", n,
+                         m.grouping().bands[n].label, m.filter_text(), m.filter_count());
+      return "";
+    }
+    if (w.size() != 3 || w[1] != "lane" || !number(w[2], n))
+      return "usage: select lane N | select band K";
     if (n > UINT32_MAX) return fmt::format("lane {} is out of range", w[2]);
     if (Status selected = m.select_lane(static_cast<uint32_t>(n)); !selected)
       return selected.error();
@@ -169,13 +178,125 @@ std::string run_command(DebuggerModel& m, const std::string& line, const ScriptH
                        text.ends_with('\n') ? "" : "\n");
     return "";
   }
+  if (cmd == "group") {
+    const std::string usage = "usage: group block | depth | fault | var NAME | none";
+    Status e = Ok{};
+    if (w.size() == 2 && w[1] == "block")
+      e = m.set_grouping(GroupBy::Block);
+    else if (w.size() == 2 && w[1] == "depth")
+      e = m.set_grouping(GroupBy::Depth);
+    else if (w.size() == 2 && w[1] == "fault")
+      e = m.set_grouping(GroupBy::Fault);
+    else if (w.size() == 2 && w[1] == "none")
+      e = m.set_grouping(GroupBy::None);
+    else if (w.size() == 3 && w[1] == "var")
+      e = m.set_grouping(GroupBy::Variable, w[2]);
+    else
+      return usage;
+    if (!e) return e.error();
+    const LaneGrouping& g = m.grouping();
+    std::string bands;
+    for (const Band& b : g.bands)
+      bands += fmt::format("{}{} {}", bands.empty() ? "" : ", ", b.label, b.count);
+    log << fmt::format("group {}{}: {} bands in {:.1f} ms: {}\n", group_by_name(m.grouping_mode()),
+                       m.grouping_mode() == GroupBy::Variable ? " " + m.group_variable() : "",
+                       g.bands.size(), m.grouping_ms(), bands);
+    return "";
+  }
+  if (cmd == "filter") {
+    const std::string usage = "usage: filter EXPR | filter off | filter next | filter prev";
+    if (w.size() < 2) return usage;
+    if (w.size() == 2 && (w[1] == "next" || w[1] == "prev")) {
+      if (!m.has_filter()) return "filter " + w[1] + ": there is no filter";
+      const auto lane = m.select_next_match(w[1] == "next");
+      if (!lane) return fmt::format("filter {}: no lane matches '{}'", w[1], m.filter_text());
+      log << fmt::format("filter {}: select {}\n", w[1], m.lane_summary(*lane));
+      return "";
+    }
+    const std::string expr = rest_after(line, "filter");
+    if (Status e = m.set_filter(expr); !e) return "filter: " + e.error();
+    if (!m.has_filter()) {
+      log << "filter off\n";
+      return "";
+    }
+    const uint32_t count = m.filter_count();
+    log << fmt::format("filter {}: {} lanes match ({:.1f} ms)\n", m.filter_text(), count,
+                       m.filter_ms());
+    return "";
+  }
+  if (cmd == "histogram") {
+    if (w.size() != 1) return "usage: histogram";
+    const std::vector<uint32_t> h = m.depth_histogram();
+    std::string text;
+    for (size_t d = 0; d < h.size(); ++d)
+      if (h[d]) text += fmt::format("{}depth {}: {}", text.empty() ? "" : ", ", d, h[d]);
+    log << "histogram: " << (text.empty() ? "no live lanes" : text) << "\n";
+    return "";
+  }
+  if (cmd == "zoom") {
+    const std::string usage = "usage: zoom fit | zoom FACTOR | zoom lane N";
+    GridView& v = m.grid_view();
+    if (w.size() == 2 && w[1] == "fit") {
+      v = GridView{};
+      log << "zoom fit\n";
+      return "";
+    }
+    if (w.size() == 3 && w[1] == "lane") {
+      if (!number(w[2], n) || n >= m.source().lanes())
+        return fmt::format("zoom lane: lane '{}' is out of range (the batch has {} lanes)",
+                           excerpt(w[2]), m.source().lanes());
+      const uint32_t lane = static_cast<uint32_t>(n);
+      if (Status s = m.select_lane(lane); !s) return s.error();
+      v.cell_pixels = 56;  // room for the lane's number and its value
+      v.center_x = v.center_y = -1;
+      v.center_lane = lane;
+      log << fmt::format("zoom lane {}\n", lane);
+      return "";
+    }
+    double factor = 0;
+    if (w.size() == 2) {
+      auto [ptr, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), factor);
+      if (ec == std::errc() && ptr == w[1].data() + w[1].size() && std::isfinite(factor) &&
+          factor >= 1 && factor <= 100000) {
+        v.zoom = factor;
+        v.cell_pixels = 0;
+        log << fmt::format("zoom {}\n", factor);
+        return "";
+      }
+      return fmt::format("zoom: '{}' is not a factor from 1 to 100000 ({})", excerpt(w[1]), usage);
+    }
+    return usage;
+  }
+  if (cmd == "heatmap") {
+    const std::string usage = "usage: heatmap waiting | heatmap ran | heatmap STEP BLOCK";
+    if (w.size() == 2 && (w[1] == "waiting" || w[1] == "ran")) {
+      m.set_heatmap_shows_ran(w[1] == "ran");
+      log << "heatmap " << w[1] << "\n";
+      return "";
+    }
+    if (w.size() != 3 || !number(w[1], n)) return usage;
+    const int32_t block = m.find_block(w[2]);
+    if (block < 0)
+      return fmt::format("no block '{}' (give a name such as fib.b2, or an index)", excerpt(w[2]));
+    if (n >= m.heatmap().steps())
+      return fmt::format("heatmap: step {} has not run yet ({} steps recorded)", n,
+                         m.heatmap().steps());
+    std::vector<double> waiting, ran;
+    m.heatmap().range(n, n + 1, waiting, ran);
+    if (Status s = m.select_heatmap_cell(n, block); !s) return s.error();
+    log << fmt::format("heatmap step {} block {}: {} lanes waiting, {} ran; {} lanes match\n", n,
+                       m.module().blocks()[block].name, waiting[block], ran[block],
+                       m.filter_count());
+    return "";
+  }
   if (cmd == "quit" || cmd == "exit") {
     quit = true;
     return "";
   }
   return fmt::format(
       "unknown command '{}' (commands: step, break, continue, back, seek, select, "
-      "color, show, screenshot, dump, save, frames, quit)",
+      "color, group, filter, histogram, zoom, heatmap, show, screenshot, dump, save, frames, "
+      "quit)",
       excerpt(cmd));
 }
 

@@ -2,11 +2,17 @@
 //
 //   step [N]               run N steps (default 1), ignoring breakpoints
 //   break line L | block NAME | lane N returns | depth > D | utilization < X | fault
+//         | filter [EXPR]  (without EXPR: the current filter)
 //   continue               run until a breakpoint hits or the run ends
 //   back [N]               go back N steps (default 1)
 //   seek S                 go to step S
-//   select lane N
+//   select lane N | select band K   (a band of the grouping: its lanes become the filter)
 //   color block | depth | error | var NAME
+//   group block | depth | fault | var NAME | none   lay the lane grid out in bands; logs them
+//   filter EXPR | off | next | prev   the lane filter (lane_filter.h); logs "N lanes match"
+//   histogram              log the live lanes per call depth
+//   zoom fit | FACTOR | lane N        the lane grid's zoom (lane N: one lane per cell, centred)
+//   heatmap waiting | ran | STEP BLOCK   the heatmap's measure, or a cell: seek STEP, filter BLOCK
 //   show ir BLOCK | show glsl BLOCK   log a block's lowered IR or generated GLSL (name or index)
 //   show group [LANE]      log the group of LANE (default: the selected lane, else 0): its
 //                          lanes' blocks and its next block (local schedule only)

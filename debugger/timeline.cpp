@@ -31,6 +31,7 @@ void Timeline::after_step() {
     checkpoints_[at] = std::move(c);
     if (checkpoint_bytes_ > options_.checkpoint_budget) thin_out();
   }
+  if (observer_) observer_(false);
 }
 
 void Timeline::thin_out() {
@@ -62,6 +63,7 @@ uint64_t Timeline::seek(uint64_t target) {
     auto it = checkpoints_.upper_bound(target);
     if (it != checkpoints_.begin()) --it;  // the last checkpoint at or before target
     source_.restore(*it->second);
+    if (observer_) observer_(true);
   }
   const uint64_t from = position();
   step(target - std::min(target, from));

@@ -44,6 +44,10 @@ class Timeline {
   size_t checkpoint_bytes() const { return checkpoint_bytes_; }
   uint64_t replayed_steps() const { return replayed_; }  // steps re-run by seeks, for tests
 
+  // Called after every step (`jumped` false) and after every restore of a checkpoint (`jumped`
+  // true), so views over the lanes can follow the state incrementally.
+  void set_observer(std::function<void(bool jumped)> observer) { observer_ = std::move(observer); }
+
  private:
   void after_step();
   void thin_out();
@@ -55,6 +59,7 @@ class Timeline {
   std::map<uint64_t, std::unique_ptr<SourceCheckpoint>> checkpoints_;
   size_t checkpoint_bytes_ = 0;
   uint64_t replayed_ = 0;
+  std::function<void(bool)> observer_;
 };
 
 }  // namespace ab::debugger

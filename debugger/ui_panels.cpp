@@ -34,14 +34,6 @@ std::string with_commas(uint64_t v) {
 
 }  // namespace
 
-void lane_grid_shape(uint32_t lanes, float aspect, uint32_t& columns, uint32_t& rows) {
-  lanes = std::max(1u, lanes);
-  columns =
-      std::max(1u, static_cast<uint32_t>(std::ceil(std::sqrt(lanes * std::max(0.1f, aspect)))));
-  columns = std::min(columns, lanes);
-  rows = (lanes + columns - 1) / columns;
-}
-
 Panels::Panels(DebuggerModel& model, std::string title) : model_(model), title_(std::move(title)) {
   std::istringstream in(model.source().program().source_text);
   for (std::string line; std::getline(in, line);)
@@ -49,26 +41,72 @@ Panels::Panels(DebuggerModel& model, std::string title) : model_(model), title_(
 }
 
 void Panels::refresh() {
-  const int mode = static_cast<int>(model_.color_mode());
-  if (cached_position_ == model_.position() && cached_mode_ == mode &&
-      cached_watch_ == model_.watched_variable_name())
+  const uint32_t lanes = model_.source().lanes();
+  const uint32_t columns = grid_columns(lanes, grid_aspect_);
+  // A small change of the panel's shape keeps the grid (no re-layout while resizing slightly).
+  const bool shape_changed = !cached_columns_ || std::abs(static_cast<double>(columns) -
+                                                          cached_columns_) > 0.03 * cached_columns_;
+  // A build on the worker that has finished is taken here, every frame, and a newer one started
+  // when the state moved on meanwhile.
+  if (pending_.valid()) request_views(false);
+  if (cached_state_ == model_.state_epoch() && cached_settings_ == model_.settings_epoch() &&
+      !shape_changed)
     return;
-  cached_position_ = model_.position();
-  cached_mode_ = mode;
-  cached_watch_ = model_.watched_variable_name();
+  const auto start = std::chrono::steady_clock::now();
+  if (cached_settings_ != model_.settings_epoch() && !ImGui::IsAnyItemActive())
+    std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+  cached_state_ = model_.state_epoch();
+  cached_settings_ = model_.settings_epoch();
+  if (shape_changed) cached_columns_ = columns;
   per_block_ = model_.waiting_per_block();
   per_line_ = model_.waiting_per_line();
   legend_ = model_.legend();
-  executions_ = model_.source().result().stats.block_executions;
+  executions_ = model_.block_executions();
   live_ = model_.live_lanes();
   faulted_ = model_.faulted_lanes();
-  const uint32_t lanes = model_.source().lanes();
-  lane_grid_shape(lanes, grid_aspect_, grid_.columns, grid_.rows);
-  std::vector<uint32_t> colors;
-  model_.lane_colors(colors);
-  grid_.rgba.assign(size_t{grid_.columns} * grid_.rows, IM_COL32(24, 24, 28, 255));
-  std::copy(colors.begin(), colors.end(), grid_.rgba.begin());
+  hits_ = model_.hits();
+  hits_counted_ = model_.breakpoints().size();
+  request_views(lanes < kSyncLanes);
+  refresh_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool Panels::views_current() const {
+  return views_.state_epoch == model_.state_epoch() &&
+         views_.settings_epoch == model_.settings_epoch() && views_.columns == cached_columns_;
+}
+
+void Panels::adopt(LaneGridViews views) {
+  views_ = std::move(views);
+  grid_.columns = views_.layout.columns;
+  grid_.rows = views_.layout.rows;
+  grid_.rgba = std::move(views_.rgba);
   ++grid_.version;
+}
+
+void Panels::request_views(bool synchronous) {
+  if (pending_.valid()) {
+    // One build at a time: a finished one is taken, and the next starts from the latest state.
+    if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    adopt(pending_.get());
+  }
+  if (views_current()) return;
+  LaneGridJob job = model_.grid_job(cached_columns_);
+  if (synchronous) {
+    adopt(job.run());
+    return;
+  }
+  pending_ = std::async(std::launch::async, [job = std::move(job)] { return job.run(); });
+}
+
+void Panels::settle() {
+  refresh();
+  if (pending_.valid()) adopt(pending_.get());
+  if (!views_current()) adopt(model_.grid_job(cached_columns_).run());
+}
+
+Panels::~Panels() {
+  if (pending_.valid()) pending_.wait();
 }
 
 void Panels::tick() {
@@ -87,10 +125,10 @@ void Panels::tick() {
 
 void Panels::draw(float w, float h) {
   const float top = 84, gap = 4;
-  const float left_w = std::floor(w * 0.34f), right_w = std::floor(w * 0.25f);
+  const float left_w = std::floor(w * 0.30f), right_w = std::floor(w * 0.24f);
   const float mid_w = w - left_w - right_w;
   const float body_h = h - top;
-  grid_aspect_ = (mid_w - 16) / std::max(40.0f, body_h * 0.58f - 70);
+  grid_aspect_ = (mid_w - 16) / std::max(40.0f, body_h * 0.58f - 110);
   refresh();
 
   place("Controls", 0, 0, w, top - gap);
@@ -112,11 +150,15 @@ void Panels::draw(float w, float h) {
   draw_plot();
   ImGui::End();
 
-  place("Lane inspector", left_w + mid_w, top, right_w, std::floor(body_h * 0.66f));
+  const float inspector_h = std::floor(body_h * 0.56f), histogram_h = std::floor(body_h * 0.17f);
+  place("Lane inspector", left_w + mid_w, top, right_w, inspector_h);
   draw_inspector();
   ImGui::End();
-  place("Breakpoints", left_w + mid_w, top + std::floor(body_h * 0.66f), right_w,
-        body_h - std::floor(body_h * 0.66f));
+  place("Stack depth (live lanes)", left_w + mid_w, top + inspector_h, right_w, histogram_h);
+  draw_histogram();
+  ImGui::End();
+  place("Breakpoints", left_w + mid_w, top + inspector_h + histogram_h, right_w,
+        body_h - inspector_h - histogram_h);
   draw_breakpoints();
   ImGui::End();
 }
@@ -264,11 +306,13 @@ void Panels::draw_blocks() {
   }
 }
 
-void Panels::draw_lane_grid() {
+void Panels::draw_lane_grid_header() {
   int mode = static_cast<int>(model_.color_mode());
-  ImGui::SetNextItemWidth(110);
+  ImGui::TextUnformatted("colour");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
   const char* modes[] = {"block", "depth", "error", "variable"};
-  if (ImGui::Combo("colour", &mode, modes, 4)) {
+  if (ImGui::Combo("##colour", &mode, modes, 4)) {
     if (mode == static_cast<int>(ColorMode::Variable)) {
       // Watch the first variable of the entry function's inputs by default.
       const Module& p = model_.module();
@@ -281,72 +325,286 @@ void Panels::draw_lane_grid() {
       model_.set_color_mode(static_cast<ColorMode>(mode));
     }
   }
+  ImGui::SameLine();
+  int group = static_cast<int>(model_.grouping_mode());
+  ImGui::TextUnformatted("  group");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  const char* groups[] = {"none", "block", "depth", "fault", "variable"};
+  if (ImGui::Combo("##group", &group, groups, 5)) {
+    if (group == static_cast<int>(GroupBy::Variable)) {
+      const Module& p = model_.module();
+      if (!group_var_[0] && !p.inputs().empty())
+        std::snprintf(group_var_, sizeof group_var_, "%s", p.inputs()[0].name.c_str());
+      const Status set = model_.set_grouping(GroupBy::Variable, group_var_);
+      if (!set) status_ = set.error();
+    } else {
+      model_.set_grouping(static_cast<GroupBy>(group));
+    }
+  }
+  if (model_.grouping_mode() == GroupBy::Variable) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(70);
+    if (ImGui::InputText("##groupvar", group_var_, sizeof group_var_,
+                         ImGuiInputTextFlags_EnterReturnsTrue)) {
+      const Status set = model_.set_grouping(GroupBy::Variable, group_var_);
+      status_ = set.error();
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("fit")) model_.grid_view() = GridView{};
   if (model_.color_mode() == ColorMode::Variable) {
     ImGui::SameLine();
-    ImGui::TextDisabled("watching %s", model_.watched_variable_name().c_str());
+    ImGui::TextDisabled("colour: %s", model_.watched_variable_name().c_str());
+  }
+  // The filter: typed, Enter applies; its count and stepping through the matches.
+  ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - 250));
+  if (ImGui::InputTextWithHint("##filter", "filter: n > 15 && depth < 4  (Enter)", filter_text_,
+                               sizeof filter_text_, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    const Status set = model_.set_filter(filter_text_);
+    status_ = set ? "" : "filter: " + set.error();
+  }
+  ImGui::SameLine();
+  if (model_.has_filter()) {
+    const bool built = views_.filtered && views_.settings_epoch == model_.settings_epoch();
+    ImGui::TextColored(ImVec4(1, 0.85f, 0.4f, 1), "%s match",
+                       built ? with_commas(views_.match_count).c_str() : "...");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("<")) model_.select_next_match(false);
+    ImGui::SameLine();
+    if (ImGui::SmallButton(">")) model_.select_next_match(true);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("off")) {
+      model_.set_filter("");
+      filter_text_[0] = 0;
+    }
+  } else {
+    ImGui::TextDisabled("no filter");
   }
   // Legend, wrapped on as many lines as it needs.
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (size_t i = 0; i < legend_.size(); ++i) {
-    const ImVec2 p = ImGui::GetCursorScreenPos();
     const float wid = 18 + ImGui::CalcTextSize(legend_[i].label.c_str()).x + 14;
     if (i > 0) {
       ImGui::SameLine();
       if (ImGui::GetCursorScreenPos().x + wid > right) ImGui::NewLine();
     }
     const ImVec2 q = ImGui::GetCursorScreenPos();
-    (void)p;
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(q.x, q.y + 3), ImVec2(q.x + 12, q.y + 15),
                                               to_imgui(legend_[i].rgba));
     ImGui::Dummy(ImVec2(16, 14));
     ImGui::SameLine();
     ImGui::TextUnformatted(legend_[i].label.c_str());
   }
-  // The grid: one texel per lane, scaled to square cells that fill the space.
+}
+
+namespace {
+
+// Dark text on light cells, light text on dark ones.
+ImU32 text_on(uint32_t c) {
+  const float luma = 0.299f * (c & 0xff) + 0.587f * ((c >> 8) & 0xff) + 0.114f * ((c >> 16) & 0xff);
+  return luma > 110 ? IM_COL32(10, 10, 10, 255) : IM_COL32(235, 235, 235, 255);
+}
+
+}  // namespace
+
+void Panels::draw_lane_grid() {
+  draw_lane_grid_header();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (!grid_.columns || avail.x < 8 || avail.y < 8) return;
-  const float cell = std::max(0.05f, std::min(avail.x / grid_.columns, avail.y / grid_.rows));
-  const ImVec2 size(cell * grid_.columns, cell * grid_.rows);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  if (grid_.texture)
-    ImGui::Image(grid_.texture, size);
-  else
-    ImGui::Dummy(size);
+  const float cols = static_cast<float>(grid_.columns), rows = static_cast<float>(grid_.rows);
+  const float fit = std::max(0.01f, std::min(avail.x / cols, avail.y / rows));
+  GridView& v = model_.grid_view();
+  if (v.cell_pixels > 0) {
+    v.zoom = std::max(1.0, v.cell_pixels / fit);
+    v.cell_pixels = 0;
+  }
+  if (v.center_lane >= 0 && static_cast<uint64_t>(v.center_lane) < views_.layout.lane_cell.size()) {
+    const uint32_t cell = views_.layout.lane_cell[v.center_lane];
+    v.center_x = cell % grid_.columns + 0.5;
+    v.center_y = cell / grid_.columns + 0.5;
+    v.center_lane = -1;
+  }
+  v.zoom = std::clamp(v.zoom, 1.0, 100000.0);
+  const float cell = fit * static_cast<float>(v.zoom);
+  // The centre cell, kept where the grid still covers the view.
+  auto clamp_center = [&] {
+    const double half_w = avail.x / 2.0 / cell, half_h = avail.y / 2.0 / cell;
+    if (v.center_x < 0 || v.zoom <= 1) v.center_x = cols / 2.0;
+    if (v.center_y < 0 || v.zoom <= 1) v.center_y = rows / 2.0;
+    v.center_x = cols <= 2 * half_w ? cols / 2.0 : std::clamp(v.center_x, half_w, cols - half_w);
+    v.center_y = rows <= 2 * half_h ? rows / 2.0 : std::clamp(v.center_y, half_h, rows - half_h);
+  };
+  clamp_center();
+  // Screen position of the grid's top-left corner; at zoom 1 the grid sits at the top left.
+  const ImVec2 mid(origin.x + avail.x / 2, origin.y + avail.y / 2);
+  ImVec2 top_left(static_cast<float>(mid.x - v.center_x * cell),
+                  static_cast<float>(mid.y - v.center_y * cell));
+  if (v.zoom <= 1) top_left = origin;
+  const ImVec2 view_end(origin.x + avail.x, origin.y + avail.y);
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const uint32_t lanes = model_.source().lanes();
-  // Big cells get lane numbers and separators; small ones stay a plain image.
-  if (cell >= 22) {
-    for (uint32_t lane = 0; lane < lanes; ++lane) {
-      const ImVec2 a(origin.x + (lane % grid_.columns) * cell,
-                     origin.y + (lane / grid_.columns) * cell);
-      draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(20, 20, 24, 255));
-      // Dark text on light cells, light text on dark ones.
-      const uint32_t c = grid_.rgba[lane];
-      const float luma =
-          0.299f * (c & 0xff) + 0.587f * ((c >> 8) & 0xff) + 0.114f * ((c >> 16) & 0xff);
-      draw->AddText(ImVec2(a.x + 4, a.y + 3),
-                    luma > 110 ? IM_COL32(10, 10, 10, 255) : IM_COL32(235, 235, 235, 255),
-                    std::to_string(lane).c_str());
+  draw->PushClipRect(origin, view_end, true);
+  if (grid_.texture)
+    draw->AddImage(grid_.texture, top_left,
+                   ImVec2(top_left.x + cols * cell, top_left.y + rows * cell));
+  // The visible cells.
+  const auto first_col = static_cast<uint32_t>(std::max(0.0f, (origin.x - top_left.x) / cell));
+  const auto first_row = static_cast<uint32_t>(std::max(0.0f, (origin.y - top_left.y) / cell));
+  const uint32_t last_col =
+      std::min(grid_.columns, static_cast<uint32_t>((view_end.x - top_left.x) / cell) + 1);
+  const uint32_t last_row =
+      std::min(grid_.rows, static_cast<uint32_t>((view_end.y - top_left.y) / cell) + 1);
+  const auto& faulted = model_.source().lane_faulted();
+  // Big cells: each lane's number and value (by the colouring: block, depth or the variable).
+  if (cell >= 26) {
+    const bool two_lines = cell >= 34;
+    for (uint32_t r = first_row; r < last_row; ++r)
+      for (uint32_t c = first_col; c < last_col; ++c) {
+        const uint32_t lane = views_.layout.cell_lane[size_t{r} * grid_.columns + c];
+        if (lane == GridLayout::kEmpty) continue;
+        const ImVec2 a(top_left.x + c * cell, top_left.y + r * cell);
+        draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(20, 20, 24, 255));
+        const ImU32 ink = text_on(grid_.rgba[size_t{r} * grid_.columns + c]);
+        draw->AddText(ImVec2(a.x + 3, a.y + 2), ink, std::to_string(lane).c_str());
+        if (!two_lines) continue;
+        std::string value;
+        const int32_t pc = model_.source().lane_pcs()[lane];
+        if (faulted[lane])
+          value = "fault";
+        else if (pc == model_.exit_pc())
+          value = "done";
+        else if (model_.color_mode() == ColorMode::Variable)
+          value = model_.lane_value(lane);
+        else if (model_.color_mode() == ColorMode::Depth)
+          value = fmt::format("d{}", model_.source().lane_depths()[lane]);
+        else
+          value = model_.block_name(pc);
+        // Only as many characters as the cell holds.
+        const size_t fits = static_cast<size_t>(std::max(1.0f, (cell - 6) / 7));
+        if (value.size() > fits) value = value.substr(value.size() - fits);
+        draw->AddText(ImVec2(a.x + 3, a.y + 2 + ImGui::GetTextLineHeight()), ink, value.c_str());
+      }
+  }
+  // Band labels: at each band's first row, over the grid.
+  const LaneGrouping& g = views_.grouping;
+  int clicked_band = -1;
+  if (g.by != GroupBy::None) {
+    for (size_t b = 0; b < g.bands.size() && b < views_.layout.band_row.size(); ++b) {
+      const float y = top_left.y + views_.layout.band_row[b] * cell;
+      const float band_h = views_.layout.band_rows[b] * cell;
+      if (y + band_h < origin.y || y > view_end.y) continue;
+      const std::string label =
+          fmt::format("{} ({})", g.bands[b].label, with_commas(g.bands[b].count));
+      const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+      const float ly = std::clamp(y + 1, origin.y, std::max(origin.y, y + band_h - size.y));
+      const ImVec2 a(origin.x + 2, ly);
+      const ImVec2 z(a.x + size.x + 8, a.y + size.y + 2);
+      // A line above each band, so neighbouring bands read apart.
+      draw->AddLine(ImVec2(origin.x, y), ImVec2(std::min(view_end.x, top_left.x + cols * cell), y),
+                    IM_COL32(235, 235, 235, 200), 1.0f);
+      draw->AddRectFilled(a, z, IM_COL32(10, 10, 14, 210), 3.0f);
+      draw->AddText(ImVec2(a.x + 4, a.y + 1), IM_COL32(240, 240, 240, 255), label.c_str());
+      if (hover_enabled && ImGui::IsMouseHoveringRect(a, z) && ImGui::IsMouseClicked(0))
+        clicked_band = static_cast<int>(b);
     }
   }
-  if (auto sel = model_.selected_lane()) {
-    const ImVec2 a(origin.x + (*sel % grid_.columns) * cell,
-                   origin.y + (*sel / grid_.columns) * cell);
-    // Small cells get a larger ring so the selection stays visible at 100,000 lanes.
+  if (auto sel = model_.selected_lane(); sel && *sel < views_.layout.lane_cell.size()) {
+    const uint32_t at = views_.layout.lane_cell[*sel];
+    const ImVec2 a(top_left.x + (at % grid_.columns) * cell,
+                   top_left.y + (at / grid_.columns) * cell);
+    // Small cells get a larger ring so the selection stays visible at a million lanes.
     const float pad = cell < 6 ? 4.0f : 1.0f;
     draw->AddRect(ImVec2(a.x - pad, a.y - pad), ImVec2(a.x + cell + pad, a.y + cell + pad),
                   IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
   }
-  if (hover_enabled && ImGui::IsItemHovered()) {
-    const ImVec2 m = ImGui::GetMousePos();
-    const uint32_t col = static_cast<uint32_t>((m.x - origin.x) / cell);
-    const uint32_t row = static_cast<uint32_t>((m.y - origin.y) / cell);
-    const uint64_t lane = uint64_t{row} * grid_.columns + col;
-    if (col < grid_.columns && lane < lanes) {
-      ImGui::SetTooltip("%s", model_.lane_summary(static_cast<uint32_t>(lane)).c_str());
-      if (ImGui::IsMouseClicked(0)) model_.select_lane(static_cast<uint32_t>(lane));
-    }
+  // The minimap: the whole grid, and the part in view.
+  ImVec2 mini_a, mini_z;
+  const bool minimap = v.zoom > 1;
+  if (minimap) {
+    const float mw = std::min(160.0f, avail.x * 0.3f);
+    const float mh = std::min(mw * rows / cols, avail.y * 0.4f);
+    const float mwid = mh * cols / rows;
+    mini_a = ImVec2(view_end.x - mwid - 6, origin.y + 6);
+    mini_z = ImVec2(view_end.x - 6, origin.y + 6 + mh);
+    draw->AddRectFilled(ImVec2(mini_a.x - 2, mini_a.y - 2), ImVec2(mini_z.x + 2, mini_z.y + 2),
+                        IM_COL32(0, 0, 0, 230));
+    if (grid_.texture) draw->AddImage(grid_.texture, mini_a, mini_z);
+    const float sx = mwid / cols, sy = mh / rows;
+    const ImVec2 va(mini_a.x + static_cast<float>(v.center_x - avail.x / 2 / cell) * sx,
+                    mini_a.y + static_cast<float>(v.center_y - avail.y / 2 / cell) * sy);
+    const ImVec2 vz(va.x + avail.x / cell * sx, va.y + avail.y / cell * sy);
+    draw->AddRect(ImVec2(std::max(va.x, mini_a.x), std::max(va.y, mini_a.y)),
+                  ImVec2(std::min(vz.x, mini_z.x), std::min(vz.y, mini_z.y)),
+                  IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+    draw->AddText(ImVec2(origin.x + 4, view_end.y - ImGui::GetTextLineHeight() - 2),
+                  IM_COL32(230, 230, 230, 255), fmt::format("zoom {:.1f}x", v.zoom).c_str());
   }
+  draw->PopClipRect();
+  ImGui::InvisibleButton("lane_grid", avail);
+  if (clicked_band >= 0) {
+    const Status s = model_.select_band(static_cast<size_t>(clicked_band));
+    status_ = s.error();
+    if (s) std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+    return;
+  }
+  if (!hover_enabled || !ImGui::IsItemHovered()) {
+    panning_ = false;
+    return;
+  }
+  const ImVec2 m = ImGui::GetMousePos();
+  ImGuiIO& io = ImGui::GetIO();
+  // The minimap: a click centres the view there.
+  if (minimap && m.x >= mini_a.x && m.x < mini_z.x && m.y >= mini_a.y && m.y < mini_z.y) {
+    if (ImGui::IsMouseDown(0)) {
+      v.center_x = (m.x - mini_a.x) / (mini_z.x - mini_a.x) * cols;
+      v.center_y = (m.y - mini_a.y) / (mini_z.y - mini_a.y) * rows;
+    }
+    return;
+  }
+  // Wheel: zoom around the cursor; drag: pan; keys: + - zoom, arrows pan, 0 fits.
+  auto zoom_by = [&](double factor, ImVec2 at) {
+    const double cx = v.center_x + (at.x - mid.x) / cell, cy = v.center_y + (at.y - mid.y) / cell;
+    if (v.zoom <= 1) {
+      v.center_x = (at.x - top_left.x) / cell;
+      v.center_y = (at.y - top_left.y) / cell;
+    }
+    const double before_x = v.zoom <= 1 ? v.center_x : cx, before_y = v.zoom <= 1 ? v.center_y : cy;
+    v.zoom = std::clamp(v.zoom * factor, 1.0, 100000.0);
+    const double new_cell = fit * v.zoom;
+    v.center_x = before_x - (at.x - mid.x) / new_cell;
+    v.center_y = before_y - (at.y - mid.y) / new_cell;
+  };
+  if (io.MouseWheel != 0) zoom_by(std::pow(1.25, io.MouseWheel), m);
+  if (!io.WantTextInput) {
+    // Dear ImGui 1.86 names no '+', '-' or '0' key: read the typed characters.
+    for (ImWchar ch : io.InputQueueCharacters) {
+      if (ch == '+' || ch == '=') zoom_by(1.5, mid);
+      if (ch == '-') zoom_by(1 / 1.5, mid);
+      if (ch == '0') v = GridView{};
+    }
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) v = GridView{};
+    const double step = avail.x / 8 / cell;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) v.center_x -= step;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) v.center_x += step;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) v.center_y -= step;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) v.center_y += step;
+  }
+  if (ImGui::IsMouseDragging(0, 4.0f) && v.zoom > 1) {
+    panning_ = true;
+    v.center_x -= io.MouseDelta.x / cell;
+    v.center_y -= io.MouseDelta.y / cell;
+  }
+  const uint32_t col = static_cast<uint32_t>(std::max(0.0f, (m.x - top_left.x) / cell));
+  const uint32_t row = static_cast<uint32_t>(std::max(0.0f, (m.y - top_left.y) / cell));
+  const uint64_t at = uint64_t{row} * grid_.columns + col;
+  if (col < grid_.columns && row < grid_.rows &&
+      views_.layout.cell_lane[at] != GridLayout::kEmpty) {
+    const uint32_t lane = views_.layout.cell_lane[at];
+    ImGui::SetTooltip("%s", model_.lane_summary(lane).c_str());
+    if (ImGui::IsMouseReleased(0) && !panning_) model_.select_lane(lane);
+  }
+  if (ImGui::IsMouseReleased(0)) panning_ = false;
 }
 
 void Panels::draw_plot() {
@@ -367,7 +625,10 @@ void Panels::draw_plot() {
                              lanes
                        : 0.0);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 full = ImGui::GetContentRegionAvail();
+  // The utilization plot on top, the block x step heatmap under it on the same step axis.
+  const float heat_h = std::floor(full.y * 0.5f);
+  const ImVec2 avail(full.x, full.y - heat_h);
   const float axis = 44;
   const ImVec2 size(std::max(10.0f, avail.x - axis), std::max(10.0f, avail.y - 18));
   const ImVec2 a(origin.x + axis, origin.y), b(a.x + size.x, a.y + size.y);
@@ -411,6 +672,7 @@ void Panels::draw_plot() {
   const std::string last = with_commas(end);
   draw->AddText(ImVec2(b.x - ImGui::CalcTextSize(last.c_str()).x, b.y + 2),
                 IM_COL32(160, 160, 170, 255), last.c_str());
+  draw_heatmap(a.x, b.y + 16, size.x, heat_h - 16, begin, end);
   ImGui::SetCursorScreenPos(a);
   ImGui::InvisibleButton("plot", size);
   if (hover_enabled && ImGui::IsItemHovered()) {
@@ -436,6 +698,148 @@ void Panels::draw_plot() {
   }
 }
 
+void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_t begin,
+                          uint64_t end) {
+  const BlockHeatmap& heat = model_.heatmap();
+  const uint32_t blocks = heat.blocks();
+  if (!blocks || height < 8 || width < 8) return;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const bool ran = model_.heatmap_shows_ran();
+  draw->AddText(ImVec2(x0 - 44, y0), IM_COL32(160, 160, 170, 255), ran ? "ran" : "wait");
+  const ImVec2 a(x0, y0), z(x0 + width, y0 + height);
+  draw->AddRectFilled(a, z, IM_COL32(18, 20, 26, 255));
+  const float row_h = height / static_cast<float>(blocks);
+  end = std::min(end, std::max<uint64_t>(heat.steps(), begin + 1));
+  const uint64_t span = std::max<uint64_t>(1, end - begin);
+  const auto columns =
+      static_cast<uint32_t>(std::min<uint64_t>(span, static_cast<uint64_t>(width)));
+  const double lanes = std::max(1u, model_.source().lanes());
+  // One column per pixel (or per step when zoomed in); runs of equal colour merge into one rect.
+  std::vector<std::vector<uint8_t>> levels(blocks, std::vector<uint8_t>(columns, 0));
+  for (uint32_t c = 0; c < columns; ++c) {
+    const uint64_t s0 = begin + span * c / columns, s1 = begin + span * (c + 1) / columns;
+    if (s0 >= heat.steps()) break;
+    heat.range(s0, std::max(s1, s0 + 1), heat_waiting_, heat_ran_);
+    const std::vector<double>& v = ran ? heat_ran_ : heat_waiting_;
+    for (uint32_t b = 0; b < blocks; ++b)
+      if (v[b] > 0)
+        levels[b][c] = static_cast<uint8_t>(1 + std::min(31.0, std::sqrt(v[b] / lanes) * 31));
+  }
+  const float col_w = width / static_cast<float>(columns);
+  for (uint32_t b = 0; b < blocks; ++b) {
+    const float y = y0 + b * row_h;
+    for (uint32_t c = 0; c < columns;) {
+      uint32_t e = c + 1;
+      while (e < columns && levels[b][e] == levels[b][c])
+        ++e;
+      if (levels[b][c])
+        draw->AddRectFilled(ImVec2(x0 + c * col_w, y),
+                            ImVec2(x0 + e * col_w, y + std::max(1.0f, row_h - (row_h > 4 ? 1 : 0))),
+                            ramp_color((levels[b][c] - 1) / 31.0));
+      c = e;
+    }
+    if (row_h >= 12) {
+      const std::string name = model_.block_name(static_cast<int32_t>(b));
+      const ImVec2 at(x0 + 2, y + (row_h - 13) / 2);
+      draw->AddRectFilled(at, ImVec2(at.x + ImGui::CalcTextSize(name.c_str()).x + 4, at.y + 13),
+                          IM_COL32(10, 10, 14, 170));
+      draw->AddText(ImVec2(at.x + 2, at.y - 1), IM_COL32(210, 210, 220, 230), name.c_str());
+    }
+  }
+  const uint64_t here = model_.position();
+  if (here >= begin && here <= end) {
+    const float x = x0 + width * static_cast<float>(here - begin) / static_cast<float>(span);
+    draw->AddLine(ImVec2(x, y0), ImVec2(x, y0 + height), kCurrentStep, 2.0f);
+  }
+  ImGui::SetCursorScreenPos(a);
+  ImGui::InvisibleButton("heatmap", ImVec2(width, height));
+  if (!hover_enabled || !ImGui::IsItemHovered()) return;
+  const ImVec2 m = ImGui::GetMousePos();
+  const uint64_t step =
+      begin + static_cast<uint64_t>((m.x - x0) / width * static_cast<double>(span));
+  const auto block = static_cast<int32_t>(std::min<float>(blocks - 1, (m.y - y0) / row_h));
+  if (step >= heat.steps()) return;
+  heat.range(step, step + 1, heat_waiting_, heat_ran_);
+  ImGui::SetTooltip("step %s, %s: %.0f lanes waiting, %.0f ran%s", with_commas(step).c_str(),
+                    model_.block_name(block).c_str(), heat_waiting_[block], heat_ran_[block],
+                    heat.steps_per_row() > 1 ? " (mean of a row of steps)" : "");
+  if (ImGui::IsMouseClicked(0) && !running()) {
+    const Status s = model_.select_heatmap_cell(step, block);
+    status_ = s.error();
+    if (s) std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+  }
+}
+
+void Panels::draw_histogram() {
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  if (views_.histogram.empty() || avail.y < 20) {
+    ImGui::TextDisabled("no live lanes");
+    return;
+  }
+  const uint32_t most = *std::max_element(views_.histogram.begin(), views_.histogram.end());
+  const float h = avail.y - 16;
+  // Live lanes are at depth 1 or more: the bars start there.
+  const size_t first = views_.histogram.size() > 1 ? 1 : 0;
+  const float bar = std::max(1.0f, avail.x / static_cast<float>(views_.histogram.size() - first));
+  for (size_t d = first; d < views_.histogram.size(); ++d) {
+    const float x = origin.x + bar * (d - first);
+    const float top =
+        origin.y + h - h * static_cast<float>(views_.histogram[d]) / std::max(1u, most);
+    draw->AddRectFilled(
+        ImVec2(x + (bar > 3 ? 1 : 0), top), ImVec2(x + bar, origin.y + h),
+        ramp_color(views_.histogram.size() > 1 ? d / (views_.histogram.size() - 1.0) : 0));
+  }
+  draw->AddText(ImVec2(origin.x, origin.y + h + 1), IM_COL32(160, 160, 170, 255),
+                fmt::format("depth {}", first).c_str());
+  const std::string last = fmt::format("{}", views_.histogram.size() - 1);
+  draw->AddText(ImVec2(origin.x + avail.x - ImGui::CalcTextSize(last.c_str()).x, origin.y + h + 1),
+                IM_COL32(160, 160, 170, 255), last.c_str());
+  ImGui::InvisibleButton("histogram", ImVec2(avail.x, h));
+  if (hover_enabled && ImGui::IsItemHovered()) {
+    const auto d = first + static_cast<size_t>((ImGui::GetMousePos().x - origin.x) / bar);
+    if (d < views_.histogram.size())
+      ImGui::SetTooltip("depth %zu: %s live lanes", d, with_commas(views_.histogram[d]).c_str());
+  }
+}
+
+// The selected lane's depth over the steps recorded since it was selected, coloured by block.
+void Panels::draw_strip() {
+  const auto& strip = model_.lane_strip();
+  if (strip.size() < 2) {
+    ImGui::TextDisabled("PC / depth over time: step forward to record");
+    return;
+  }
+  ImGui::Text("PC / depth, steps %s to %s", with_commas(model_.strip_first()).c_str(),
+              with_commas(model_.strip_first() + strip.size() - 1).c_str());
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x, h = 44;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(origin, ImVec2(origin.x + w, origin.y + h), IM_COL32(18, 20, 26, 255));
+  uint32_t deepest = 1;
+  for (const auto& at : strip)
+    deepest = std::max(deepest, at.depth);
+  const size_t n = strip.size();
+  const auto columns = static_cast<uint32_t>(std::min<size_t>(n, static_cast<size_t>(w)));
+  const float col_w = w / static_cast<float>(columns);
+  for (uint32_t c = 0; c < columns; ++c) {
+    const auto& at = strip[n * c / columns];
+    const uint32_t colour =
+        at.pc >= model_.exit_pc() ? 0xFF505050u : categorical_color(static_cast<uint32_t>(at.pc));
+    const float top = origin.y + h - h * static_cast<float>(at.depth) / static_cast<float>(deepest);
+    draw->AddRectFilled(ImVec2(origin.x + c * col_w, top),
+                        ImVec2(origin.x + (c + 1) * col_w, origin.y + h), colour);
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  if (hover_enabled && ImGui::IsItemHovered()) {
+    const auto c = static_cast<size_t>((ImGui::GetMousePos().x - origin.x) / col_w);
+    const size_t i = std::min(n - 1, n * c / columns);
+    ImGui::SetTooltip("step %s: %s, depth %u", with_commas(model_.strip_first() + i).c_str(),
+                      model_.block_name(strip[i].pc).c_str(), strip[i].depth);
+  }
+}
+
 void Panels::draw_inspector() {
   const auto sel = model_.selected_lane();
   if (!sel) {
@@ -453,6 +857,7 @@ void Panels::draw_inspector() {
   if (!d.output.empty()) ImGui::Text("output: %s", d.output.c_str());
   if (!d.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", d.error.c_str());
   if (const auto g = model_.group_view(d.lane)) draw_group(*g);
+  draw_strip();
   ImGui::Separator();
   ImGui::Text("call stack (innermost first)");
   for (size_t i = 0; i < d.frames.size() && i < 64; ++i) {
@@ -522,7 +927,7 @@ void Panels::draw_group(const GroupView& g) {
 void Panels::draw_breakpoints() {
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 50);
   const bool entered = ImGui::InputTextWithHint(
-      "##bp", "line 4 | lane 3 returns | depth > 8 | fault", breakpoint_text_,
+      "##bp", "line 4 | depth > 8 | fault | filter n > 15", breakpoint_text_,
       sizeof breakpoint_text_, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if (ImGui::Button("Add") || entered) {
@@ -530,8 +935,10 @@ void Panels::draw_breakpoints() {
     status_ = added.error();
     if (added) breakpoint_text_[0] = 0;
   }
-  const std::vector<int> hits = model_.hits();
+  // Hits are computed once per state (a filter breakpoint reads every lane).
   auto& bps = model_.breakpoints();
+  if (hits_counted_ != bps.size()) hits_ = model_.hits(), hits_counted_ = bps.size();
+  const std::vector<int>& hits = hits_;
   for (size_t i = 0; i < bps.size(); ++i) {
     ImGui::PushID(static_cast<int>(i));
     ImGui::Checkbox("##on", &bps[i].enabled);

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,13 @@ struct LaneGridImage {
   ImTextureID texture = nullptr;  // set by the window after uploading
 };
 
-// Chooses the grid's shape for `lanes` lanes in a panel of aspect width / height.
-void lane_grid_shape(uint32_t lanes, float aspect, uint32_t& columns, uint32_t& rows);
-
 class Panels {
  public:
   explicit Panels(DebuggerModel& model, std::string title);
+  ~Panels();
+  // Waits for the lane grid's views of the current state (screenshots, frame timing).
+  void settle();
+  double views_ms() const { return views_.ms; }  // how long the last build of them took
   // Draws every panel into a window of the given size. Call once per frame between
   // ImGui::NewFrame and ImGui::Render.
   void draw(float width, float height);
@@ -36,6 +38,7 @@ class Panels {
   LaneGridImage& grid() { return grid_; }
   bool running() const { return model_.running(); }
   float last_frame_ms = 0;    // shown in the status line
+  double refresh_ms = 0;      // the last rebuild of the derived views (grid, counts, histogram)
   bool hover_enabled = true;  // off in scripted runs: no tooltips from wherever the mouse is
 
  private:
@@ -44,8 +47,12 @@ class Panels {
   void draw_source();
   void draw_blocks();
   void draw_lane_grid();
+  void draw_lane_grid_header();
   void draw_plot();
+  void draw_heatmap(float x0, float y0, float width, float height, uint64_t begin, uint64_t end);
   void draw_inspector();
+  void draw_strip();
+  void draw_histogram();
   void draw_breakpoints();
   void draw_group(const GroupView& g);
 
@@ -59,10 +66,24 @@ class Panels {
   bool show_glsl_ = false;
   std::string lowered_text_;
   float grid_aspect_ = 2.0f;
-  // Cached per state: recomputed when the position, colouring or selection changes.
-  uint64_t cached_position_ = UINT64_MAX;
-  int cached_mode_ = -1;
-  std::string cached_watch_;
+  // Cached per state: recomputed when the model's state or view settings change.
+  uint64_t cached_state_ = UINT64_MAX, cached_settings_ = UINT64_MAX;
+  uint32_t cached_columns_ = 0;
+  // The lane grid's views (bands, layout, colours, filter count, histogram): built on a worker
+  // thread for big batches, so that stepping never waits for them; the grid shows the last
+  // finished build until the next one is ready.
+  static constexpr uint32_t kSyncLanes = 65536;  // smaller batches build them in the frame
+  bool views_current() const;
+  void adopt(LaneGridViews views);
+  void request_views(bool synchronous);
+  LaneGridViews views_;
+  std::future<LaneGridViews> pending_;
+  std::vector<int> hits_;
+  size_t hits_counted_ = SIZE_MAX;  // breakpoints when hits_ was computed
+  char filter_text_[256] = "";
+  char group_var_[64] = "";
+  bool panning_ = false;
+  std::vector<double> heat_waiting_, heat_ran_;  // scratch
   std::vector<uint32_t> per_block_, per_line_;
   std::vector<LegendEntry> legend_;
   std::vector<uint64_t> executions_;

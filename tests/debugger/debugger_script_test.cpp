@@ -4,6 +4,7 @@
 // xvfb-run; tests/debugger_cli_test.cpp covers the rest of the command line.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -275,6 +276,70 @@ TEST_CASE("window: a Vulkan session runs on the window's device, with no validat
   CHECK(headless["source"].get<std::string>().find("window") == std::string::npos);
   CHECK(headless["state"] == windowed["state"]);  // the same run on either device
   for (const std::string& f : {cmds, png, dump, errors})
+    std::filesystem::remove(f);
+}
+
+TEST_CASE(
+    "window: grouped, filtered and zoomed lane grid screenshots, with no validation message") {
+  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
+    MESSAGE("xvfb-run is not installed: window test skipped");
+    return;
+  }
+  const std::string cmds = temp_path("views.txt"), plain = temp_path("plain.png"),
+                    grouped = temp_path("grouped.png"), zoomed = temp_path("zoomed.png"),
+                    log = temp_path("views.log"), errors = temp_path("views.err");
+  {
+    std::ofstream out(cmds);
+    out << "step 24\nscreenshot " << plain << "\ngroup block\nfilter n > 5 && depth < 6\n"
+        << "heatmap ran\nscreenshot " << grouped << "\nzoom lane 1234\ncolor var n\n"
+        << "screenshot " << zoomed << "\nframes 3\nquit\n";
+  }
+  const std::string command = std::string("xvfb-run -a -s '-screen 0 1600x1000x24' ") + AB_CLI +
+                              " debug " + AB_SOURCE_DIR +
+                              "/samples/fib.ab -i n=randint:0:15 --batch 20000 --validation "
+                              "--backend vm --script " +
+                              cmds + " > " + log + " 2> " + errors;
+  const int status = std::system(command.c_str());
+  const std::string stderr_text = read_text(errors), log_text = read_text(log);
+  REQUIRE_MESSAGE(status == 0, stderr_text);
+  CHECK_MESSAGE(stderr_text.find("validation") == std::string::npos, stderr_text);
+  CHECK(log_text.find("group block: ") != std::string::npos);
+  CHECK(log_text.find(" lanes match") != std::string::npos);
+  CHECK(log_text.find("frames 3: mean frame time") != std::string::npos);
+  struct Image {
+    int w = 0, h = 0;
+    std::vector<unsigned char> px;
+    const unsigned char* at(int x, int y) const { return px.data() + (size_t(y) * w + x) * 4; }
+  };
+  auto load = [](const std::string& path) {
+    Image img;
+    int channels = 0;
+    unsigned char* p = stbi_load(path.c_str(), &img.w, &img.h, &channels, 4);
+    REQUIRE(p != nullptr);
+    img.px.assign(p, p + size_t(img.w) * img.h * 4);
+    stbi_image_free(p);
+    return img;
+  };
+  const Image a = load(plain), b = load(grouped), c = load(zoomed);
+  CHECK(b.w == 1600);
+  CHECK(b.h == 1000);
+  // The lane grid (the middle column) changes when grouped and filtered, and again when zoomed.
+  auto differing = [](const Image& x, const Image& y) {
+    size_t n = 0;
+    for (int py = 200; py < 560; py += 3)
+      for (int px = 500; px < 1200; px += 3)
+        n += std::memcmp(x.at(px, py), y.at(px, py), 3) != 0;
+    return n;
+  };
+  CHECK(differing(a, b) > 2000);
+  CHECK(differing(b, c) > 2000);
+  // Zoomed to one lane per cell: the grid shows few, large cells, so long runs of one colour.
+  size_t same = 0, total = 0;
+  for (int py = 300; py < 500; py += 2)
+    for (int px = 520; px < 1100; px += 2, ++total)
+      same += std::memcmp(c.at(px, py), c.at(px + 2, py), 3) == 0;
+  CHECK(same > total * 6 / 10);
+  for (const std::string& f : {cmds, plain, grouped, zoomed, log, errors})
     std::filesystem::remove(f);
 }
 #endif
