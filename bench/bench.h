@@ -39,6 +39,7 @@ struct BenchOptions {
   std::string json_path;    // write the report as JSON here ("" = none)
   std::string chart_path;   // draw throughput vs batch size here with gnuplot ("" = none)
   int device = -1;          // Vulkan device index (list_devices order); -1: the engine's choice
+  uint32_t threads = 0;     // the vm's threads in the NUTS rows (RunOptions::threads); 0: per core
   bool print_table = true;  // print the table (and progress) to stdout
 
   // Test hook: called on every result before it is checked, with the system's name. Lets a test
@@ -47,7 +48,7 @@ struct BenchOptions {
 };
 
 // Declares --quick, --inputs, --programs, --batches, --systems, --repeats, --repeat-budget, --json,
-// --chart and --device on `app` (the `bench` subcommand), writing into `options`.
+// --chart, --device and --threads on `app` (the `bench` subcommand), writing into `options`.
 void add_bench_options(CLI::App& app, BenchOptions& options);
 
 // Runs the suite, prints the table, writes JSON and chart when asked. Returns 0 when every row

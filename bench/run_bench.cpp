@@ -41,7 +41,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   app.add_option("--systems", options.systems,
                  "systems: vm, native, glsl, global-masked, global-compacted, local-subgroup, "
                  "local-workgroup, local-lane (the engine's default), vulkan (the engine's five), "
-                 "all (default: all)")
+                 "all (default: all); the NUTS rows also take stan (real Stan through rstan, an "
+                 "optional install: docs/nuts.md)")
       ->delimiter(',');
   app.add_option("--repeats", options.repeats,
                  "timed runs per row after one warm-up (default: 3 quick, 5 full)")
@@ -58,6 +59,9 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   app.add_option("--device", options.device,
                  "Vulkan device index as `autobatch devices` lists them (default: best)")
       ->transform(whole_number_in(0, INT32_MAX));
+  app.add_option("--threads", options.threads,
+                 "the vm's threads in the NUTS rows (default: one per core)")
+      ->transform(whole_number_in(1, 1024));
 }
 
 int run_bench(const BenchOptions& options) {

@@ -275,6 +275,7 @@ int bench_command(ab::bench::BenchOptions options) {
   nuts.systems = options.systems;
   nuts.quick = options.quick;
   nuts.device = options.device;
+  nuts.threads = options.threads;
   nuts.json_path =
       options.json_path.empty() || others.empty()
           ? options.json_path

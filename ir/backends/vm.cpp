@@ -30,7 +30,11 @@ BlockPicker block_picker(Heuristic h) {
 }
 
 // The whole batch's state as Algorithm 2 keeps it: per lane a PC stack and registers, per
-// Stacked variable a stack and stack pointer, and per block the lanes waiting there.
+// Stacked variable a stack and stack pointer, and per block the lanes waiting there. Registers
+// and stacks are laid out lanes innermost (word w of variable v for lane l at [v][w][l], stacks
+// [depth][words][lanes], the PC stack [depth][lanes]), as the Vulkan engine's state buffer is:
+// each op of a step is a loop across the lanes waiting there (vm_kernels.h). The public views
+// (snapshot, checkpoint, registers) keep the lane-major order and are transposed on demand.
 class VmRun::State {
  public:
   State(const LoweredProgram& p, const Batch& batch, const RunOptions& options)
@@ -45,6 +49,7 @@ class VmRun::State {
       var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
     regs_.assign(size_t{lanes_} * words_, 0u);
+    mini_offset_.assign(p.vars.size(), 0u);
     for (const LoweredBlock& block : p.blocks) {
       batch_ops_.push_back(prepare_block_ops(block, p, var_type_.data(), offset_.data()));
       size_t words = 0;
@@ -60,7 +65,7 @@ class VmRun::State {
       if (p.vars[v].storage != Storage::Stacked) continue;
       stack_slot_[v] = static_cast<int32_t>(stacks_.size());
       const uint32_t w = p.types().words(p.vars[v].type);
-      stacks_.push_back({static_cast<VarId>(v), std::vector<uint32_t>(lanes_, 0u),
+      stacks_.push_back({static_cast<VarId>(v), w, std::vector<uint32_t>(lanes_, 0u),
                          std::vector<uint32_t>(size_t{lanes_} * capacity_ * w, 0u)});
     }
     pc_.assign(lanes_, p.entry_block);
@@ -79,11 +84,12 @@ class VmRun::State {
     result_.stats.block_lanes.assign(p.blocks.size(), 0);
     result_.stats.max_stack_depth = 1;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
-      pc_stack_[size_t{lane} * capacity_] = p.exit_pc();
+      pc_stack_[lane] = p.exit_pc();  // depth 0
       rng_[lane] = {options.seed, lane, 0};
       for (size_t i = 0; i < p.inputs.size(); ++i) {
         const uint32_t w = p.types().words(p.vars[p.inputs[i]].type);
-        std::memcpy(reg(lane, p.inputs[i]), batch.inputs[i].data() + size_t{lane} * w, w * 4);
+        for (uint32_t k = 0; k < w; ++k)
+          reg(lane, p.inputs[i], k) = batch.inputs[i][size_t{lane} * w + k];
       }
       waiting_[p.entry_block].push_back(lane);
     }
@@ -110,6 +116,11 @@ class VmRun::State {
     const int32_t block = next_block();
     active_.swap(waiting_[block]);
     waiting_[block].clear();
+    ++version_;
+    // In lane order, so that lanes that run together mostly sit side by side (a dense set when
+    // all of them wait here). Lanes of a step are independent, so the order changes nothing
+    // but the order of a step's emitted records.
+    if (!std::is_sorted(active_.begin(), active_.end())) std::sort(active_.begin(), active_.end());
     mark_waiting(block, false);
     RunStats& stats = result_.stats;
     ++stats.steps;
@@ -157,8 +168,8 @@ class VmRun::State {
     r.outputs.assign(size_t{lanes_} * out_words, 0u);
     for (uint32_t lane = 0; lane < lanes_; ++lane)
       if (!r.faulted[lane] && out_words && pc_[lane] == program_.exit_pc())
-        std::memcpy(r.outputs.data() + size_t{lane} * out_words,
-                    regs_.data() + size_t{lane} * words_ + offset_[program_.output], out_words * 4);
+        for (uint32_t k = 0; k < out_words; ++k)
+          r.outputs[size_t{lane} * out_words + k] = reg(lane, program_.output, k);
     std::sort(r.errors.begin(), r.errors.end(),
               [](const LaneError& a, const LaneError& b) { return a.lane < b.lane; });
     return r;
@@ -167,7 +178,17 @@ class VmRun::State {
   const std::vector<int32_t>& lane_pcs() const { return pc_; }
   const std::vector<uint32_t>& lane_depths() const { return pc_depth_; }
   const std::vector<uint8_t>& lane_faulted() const { return result_.faulted; }
-  const std::vector<uint32_t>& registers() const { return regs_; }
+  // [lane][words]: the registers transposed, once per step.
+  const std::vector<uint32_t>& registers() const {
+    if (lane_major_version_ != version_) {
+      lane_major_.resize(regs_.size());
+      for (uint32_t w = 0; w < words_; ++w)
+        for (uint32_t lane = 0; lane < lanes_; ++lane)
+          lane_major_[size_t{lane} * words_ + w] = regs_[size_t{w} * lanes_ + lane];
+      lane_major_version_ = version_;
+    }
+    return lane_major_;
+  }
   const std::vector<uint32_t>& last_active() const { return active_; }
 
   BatchSnapshot snapshot(uint32_t first, uint32_t count) const {
@@ -179,20 +200,18 @@ class VmRun::State {
     s.lanes = count;
     s.stack_depth = depth_;
     s.stack_capacity = capacity_;
-    auto part = [&](const auto& v, size_t per_lane) {
-      return std::remove_cvref_t<decltype(v)>(v.begin() + first * per_lane,
-                                              v.begin() + end * per_lane);
+    auto part = [&](const auto& v) {
+      return std::remove_cvref_t<decltype(v)>(v.begin() + first, v.begin() + end);
     };
-    s.pc = part(pc_, 1);
-    s.pc_depth = part(pc_depth_, 1);
-    s.pc_stack = part(pc_stack_, capacity_);
-    s.registers = part(regs_, words_);
-    for (const BatchSnapshot::VarStack& st : stacks_)
+    s.pc = part(pc_);
+    s.pc_depth = part(pc_depth_);
+    s.pc_stack = lane_major(pc_stack_, capacity_, first, end);
+    s.registers = lane_major(regs_, words_, first, end);
+    for (const Stack& st : stacks_)
       s.stacks.push_back(
-          {st.var, part(st.depth, 1),
-           part(st.words, size_t{capacity_} * program_.types().words(program_.vars[st.var].type))});
-    s.lane_steps = part(lane_steps_, 1);
-    s.faulted = part(result_.faulted, 1);
+          {st.var, part(st.depth), lane_major(st.data, capacity_ * st.words, first, end)});
+    s.lane_steps = part(lane_steps_);
+    s.faulted = part(result_.faulted);
     return s;
   }
 
@@ -201,18 +220,15 @@ class VmRun::State {
     c.step = result_.stats.steps;
     c.pc = pc_;
     c.pc_depth = pc_depth_;
-    for (uint32_t lane = 0; lane < lanes_; ++lane) {
-      const auto first = pc_stack_.begin() + size_t{lane} * capacity_;
-      c.pc_stack.insert(c.pc_stack.end(), first, first + pc_depth_[lane]);
-    }
-    c.registers = regs_;
-    for (const BatchSnapshot::VarStack& st : stacks_) {
-      const uint32_t w = program_.types().words(program_.vars[st.var].type);
+    for (uint32_t lane = 0; lane < lanes_; ++lane)
+      for (uint32_t d = 0; d < pc_depth_[lane]; ++d)
+        c.pc_stack.push_back(pc_stack_[size_t{d} * lanes_ + lane]);
+    c.registers = registers();
+    for (const Stack& st : stacks_) {
       VmCheckpoint::VarStack out{st.depth, {}};
-      for (uint32_t lane = 0; lane < lanes_; ++lane) {
-        const auto first = st.words.begin() + size_t{lane} * capacity_ * w;
-        out.words.insert(out.words.end(), first, first + size_t{st.depth[lane]} * w);
-      }
+      for (uint32_t lane = 0; lane < lanes_; ++lane)
+        for (size_t i = 0; i < size_t{st.depth[lane]} * st.words; ++i)
+          out.words.push_back(st.data[i * lanes_ + lane]);
       c.stacks.push_back(std::move(out));
     }
     c.lane_steps = lane_steps_;
@@ -238,21 +254,23 @@ class VmRun::State {
     capacity_ = std::min(depth_, std::max(capacity_, deepest));
     pc_ = c.pc;
     pc_depth_ = c.pc_depth;
+    ++version_;
     pc_stack_.assign(size_t{lanes_} * capacity_, 0);
     for (uint32_t lane = 0, at = 0; lane < lanes_; at += pc_depth_[lane], ++lane)
-      std::copy_n(c.pc_stack.begin() + at, pc_depth_[lane],
-                  pc_stack_.begin() + size_t{lane} * capacity_);
-    regs_ = c.registers;
+      for (uint32_t d = 0; d < pc_depth_[lane]; ++d)
+        pc_stack_[size_t{d} * lanes_ + lane] = c.pc_stack[at + d];
+    for (uint32_t lane = 0; lane < lanes_; ++lane)
+      for (uint32_t w = 0; w < words_; ++w)
+        regs_[size_t{w} * lanes_ + lane] = c.registers[size_t{lane} * words_ + w];
     for (size_t i = 0; i < stacks_.size(); ++i) {
-      BatchSnapshot::VarStack& st = stacks_[i];
-      const uint32_t w = program_.types().words(program_.vars[st.var].type);
+      Stack& st = stacks_[i];
       st.depth = c.stacks[i].depth;
-      st.words.assign(size_t{lanes_} * capacity_ * w, 0u);
+      st.data.assign(size_t{lanes_} * capacity_ * st.words, 0u);
       size_t at = 0;
       for (uint32_t lane = 0; lane < lanes_; ++lane) {
-        const size_t n = size_t{st.depth[lane]} * w;
-        std::copy_n(c.stacks[i].words.begin() + at, n,
-                    st.words.begin() + size_t{lane} * capacity_ * w);
+        const size_t n = size_t{st.depth[lane]} * st.words;
+        for (size_t k = 0; k < n; ++k)
+          st.data[k * lanes_ + lane] = c.stacks[i].words[at + k];
         at += n;
       }
     }
@@ -293,37 +311,51 @@ class VmRun::State {
     s.stack_capacity = capacity_;
     s.pc = pc_;
     s.pc_depth = pc_depth_;
-    s.pc_stack = pc_stack_;
-    s.registers = regs_;
-    s.stacks = stacks_;
+    s.pc_stack = lane_major(pc_stack_, capacity_, 0, lanes_);
+    s.registers = registers();
+    for (const Stack& st : stacks_)
+      s.stacks.push_back({st.var, st.depth, lane_major(st.data, capacity_ * st.words, 0, lanes_)});
     s.lane_steps = lane_steps_;
     s.faulted = result_.faulted;
     return s;
   }
 
  private:
-  uint32_t* reg(uint32_t lane, VarId v) {
-    return regs_.data() + size_t{lane} * words_ + offset_[v];
+  // A Stacked variable's stack: word w of entry d for lane l at data[(d * words + w) * lanes + l].
+  struct Stack {
+    VarId var = -1;
+    uint32_t words = 0;
+    std::vector<uint32_t> depth;  // [lane]
+    std::vector<uint32_t> data;
+  };
+
+  // Word k of variable v for `lane`.
+  uint32_t& reg(uint32_t lane, VarId v, uint32_t k = 0) {
+    return regs_[size_t{offset_[v] + k} * lanes_ + lane];
   }
-  uint32_t* slot(BatchSnapshot::VarStack& s, uint32_t lane, uint32_t depth) {
-    const uint32_t w = program_.types().words(program_.vars[s.var].type);
-    return s.words.data() + (size_t{lane} * capacity_ + depth) * w;
+  uint32_t reg(uint32_t lane, VarId v, uint32_t k = 0) const {
+    return regs_[size_t{offset_[v] + k} * lanes_ + lane];
   }
 
-  // Makes room for stack index `sp` (< depth_) in every stack, doubling the capacity.
+  // Lanes [first, end) of a [row][lane] array, as [lane][row] (rows rows per lane).
+  template <class T>
+  std::vector<T> lane_major(const std::vector<T>& v, size_t rows, uint32_t first,
+                            uint32_t end) const {
+    std::vector<T> out(rows * (end - first));
+    for (size_t r = 0; r < rows; ++r)
+      for (uint32_t lane = first; lane < end; ++lane)
+        out[(lane - first) * rows + r] = v[r * lanes_ + lane];
+    return out;
+  }
+
+  // Makes room for stack index `sp` (< depth_) in every stack, doubling the capacity. The
+  // entries are the outermost index, so growing appends and moves nothing.
   void reserve(uint32_t sp) {
     if (sp < capacity_) return;
     const uint32_t grown = std::min(depth_, std::max(capacity_ * 2, sp + 1));
-    auto relayout = [&](auto& words, uint32_t w) {
-      std::remove_reference_t<decltype(words)> out(size_t{lanes_} * grown * w, 0);
-      for (uint32_t lane = 0; lane < lanes_; ++lane)
-        std::copy_n(words.begin() + size_t{lane} * capacity_ * w, size_t{capacity_} * w,
-                    out.begin() + size_t{lane} * grown * w);
-      words.swap(out);
-    };
-    relayout(pc_stack_, 1);
-    for (auto& s : stacks_)
-      relayout(s.words, program_.types().words(program_.vars[s.var].type));
+    pc_stack_.resize(size_t{lanes_} * grown, 0);
+    for (Stack& s : stacks_)
+      s.data.resize(size_t{lanes_} * grown * s.words, 0u);
     capacity_ = grown;
   }
 
@@ -383,33 +415,50 @@ class VmRun::State {
   // The block's ops from `first_op` on for `lanes`, dropping lanes that fault.
   void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes) {
     const LoweredBlock& block = program_.blocks[block_index];
-    const BatchFrames frames{regs_.data(), words_};
+    const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
+    LaneSet set = lane_set(lanes.data(), lanes.size(), mask_);
     for (size_t i = first_op; i < ops.size() && !lanes.empty(); ++i) {
       const Op& op = *ops[i].op;
-      if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update) {
-        stack_op(op, block, lanes);
-        continue;
-      }
-      if (ops[i].run && ops[i].run(ops[i], frames, lanes.data(), lanes.size(), batch_.uniforms))
-        continue;
-      // Lane by lane.
-      size_t kept = 0;
-      for (uint32_t lane : lanes) {
-        const FrameView view{regs_.data() + size_t{lane} * words_, offset_.data(),
-                             var_type_.data()};
-        const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
-        if (f != Fault::None) {
-          stop(lane, f, block, op.loc);
-          continue;
-        }
-        if (op.code == OpCode::Emit)
-          deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
-                          emitted_, result_);
-        lanes[kept++] = lane;
-      }
-      lanes.resize(kept);
+      const size_t before = lanes.size();
+      if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update)
+        stack_op(op, block, lanes, set);
+      else if (!ops[i].run || !ops[i].run(ops[i], frames, set, batch_.uniforms))
+        exec_lanes(ops[i], block, lanes);
+      if (lanes.size() != before) set = lane_set(lanes.data(), lanes.size(), mask_);
     }
+  }
+
+  // exec_op for each lane: the op's variables gathered into a small frame of their own
+  // (mini_offset_ places them), run, and its destination written back.
+  void exec_lanes(const BatchOp& b, const LoweredBlock& block, std::vector<uint32_t>& lanes) {
+    const Op& op = *b.op;
+    uint32_t size = 0;
+    for (VarId v : b.touched) {
+      mini_offset_[v] = size;
+      size += program_.types().words(var_type_[v]);
+    }
+    mini_.resize(size);
+    const FrameView view{mini_.data(), mini_offset_.data(), var_type_.data()};
+    const uint32_t dst_words = op.dst >= 0 ? program_.types().words(var_type_[op.dst]) : 0;
+    size_t kept = 0;
+    for (uint32_t lane : lanes) {
+      for (VarId v : b.touched)
+        for (uint32_t k = 0, n = program_.types().words(var_type_[v]); k < n; ++k)
+          mini_[mini_offset_[v] + k] = reg(lane, v, k);
+      const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
+      if (f != Fault::None) {
+        stop(lane, f, block, op.loc);
+        continue;
+      }
+      for (uint32_t k = 0; k < dst_words; ++k)
+        reg(lane, op.dst, k) = mini_[mini_offset_[op.dst] + k];
+      if (op.code == OpCode::Emit)
+        deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
+                        emitted_, result_);
+      lanes[kept++] = lane;
+    }
+    lanes.resize(kept);
   }
 
   // The block's lanes in one chunk per thread, each running the ops that have kernels. A
@@ -417,21 +466,24 @@ class VmRun::State {
   // chunk there, having written nothing; the chunk finishes on this thread afterwards.
   void run_ops_in_parallel(int32_t block_index) {
     const unsigned threads = pool_->threads();
-    const size_t per_chunk = (running_.size() + threads - 1) / threads;
+    // Whole cache lines of lanes per chunk (16 lanes of a word), so no two threads write one.
+    const size_t per_chunk = (running_.size() + threads * 16 - 1) / (threads * 16) * 16;
     chunks_.resize(threads);
+    chunk_masks_.resize(threads);
     chunk_stop_.assign(threads, 0);
     for (unsigned t = 0; t < threads; ++t) {
       const size_t first = std::min(running_.size(), t * per_chunk);
       const size_t last = std::min(running_.size(), first + per_chunk);
       chunks_[t].assign(running_.begin() + first, running_.begin() + last);
     }
-    const BatchFrames frames{regs_.data(), words_};
+    const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
     pool_->run([&](unsigned t) {
       const std::vector<uint32_t>& lanes = chunks_[t];
+      const LaneSet set = lane_set(lanes.data(), lanes.size(), chunk_masks_[t]);
       size_t i = 0;
       while (i < ops.size() && !lanes.empty() && ops[i].run &&
-             ops[i].run(ops[i], frames, lanes.data(), lanes.size(), batch_.uniforms))
+             ops[i].run(ops[i], frames, set, batch_.uniforms))
         ++i;
       chunk_stop_[t] = i;
     });
@@ -443,27 +495,46 @@ class VmRun::State {
   }
 
   // Push, Pop or Update of one variable for every running lane.
-  void stack_op(const Op& op, const LoweredBlock& block, std::vector<uint32_t>& lanes) {
+  // Word by word, each across the lanes: the lanes' registers are side by side, and so are
+  // their stack entries where the lanes are at one depth.
+  void stack_op(const Op& op, const LoweredBlock& block, std::vector<uint32_t>& lanes,
+                const LaneSet& set) {
     const VarId v = op.args[0];
-    BatchSnapshot::VarStack& s = stacks_[stack_slot_[v]];
-    const uint32_t w = program_.types().words(program_.vars[v].type);
-    size_t kept = 0;
-    for (uint32_t lane : lanes) {
-      uint32_t& sp = s.depth[lane];
-      if (op.code == OpCode::Push) {
-        if (sp >= depth_) {
+    Stack& s = stacks_[stack_slot_[v]];
+    const uint32_t w = s.words;
+    if (op.code == OpCode::Push) {
+      size_t kept = 0;
+      for (uint32_t lane : lanes) {
+        if (s.depth[lane] >= depth_) {
           stop(lane, Fault::StackOverflow, block, op.loc);
           continue;
         }
-        reserve(sp);
-        std::memcpy(slot(s, lane, sp++), reg(lane, v), w * 4);
-      } else {
-        if (op.code == OpCode::Pop) --sp;
-        std::memcpy(reg(lane, v), slot(s, lane, op.code == OpCode::Pop ? sp : sp - 1), w * 4);
+        reserve(s.depth[lane]);
+        lanes[kept++] = lane;
       }
-      lanes[kept++] = lane;
+      lanes.resize(kept);
     }
-    lanes.resize(kept);
+    const size_t n = lanes.size();
+    // The entry each lane reads or writes: Push writes at sp, Pop reads sp - 1, Update reads
+    // sp - 1 and keeps it.
+    entry_.resize(n);
+    for (size_t j = 0; j < n; ++j) {
+      uint32_t& sp = s.depth[lanes[j]];
+      entry_[j] = op.code == OpCode::Push ? sp++ : op.code == OpCode::Pop ? --sp : sp - 1;
+    }
+    const size_t plane = size_t{w} * lanes_;  // one entry of every lane
+    uint32_t* data = s.data.data();
+    for (uint32_t k = 0; k < w; ++k) {
+      uint32_t* r = regs_.data() + size_t{offset_[v] + k} * lanes_;
+      uint32_t* e = data + size_t{k} * lanes_;
+      if (op.code == OpCode::Push) {
+        for (size_t j = 0; j < n; ++j)
+          e[entry_[j] * plane + lanes[j]] = r[lanes[j]];
+      } else {
+        for (size_t j = 0; j < n; ++j)
+          r[lanes[j]] = e[entry_[j] * plane + lanes[j]];
+      }
+    }
   }
 
   // Runs `block`'s terminator for one lane; returns its next PC, or -1 if it faulted (and
@@ -475,7 +546,7 @@ class VmRun::State {
       case Terminator::Kind::Jump:
         return t.target;
       case Terminator::Kind::Branch:
-        return *reg(lane, t.cond) ? t.target : t.target_else;
+        return reg(lane, t.cond) ? t.target : t.target_else;
       case Terminator::Kind::PushJump: {
         uint32_t& sp = pc_depth_[lane];
         if (sp >= depth_) {
@@ -483,7 +554,7 @@ class VmRun::State {
           return -1;
         }
         reserve(sp);
-        pc_stack_[size_t{lane} * capacity_ + sp++] = t.target_else;
+        pc_stack_[size_t{sp++} * lanes_ + lane] = t.target_else;
         ++result_.stats.calls;
         result_.stats.max_stack_depth = std::max(result_.stats.max_stack_depth, sp);
         return t.target;
@@ -492,7 +563,7 @@ class VmRun::State {
         ++result_.stats.calls;
         return t.target;
       case Terminator::Kind::Return:
-        return pc_stack_[size_t{lane} * capacity_ + --pc_depth_[lane]];
+        return pc_stack_[size_t{--pc_depth_[lane]} * lanes_ + lane];
     }
     return -1;
   }
@@ -506,11 +577,16 @@ class VmRun::State {
   std::vector<uint32_t> offset_;
   std::vector<TypeId> var_type_;
   uint32_t words_ = 0;
-  std::vector<uint32_t> regs_;  // [lane][word]
+  std::vector<uint32_t> regs_;  // [word][lane]
+  uint64_t version_ = 0;        // counts steps and restores: when lane_major_ is stale
+  mutable std::vector<uint32_t> lane_major_;  // registers(): [lane][word]
+  mutable uint64_t lane_major_version_ = UINT64_MAX;
+  std::vector<uint32_t> mini_offset_, mini_;  // exec_lanes' small frame
+  std::vector<uint32_t> entry_;               // stack_op's entry per lane
   std::vector<int32_t> stack_slot_;
-  std::vector<BatchSnapshot::VarStack> stacks_;
+  std::vector<Stack> stacks_;
   std::vector<int32_t> pc_;        // [lane]
-  std::vector<int32_t> pc_stack_;  // [lane][depth]
+  std::vector<int32_t> pc_stack_;  // [depth][lane]
   std::vector<uint32_t> pc_depth_;
   std::vector<uint64_t> lane_steps_;
   std::vector<LaneRandom> rng_;
@@ -527,7 +603,8 @@ class VmRun::State {
   static constexpr size_t kParallelWords = 16384;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;  // started at the first step that runs in parallel
-  std::vector<std::vector<uint32_t>> chunks_;
+  std::vector<std::vector<uint32_t>> chunks_, chunk_masks_;
+  std::vector<uint32_t> mask_;  // run_ops' lane set's mask
   std::vector<size_t> chunk_stop_;
   uint32_t live_ = 0;
   double utilization_sum_ = 0;

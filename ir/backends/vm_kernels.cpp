@@ -1,5 +1,6 @@
 #include "ir/backends/vm_kernels.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -7,6 +8,25 @@
 #include "ir/scalar_rule.h"
 
 namespace ab {
+
+LaneSet lane_set(const uint32_t* lanes, size_t count, std::vector<uint32_t>& mask_storage) {
+  LaneSet s{lanes, count, count ? lanes[0] : 0u, true};
+  for (size_t j = 1; j < count && s.dense; ++j)
+    s.dense = lanes[j] == s.first + j;
+  if (s.dense || count <= 2) return s;
+  bool sorted = true;
+  for (size_t j = 1; j < count && sorted; ++j)
+    sorted = lanes[j - 1] < lanes[j];
+  const size_t span = size_t{lanes[count - 1]} - s.first + 1;
+  if (!sorted || span > 16 * count) return s;
+  mask_storage.assign(span, 0u);
+  for (size_t j = 0; j < count; ++j)
+    mask_storage[lanes[j] - s.first] = ~0u;
+  s.mask = mask_storage.data();
+  s.span = span;
+  return s;
+}
+
 namespace {
 
 constexpr int arity_of(OpCode c) {
@@ -15,205 +35,474 @@ constexpr int arity_of(OpCode c) {
   return 1;  // Neg ... ToFloat
 }
 
-// The word offset the op's access path reaches for the lane of `frame`; false if a dynamic
-// index is out of range: exec.cpp's resolve_path on the path as prepare_batch_op decoded it. (A
-// uint index of 2^31 or more is out of range either way, so every index can be read as signed.)
-bool path_offset(const BatchOp& b, const uint32_t* frame, uint32_t& offset) {
+// The loops across lanes are built twice, for the baseline x86-64 (SSE2: 4 lanes per
+// instruction) and for AVX2 (8 lanes), and the first call picks the host's (an ifunc): the
+// binary runs on any x86-64 and uses the widest vectors it has. Neither has FMA, and
+// -ffp-contract=off would not fuse anyway, so both compute each lane's words exactly.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AB_LANE_LOOP __attribute__((target_clones("avx2", "default")))
+#else
+#define AB_LANE_LOOP
+#endif
+
+// A lane set's j-th lane, as an index into a word's row of lanes. The kernels offset their row
+// pointers by `base` (the first lane of a dense set, 0 otherwise), so a dense set's loops run
+// over 0 .. count with unit stride, which the compiler vectorises.
+struct Dense {
+  size_t operator()(size_t j) const { return j; }
+};
+struct Listed {
+  const uint32_t* list;
+  size_t operator()(size_t j) const { return list[j]; }
+};
+size_t base_of(const LaneSet& s) {
+  return s.dense ? s.first : 0;
+}
+template <class F>
+void with_index(const LaneSet& s, F&& f) {
+  if (s.dense)
+    f(Dense{});
+  else
+    f(Listed{s.list});
+}
+
+// The word offset the op's access path reaches for `lane`; false if a dynamic index is out of
+// range: exec.cpp's resolve_path on the path as prepare_batch_op decoded it. (A uint index of
+// 2^31 or more is out of range either way, so every index can be read as signed.)
+bool lane_offset(const BatchOp& b, const BatchFrames& f, uint32_t lane, uint32_t& offset) {
   offset = b.path_offset;
   for (const BatchOp::DynamicStep& step : b.dynamic) {
-    const uint32_t raw = frame[step.index];
+    const uint32_t raw = f.at(step.index, lane);
     if (static_cast<int32_t>(raw) < 0 || raw >= step.count) return false;
     offset += raw * step.stride;
   }
   return true;
 }
 
-// Operand k of `b` for the lane of `frame`: its variable's words, or the uniform's words a
-// viewed UniformGet would have copied.
-const uint32_t* operand(const BatchOp& b, int k, const uint32_t* frame,
-                        const UniformData& uniforms) {
-  const BatchOp* view = b.view[k];
-  if (!view) return frame + b.src[k];
+bool all_in_range(const BatchOp& b, const BatchFrames& f, const LaneSet& s) {
   uint32_t offset = 0;
-  path_offset(*view, frame, offset);  // in range: the view's own kernel checked it
-  return uniforms[view->op->index].data() + offset;
+  for (size_t j = 0; j < s.count; ++j)
+    if (!lane_offset(b, f, s.list[j], offset)) return false;
+  return true;
 }
 
-// One loop per common broadcast pattern (a select's a0; a scalar against an array in a binary
-// op), so each loop has fixed strides; other patterns (a clamp's one-word bounds) have no
-// kernel and run exec_op.
-unsigned broadcast_pattern(const BatchOp& b, int arity) {
-  unsigned pattern = 0;
-  for (int k = 0; k < arity; ++k)
-    pattern |= b.broadcast[k] && b.words > 1 ? 1u << k : 0u;
-  return pattern;
-}
-constexpr unsigned kMaxPattern = 2;
-
-// Word i of the result from word i of each operand; a broadcast operand (bit k of Broadcast)
-// gives its one word to every i. A destination is either one of the operands (read at i before
-// i is written) or apart from them, so the words can be written in place.
-template <OpCode C, Scalar S, unsigned Broadcast>
-void words_of(uint32_t* dst, const uint32_t* const* src, uint32_t n) {
-  constexpr int arity = arity_of(C);
-  Fault fault = Fault::None;  // never set: integer division and remainder have no kernel
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t x[3];
-    for (int k = 0; k < arity; ++k)
-      x[k] = src[k][(Broadcast >> k) & 1 ? 0 : i];
-    scalar_rule(C, S, x, dst[i], fault);
-  }
-}
-
-// The elementwise rule of op C on kind S for every lane.
-template <OpCode C, Scalar S>
-bool elementwise(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-                 const UniformData& uniforms) {
-  const unsigned pattern = broadcast_pattern(b, arity_of(C));
-  auto loop = [&](auto words) {
-    for (size_t j = 0; j < count; ++j) {
-      uint32_t* frame = f.lane(lanes[j]);
-      const uint32_t* src[3] = {operand(b, 0, frame, uniforms), operand(b, 1, frame, uniforms),
-                                operand(b, 2, frame, uniforms)};
-      words(frame + b.dst, src, b.words);
+// Whether every lane's indices are the same (then `offset` is where the path reaches): true
+// when the chains meet at the same row of data. The indices must be in range.
+bool shared_offset(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uint32_t& offset) {
+  offset = b.path_offset;
+  if (s.count == 0) return true;
+  const uint32_t first = s.list[0];
+  for (const BatchOp::DynamicStep& step : b.dynamic) {
+    const uint32_t* row = f.word(step.index);
+    const uint32_t index = row[first];
+    bool same = true;
+    if (s.dense) {
+      for (size_t j = 0; j < s.count; ++j)
+        same &= row[first + j] == index;
+    } else {
+      for (size_t j = 0; j < s.count; ++j)
+        same &= row[s.list[j]] == index;
     }
-  };
-  switch (pattern) {
-    case 0:
-      loop(words_of<C, S, 0>);
-      break;
-    case 1:
-      loop(words_of<C, S, 1>);
-      break;
-    case 2:
-      loop(words_of<C, S, 2>);
-      break;
-    default:
-      return false;  // never reached: other patterns get no kernel (broadcast_pattern)
+    if (!same) return false;
+    offset += index * step.stride;
   }
   return true;
 }
 
-// dot and sum of G lanes, in exec_op's order (acc = acc + term, from word 0): G independent
-// sums keep the adder busy where one lane's sum would wait on each add.
-template <OpCode C, Scalar S, size_t G>
-void reduce_lanes(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes,
-                  const UniformData& uniforms) {
-  const uint32_t* xs[G];
-  const uint32_t* ys[G];
-  uint32_t acc[G];
-  for (size_t j = 0; j < G; ++j) {
-    const uint32_t* frame = f.lane(lanes[j]);
-    xs[j] = operand(b, 0, frame, uniforms);
-    ys[j] = C == OpCode::Dot ? operand(b, 1, frame, uniforms) : nullptr;
-    acc[j] = 0;  // the zero of int, uint and float alike
+// Copies, for every lane of the set, words [from, from + n) of the lanes' frames (or, with
+// `uniform`, of the uniform at each lane's path offset) to words [to, to + n), where the lanes'
+// paths differ.
+void copy_per_lane(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const uint32_t* data,
+                   uint32_t from, uint32_t to, uint32_t n) {
+  for (size_t j = 0; j < s.count; ++j) {
+    const uint32_t lane = s.list[j];
+    uint32_t offset = 0;
+    lane_offset(b, f, lane, offset);
+    for (uint32_t w = 0; w < n; ++w)
+      f.at(to + w, lane) = data ? data[offset + w] : f.at(from + offset + w, lane);
   }
+}
+
+// Word rows [from, from + n) to [to, to + n) for the lanes of the set (ranges apart or equal).
+void copy_rows(const BatchFrames& f, const LaneSet& s, uint32_t from, uint32_t to, uint32_t n) {
+  if (from == to) return;
+  const size_t base = base_of(s);
+  for (uint32_t w = 0; w < n; ++w) {
+    const uint32_t* src = f.word(from + w) + base;
+    uint32_t* dst = f.word(to + w) + base;
+    if (s.dense) {
+      std::memcpy(dst, src, s.count * sizeof(uint32_t));
+    } else {
+      for (size_t j = 0; j < s.count; ++j)
+        dst[s.list[j]] = src[s.list[j]];
+    }
+  }
+}
+
+// Fills word row `to` with `value` for the lanes of the set.
+void fill_row(const BatchFrames& f, const LaneSet& s, uint32_t to, uint32_t value) {
+  uint32_t* dst = f.word(to) + base_of(s);
+  with_index(s, [&](auto idx) {
+    for (size_t j = 0; j < s.count; ++j)
+      dst[idx(j)] = value;
+  });
+}
+
+// The loops below run over compact rows: word w of operand k for the n lanes at
+// src[k] + w * stride[k] (stride 0: one word for every w, a broadcast), lane j at [j], or, with
+// bit k of Konst, one value for every lane at src[k][w * stride[k]] (a uniform row every lane
+// reads at the same index). The destination's word w for lane j is at dst[w * dst_stride + j].
+struct Rows {
+  const uint32_t* src[3] = {};
+  size_t stride[3] = {};
+  uint32_t* dst = nullptr;
+  size_t dst_stride = 0;
+  uint32_t words = 0;
+  size_t n = 0;
+};
+
+// The op's rule word by word, each across the lanes. Each lane's word is computed by
+// scalar_rule alone, as exec_op computes it.
+template <OpCode C, Scalar S, unsigned Konst>
+AB_LANE_LOOP void op_rows(const Rows& r) {
+  constexpr int arity = arity_of(C);
+  Fault fault = Fault::None;  // never set: integer division and remainder have no kernel
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const uint32_t* p0 = r.src[0] + w * r.stride[0];
+    const uint32_t* p1 = arity > 1 ? r.src[1] + w * r.stride[1] : nullptr;
+    const uint32_t* p2 = arity > 2 ? r.src[2] + w * r.stride[2] : nullptr;
+    uint32_t* d = r.dst + w * r.dst_stride;
+    const uint32_t k0 = Konst & 1 ? p0[0] : 0;
+    uint32_t k1 = 0;
+    if constexpr (arity > 1) k1 = Konst & 2 ? p1[0] : 0;
+    for (size_t j = 0; j < r.n; ++j) {
+      uint32_t x[3];
+      x[0] = Konst & 1 ? k0 : p0[j];
+      if constexpr (arity > 1) x[1] = Konst & 2 ? k1 : p1[j];
+      if constexpr (arity > 2) x[2] = p2[j];
+      scalar_rule(C, S, x, d[j], fault);
+    }
+  }
+}
+
+// acc[j] = acc[j] + x * y (dot) or acc[j] + x (sum), word by word, in exec_op's order: each
+// lane's sum is its own chain of adds from word 0, and the lanes' chains run side by side, so
+// SIMD across lanes keeps every lane's rounding.
+template <OpCode C, Scalar S, unsigned Konst>
+AB_LANE_LOOP void accumulate_rows(const Rows& r, uint32_t* acc) {
   Fault fault = Fault::None;
-  for (uint32_t i = 0; i < b.words; ++i)
-    for (size_t j = 0; j < G; ++j) {
-      uint32_t term = xs[j][i];
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const uint32_t* x = r.src[0] + w * r.stride[0];
+    const uint32_t* y = C == OpCode::Dot ? r.src[1] + w * r.stride[1] : nullptr;
+    const uint32_t kx = Konst & 1 ? x[0] : 0;
+    uint32_t ky = 0;
+    if constexpr (C == OpCode::Dot) ky = Konst & 2 ? y[0] : 0;
+    for (size_t j = 0; j < r.n; ++j) {
+      uint32_t term = Konst & 1 ? kx : x[j];
       if constexpr (C == OpCode::Dot) {
-        const uint32_t pair[2] = {xs[j][i], ys[j][i]};
+        const uint32_t pair[2] = {term, Konst & 2 ? ky : y[j]};
         scalar_rule(OpCode::Mul, S, pair, term, fault);
       }
       const uint32_t sum[2] = {acc[j], term};
       scalar_rule(OpCode::Add, S, sum, acc[j], fault);
     }
-  for (size_t j = 0; j < G; ++j)
-    f.lane(lanes[j])[b.dst] = acc[j];
+  }
+}
+
+// The op's rule for one lane, word by word: word w of operand k at src[k][w * stride[k]] (a
+// register row's stride is the lane count; a uniform row's 1; a broadcast's 0), of the
+// result at dst[w * dst_stride]. For sets too sparse or too small for loops across lanes.
+template <OpCode C, Scalar S>
+void op_lane(const Rows& r) {
+  constexpr int arity = arity_of(C);
+  Fault fault = Fault::None;
+  for (uint32_t w = 0; w < r.words; ++w) {
+    uint32_t x[3];
+    for (int k = 0; k < arity; ++k)
+      x[k] = r.src[k][w * r.stride[k]];
+    scalar_rule(C, S, x, r.dst[w * r.dst_stride], fault);
+  }
 }
 
 template <OpCode C, Scalar S>
-bool reduction(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-               const UniformData& uniforms) {
-  constexpr size_t kGroup = 8;
-  size_t j = 0;
-  for (; j + kGroup <= count; j += kGroup)
-    reduce_lanes<C, S, kGroup>(b, f, lanes + j, uniforms);
-  for (; j < count; ++j)
-    reduce_lanes<C, S, 1>(b, f, lanes + j, uniforms);
-  return true;
-}
-
-bool constant(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-              const UniformData&) {
-  const uint32_t* imm = b.op->imm.data();
-  for (size_t j = 0; j < count; ++j)
-    std::memcpy(f.lane(lanes[j]) + b.dst, imm, b.words * sizeof(uint32_t));
-  return true;
-}
-
-bool copy(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-          const UniformData&) {
-  for (size_t j = 0; j < count; ++j) {
-    uint32_t* frame = f.lane(lanes[j]);
-    std::memmove(frame + b.dst, frame + b.src[0], b.words * sizeof(uint32_t));
+uint32_t accumulate_lane(const Rows& r) {
+  Fault fault = Fault::None;
+  uint32_t acc = 0;
+  for (uint32_t w = 0; w < r.words; ++w) {
+    uint32_t term = r.src[0][w * r.stride[0]];
+    if constexpr (C == OpCode::Dot) {
+      const uint32_t pair[2] = {term, r.src[1][w * r.stride[1]]};
+      scalar_rule(OpCode::Mul, S, pair, term, fault);
+    }
+    const uint32_t sum[2] = {acc, term};
+    scalar_rule(OpCode::Add, S, sum, acc, fault);
   }
-  return true;
+  return acc;
 }
 
-bool all_in_range(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count) {
-  uint32_t offset = 0;
-  for (size_t j = 0; j < count; ++j)
-    if (!path_offset(b, f.lane(lanes[j]), offset)) return false;
-  return true;
+// Per-thread scratch rows (the workers run kernels side by side).
+thread_local std::vector<uint32_t> t_result, t_acc;
+
+// How a kernel's loops see a lane set. Dense (consecutive lanes): straight on the rows. Span
+// (a set with a mask, as when chains that finished leave gaps): the loops run over the whole
+// span, as a GPU's masked lanes do, reading the rows in place, into a scratch result that is
+// then blended into the rows under the set's mask (a lane outside the set keeps its words: the
+// extra lanes' results, from whatever their words hold, are dropped). Listed (sparser, or one
+// or two lanes): lane by lane, each a loop over the words with the lane count as stride.
+enum class Visit { Dense, Span, Listed };
+Visit visit_of(const LaneSet& s) {
+  if (s.count <= 2) return Visit::Listed;
+  if (s.dense) return Visit::Dense;
+  return s.mask ? Visit::Span : Visit::Listed;
 }
 
-bool uniform_get(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
+// row[j] = mask[j] ? from[j] : row[j] over a span.
+AB_LANE_LOOP void blend(uint32_t* row, const uint32_t* from, const uint32_t* mask, size_t n) {
+  for (size_t j = 0; j < n; ++j)
+    row[j] = (from[j] & mask[j]) | (row[j] & ~mask[j]);
+}
+
+// Sets r's register operand k (at frame offset `src`) for the rows starting at lane `base`.
+void bind_operand(Rows& r, int k, const BatchFrames& f, uint32_t base, uint32_t src,
+                  bool broadcast) {
+  r.src[k] = f.word(src) + base;
+  r.stride[k] = broadcast ? 0 : f.lanes;
+}
+
+// Where the loops write: the rows themselves (Dense, or Span into a Temp) or a scratch result
+// (Span).
+void bind_result(Rows& r, const BatchFrames& f, const LaneSet& s, Visit visit, uint32_t dst,
+                 uint32_t words, bool temp) {
+  r.words = words;
+  if (visit == Visit::Dense || temp) {
+    r.n = visit == Visit::Dense ? s.count : s.span;
+    r.dst = f.word(dst) + s.first;
+    r.dst_stride = f.lanes;
+    return;
+  }
+  r.n = s.span;
+  t_result.resize(size_t{words} * r.n);
+  r.dst = t_result.data();
+  r.dst_stride = r.n;
+}
+
+// Blends a Span's scratch result (bind_result) into the set's lanes.
+void store_result(const Rows& r, const BatchFrames& f, const LaneSet& s, Visit visit, uint32_t dst,
+                  bool temp) {
+  if (visit != Visit::Span || temp) return;
+  for (uint32_t w = 0; w < r.words; ++w)
+    blend(f.word(dst + w) + s.first, r.dst + w * r.dst_stride, s.mask, r.n);
+}
+
+// Binds the op's operands for rows starting at lane `base` (uniform rows that every lane of the
+// set reads at one index as constants); returns the constant operands' bits.
+template <int Arity>
+unsigned bind_operands(Rows& r, const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                       const UniformData& uniforms, uint32_t base, bool reduction) {
+  unsigned konst = 0;
+  for (int k = 0; k < Arity; ++k) {
+    uint32_t offset = 0;
+    const bool broadcast = !reduction && b.broadcast[k] && b.words > 1;
+    if (b.view[k] && shared_offset(*b.view[k], f, s, offset)) {
+      r.src[k] = uniforms[b.view[k]->op->index].data() + offset;
+      r.stride[k] = broadcast ? 0 : 1;
+      konst |= 1u << k;
+    } else {
+      bind_operand(r, k, f, base, b.src[k], broadcast);
+    }
+  }
+  return konst;
+}
+
+// The elementwise rule of op C on kind S for every lane.
+template <OpCode C, Scalar S>
+bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
                  const UniformData& uniforms) {
-  if (!all_in_range(b, f, lanes, count)) return false;
+  constexpr int arity = arity_of(C);
+  if (s.count == 0) return true;
+  const Visit visit = visit_of(s);
+  Rows r;
+  if (visit == Visit::Listed) {
+    for (size_t j = 0; j < s.count; ++j) {
+      const uint32_t lane = s.list[j];
+      LaneSet one{s.list + j, 1, lane, true};
+      bind_operands<arity>(r, b, f, one, uniforms, lane, false);
+      r.dst = f.word(b.dst) + lane;
+      r.dst_stride = f.lanes;
+      r.words = b.words;
+      op_lane<C, S>(r);
+    }
+    return true;
+  }
+  const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
+  bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
+  if constexpr (arity == 1) {
+    konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
+  } else if constexpr (arity == 2) {
+    switch (konst) {
+      case 0:
+        op_rows<C, S, 0>(r);
+        break;
+      case 1:
+        op_rows<C, S, 1>(r);
+        break;
+      case 2:
+        op_rows<C, S, 2>(r);
+        break;
+      default:
+        op_rows<C, S, 3>(r);
+        break;
+    }
+  } else {
+    op_rows<C, S, 0>(r);  // a ternary op takes no views (reads_only_as_view)
+  }
+  store_result(r, f, s, visit, b.dst, b.dst_temp);
+  return true;
+}
+
+// dot and sum for every lane.
+template <OpCode C, Scalar S>
+bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+               const UniformData& uniforms) {
+  constexpr int arity = C == OpCode::Dot ? 2 : 1;
+  if (s.count == 0) return true;
+  const Visit visit = visit_of(s);
+  Rows r;
+  r.words = b.words;
+  if (visit == Visit::Listed) {
+    for (size_t j = 0; j < s.count; ++j) {
+      const uint32_t lane = s.list[j];
+      LaneSet one{s.list + j, 1, lane, true};
+      bind_operands<arity>(r, b, f, one, uniforms, lane, true);
+      f.at(b.dst, lane) = accumulate_lane<C, S>(r);
+    }
+    return true;
+  }
+  const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, true);
+  Rows out;
+  bind_result(out, f, s, visit, b.dst, 1, b.dst_temp);
+  r.n = out.n;
+  t_acc.assign(r.n, 0u);  // the accumulators; the zero of int, uint and float alike
+  uint32_t* acc = t_acc.data();
+  switch (konst) {
+    case 0:
+      accumulate_rows<C, S, 0>(r, acc);
+      break;
+    case 1:
+      accumulate_rows<C, S, 1>(r, acc);
+      break;
+    case 2:
+      accumulate_rows<C, S, 2>(r, acc);
+      break;
+    default:
+      accumulate_rows<C, S, 3>(r, acc);
+      break;
+  }
+  std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
+  store_result(out, f, s, visit, b.dst, b.dst_temp);
+  return true;
+}
+
+bool constant(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
+  const uint32_t* imm = b.op->imm.data();
+  for (uint32_t w = 0; w < b.words; ++w)
+    fill_row(f, s, b.dst + w, imm[w]);
+  return true;
+}
+
+bool copy(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
+  copy_rows(f, s, b.src[0], b.dst, b.words);
+  return true;
+}
+
+bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                 const UniformData& uniforms) {
+  if (!all_in_range(b, f, s)) return false;
   const uint32_t* data = uniforms[b.op->index].data();
-  for (size_t j = 0; j < count; ++j) {
-    uint32_t* frame = f.lane(lanes[j]);
-    uint32_t offset = 0;
-    path_offset(b, frame, offset);
-    std::memcpy(frame + b.dst, data + offset, b.words * sizeof(uint32_t));
+  uint32_t offset = 0;
+  if (!shared_offset(b, f, s, offset)) {
+    copy_per_lane(b, f, s, data, 0, b.dst, b.words);
+    return true;
+  }
+  for (uint32_t w = 0; w < b.words; ++w)
+    fill_row(f, s, b.dst + w, data[offset + w]);
+  return true;
+}
+
+// A viewed UniformGet copies nothing when every lane reads the same row: its readers read the
+// uniform (prepare_block_ops). Otherwise it copies, and they read the copies.
+bool uniform_view(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                  const UniformData& uniforms) {
+  if (!all_in_range(b, f, s)) return false;
+  uint32_t offset = 0;
+  if (!shared_offset(b, f, s, offset))
+    copy_per_lane(b, f, s, uniforms[b.op->index].data(), 0, b.dst, b.words);
+  return true;
+}
+
+// dst = a0[path]; dst and a0 are apart (prepare_batch_op).
+bool get(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
+  if (!all_in_range(b, f, s)) return false;
+  uint32_t offset = 0;
+  if (shared_offset(b, f, s, offset))
+    copy_rows(f, s, b.src[0] + offset, b.dst, b.words);
+  else
+    copy_per_lane(b, f, s, nullptr, b.src[0], b.dst, b.words);
+  return true;
+}
+
+// dst = a0 with [path] = a1; the value lies apart from dst (prepare_batch_op), so copying a0
+// first leaves it as exec_op read it.
+bool set(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
+  if (!all_in_range(b, f, s)) return false;
+  copy_rows(f, s, b.src[0], b.dst, b.words);  // `a[i] = v` sets a in place: nothing to copy
+  uint32_t offset = 0;
+  if (shared_offset(b, f, s, offset)) {
+    copy_rows(f, s, b.src[1], b.dst + offset, b.set_value_words);
+    return true;
+  }
+  for (size_t j = 0; j < s.count; ++j) {
+    const uint32_t lane = s.list[j];
+    lane_offset(b, f, lane, offset);
+    for (uint32_t w = 0; w < b.set_value_words; ++w)
+      f.at(b.dst + offset + w, lane) = f.at(b.src[1] + w, lane);
   }
   return true;
 }
 
-// A viewed UniformGet copies nothing; its readers read the uniform (prepare_block_ops).
-bool uniform_view(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-                  const UniformData&) {
-  return all_in_range(b, f, lanes, count);
-}
-
-bool get(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-         const UniformData&) {
-  if (!all_in_range(b, f, lanes, count)) return false;
-  for (size_t j = 0; j < count; ++j) {
-    uint32_t* frame = f.lane(lanes[j]);
-    uint32_t offset = 0;
-    path_offset(b, frame, offset);
-    std::memmove(frame + b.dst, frame + b.src[0] + offset, b.words * sizeof(uint32_t));
+// dst = its operands' words one after another; none of them overlaps dst (prepare_batch_op).
+bool make(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
+  uint32_t at = b.dst;
+  for (const BatchOp::Part& part : b.parts) {
+    copy_rows(f, s, part.offset, at, part.words);
+    at += part.words;
   }
   return true;
 }
 
-// dst = a0 with [path] = a1. The value is read before the copy, as exec_op does.
-bool set(const BatchOp& b, const BatchFrames& f, const uint32_t* lanes, size_t count,
-         const UniformData&) {
-  constexpr uint32_t kMaxValueWords = 64;
-  const uint32_t value_words = b.set_value_words;
-  if (value_words > kMaxValueWords || !all_in_range(b, f, lanes, count)) return false;
-  for (size_t j = 0; j < count; ++j) {
-    uint32_t* frame = f.lane(lanes[j]);
-    uint32_t offset = 0, value[kMaxValueWords];
-    path_offset(b, frame, offset);
-    std::memcpy(value, frame + b.src[1], value_words * sizeof(uint32_t));
-    if (b.dst != b.src[0])  // `a[i] = v` sets a in place: nothing to copy
-      std::memmove(frame + b.dst, frame + b.src[0], b.words * sizeof(uint32_t));
-    std::memcpy(frame + b.dst + offset, value, value_words * sizeof(uint32_t));
-  }
-  return true;
+bool overlap(uint32_t a, uint32_t a_words, uint32_t b, uint32_t b_words) {
+  return a < b + b_words && b < a + a_words;
 }
 
 constexpr auto kFirstElementwise = static_cast<size_t>(OpCode::Select);
 constexpr auto kElementwiseOps = static_cast<size_t>(OpCode::Clamp) - kFirstElementwise + 1;
 
+// Ops defined on floats only (the language's type rules): no kernels for the other kinds,
+// which no program reaches.
+constexpr bool float_only(OpCode c) {
+  return (c >= OpCode::Sqrt && c <= OpCode::Ceil) || c == OpCode::Div || c == OpCode::Rem ||
+         c == OpCode::LogSumExp || c == OpCode::Pow;
+}
+template <OpCode C, Scalar S>
+constexpr LaneKernel elementwise_kernel() {
+  if constexpr (float_only(C) && S != Scalar::Float)
+    return nullptr;
+  else
+    return &elementwise<C, S>;
+}
 template <Scalar S, size_t... I>
 constexpr std::array<LaneKernel, sizeof...(I)> elementwise_row(std::index_sequence<I...>) {
-  return {&elementwise<static_cast<OpCode>(kFirstElementwise + I), S>...};
+  return {elementwise_kernel<static_cast<OpCode>(kFirstElementwise + I), S>()...};
 }
 template <size_t... S>
 constexpr std::array<std::array<LaneKernel, kElementwiseOps>, sizeof...(S)> elementwise_table(
@@ -236,6 +525,10 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
                          const uint32_t* offset) {
   BatchOp b;
   b.op = &op;
+  for (VarId v : op.args)
+    if (std::find(b.touched.begin(), b.touched.end(), v) == b.touched.end()) b.touched.push_back(v);
+  if (op.dst >= 0 && std::find(b.touched.begin(), b.touched.end(), op.dst) == b.touched.end())
+    b.touched.push_back(op.dst);
   if (op.dst >= 0) {
     b.dst = offset[op.dst];
     b.words = types.words(var_type[op.dst]);
@@ -249,8 +542,17 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
       b.run = constant;
       return b;
     case OpCode::Copy:
-      b.run = copy;
+      if (b.dst == b.src[0] || !overlap(b.dst, b.words, b.src[0], b.words)) b.run = copy;
       return b;
+    case OpCode::Make: {
+      bool apart = true;
+      for (VarId a : op.args) {
+        b.parts.push_back({offset[a], types.words(var_type[a])});
+        apart = apart && !overlap(b.dst, b.words, b.parts.back().offset, b.parts.back().words);
+      }
+      if (apart) b.run = make;
+      return b;
+    }
     case OpCode::Get:
     case OpCode::Set:
     case OpCode::UniformGet: {
@@ -265,6 +567,15 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
       }
       if (op.code == OpCode::Set) b.set_value_words = types.words(var_type[op.args[1]]);
       b.run = op.code == OpCode::Get ? get : op.code == OpCode::Set ? set : uniform_get;
+      // The kernels copy word rows forwards: a source that overlaps the destination without
+      // being it runs exec_op (which copies a lane's words with memmove).
+      if (op.code == OpCode::Get &&
+          overlap(b.dst, b.words, b.src[0], types.words(var_type[op.args[0]])))
+        b.run = nullptr;
+      if (op.code == OpCode::Set &&
+          (overlap(b.dst, b.words, b.src[1], b.set_value_words) ||
+           (b.dst != b.src[0] && overlap(b.dst, b.words, b.src[0], b.words))))
+        b.run = nullptr;
       return b;
     }
     default:
@@ -283,7 +594,6 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
   const VarId kind_var = op.code == OpCode::Select ? op.args[1] : op.args[0];
   const Scalar s = types[types.leaf(var_type[kind_var])].scalar;
   if ((op.code == OpCode::Div || op.code == OpCode::Rem) && s != Scalar::Float) return b;
-  if (broadcast_pattern(b, arity_of(op.code)) > kMaxPattern) return b;
   b.run = kElementwise[static_cast<size_t>(s)][static_cast<size_t>(op.code) - kFirstElementwise];
   return b;
 }
@@ -299,9 +609,7 @@ bool writes(const Op& op, VarId v) {
 bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
   const Op& op = *b.op;
   const OpClass cls = op_info(op.code).cls;
-  const bool takes_views =
-      b.run && (cls == OpClass::Unary || cls == OpClass::Binary || cls == OpClass::Ternary ||
-                cls == OpClass::Reduction || op.code == OpCode::Select);
+  const bool takes_views = b.run && (cls == OpClass::Binary || cls == OpClass::Reduction);
   for (size_t k = 0; k < op.args.size(); ++k) {
     if (op.args[k] != v) continue;
     if (!takes_views || k >= 3) return false;
@@ -315,8 +623,10 @@ bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
 std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
                                        const TypeId* var_type, const uint32_t* offset) {
   std::vector<BatchOp> ops;
-  for (const Op& op : block.ops)
+  for (const Op& op : block.ops) {
     ops.push_back(prepare_batch_op(op, program.types(), var_type, offset));
+    ops.back().dst_temp = op.dst >= 0 && program.vars[op.dst].storage == Storage::Temp;
+  }
   for (size_t d = 0; d < ops.size(); ++d) {
     const Op& def = block.ops[d];
     if (def.code != OpCode::UniformGet || program.vars[def.dst].storage != Storage::Temp) continue;

@@ -1,12 +1,18 @@
 // The VM's batched op kernels. Algorithm 2 runs a block for every lane waiting there, so the VM
 // runs the block op by op, each op over all those lanes at once (op-major), instead of lane by
-// lane: an op is decoded once per step, not once per lane, and its loops are the bare operation
-// (scalar_rule with a constant op and kind, which the compiler folds). A kernel computes the
-// words exec_op would, with the same float operations in the same order (which of two NaNs an add
-// passes on may differ: the language leaves NaN payloads open). Gets, sets and uniform gets
-// decline a step where some lane's index is out of range, and ops without a kernel (integer
-// division, random draws, emit, asserts, a clamp's one-word bounds) run exec_op lane by lane, so
-// faults are exec_op's.
+// lane: an op is decoded once per step, not once per lane. The VM's state is laid out lanes
+// innermost (word w of every lane side by side, as the Vulkan engine's state buffer is), so a
+// kernel's inner loop runs across lanes: one loop per word of the destination, each the bare
+// operation on consecutive lanes, which the compiler turns into SIMD instructions serving
+// several lanes at once (scalar_rule with a constant op and kind, folded). SIMD across lanes
+// does not change any lane's arithmetic: every lane computes the words exec_op would, with the
+// same float operations in the same order (which of two NaNs an add passes on may differ: the
+// language leaves NaN payloads open). A uniform row every lane reads at the same index (a row
+// of data, when the chains meet at a gradient) is read once per word for all of them. Gets,
+// sets and uniform gets decline a step where some lane's index is out of range, and ops
+// without a kernel (integer division, random draws, emit, asserts)
+// run exec_op lane by lane on the op's operands gathered into a small frame, so faults are
+// exec_op's.
 #pragma once
 
 #include <cstdint>
@@ -17,18 +23,36 @@
 
 namespace ab {
 
-// Every lane's variables, lane after lane, each in layout_words order.
+// Every lane's variables, lanes innermost: word w (of the layout_words order) of lane l is at
+// words[w * lanes + l].
 struct BatchFrames {
   uint32_t* words = nullptr;
-  uint32_t lane_words = 0;  // words per lane
-  uint32_t* lane(uint32_t l) const { return words + size_t{l} * lane_words; }
+  uint32_t lanes = 0;  // the lane stride
+  uint32_t* word(uint32_t w) const { return words + size_t{w} * lanes; }
+  uint32_t& at(uint32_t w, uint32_t lane) const { return words[size_t{w} * lanes + lane]; }
 };
 
+// The lanes an op runs for: list[0 .. count), distinct. `dense` when they are the consecutive
+// lanes first, first + 1, ... (in that order): the kernels' loops then have unit stride.
+// `mask` (span words, ~0 for a lane of the set, else 0, from lane `first` on) when the lanes
+// are in order and fill at least a sixteenth of the span from the first to the last: the
+// kernels then run their loops across the whole span and blend the results in.
+struct LaneSet {
+  const uint32_t* list = nullptr;
+  size_t count = 0;
+  uint32_t first = 0;
+  bool dense = false;
+  const uint32_t* mask = nullptr;
+  size_t span = 0;
+};
+// `mask_storage` holds the mask while the set is in use.
+LaneSet lane_set(const uint32_t* lanes, size_t count, std::vector<uint32_t>& mask_storage);
+
 struct BatchOp;
-// Runs the op for lanes[0 .. count) and returns true, or returns false having written nothing
-// when some lane would fault (an index out of range): exec_op then runs it lane by lane.
-using LaneKernel = bool (*)(const BatchOp& op, const BatchFrames& frames, const uint32_t* lanes,
-                            size_t count, const UniformData& uniforms);
+// Runs the op for the lanes and returns true, or returns false having written nothing when
+// some lane would fault (an index out of range): exec_op then runs it lane by lane.
+using LaneKernel = bool (*)(const BatchOp& op, const BatchFrames& frames, const LaneSet& lanes,
+                            const UniformData& uniforms);
 
 // An op bound to the frame layout: its kernel and its operands' word offsets, decoded once.
 struct BatchOp {
@@ -46,15 +70,26 @@ struct BatchOp {
   };
   std::vector<DynamicStep> dynamic;
   uint32_t set_value_words = 0;  // Set: the value's words
+  struct Part {
+    uint32_t offset = 0, words = 0;
+  };
+  std::vector<Part> parts;  // Make: its operands, in order
+  // The destination is a Temp (dead outside the block): a loop across a span of lanes may
+  // write it for the lanes outside the set too, instead of blending.
+  bool dst_temp = false;
   // Operands read straight from a uniform: the UniformGet that defined the operand, which
   // then only checks its indices (see prepare_block_ops).
   const BatchOp* view[3] = {};
+  // For exec_op lane by lane: the variables the op reads or writes (its operands and its
+  // destination), each gathered into a small frame of their own.
+  std::vector<VarId> touched;
 };
 
 // A block's ops bound to the frame layout. A UniformGet into a Temp variable (a row of data,
-// say) whose only readers are later kernels of the block is not copied: those readers read
-// the uniform where it lies, at the row the same indices pick (they are not written in
-// between). It saves a copy of every row per lane, a fifth of a regression's gradient.
+// say) whose only readers are later kernels of the block is not copied when every lane reads
+// the same row: those readers read the uniform where it lies, at the row the same indices pick
+// (they are not written in between), once for all the lanes. Where the lanes' rows differ, the
+// UniformGet copies them as usual and the readers read the copies.
 std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
                                        const TypeId* var_type, const uint32_t* offset);
 

@@ -223,6 +223,7 @@ TEST_CASE("sample: the NUTS bench rows are checked and agree on the work done") 
     }
     CHECK(row["status"] == "ok");
     CHECK(static_cast<double>(row["gradients_per_second"]) > 0);
+    CHECK(static_cast<double>(row["gradients_per_cpu_second"]) > 0);
     grads[{row["system"], row["chains"]}] = row["gradients"];
   }
   CHECK(utilization_rows == 4);  // 1 and 3 chains, over 1 and 10 trajectories
@@ -233,6 +234,39 @@ TEST_CASE("sample: the NUTS bench rows are checked and agree on the work done") 
   const std::string table = read_bytes(dir / "out.txt");
   CHECK(table.find("best/native") != std::string::npos);
   CHECK(table.find("live/static") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The `stan` system needs R and rstan, an optional install: where Rscript cannot be found, its
+// rows are skipped (not failed) and the table says how to install it, while the other systems'
+// rows run as usual.
+TEST_CASE("sample: the bench's stan rows say how to install rstan where R is missing") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_stan_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string command = fmt::format(
+      "cd '{}' && PATH='{}' '{}' bench --programs nuts_gaussian --systems stan,vm --batches 1 "
+      "--quick --json '{}' > '{}' 2> '{}'",
+      AB_SOURCE_DIR, dir.string(), AB_CLI, (dir / "rows.json").string(), (dir / "out.txt").string(),
+      (dir / "err.txt").string());
+  const int status = std::system(command.c_str());
+  REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), read_bytes(dir / "err.txt"));
+  const json rows = json::parse(read_bytes(dir / "rows.json"))["nuts_rows"];
+  int stan = 0, vm = 0;
+  for (const json& row : rows) {
+    if (row["program"] != "nuts_gaussian") continue;
+    const std::string status = row["status"];
+    if (row["system"] == "stan") {
+      ++stan;
+      CHECK(status.rfind("skipped", 0) == 0);
+      CHECK(status.find("apt-get install r-cran-rstan") != std::string::npos);
+    } else {
+      ++vm;
+      CHECK(status == "ok");
+    }
+  }
+  CHECK(stan == 1);
+  CHECK(vm == 1);
+  CHECK(read_bytes(dir / "out.txt").find("r-cran-rstan") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -56,14 +56,15 @@ fn main(i: int, s: float) -> Out {
 }
 )";
 
-// Lane l reads rows from i = l % 19 on: lanes with i >= 17 run past row 19 of X and fault;
-// i < 3 and i % 16 >= 12 index acc out of range; i % 5 == 0 divides by zero.
-Batch make_batch(uint32_t lanes) {
+// Lane l reads rows from i = l % 19 on (or from `first_row(l)`): lanes with i >= 17 run past
+// row 19 of X and fault; i < 3 and i % 16 >= 12 index acc out of range; i % 5 == 0 divides by
+// zero.
+Batch make_batch(uint32_t lanes, uint32_t (*first_row)(uint32_t) = nullptr) {
   Batch batch;
   batch.lanes = lanes;
   batch.inputs.resize(2);
   for (uint32_t l = 0; l < lanes; ++l) {
-    batch.inputs[0].push_back(l % 19);
+    batch.inputs[0].push_back(first_row ? first_row(l) : l % 19);
     batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
   }
   std::vector<uint32_t> x, c;
@@ -100,6 +101,36 @@ TEST_CASE("vm kernels: every kernel path gives the interpreter's words and fault
       CHECK(expected.errors.size() < lanes * 3 / 4);
     }
   }
+}
+
+// The VM's state is laid out lanes innermost and a uniform row that every lane of a step reads
+// at the same index is read once for all of them: lanes that all start at one row (every step
+// shares its rows), at two rows (no step does), or at one row but for a few lanes that fault
+// early (the rest then run as a set with gaps) give the interpreter's words and faults.
+TEST_CASE("vm kernels: rows shared by all the lanes of a step, or by some") {
+  const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
+  uint32_t (*starts[])(uint32_t) = {
+      [](uint32_t) { return 4u; },
+      [](uint32_t l) { return l % 2 ? 4u : 6u; },
+      [](uint32_t l) { return l % 10 == 3 ? 0u : 8u; },
+      [](uint32_t l) { return l < 40 ? 9u : l % 19; },
+  };
+  for (size_t start = 0; start < std::size(starts); ++start)
+    for (uint32_t lanes : {1u, 9u, 64u, 1000u}) {
+      CAPTURE(start);
+      CAPTURE(lanes);
+      const Batch batch = make_batch(lanes, starts[start]);
+      REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
+      RunOptions options;
+      const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
+      for (uint32_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        options.threads = threads;
+        const RunResult actual = run_vm(loaded.lowered, batch, options);
+        const std::string difference = describe_difference(expected, actual);
+        CHECK_MESSAGE(difference.empty(), difference);
+      }
+    }
 }
 
 TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {

@@ -1,14 +1,18 @@
 #include "tools/sample/nuts_bench.h"
 
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -122,7 +126,7 @@ Expected<NutsModel> native_model(const BenchModel& m, const std::string& data) {
 
 struct SystemSpec {
   std::string name;
-  std::string backend;  // "native", "vm" or "vulkan"
+  std::string backend;  // "native", "vm", "vulkan" or "stan"
   DeviceOptions device;
 };
 
@@ -135,7 +139,8 @@ std::vector<SystemSpec> all_systems(int device_index) {
     s.device.device = device_index;
     return s;
   };
-  return {{"native", "native", {}},
+  return {{"stan", "stan", {}},
+          {"native", "native", {}},
           {"vm", "vm", {}},
           vulkan("local-lane", "local", "lane"),
           vulkan("local-subgroup", "local", "subgroup"),
@@ -148,11 +153,19 @@ struct Row {
   std::string model, system;
   uint32_t chains = 0, draws = 0;
   uint64_t grads = 0;
-  double seconds = 0;
+  double seconds = 0;         // wall
+  double cpu_seconds = 0;     // the process's CPU time (all its threads; Stan: its own timers)
   std::string status = "ok";  // ok | FAILED: ... | skipped: ... | error: ...
   GradientUtilization pc;
   double local_static = 0;
 };
+
+// CPU seconds this process has used (all its threads).
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 // The first chains' draws (q and the per-draw statistics), as words, per chain.
 using ChainWords = std::vector<std::vector<uint32_t>>;
@@ -231,7 +244,7 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
 
 // Runs the sampler on a CPU or Vulkan backend; fills the row and the checked chains' words.
 void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainWords& checked,
-                     std::vector<uint32_t>& grads_per_draw) {
+                     std::vector<uint32_t>& grads_per_draw, uint32_t threads) {
   const uint32_t D = l.program.dimension, chains = l.command.chains, draws = l.command.draws;
   checked.assign(std::min(chains, kCheckedChains), {});
   grads_per_draw.assign(uint64_t{chains} * draws, 0);
@@ -240,6 +253,7 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   options.seed = kSeed;
   options.stack_depth = l.command.max_depth + 8;
   options.max_steps = UINT32_MAX;
+  options.threads = threads;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
     const uint32_t i = next[chain]++;
     if (i < draws) grads_per_draw[uint64_t{chain} * draws + i] = r[l.at_grads];
@@ -250,7 +264,9 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
     checked[chain].push_back(r[l.at_grads]);
   };
   const Backend* backend = find_backend(system.backend);
+  const double cpu_start = process_cpu_seconds();
   const BackendRun run = backend->run(l.program.module, l.batch, options, system.device);
+  row.cpu_seconds = process_cpu_seconds() - cpu_start;
   if (!run.error.empty()) {
     row.status = "error: " + run.error;
     return;
@@ -267,10 +283,77 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   row.local_static = local_static_utilization(grads_per_draw, chains, draws);
 }
 
+// The row's gradients per wall second and per CPU second.
 std::string cell(const Row& r) {
-  if (r.status == "ok") return fmt::format("{:.3g}", r.seconds > 0 ? r.grads / r.seconds : 0.0);
+  if (r.status == "ok")
+    return fmt::format("{:.3g} {:.3g}", r.seconds > 0 ? r.grads / r.seconds : 0.0,
+                       r.cpu_seconds > 0 ? r.grads / r.cpu_seconds : 0.0);
   if (r.status.rfind("skipped", 0) == 0) return "-";
   return r.status.substr(0, r.status.find(':'));
+}
+
+constexpr const char* kStanInstall =
+    "needs R and rstan: apt-get install r-cran-rstan (Debian/Ubuntu), or "
+    "install.packages(\"rstan\") "
+    "in R; docs/nuts.md, \"Stan\"";
+
+// Real Stan (rstan) on the same model written in Stan (bench/stan/), the same data, draws,
+// step size and tree depth, one chain per core: bench/stan/run_stan.R. Skipped, saying how to
+// install it, where R or rstan is missing.
+void run_stan_row(const BenchModel& m, const std::string& samples, uint32_t chains, uint32_t draws,
+                  Row& row) {
+  const fs::path dir = fs::path(samples).parent_path() / "bench" / "stan";
+  const std::string stan_file = (dir / (m.model.substr(0, m.model.rfind('.')) + ".stan")).string();
+  std::error_code ec;
+  if (!m.derived_from.empty() || !fs::exists(stan_file, ec)) {
+    row.status = "skipped: no Stan model for " + m.name;
+    return;
+  }
+  const char* home = std::getenv("HOME");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string cache = xdg && *xdg ? std::string(xdg) + "/autobatch/stan"
+                            : home && *home
+                                ? std::string(home) + "/.cache/autobatch/stan"
+                                : (fs::temp_directory_path() / "autobatch-stan").string();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const SampleCommand defaults;
+  auto quote = [](const std::string& s) {
+    std::string out = "'";
+    for (char c : s)
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  const std::string command = fmt::format(
+      "Rscript {} {} {} {} {} {} {} {} {} {} {} 2>&1", quote((dir / "run_stan.R").string()),
+      quote(stan_file), quote(samples + "/data"), m.name, chains, draws, m.step_size,
+      defaults.max_depth, kSeed, cores, quote(cache));
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    row.status = std::string("skipped: ") + kStanInstall;
+    return;
+  }
+  std::string output;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+    output.append(buffer, n);
+  const int status = pclose(pipe);
+  const size_t at = output.find("stan_result ");
+  double grads = 0;
+  if (at != std::string::npos &&
+      std::sscanf(output.c_str() + at, "stan_result gradients=%lf cpu_seconds=%lf wall_seconds=%lf",
+                  &grads, &row.cpu_seconds, &row.seconds) == 3) {
+    row.grads = static_cast<uint64_t>(grads);
+    return;
+  }
+  const bool missing = (WIFEXITED(status) && WEXITSTATUS(status) == 127) ||
+                       output.find("no package called") != std::string::npos;
+  if (missing) {
+    row.status = std::string("skipped: ") + kStanInstall;
+    return;
+  }
+  std::string last = output.substr(0, output.find_last_not_of('\n') + 1);
+  last = last.substr(last.find_last_of('\n') + 1);
+  row.status = "error: Stan: " + (last.empty() ? std::string("no result") : last);
 }
 
 }  // namespace
@@ -298,15 +381,15 @@ int run_nuts_bench(const NutsBenchOptions& options) {
         std::none_of(known.begin(), known.end(),
                      [&](const SystemSpec& s) { return s.name == name; })) {
       fmt::print(stderr,
-                 "error: unknown system '{}' for the NUTS rows (known: native, vm, local-lane, "
-                 "local-subgroup, global-compacted, vulkan, all)\n",
+                 "error: unknown system '{}' for the NUTS rows (known: stan, native, vm, "
+                 "local-lane, local-subgroup, global-compacted, vulkan, all)\n",
                  name);
       return 2;
     }
   }
   for (const SystemSpec& s : all_systems(options.device))
     if (options.systems.empty()
-            ? s.backend != "vulkan"
+            ? s.backend != "vulkan" && s.backend != "stan"
             : asked(s.name) || asked("all") || (s.backend == "vulkan" && asked("vulkan")))
       systems.push_back(s);
   if (options.systems.empty())
@@ -345,13 +428,18 @@ int run_nuts_bench(const NutsBenchOptions& options) {
     const ChainWords reference = native_reference(*model, settings, kCheckedChains);
 
     fmt::print(
-        "\n{} ({}): gradient evaluations per second over all chains; {} transition{} per "
-        "chain, no warm-up\n",
+        "\n{} ({}): gradient evaluations over all chains per wall second and per CPU second "
+        "(the process's, all threads; Stan's own timers); {} transition{} per chain, no "
+        "warm-up\n",
         m.name, m.about, draws, draws == 1 ? "" : "s");
+    const bool with_stan = std::any_of(systems.begin(), systems.end(),
+                                       [](const SystemSpec& s) { return s.backend == "stan"; });
     fmt::print("{:>7}", "chains");
     for (const SystemSpec& s : systems)
-      fmt::print("  {:>16}", s.name);
-    fmt::print("  {:>12}\n", "best/native");
+      fmt::print("  {:>19}", s.name + " wall cpu");
+    fmt::print("  {:>12}", "best/native");
+    if (with_stan) fmt::print("  {:>12}  {:>12}", "vm/stan cpu", "vm/stan wall");
+    fmt::print("\n");
     std::fflush(stdout);
     std::vector<double> last_seconds(systems.size(), 0);
     std::vector<uint32_t> last_chains(systems.size(), 0);
@@ -366,9 +454,13 @@ int run_nuts_bench(const NutsBenchOptions& options) {
           rows.push_back(row);
           continue;
         }
-        if (s.backend == "native") {
+        if (s.backend == "stan") {
+          run_stan_row(m, samples, chains, draws, row);
+        } else if (s.backend == "native") {
+          const double cpu_start = process_cpu_seconds();
           const bench::NutsRunResult r =
               bench::native_nuts_chains(*model, settings, kSeed, chains, nullptr);
+          row.cpu_seconds = process_cpu_seconds() - cpu_start;
           row.grads = r.grads;
           row.seconds = r.seconds;
           std::vector<uint32_t> per_draw;
@@ -384,7 +476,7 @@ int run_nuts_bench(const NutsBenchOptions& options) {
           }
           ChainWords checked;
           std::vector<uint32_t> per_draw;
-          run_program_row(*loaded, s, row, checked, per_draw);
+          run_program_row(*loaded, s, row, checked, per_draw, options.threads);
           if (options.tamper_for_test) options.tamper_for_test(s.name, checked);
           if (row.status == "ok" && m.derived_from.empty()) {
             const std::string diff =
@@ -399,24 +491,39 @@ int run_nuts_bench(const NutsBenchOptions& options) {
       }
       fmt::print("{:>7}", chains);
       double native = 0, best = 0;
+      const Row* stan = nullptr;
+      const Row* vm = nullptr;
       for (const Row& r : rows) {
-        fmt::print("  {:>16}", cell(r));
+        fmt::print("  {:>19}", cell(r));
         if (r.status != "ok" || r.seconds <= 0) continue;
         const double rate = r.grads / r.seconds;
         rates[{r.model, r.system, r.chains}] = rate;
+        if (r.system == "stan")
+          stan = &r;
+        else if (r.system == "vm")
+          vm = &r;
         if (r.system == "native")
           native = rate;
-        else
+        else if (r.system != "stan")
           best = std::max(best, rate);
       }
       if (native > 0 && best > 0)
-        fmt::print("  {:>11.2f}x\n", best / native);
+        fmt::print("  {:>11.2f}x", best / native);
       else
-        fmt::print("  {:>12}\n", "-");
+        fmt::print("  {:>12}", "-");
+      if (with_stan && stan && vm && stan->cpu_seconds > 0 && vm->cpu_seconds > 0)
+        fmt::print("  {:>11.2f}x  {:>11.2f}x",
+                   (vm->grads / vm->cpu_seconds) / (stan->grads / stan->cpu_seconds),
+                   (vm->grads / vm->seconds) / (stan->grads / stan->seconds));
+      else if (with_stan)
+        fmt::print("  {:>12}  {:>12}", "-", "-");
+      fmt::print("\n");
       std::fflush(stdout);
       for (const Row& r : rows) {
         if (r.status != "ok" && r.status.rfind("skipped", 0) != 0)
           fmt::print(stderr, "  {} at {} chains: {}\n", r.system, chains, r.status);
+        else if (r.system == "stan" && r.status.find("rstan") != std::string::npos)
+          fmt::print("  stan: {}\n", r.status);
         nlohmann::ordered_json j = {
             {"program", r.model},
             {"system", r.system},
@@ -425,7 +532,9 @@ int run_nuts_bench(const NutsBenchOptions& options) {
             {"status", r.status},
             {"gradients", r.grads},
             {"seconds", r.seconds},
+            {"cpu_seconds", r.cpu_seconds},
             {"gradients_per_second", r.seconds > 0 ? r.grads / r.seconds : 0.0},
+            {"gradients_per_cpu_second", r.cpu_seconds > 0 ? r.grads / r.cpu_seconds : 0.0},
             {"local_static_utilization", r.local_static}};
         if (r.pc.known) {
           j["gradient_utilization"] = r.pc.all;
@@ -486,7 +595,8 @@ int run_nuts_bench(const NutsBenchOptions& options) {
         }
         ChainWords checked;
         std::vector<uint32_t> per_draw;
-        run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw);
+        run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw,
+                        options.threads);
       }
       const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
       fmt::print(

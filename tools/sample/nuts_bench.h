@@ -2,8 +2,9 @@
 // Figures 6 and 7 measured here (Radul et al. 2020, §4; docs/nuts.md).
 //
 // Figure 6: gradient evaluations per second, summed over chains, against the number of chains,
-// for the native C++ NUTS (bench/native_nuts.h, one chain at a time per core: the stand-in for
-// Stan), the VM and the Vulkan schedules, on the shipped models with a fixed number of
+// for real Stan (rstan, when installed: bench/stan/), the native C++ NUTS (bench/native_nuts.h,
+// one chain at a time per core), the VM and the Vulkan schedules, per wall second and per CPU
+// second, on the shipped models with a fixed number of
 // transitions and no warm-up (the step size from the sampler's first search). Every row's draws
 // are checked: the VM's must equal the native sampler's bit for bit; the Vulkan schedules' must
 // equal them within the tolerance `autobatch bench` already uses (a chain that leaves the CPU's
@@ -29,9 +30,11 @@ namespace ab::cli {
 struct NutsBenchOptions {
   std::vector<std::string> models;  // nuts_logreg, nuts_gaussian, nuts_logreg_ad, nuts_gaussian_ad
   std::vector<uint32_t> chains;     // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
-  // native, vm, local-lane, local-subgroup, global-compacted, vulkan (the three), all; empty:
-  // native and vm (the Vulkan rows only when asked: lavapipe compiles the sampler for minutes).
+  // stan, native, vm, local-lane, local-subgroup, global-compacted, vulkan (the three), all;
+  // empty: native and vm (the Vulkan rows only when asked: lavapipe compiles the sampler for
+  // minutes; stan only when asked: it needs R and rstan, an optional install).
   std::vector<std::string> systems;
+  uint32_t threads = 0;  // the vm's threads (RunOptions::threads); 0: one per core
   bool quick = false;
   int device = -1;
   // A system stops at the next chain count once a row took longer than this (seconds).
