@@ -79,7 +79,7 @@ TEST_CASE("embed agents: frames under xvfb with validation, a screenshot, a capt
   // The capture opens in the debugger and steps.
   {
     std::ofstream s(script);
-    s << "step 3\nquit\n";
+    s << "step 3\ngroup block\nfilter depth < 2\nhistogram\nquit\n";
   }
   const std::string debug =
       std::string(AB_CLI) + " debug " + trace + " --script " + script + " > " + log + " 2>&1";
@@ -88,6 +88,21 @@ TEST_CASE("embed agents: frames under xvfb with validation, a screenshot, a capt
   INFO(debug_out);
   CHECK(debug_status == 0);
   CHECK(debug_out.find("step 3: ran 3") != std::string::npos);
+  // The views of a big batch work on a captured frame too (docs/debugger.md): the bands and the
+  // depth histogram each account for all 1000 agents.
+  CHECK(debug_out.find("group block: ") != std::string::npos);
+  CHECK(debug_out.find("lanes match") != std::string::npos);
+  const auto total_after = [&](const std::string& prefix) {
+    const size_t at = debug_out.find(prefix);
+    if (at == std::string::npos) return -1;
+    const std::string line = debug_out.substr(at, debug_out.find('\n', at) - at);
+    int total = 0;
+    for (size_t colon = line.find(": ", prefix.size()); colon != std::string::npos;
+         colon = line.find(": ", colon + 2))
+      total += std::atoi(line.c_str() + colon + 2);
+    return total;
+  };
+  CHECK(total_after("histogram: ") == 1000);
   for (const auto& p : {png, trace, log, script})
     std::filesystem::remove(p);
 }
