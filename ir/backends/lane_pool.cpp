@@ -45,7 +45,7 @@ unsigned usable_cores() {
 LanePool::LanePool(unsigned threads) {
   for (unsigned i = 1; i < threads; ++i) {
     try {
-      workers_.emplace_back([this, i] { work(i); });
+      workers_.emplace_back([this] { work(); });
     } catch (const std::system_error&) {
       // EAGAIN: RLIMIT_NPROC, a pids cgroup or the address space (each stack is a mapping).
       // The workers that started take the whole step between them.
@@ -65,22 +65,38 @@ LanePool::~LanePool() {
     worker.join();
 }
 
-void LanePool::run(const std::function<void(unsigned)>& task) {
+void LanePool::run(const std::function<void(unsigned)>& task, unsigned tasks) {
+  if (tasks == 0) tasks = threads();
+  tasks_ = tasks;
   task_ = &task;
-  pending_.store(static_cast<unsigned>(workers_.size()));
+  done_.store(0);
+  const auto generation = static_cast<uint32_t>(generation_.load() + 1);
+  claim_.store(uint64_t{generation} << 32);
   generation_.fetch_add(1);  // seq_cst: a worker either sees it or is counted in sleepers_
   if (sleepers_.load() > 0) {
     std::lock_guard lock(mutex_);
     wake_.notify_all();
   }
-  task(0);
-  if (spin_until([&] { return pending_.load() == 0; })) return;
-  // A worker is slow (its core busy with another process): block until the last one is done.
-  for (unsigned left = pending_.load(); left != 0; left = pending_.load())
-    pending_.wait(left);
+  run_claimed(generation);
+  // Only tasks a worker claimed and is still running are left.
+  if (spin_until([&] { return done_.load() == tasks; })) return;
+  for (unsigned finished = done_.load(); finished != tasks; finished = done_.load())
+    done_.wait(finished);
 }
 
-void LanePool::work(unsigned index) {
+void LanePool::run_claimed(uint32_t generation) {
+  for (uint64_t claim = claim_.load();;) {
+    const auto index = static_cast<uint32_t>(claim);
+    if (static_cast<uint32_t>(claim >> 32) != generation || index >= tasks_) return;
+    if (!claim_.compare_exchange_weak(claim, claim + 1)) continue;  // `claim` reloaded
+    // Claimed: the caller waits for this task, so task_ stays this generation's.
+    (*task_)(index);
+    if (done_.fetch_add(1) + 1 == tasks_) done_.notify_all();
+    claim = claim_.load();
+  }
+}
+
+void LanePool::work() {
   uint64_t seen = 0;
   for (;;) {
     auto woken = [&] { return stopping_.load() || generation_.load() != seen; };
@@ -92,8 +108,7 @@ void LanePool::work(unsigned index) {
     }
     if (stopping_.load()) return;
     seen = generation_.load();
-    (*task_)(index);
-    if (pending_.fetch_sub(1) == 1) pending_.notify_one();
+    run_claimed(static_cast<uint32_t>(seen));
   }
 }
 

@@ -465,8 +465,10 @@ class VmRun::State {
   // kernel that declines (an index out of range) or an op without one (a push, say) stops its
   // chunk there, having written nothing; the chunk finishes on this thread afterwards.
   void run_ops_in_parallel(int32_t block_index) {
-    const unsigned threads = pool_->threads();
-    // Whole cache lines of lanes per chunk (16 lanes of a word), so no two threads write one.
+    // Four chunks per thread (LanePool::run: a descheduled worker then holds back a quarter of
+    // its share, not all of it), each whole cache lines of lanes (16 lanes of a word), so no
+    // two threads write one.
+    const unsigned threads = pool_->threads() * 4;
     const size_t per_chunk = (running_.size() + threads * 16 - 1) / (threads * 16) * 16;
     chunks_.resize(threads);
     chunk_masks_.resize(threads);
@@ -478,15 +480,17 @@ class VmRun::State {
     }
     const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
-    pool_->run([&](unsigned t) {
-      const std::vector<uint32_t>& lanes = chunks_[t];
-      const LaneSet set = lane_set(lanes.data(), lanes.size(), chunk_masks_[t]);
-      size_t i = 0;
-      while (i < ops.size() && !lanes.empty() && ops[i].run &&
-             ops[i].run(ops[i], frames, set, batch_.uniforms))
-        ++i;
-      chunk_stop_[t] = i;
-    });
+    pool_->run(
+        [&](unsigned t) {
+          const std::vector<uint32_t>& lanes = chunks_[t];
+          const LaneSet set = lane_set(lanes.data(), lanes.size(), chunk_masks_[t]);
+          size_t i = 0;
+          while (i < ops.size() && !lanes.empty() && ops[i].run &&
+                 ops[i].run(ops[i], frames, set, batch_.uniforms))
+            ++i;
+          chunk_stop_[t] = i;
+        },
+        threads);
     running_.clear();
     for (unsigned t = 0; t < threads; ++t) {
       run_ops(block_index, chunk_stop_[t], chunks_[t]);
@@ -598,9 +602,12 @@ class VmRun::State {
   std::vector<std::vector<BatchOp>> batch_ops_;  // per block, its ops bound to the layout
   // Per block, the words its ops write per lane, or 0 if some op has no kernel (the block then
   // runs on this thread alone): a step runs in parallel when its lanes times these words reach
-  // kParallelWords, enough work to repay starting the pool (a few microseconds).
+  // kParallelWords, enough work to repay starting the pool (a few microseconds). Measured on the
+  // lanes-innermost kernels (2026-11-27, 2 cores): at 16384 the Gaussian's 64 chains ran 2x
+  // slower on 2 threads than on 1; at 131072, 0.96-1.17x of one thread, idle or with both cores
+  // busy with other processes.
   std::vector<size_t> block_words_;
-  static constexpr size_t kParallelWords = 16384;
+  static constexpr size_t kParallelWords = 131072;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;  // started at the first step that runs in parallel
   std::vector<std::vector<uint32_t>> chunks_, chunk_masks_;

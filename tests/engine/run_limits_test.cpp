@@ -121,7 +121,7 @@ TEST_CASE("run limits: a stack depth of 0 is refused with the same message on th
 
 TEST_CASE("run limits: the VM runs on the workers that started when the system refuses some") {
   auto module = compiled(kCollatz);
-  const Batch batch = collatz_batch(20000);
+  const Batch batch = collatz_batch(100000);  // enough per step for the workers (vm.cpp)
   auto expected = module->run_cpu(batch, {}, CpuBackend::Interpreter);
   REQUIRE(expected.ok());
   const unsigned cores = usable_cores();
@@ -142,7 +142,7 @@ TEST_CASE("run limits: the VM runs on the workers that started when the system r
 
 TEST_CASE("run limits: more VM threads than cores run as many as the cores, same results") {
   auto module = compiled(kCollatz);
-  const Batch batch = collatz_batch(20000);
+  const Batch batch = collatz_batch(100000);  // enough per step for the workers (vm.cpp)
   RunOptions one;
   one.threads = 1;
   auto single = module->run_cpu(batch, one, CpuBackend::Vm);

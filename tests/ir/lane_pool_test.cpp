@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "ir/backends/lane_pool.h"
@@ -29,6 +30,37 @@ TEST_CASE("lane pool: each run runs every index once, more threads than cores in
   CHECK(pool.threads() == 16);
   CHECK(pool.refused() == 0);
   CHECK(every_index_once(pool, 200));
+}
+
+TEST_CASE("lane pool: more tasks than threads each run once; a stalled worker holds nothing") {
+  LanePool pool(2);
+  for (unsigned tasks : {1u, 2u, 3u, 8u, 64u}) {
+    CAPTURE(tasks);
+    std::vector<std::atomic<int>> ran(tasks);
+    for (int r = 0; r < 200; ++r) {
+      for (auto& n : ran)
+        n = 0;
+      pool.run([&](unsigned t) { ran[t].fetch_add(1); }, tasks);
+      bool once = true;
+      for (auto& n : ran)
+        once = once && n.load() == 1;
+      REQUIRE(once);
+    }
+  }
+  // A task that blocks its thread until every other task has run: whichever thread took it, the
+  // rest are claimed by the others (with the old fixed assignment, task 1 belonged to the worker
+  // and a stalled worker held the step).
+  std::atomic<int> done{0};
+  pool.run(
+      [&](unsigned t) {
+        if (t == 0) {
+          while (done.load() < 7)
+            std::this_thread::yield();
+        }
+        done.fetch_add(1);
+      },
+      8);
+  CHECK(done.load() == 8);
 }
 
 TEST_CASE("lane pool: workers the system refuses to start leave a smaller pool that works") {
