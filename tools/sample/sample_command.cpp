@@ -150,22 +150,34 @@ std::string format_seconds(double s) {
   return s < 1 ? fmt::format("{:.0f} ms", s * 1000) : fmt::format("{:.2f} s", s);
 }
 
-// Names starting with nuts_ are the sampler's (tools/sample/nuts.ab): a model that declares one
-// (a function, a struct, a const or a uniform) is refused at the declaration, before the two are
-// compiled together and the clash would be reported inside nuts.ab.
-Status check_sampler_names(const std::string& text, const std::string& model_path) {
-  static const std::regex declaration(R"(\b(fn|struct|const|uniform)\s+(nuts_\w*))");
+// A declaration found in a model's text by a regex whose group 1 is the keyword and group 2 the
+// name: the first match outside `//` comments, with the name's line and column.
+struct TextDeclaration {
+  int line = 1, col = 1;
+  std::string keyword, name;
+};
+std::optional<TextDeclaration> find_in_text(const std::string& text, const std::regex& pattern) {
   int line = 1;
   for (size_t start = 0; start < text.size(); ++line) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string code = text.substr(start, end - start);
     code = code.substr(0, code.find("//"));
-    if (std::smatch m; std::regex_search(code, m, declaration))
-      return Error{fmt::format("{}:{}:{}: {} '{}': names starting with 'nuts_' are the sampler's",
-                               model_path, line, m.position(2) + 1, m[1].str(), m[2].str())};
+    if (std::smatch m; std::regex_search(code, m, pattern))
+      return TextDeclaration{line, static_cast<int>(m.position(2)) + 1, m[1].str(), m[2].str()};
     start = end + 1;
   }
+  return std::nullopt;
+}
+
+// Names starting with nuts_ are the sampler's (tools/sample/nuts.ab): a model that declares one
+// (a function, a struct, a const or a uniform) is refused at the declaration, before the two are
+// compiled together and the clash would be reported inside nuts.ab.
+Status check_sampler_names(const std::string& text, const std::string& model_path) {
+  static const std::regex declaration(R"(\b(fn|struct|const|uniform)\s+(nuts_\w*))");
+  if (auto d = find_in_text(text, declaration))
+    return Error{fmt::format("{}:{}:{}: {} '{}': names starting with 'nuts_' are the sampler's",
+                             model_path, d->line, d->col, d->keyword, d->name)};
   return Ok{};
 }
 
@@ -185,34 +197,18 @@ int refuse(const Error& error) {
   return 2;
 }
 
-struct TextLoc {
-  int line = 1, col = 1;
-};
-
-// Where `name` is declared in the model's text (`struct NAME`, `const NAME`; the first match
-// outside comments), for messages about a declaration the compiler accepted but the sampler
-// cannot use.
-std::optional<TextLoc> find_declaration(const std::string& text, const std::string& name,
-                                        const char* keyword = "struct") {
-  const std::regex declaration(fmt::format(R"(\b{}\s+({})\b)", keyword, name));
-  int line = 1;
-  for (size_t start = 0; start < text.size(); ++line) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string code = text.substr(start, end - start);
-    code = code.substr(0, code.find("//"));
-    if (std::smatch m; std::regex_search(code, m, declaration))
-      return TextLoc{line, static_cast<int>(m.position(1)) + 1};
-    start = end + 1;
-  }
-  return std::nullopt;
+// Where `name` is declared with `keyword` in the model's text, for messages about a declaration
+// the compiler accepted but the sampler cannot use.
+std::optional<TextDeclaration> find_declaration(const std::string& text, const std::string& name,
+                                                const char* keyword = "struct") {
+  return find_in_text(text, std::regex(fmt::format(R"(\b({})\s+({})\b)", keyword, name)));
 }
 
 // The flat contract's `const D`, when the model declares one, must be q's length: a D one too
 // large would otherwise be a coordinate the density never reads, and one too small an index
 // fault inside the density.
 Status check_dimension(const std::string& text, const std::string& model_path, uint32_t length) {
-  const std::optional<TextLoc> at = find_declaration(text, "D", "const");
+  const std::optional<TextDeclaration> at = find_declaration(text, "D", "const");
   if (!at) return Ok{};
   auto probe = compile_text(text + "\nfn nuts_dimension() -> int { return D; }\n", model_path,
                             "nuts_dimension");
@@ -407,7 +403,8 @@ Expected<SampleProgram> load_sample_program(const std::string& model_path) {
           "derived)");
     auto layout = sample::struct_layout(param);
     if (!layout) {
-      const TextLoc at = find_declaration(*text, param.struct_name).value_or(TextLoc{});
+      const TextDeclaration at =
+          find_declaration(*text, param.struct_name).value_or(TextDeclaration{});
       return Error{
           fmt::format("{}:{}:{}: {}; {}", model_path, at.line, at.col, layout.error(), kContract)};
     }
