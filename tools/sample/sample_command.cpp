@@ -636,12 +636,15 @@ int sample_command(const SampleCommand& c) {
   fit_stats.chains = static_cast<uint32_t>(used_chains.size());
   fit_stats.draws = used_draws;
   fit_stats.max_depth = c.max_depth;
+  const std::vector<uint32_t>& divergent = stats[statistic_index("divergent")];
+  const std::vector<uint32_t>& depth = stats[statistic_index("depth")];
+  const std::vector<uint32_t>& energy = stats[statistic_index("energy")];
   for (uint32_t chain : used_chains)
     for (uint32_t i = 0; i < used_draws; ++i) {
       const uint64_t k = uint64_t{chain} * c.draws + i;
-      fit_stats.divergent.push_back(stats[statistic_index("divergent")][k] != 0);
-      fit_stats.tree_depth.push_back(static_cast<int32_t>(stats[statistic_index("depth")][k]));
-      fit_stats.energy.push_back(bits_float(stats[statistic_index("energy")][k]));
+      fit_stats.divergent.push_back(divergent[k] != 0);
+      fit_stats.tree_depth.push_back(static_cast<int32_t>(depth[k]));
+      fit_stats.energy.push_back(bits_float(energy[k]));
     }
   const std::vector<sample::FitWarning> warnings = sample::fit_warnings(fit_stats, parameters);
 
