@@ -623,8 +623,8 @@ LaneDetails DebuggerModel::lane_details(uint32_t lane) const {
   if (snap.faulted[0]) {
     for (const LaneError& e : r.errors)
       if (e.lane == lane)
-        d.error = fmt::format("{} in {}, line {}, lane step {}", fault_name(e.code), e.function,
-                              e.line, e.step);
+        d.error = fmt::format("{} in {}, line {}, lane step {}", fault_text(e), e.function, e.line,
+                              e.step);
   } else if (finished && !p.output().value_type.is_void()) {
     const ValueType& type = p.output().value_type;
     d.output = format_value(type, r.outputs.data() + size_t{lane} * type.words);

@@ -11,9 +11,10 @@ uint32_t* at(const FrameView& f, VarId v) {
   return f.words + f.offset[v];
 }
 
-// Resolves an access path to a word offset; false if a dynamic index is out of range.
+// Resolves an access path to a word offset; on a dynamic index out of range, false with `bad`
+// naming it.
 bool resolve_path(const Op& op, size_t first_index_arg, const Types& types, const FrameView& f,
-                  uint32_t& offset) {
+                  uint32_t& offset, IndexFault* bad = nullptr) {
   offset = 0;
   size_t next = first_index_arg;
   for (const PathStep& step : op.path) {
@@ -24,7 +25,10 @@ bool resolve_path(const Op& op, size_t first_index_arg, const Types& types, cons
     const VarId index_var = op.args[next++];
     const uint32_t raw = *at(f, index_var);
     const bool is_signed = types[f.type[index_var]].scalar == Scalar::Int;
-    if ((is_signed && static_cast<int32_t>(raw) < 0) || raw >= step.count) return false;
+    if ((is_signed && static_cast<int32_t>(raw) < 0) || raw >= step.count) {
+      if (bad) *bad = {static_cast<uint32_t>(next - 1 - first_index_arg), raw};
+      return false;
+    }
     offset += raw * step.stride;
   }
   return true;
@@ -84,6 +88,19 @@ Fault reduce(const Op& op, const Types& types, const FrameView& f) {
 }
 
 }  // namespace
+
+size_t first_index_arg(OpCode code) {
+  return code == OpCode::Get ? 1 : code == OpCode::Set ? 2 : 0;
+}
+
+std::optional<IndexFault> find_index_fault(const Op& op, const Types& types, const FrameView& f) {
+  if (op.code != OpCode::Get && op.code != OpCode::Set && op.code != OpCode::UniformGet)
+    return std::nullopt;
+  uint32_t offset = 0;
+  IndexFault bad;
+  if (resolve_path(op, first_index_arg(op.code), types, f, offset, &bad)) return std::nullopt;
+  return bad;
+}
 
 Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& rng,
               const UniformData& uniforms, std::vector<uint32_t>& emitted) {

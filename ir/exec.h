@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "autobatch/batch.h"  // UniformData
@@ -30,5 +31,21 @@ struct LaneRandom {
 // which the backend hands on (RunOptions::on_emit).
 Fault exec_op(const Op& op, const Types& types, const FrameView& frame, LaneRandom& rng,
               const UniformData& uniforms, std::vector<uint32_t>& emitted);
+
+// An index_out_of_range fault's cause: which dynamic index of the op's access path (0 = the first
+// the path takes) and its raw word. Every backend records both (the Vulkan kernels in the fault
+// slots of shaders/ab_layout.h); ir/fault_detail.h names the array and its bound from them.
+struct IndexFault {
+  uint32_t ordinal = 0;
+  uint32_t value = 0;
+};
+
+// The first operand of a Get, Set or UniformGet that is an index (the path's first dynamic step).
+size_t first_index_arg(OpCode code);
+
+// The first dynamic index of `op`'s path that is out of range in `frame`; none for an op without
+// a path or whose indices are all in range. Read after exec_op faulted, on the same frame.
+std::optional<IndexFault> find_index_fault(const Op& op, const Types& types,
+                                           const FrameView& frame);
 
 }  // namespace ab

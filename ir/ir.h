@@ -69,6 +69,8 @@ struct Block {
 struct Var {
   std::string name;
   TypeId type = Types::kVoid;
+  // The front end's variable for an expression's value: its name ("t3") is not the source's.
+  bool temporary = false;
 };
 
 struct Function {

@@ -3,6 +3,8 @@
 #include <array>
 #include <bit>
 
+#include <fmt/format.h>
+
 #include "ir/scalar_rule.h"
 
 namespace ab {
@@ -90,6 +92,11 @@ std::optional<OpCode> op_by_name(std::string_view name) {
   for (size_t i = 0; i < kOps.size(); ++i)
     if (name == kOps[i].name) return static_cast<OpCode>(i);
   return std::nullopt;
+}
+
+std::string fault_text(const LaneError& e) {
+  return e.detail.empty() ? std::string(fault_name(e.code))
+                          : fmt::format("{}: {}", fault_name(e.code), e.detail);
 }
 
 // From here to the end the op semantics are written as tables, one case to a line; clang-format

@@ -63,7 +63,11 @@
 #define AB_SLOT_MAX_DEPTH 9
 #define AB_SLOT_EMITTED 10  // records in this lane's stream since the host last drained it
 #define AB_SLOT_PARKED 11   // 1 + the block a lane with a full stream waits at; 0 = not parked
-#define AB_FIXED_SLOTS 12   // then a stack pointer per Stacked variable, then variables' words
+// An index_out_of_range fault's cause (ir/exec.h's IndexFault): which dynamic index of the op's
+// path, and its raw word.
+#define AB_SLOT_FAULT_INDEX 12
+#define AB_SLOT_FAULT_VALUE 13
+#define AB_FIXED_SLOTS 14  // then a stack pointer per Stacked variable, then variables' words
 
 // ---- fault codes (AB_SLOT_FAULT), the values of ir/ops.h's Fault ----
 #define AB_FAULT_NONE 0u

@@ -10,4 +10,10 @@ void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
   AB_RS_FAULT_STEP = step;
   AB_RS_PC = P.exit_pc;
 }
+// An index_out_of_range fault: ab_raise's record plus which dynamic index and its word.
+void ab_raise_index(uint lane, uint block, uint op, uint step, uint ordinal, uint value) {
+  AB_RS_FAULT_INDEX = ordinal;
+  AB_RS_FAULT_VALUE = value;
+  ab_raise(lane, AB_FAULT_INDEX_OUT_OF_RANGE, block, op, step);
+}
 #define AB_PC(lane) AB_RS_PC

@@ -26,7 +26,8 @@ nlohmann::ordered_json report_json(const RunReport& report) {
                       {"code", fault_name(error.code)},
                       {"function", error.function},
                       {"line", error.line},
-                      {"step", error.step}});
+                      {"step", error.step},
+                      {"detail", error.detail}});
   }
 
   // Per column of the emit type, per lane, the lane's records in order.

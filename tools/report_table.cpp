@@ -37,8 +37,8 @@ class TextTable {
 };
 
 std::string lane_error_line(const LaneError& error) {
-  return fmt::format("  lane {}: {} in {} at line {} (step {})\n", error.lane,
-                     fault_name(error.code), error.function, error.line, error.step);
+  return fmt::format("  lane {}: {} in {} at line {} (step {})\n", error.lane, fault_text(error),
+                     error.function, error.line, error.step);
 }
 
 }  // namespace

@@ -358,12 +358,13 @@ class BlockEmitter {
     size_t next = first_index_arg;
     for (const PathStep& s : op.path) {
       if (!s.dynamic) continue;
+      const size_t ordinal = next - first_index_arg;
       const VarId ix = op.args[next++];
       const bool is_signed = leaf_kind(ix) == Scalar::Int;
-      line(2, fmt::format("if ({}{} >= {}u) {{ ab_raise(lane, AB_FAULT_INDEX_OUT_OF_RANGE, {}u, "
-                          "{}u, steps); return; }}",
+      line(2, fmt::format("if ({}{} >= {}u) {{ ab_raise_index(lane, {}u, {}u, steps, {}u, {}); "
+                          "return; }}",
                           is_signed ? fmt::format("int({}) < 0 || ", name(ix)) : "", name(ix),
-                          s.count, b_, index));
+                          s.count, b_, index, ordinal, untyped(leaf_kind(ix), name(ix))));
       line(2, fmt::format("off += {} * {}u;", name(ix), s.stride));
     }
   }
@@ -590,12 +591,18 @@ std::string fill_in(std::string_view piece,
   return text;
 }
 
+// The fault record: the slots only ab_raise and ab_raise_index write.
+constexpr uint32_t kFaultSlots[] = {AB_SLOT_FAULT,      AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP,
+                                    AB_SLOT_FAULT_STEP, AB_SLOT_FAULT_INDEX, AB_SLOT_FAULT_VALUE};
+
 // shaders/ab_raise_registers.glsl, with slot_register's names.
 std::string raise_in_registers() {
   return fill_in(kAbRaiseRegistersText, {{"AB_RS_FAULT", slot_register(AB_SLOT_FAULT)},
                                          {"AB_RS_FAULT_BLOCK", slot_register(AB_SLOT_FAULT_BLOCK)},
                                          {"AB_RS_FAULT_OP", slot_register(AB_SLOT_FAULT_OP)},
                                          {"AB_RS_FAULT_STEP", slot_register(AB_SLOT_FAULT_STEP)},
+                                         {"AB_RS_FAULT_INDEX", slot_register(AB_SLOT_FAULT_INDEX)},
+                                         {"AB_RS_FAULT_VALUE", slot_register(AB_SLOT_FAULT_VALUE)},
                                          {"AB_RS_PC", slot_register(AB_SLOT_PC)}});
 }
 
@@ -689,7 +696,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
   // The fault record: stored only by a lane that faulted in this dispatch (another's may hold an
   // earlier fault's record, which these registers, never loaded, would overwrite).
   const std::string faulted = fmt::format("{} != 0u", slot_register(AB_SLOT_FAULT));
-  for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
+  for (uint32_t s : kFaultSlots)
     decls += fmt::format("uint {};\n", slot_register(s));
   load += fmt::format("  {} = 0u;\n", slot_register(AB_SLOT_FAULT));
   if (!compact || words.size() <= kUnrollWords) {
@@ -706,11 +713,11 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
         "    const uint w = {};\n    switch (i) {{\n{}    }}\n  }}\n",
         words.size(), slots, slot_word("s"), regs);
   }
-  if (!compact || stored.size() + 4 <= kUnrollWords) {
+  if (!compact || stored.size() + std::size(kFaultSlots) <= kUnrollWords) {
     for (const Word* w : stored)
       store += fmt::format("  {} = {};\n", slot_word(fmt::format("{}u", w->slot)), w->reg);
     store += fmt::format("  if ({}) {{\n", faulted);
-    for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
+    for (uint32_t s : kFaultSlots)
       store += fmt::format("    {} = {};\n", slot_word(fmt::format("{}u", s)), slot_register(s));
     store += "  }\n";
   } else {
@@ -719,7 +726,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
       cases += fmt::format("      case {}u: w = {}; s = {}u; break;\n", i, stored[i]->reg,
                            stored[i]->slot);
     size_t i = stored.size();
-    for (uint32_t s : {AB_SLOT_FAULT, AB_SLOT_FAULT_BLOCK, AB_SLOT_FAULT_OP, AB_SLOT_FAULT_STEP})
+    for (uint32_t s : kFaultSlots)
       cases += fmt::format("      case {}u: w = {}; s = {}u; keep = {}; break;\n", i++,
                            slot_register(s), s, faulted);
     store += fmt::format(

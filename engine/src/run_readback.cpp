@@ -8,6 +8,7 @@
 #include <map>
 
 #include "engine/src/run_impl.h"
+#include "ir/fault_detail.h"
 
 namespace ab {
 
@@ -135,6 +136,9 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
         e.line = op == AB_NO_BLOCK       ? block.loc.line
                  : op < block.ops.size() ? block.ops[op].loc.line
                                          : block.term.loc.line;
+        if (e.code == Fault::IndexOutOfRange && op < block.ops.size())
+          e.detail = index_fault_text(
+              lp, block.ops[op], {at(AB_SLOT_FAULT_INDEX, lane), at(AB_SLOT_FAULT_VALUE, lane)});
       }
       result.errors.push_back(std::move(e));
       continue;

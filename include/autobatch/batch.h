@@ -72,7 +72,12 @@ struct LaneError {
   std::string function;
   int line = 0;
   uint64_t step = 0;  // the lane's own step count when it faulted (same on every backend)
+  // What went wrong, in the source's words, where the code alone does not say: for
+  // index_out_of_range, "index 25 out of range for q: float[25]". Empty otherwise.
+  std::string detail;
 };
+// fault_name(e.code), then ": " and e.detail when there is one.
+std::string fault_text(const LaneError& e);
 
 struct TraceStep {
   int32_t block = 0;

@@ -1,6 +1,7 @@
 #include "ir/backends/interp.h"
 
 #include "ir/analysis/tail_calls.h"
+#include "ir/fault_detail.h"
 
 #include <algorithm>
 #include <chrono>
@@ -71,7 +72,7 @@ class LaneRun {
   }
 
   bool fault(Fault code, const Function& fn, SourceLoc loc) {
-    error_ = {lane_, code, fn.name, loc.line, steps_};
+    error_ = {lane_, code, fn.name, loc.line, steps_, {}};
     return false;
   }
 
@@ -109,7 +110,12 @@ class LaneRun {
         const FunctionLayout& layout = layouts_[frame.function];
         const FrameView view{memory_.data() + frame.base, layout.offset.data(), layout.type.data()};
         const Fault f = exec_op(op, types, view, rng_, batch_.uniforms, emitted_);
-        if (f != Fault::None) return fault(f, fn, op.loc);
+        if (f != Fault::None) {
+          fault(f, fn, op.loc);
+          if (auto bad = find_index_fault(op, types, view))
+            error_.detail = index_fault_text(program_, fn, op, *bad);
+          return false;
+        }
         if (op.code == OpCode::Emit)
           deliver_emitted(options_, types.words(program_.emit_type), lane_, emitted_, *result_);
         continue;

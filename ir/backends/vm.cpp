@@ -9,6 +9,7 @@
 
 #include "ir/backends/lane_pool.h"
 #include "ir/backends/vm_kernels.h"
+#include "ir/fault_detail.h"
 
 namespace ab {
 
@@ -361,8 +362,12 @@ class VmRun::State {
 
   int32_t fault(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
     result_.faulted[lane] = 1;
-    result_.errors.push_back(
-        {lane, code, program_.source->functions[block.function].name, loc.line, lane_steps_[lane]});
+    result_.errors.push_back({lane,
+                              code,
+                              program_.source->functions[block.function].name,
+                              loc.line,
+                              lane_steps_[lane],
+                              {}});
     return -1;
   }
 
@@ -449,6 +454,8 @@ class VmRun::State {
       const Fault f = exec_op(op, program_.types(), view, rng_[lane], batch_.uniforms, emitted_);
       if (f != Fault::None) {
         stop(lane, f, block, op.loc);
+        if (auto bad = find_index_fault(op, program_.types(), view))
+          result_.errors.back().detail = index_fault_text(program_, op, *bad);
         continue;
       }
       for (uint32_t k = 0; k < dst_words; ++k)

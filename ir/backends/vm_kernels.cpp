@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "ir/exec.h"
 #include "ir/scalar_rule.h"
 
 namespace ab {
@@ -556,7 +557,7 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
     case OpCode::Get:
     case OpCode::Set:
     case OpCode::UniformGet: {
-      const size_t first_index = op.code == OpCode::Get ? 1 : op.code == OpCode::Set ? 2 : 0;
+      const size_t first_index = first_index_arg(op.code);
       size_t next = first_index;
       for (const PathStep& step : op.path) {
         if (!step.dynamic) {

@@ -251,6 +251,7 @@ void FunctionBuilder::finish() {
       name = fmt::format("t{}", next_temp++);
     while (names.count(name));
     vars[v].name = name;
+    vars[v].temporary = true;
   }
   fn_.vars = std::move(vars);
 }

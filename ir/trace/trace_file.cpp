@@ -166,6 +166,7 @@ void checkpoint_fields(Io& io, Checkpoint& c) {
     io.field(e.function);
     io.field(e.line);
     io.field(e.step);
+    io.field(e.detail);
   });
   io.field(c.calls);
   io.field(c.block_executions);

@@ -26,7 +26,7 @@
 
 namespace ab {
 
-constexpr uint32_t kTraceFormatVersion = 1;
+constexpr uint32_t kTraceFormatVersion = 2;  // 2: a fault record's detail
 
 uint64_t source_hash(const std::string& source_text);
 

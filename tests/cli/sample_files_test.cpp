@@ -85,8 +85,8 @@ TEST_CASE("sample files: a faulted chain's missing draws are NaN and left out of
       dir, "fault.ab --chains 4 --draws 400 --warmup 200 --seed 3 --backend vm --out fit --init " +
                init);
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
-  CHECK(o.err.find("chain 3 faulted: index_out_of_range in log_density at line 5 after 0 of "
-                   "400 draws") != std::string::npos);
+  CHECK(o.err.find("chain 3 faulted: index_out_of_range: index 7 out of range for t: float[2] in "
+                   "log_density at line 5 after 0 of 400 draws") != std::string::npos);
   const std::vector<bool> nan = nan_mask(dir.path / "fit" / "draws.npy");
   REQUIRE(nan.size() == 1600);
   for (size_t k = 0; k < nan.size(); ++k) {

@@ -380,14 +380,25 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
   s = sample((dir / "fault.ab").string() + " --chains 16 --draws 100 --warmup 50 --backend vm " +
              "--init " + (dir / "init.npy").string());
   REQUIRE_MESSAGE(s.exit_code == 0, s.err);
-  CHECK(s.err.find("chain 3 faulted: index_out_of_range in log_density at line 5") !=
-        std::string::npos);
+  CHECK(s.err.find("chain 3 faulted: index_out_of_range: index 7 out of range for t: float[2] in "
+                   "log_density at line 5") != std::string::npos);
   CHECK(s.err.find("chain 11 faulted") != std::string::npos);
   const json summary = s.summary();
   CHECK(summary["faulted_chains"] == 2);
   auto draws = ab::cli::read_npy((s.out / "draws.npy").string());
   REQUIRE(draws.ok());
   CHECK(std::get<double>(draws->at(0)) != 0.0);  // chain 0 has its draws
+  CHECK(summary["faults"][0]["detail"] == "index 7 out of range for t: float[2]");
+
+  // A loop one past the end of the parameters, in a model differentiated for the sampler: the
+  // fault names the index and the parameter's length.
+  std::ofstream(dir / "past_end.ab") << "fn log_density(q: float[3]) -> float {\n"
+                                        "  var s = 0.0;\n"
+                                        "  for i in 0..4 { s = s - 0.5 * q[i] * q[i]; }\n"
+                                        "  return s;\n}\n";
+  s = sample((dir / "past_end.ab").string() + " --chains 2 --draws 10 --warmup 10 --backend vm");
+  CHECK(s.exit_code != 0);
+  CHECK_MESSAGE(s.err.find("index 3 out of range for q: float[3]") != std::string::npos, s.err);
   fs::remove_all(dir);
 }
 

@@ -66,7 +66,7 @@ TEST_CASE("describe_difference notices every kind of disagreement") {
   RunResult base;
   base.outputs = {1, 2, 3, 4};
   base.faulted = {0, 1};
-  base.errors = {LaneError{1, Fault::AssertFailed, "main", 3, 9}};
+  base.errors = {LaneError{1, Fault::AssertFailed, "main", 3, 9, "why"}};
   CHECK(describe_difference(base, base).empty());
 
   RunResult word = base;
@@ -77,13 +77,14 @@ TEST_CASE("describe_difference notices every kind of disagreement") {
   lane.faulted[0] = 1;
   CHECK_FALSE(describe_difference(base, lane).empty());
 
-  for (int field = 0; field < 4; ++field) {
+  for (int field = 0; field < 5; ++field) {
     RunResult error = base;
     LaneError& e = error.errors[0];
     if (field == 0) e.code = Fault::DivisionByZero;
     if (field == 1) e.function += "_other";
     if (field == 2) e.line = 4;
     if (field == 3) e.step = 10;
+    if (field == 4) e.detail = "another reason";
     CAPTURE(field);
     CHECK_FALSE(describe_difference(base, error).empty());
   }

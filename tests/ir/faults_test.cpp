@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "ir/backends/interp.h"
 #include "ir/backends/vm.h"
@@ -260,6 +261,55 @@ TEST_CASE("faults: divmod's assert rejects a zero divisor in main") {
   CHECK(result.outputs[1] == 2u);
   CHECK(result.outputs[6] == 30u);
   CHECK(result.outputs[7] == 10u);
+}
+
+TEST_CASE("faults: an index out of range is named with its value and the array it missed") {
+  // The expected texts are written from the source below: the index, the access as written up to
+  // the index that missed (an earlier index that was in range shows as [·]) and that array's type.
+  Loaded loaded;
+  loaded.source = R"(struct Params { mu: float, eta: float[3] }
+uniform table: float[4];
+fn main(kind: int, k: int) -> float {
+  let q = [1.0, 2.0, 3.0];
+  let m = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+  let p = Params { mu: 0.5, eta: q };
+  if kind == 0 { return q[k]; }
+  if kind == 1 { return p.eta[k]; }
+  if kind == 2 { return m[1][k]; }
+  if kind == 3 { return m[k - 4][k]; }
+  if kind == 4 { return table[k]; }
+  if kind == 5 { return q[uint(k)]; }
+  return q[k] + [q[0], 7.0][k];
+}
+)";
+  CompiledProgram compiled = compile_program(loaded.source, "index.ab");
+  loaded.program = std::move(compiled.program);
+  loaded.entry = compiled.entry;
+  loaded.lowered = lower(loaded.program, loaded.entry);
+  Batch batch = int_batch({{0, 0, 1, 2, 3, 3, 4, 5, 5, 6, 6}, {3, -1, 7, 2, 5, 9, 4, 3, -1, 1, 2}});
+  batch.uniforms = {{float_bits(1.0f), float_bits(2.0f), float_bits(3.0f), float_bits(4.0f)}};
+  const RunResult result = run_checked(loaded, batch, RunOptions{});
+  const std::map<uint32_t, std::string> expected = {
+      {0, "index 3 out of range for q: float[3]"},
+      {1, "index -1 out of range for q: float[3]"},
+      {2, "index 7 out of range for p.eta: float[3]"},
+      {3, "index 2 out of range for m[1]: float[2]"},
+      {4, "index 5 out of range for m[·]: float[2]"},
+      {5, "index 5 out of range for m: float[3][2]"},
+      {6, "index 4 out of range for table: float[4]"},
+      {7, "index 3 out of range for q: float[3]"},
+      {8, "index 4294967295 out of range for q: float[3]"},
+      {10, "index 2 out of range for a float[2]"},
+  };
+  CHECK(result.faulted[9] == 0);
+  for (const auto& [lane, text] : expected) {
+    CAPTURE(lane);
+    const LaneError* e = error_of(result, lane);
+    REQUIRE(e != nullptr);
+    CHECK(e->code == Fault::IndexOutOfRange);
+    CHECK(e->detail == text);
+    CHECK(fault_text(*e) == "index_out_of_range: " + text);
+  }
 }
 
 }  // namespace

@@ -10,8 +10,14 @@
 namespace ab::testing {
 
 std::string describe_error(const LaneError& error) {
-  return fmt::format("lane {}: {} in {} at line {}, step {}", error.lane, fault_name(error.code),
+  return fmt::format("lane {}: {} in {} at line {}, step {}", error.lane, fault_text(error),
                      error.function, error.line, error.step);
+}
+
+// Every field, the detail's text included: each backend names a fault as the interpreter does.
+static bool same_error(const LaneError& e, const LaneError& a) {
+  return e.lane == a.lane && e.code == a.code && e.function == a.function && e.line == a.line &&
+         e.step == a.step && e.detail == a.detail;
 }
 
 std::string describe_difference(const RunResult& expected, const RunResult& actual) {
@@ -64,8 +70,7 @@ std::string describe_difference(const RunResult& expected, const RunResult& actu
     }
     const LaneError& e = expected.errors[i];
     const LaneError& a = actual.errors[i];
-    if (e.lane != a.lane || e.code != a.code || e.function != a.function || e.line != a.line ||
-        e.step != a.step) {
+    if (!same_error(e, a)) {
       report(fmt::format("error {}: expected {}, got {}", i, describe_error(e), describe_error(a)));
     }
   }
@@ -119,8 +124,7 @@ std::string compare_results(const LoweredProgram& program, const RunResult& expe
   for (size_t i = 0; i < std::min(expected.errors.size(), actual.errors.size()) && shown < 10;
        ++i) {
     const LaneError &e = expected.errors[i], &a = actual.errors[i];
-    if (e.lane != a.lane || e.code != a.code || e.function != a.function || e.line != a.line ||
-        e.step != a.step) {
+    if (!same_error(e, a)) {
       out += fmt::format("expected {}\n     got {}\n", describe_error(e), describe_error(a));
       ++shown;
     }

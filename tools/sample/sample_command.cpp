@@ -577,8 +577,7 @@ int sample_command(const SampleCommand& c) {
   for (const LaneError& e : run.result.errors) {
     faulted[e.lane] = 1;
     fmt::print(stderr, "chain {} faulted: {} in {} at line {} after {} of {} draws\n", e.lane,
-               fault_name(e.code), e.function, e.line, std::min(next_draw[e.lane], c.draws),
-               c.draws);
+               fault_text(e), e.function, e.line, std::min(next_draw[e.lane], c.draws), c.draws);
   }
   // A chain with no finite starting point returned without sampling (nuts.ab's main).
   const ValueType& chain_type = module.output().value_type;
@@ -727,6 +726,7 @@ int sample_command(const SampleCommand& c) {
   for (const LaneError& e : run.result.errors)
     faults.push_back({{"chain", e.lane},
                       {"fault", fault_name(e.code)},
+                      {"detail", e.detail},
                       {"function", e.function},
                       {"line", e.line},
                       {"draws", std::min(next_draw[e.lane], c.draws)}});
