@@ -34,11 +34,13 @@ struct CompileError : std::runtime_error {
 // ---- numpy <-> words ----
 
 // A value's scalar leaves: an array of scalars is one leaf (its dims), a struct one leaf per
-// field, recursively ("pos", "pos.x"); arrays of structs are not converted.
+// field, recursively ("pos", "pos.x"); a field of structs in an array takes the array's dims
+// first ("agents.pos" of agents: Agent[8] is [8, ...]), as the CLI's JSON lays them out.
 struct Leaf {
   std::string name;
-  uint32_t offset = 0;  // words from the value's start
-  std::vector<uint32_t> dims;
+  uint32_t offset = 0;            // words from the value's start to element 0
+  std::vector<uint32_t> dims;     // the leaf's array dimensions, outermost first
+  std::vector<uint32_t> strides;  // words between neighbours along each of dims
   ab::Scalar scalar = ab::Scalar::Int;
   uint32_t elements() const {
     uint32_t n = 1;
@@ -46,27 +48,38 @@ struct Leaf {
       n *= d;
     return n;
   }
+  // The word offset of element k (row-major over dims) from the value's start.
+  uint32_t word(uint32_t k) const {
+    uint32_t at = offset;
+    for (size_t d = dims.size(); d-- > 0; k /= dims[d])
+      at += (k % dims[d]) * strides[d];
+    return at;
+  }
 };
 
 void collect_leaves(const ab::ValueType& t, const std::string& name, uint32_t offset,
+                    std::vector<uint32_t> dims, std::vector<uint32_t> strides,
                     std::vector<Leaf>& out) {
   if (t.is_struct()) {
     for (const ab::ValueField& f : t.fields)
-      collect_leaves(f.type, name.empty() ? f.name : name + "." + f.name, offset + f.offset, out);
+      collect_leaves(f.type, name.empty() ? f.name : name + "." + f.name, offset + f.offset, dims,
+                     strides, out);
     return;
   }
-  Leaf leaf{name, offset, {}, ab::Scalar::Int};
-  const ab::ValueType* e = &t;
-  while (e->is_array()) {
-    leaf.dims.push_back(e->count);
-    e = &e->elem();
+  if (t.is_array()) {
+    dims.push_back(t.count);
+    strides.push_back(t.elem().words);
+    collect_leaves(t.elem(), name, offset, std::move(dims), std::move(strides), out);
+    return;
   }
-  if (e->is_struct())
-    throw py::value_error("'" + name + "' is an array of structs (" + t.spelling() +
-                          "): the Python module converts arrays of scalars and structs of them");
-  if (e->is_void()) return;
-  leaf.scalar = e->scalar;
-  out.push_back(std::move(leaf));
+  if (t.is_void()) return;
+  out.push_back(Leaf{name, offset, std::move(dims), std::move(strides), t.scalar});
+}
+
+std::vector<Leaf> leaves_of(const ab::ValueType& t) {
+  std::vector<Leaf> out;
+  collect_leaves(t, "", 0, {}, {}, out);
+  return out;
 }
 
 py::dtype dtype_of(ab::Scalar s) {
@@ -118,7 +131,7 @@ void pack_leaf(const py::handle& value, const Leaf& leaf, const std::string& wha
   const uint64_t count = static_cast<uint64_t>(array.size());
   const uint64_t rows = n ? count / n : 0;
   auto put = [&](uint64_t k, uint32_t word) {
-    words[(k / n) * stride + leaf.offset + (k % n)] = word;
+    words[(k / n) * stride + leaf.word(static_cast<uint32_t>(k % n))] = word;
   };
   (void)rows;
   if (leaf.scalar == ab::Scalar::Float) {
@@ -159,7 +172,7 @@ py::array unpack_leaf(const Leaf& leaf, const std::vector<uint32_t>& words, uint
   auto* bytes = static_cast<char*>(out.mutable_data());
   for (uint64_t lane = 0; lane < lanes; ++lane)
     for (uint32_t k = 0; k < n; ++k) {
-      const uint32_t w = words[lane * stride + leaf.offset + k];
+      const uint32_t w = words[lane * stride + leaf.word(k)];
       const uint64_t at = lane * n + k;
       if (leaf.scalar == ab::Scalar::Bool)
         reinterpret_cast<bool*>(bytes)[at] = w != 0;
@@ -173,10 +186,10 @@ py::array unpack_leaf(const Leaf& leaf, const std::vector<uint32_t>& words, uint
 void pack_value(const py::handle& value, const ab::ValueInfo& info, const std::string& kind,
                 const std::vector<py::ssize_t>& lead, uint64_t copies,
                 std::vector<uint32_t>& words) {
-  std::vector<Leaf> leaves;
-  collect_leaves(info.value_type, "", 0, leaves);
+  const std::vector<Leaf> leaves = leaves_of(info.value_type);
   words.assign(copies * info.words, 0u);
-  const bool is_struct = info.value_type.is_struct();
+  // Structs (and arrays of them) are dicts of their fields.
+  const bool is_struct = leaves.size() != 1 || !leaves[0].name.empty();
   for (const Leaf& leaf : leaves) {
     py::object part = py::reinterpret_borrow<py::object>(value);
     std::string what = kind + " '" + info.name + "'";
@@ -271,9 +284,8 @@ py::dict describe(const ab::ValueInfo& info) {
   py::dict d;
   d["name"] = info.name;
   d["type"] = info.type;
-  std::vector<Leaf> leaves;
-  collect_leaves(info.value_type, "", 0, leaves);
-  if (!info.value_type.is_struct() && leaves.size() == 1) {
+  const std::vector<Leaf> leaves = leaves_of(info.value_type);
+  if (leaves.size() == 1 && leaves[0].name.empty()) {
     d["dtype"] = dtype_of(leaves[0].scalar);
     d["shape"] = py::tuple(py::cast(leaves[0].dims));
   } else {
@@ -387,8 +399,7 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
   py::dict out;
   py::dict outputs;
   const ab::ValueInfo& output = module.output();
-  std::vector<Leaf> leaves;
-  collect_leaves(output.value_type, "", 0, leaves);
+  const std::vector<Leaf> leaves = leaves_of(output.value_type);
   for (const Leaf& leaf : leaves)
     outputs[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] =
         unpack_leaf(leaf, result->outputs, *lanes, output.words);

@@ -15,6 +15,7 @@ within a second with KeyboardInterrupt.
 """
 
 import os
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -181,7 +182,9 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
            adapt_metric=True, search_step=True, threads=0, max_steps=2**32 - 1, stack_depth=0,
            schedule=None, progress=True):
     """Batched NUTS on `model` (a .ab path or source text; docs/nuts.md for the contract) with
-    its uniforms from `data` (name -> array). One lane per chain. Returns a Fit."""
+    its uniforms from `data` (name -> array). One lane per chain. Returns a Fit; a faulted or
+    refused chain and each of Stan's warnings (divergences, R-hat, ...) is also a
+    RuntimeWarning."""
     source, file, name = _model_source(model)
     options = _core.SampleOptions()
     options.chains, options.draws, options.warmup, options.seed = chains, draws, warmup, seed
@@ -192,5 +195,9 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
     compiled = _core.SamplerModel.compile(source, file)
     core = _core.sample(compiled, dict(data or {}), options, backend, schedule or "",
                         _init_array(init, compiled.fields, chains), progress)
-    return Fit(core, name)
+    fit = Fit(core, name)
+    # What the CLI prints on stderr after a fit: faulted or refused chains, Stan's checks.
+    for message in fit.chain_messages + fit.warnings:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return fit
 

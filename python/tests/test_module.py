@@ -87,6 +87,39 @@ def test_uniforms_and_array_inputs():
     np.testing.assert_array_equal(got.outputs["result"], np.sort(rows, axis=1))
 
 
+PAIRS = """
+struct P { a: int, b: float[2] }
+struct Out { ps: P[3], total: int }
+fn main(ps: P[3], k: int) -> Out {
+    var out = ps;
+    var total = 0;
+    for i in 0..3 {
+        out[i] = P { a: ps[i].a * k, b: [ps[i].b[1], ps[i].b[0] + 1.0] };
+        total += ps[i].a;
+    }
+    return Out { ps: out, total: total };
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["vm", "interp"])
+def test_arrays_of_structs_are_arrays_per_field(backend):
+    module = autobatch.Module.compile(PAIRS)
+    assert module.inputs[0].fields == {"a": (np.int32, (3,)), "b": (np.float32, (3, 2))}
+    assert set(module.output.fields) == {"ps.a", "ps.b", "total"}
+    a = np.arange(12, dtype=np.int32).reshape(4, 3)
+    b = np.random.default_rng(2).random((4, 3, 2), dtype=np.float32)
+    got = module.run(inputs={"ps": {"a": a, "b": b}, "k": np.array([1, 2, 3, 4])},
+                     backend=backend).outputs
+    np.testing.assert_array_equal(got["ps.a"], a * np.array([1, 2, 3, 4])[:, None])
+    np.testing.assert_array_equal(got["ps.b"][:, :, 0], b[:, :, 1])
+    np.testing.assert_array_equal(got["ps.b"][:, :, 1], b[:, :, 0] + np.float32(1.0))
+    np.testing.assert_array_equal(got["total"], a.sum(axis=1))
+    with pytest.raises(ValueError, match=r"input 'ps' field 'b' has shape \(4, 2, 3\)"):
+        module.run(inputs={"ps": {"a": a, "b": b.transpose(0, 2, 1)}, "k": np.ones(4)},
+                   backend=backend)
+
+
 def test_compile_error_has_place_and_caret():
     with pytest.raises(autobatch.CompileError) as error:
         autobatch.Module.compile("fn main(n: int) -> int {\n    return n + true;\n}\n",

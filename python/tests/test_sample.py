@@ -119,3 +119,16 @@ def test_ctrl_c_stops_sampling_with_keyboard_interrupt():
     finally:
         timer.cancel()
     assert time.monotonic() - started < 10  # stopped, not the million draws
+
+
+def test_warnings_and_faulted_chains_are_python_warnings():
+    # A short warm-up with few draws: Stan's ESS check fires; the warning is also in fit.warnings.
+    with pytest.warns(RuntimeWarning) as caught:
+        fit = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=20, warmup=10, seed=1,
+                               backend="vm", progress=False)
+    assert fit.warnings and [str(w.message) for w in caught] == fit.chain_messages + fit.warnings
+    faulty = "fn log_density(q: float[2]) -> float {\n    let a = [1.0, 2.0];\n" \
+             "    return -q[0] * q[0] - q[1] * q[1] + a[int(q[0] * 100.0) + 5] * 0.0;\n}\n"
+    with pytest.warns(RuntimeWarning, match="faulted: index_out_of_range"):
+        fit = autobatch.sample(faulty, chains=2, draws=50, warmup=20, seed=2, backend="vm",
+                               progress=False)
