@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -264,6 +265,26 @@ class Interrupts {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// A line on stderr for long work, as the CLI's: after a second, then every 10 s (a notebook or a
+// log gets a line, not a flood). Called on the running thread, without the GIL.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool on) : on_(on) {}
+  void tick(const std::string& what) {
+    if (!on_) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (elapsed < 1.0 || elapsed - last_ < 10.0) return;
+    last_ = elapsed;
+    std::fprintf(stderr, "autobatch: %s, %.0f s\n", what.c_str(), elapsed);
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double last_ = -10.0;
+};
+
 ab::Expected<ab::RunResult> run_vulkan(const std::shared_ptr<const ab::Module>& module,
                                        const ab::Batch& batch, const ab::RunOptions& options,
                                        const ab::VulkanOptions& vulkan) {
@@ -338,7 +359,7 @@ ab::UniformData pack_uniforms(const std::vector<ab::ValueInfo>& declared, const 
 py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& uniforms,
                     const std::string& backend, std::optional<uint32_t> batch, uint64_t seed,
                     const std::string& schedule, uint32_t threads, uint64_t max_steps,
-                    std::optional<uint32_t> stack_depth) {
+                    std::optional<uint32_t> stack_depth, bool progress) {
   const ab::Module& module = *m.module;
   if (backend != "vulkan" && backend != "vm" && backend != "interp")
     throw py::value_error("backend must be 'vulkan', 'vm' or 'interp', not '" + backend + "'");
@@ -383,7 +404,12 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
   options.max_steps = max_steps;
   if (stack_depth) options.stack_depth = *stack_depth;
   Interrupts interrupts;
-  options.should_stop = [&] { return interrupts.poll(); };
+  ProgressLine line(progress);
+  const std::string what = "running " + std::to_string(*lanes) + " lanes on " + backend;
+  options.should_stop = [&] {
+    line.tick(what);
+    return interrupts.poll();
+  };
   ab::Expected<ab::RunResult> result = ab::Error{""};
   {
     py::gil_scoped_release release;
@@ -404,6 +430,23 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
     outputs[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] =
         unpack_leaf(leaf, result->outputs, *lanes, output.words);
   out["outputs"] = outputs;
+  // The records each lane emitted, per field as the outputs: key -> one array per lane,
+  // [records, ...].
+  py::dict emitted;
+  const ab::ValueInfo& record = module.emit_record();
+  if (record.words > 0)
+    for (const Leaf& leaf : leaves_of(record.value_type)) {
+      py::list per_lane;
+      for (uint32_t lane = 0; lane < *lanes; ++lane) {
+        static const std::vector<uint32_t> none;
+        const std::vector<uint32_t>& words =
+            lane < result->emitted.size() ? result->emitted[lane] : none;
+        per_lane.append(unpack_leaf(leaf, words, static_cast<uint32_t>(words.size() / record.words),
+                                    record.words));
+      }
+      emitted[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] = per_lane;
+    }
+  out["emitted"] = emitted;
   py::list faults;
   for (const ab::LaneError& e : result->errors) {
     py::dict f;
@@ -535,7 +578,7 @@ PYBIND11_MODULE(_core, m) {
                              })
       .def("run", &run_module, py::arg("inputs"), py::arg("uniforms"), py::arg("backend"),
            py::arg("batch"), py::arg("seed"), py::arg("schedule"), py::arg("threads"),
-           py::arg("max_steps"), py::arg("stack_depth"));
+           py::arg("max_steps"), py::arg("stack_depth"), py::arg("progress"));
 
   py::class_<ab::sample::Options>(m, "SampleOptions")
       .def(py::init<>())

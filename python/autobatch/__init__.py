@@ -36,11 +36,13 @@ def _value(d):
 
 class Result:
     """What a run gives back: `outputs` (name -> array [lanes, ...]; a struct output one array
-    per field), `faults` (one dict per faulted lane: lane, code, function, line, step) and
-    `statistics` (a dict)."""
+    per field), `emitted` (for a program that emits: name -> one array [records, ...] per lane),
+    `faults` (one dict per faulted lane: lane, code, function, line, step) and `statistics` (a
+    dict)."""
 
     def __init__(self, raw):
         self.outputs = raw["outputs"]
+        self.emitted = raw["emitted"]
         self.faults = raw["faults"]
         self.statistics = raw["statistics"]
 
@@ -72,12 +74,13 @@ class Module:
         return [_value(d) for d in self._core.uniforms]
 
     def run(self, inputs=None, uniforms=None, backend="vulkan", batch=None, seed=0,
-            schedule=None, threads=0, max_steps=10_000_000, stack_depth=None):
+            schedule=None, threads=0, max_steps=10_000_000, stack_depth=None, progress=True):
         """Runs the entry function once per lane. `inputs`: name -> array [lanes, ...] (a dict
         of fields for a struct); `uniforms`: name -> array in the uniform's shape. Wrong dtypes
-        or shapes raise ValueError naming the input and the expected shape."""
+        or shapes raise ValueError naming the input and the expected shape. A run longer than a
+        second says so on stderr every 10 s (progress=False: never)."""
         raw = self._core.run(dict(inputs or {}), dict(uniforms or {}), backend, batch, seed,
-                             schedule or "", threads, max_steps, stack_depth)
+                             schedule or "", threads, max_steps, stack_depth, progress)
         return Result(raw)
 
 

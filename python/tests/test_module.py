@@ -120,6 +120,26 @@ def test_arrays_of_structs_are_arrays_per_field(backend):
                    backend=backend)
 
 
+EMITS = """
+struct Step { i: int, x: float }
+fn main(n: int) -> int {
+    for i in 0..n { emit(Step { i: i, x: 0.5 * float(i) }); }
+    return n;
+}
+"""
+
+
+def test_emitted_records_equal_the_cli(cli, tmp_path):
+    path = tmp_path / "emits.ab"
+    path.write_text(EMITS)
+    want = cli(["run", str(path), "--backend", "vm", "--input", "n=0,3,1"])
+    got = autobatch.Module.compile(EMITS).run(inputs={"n": np.array([0, 3, 1])}, backend="vm")
+    assert sorted(got.emitted) == sorted(want["emitted"]) == ["i", "x"]
+    for key, lanes in want["emitted"].items():
+        assert [a.tolist() for a in got.emitted[key]] == lanes
+    assert got.emitted["x"][1].dtype == np.float32
+
+
 def test_compile_error_has_place_and_caret():
     with pytest.raises(autobatch.CompileError) as error:
         autobatch.Module.compile("fn main(n: int) -> int {\n    return n + true;\n}\n",
