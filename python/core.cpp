@@ -11,6 +11,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -265,22 +267,32 @@ class Interrupts {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// A line on stderr for long work, as the CLI's: after a second, then every 10 s (a notebook or a
-// log gets a line, not a flood). Called on the running thread, without the GIL.
+// A progress line on stderr for long work, as the CLI's: from the first second on, redrawn in
+// place on a terminal (at most twice a second), a whole line every 10 s otherwise (a notebook or
+// a log gets lines, not a flood). Called on the running thread, without the GIL.
 class ProgressLine {
  public:
-  explicit ProgressLine(bool on) : on_(on) {}
-  void tick(const std::string& what) {
+  explicit ProgressLine(bool on) : on_(on), terminal_(::isatty(STDERR_FILENO) == 1) {}
+  ~ProgressLine() {
+    if (shown_ && terminal_) std::fprintf(stderr, "\n");
+  }
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
+  // Whether a line is due now; `text` makes it.
+  template <typename Text>
+  void tick(Text text) {
     if (!on_) return;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    if (elapsed < 1.0 || elapsed - last_ < 10.0) return;
-    last_ = elapsed;
-    std::fprintf(stderr, "autobatch: %s, %.0f s\n", what.c_str(), elapsed);
+    const double now = elapsed();
+    if (now < 1.0 || now - last_ < (terminal_ ? 0.5 : 10.0)) return;
+    last_ = now;
+    shown_ = true;
+    std::fprintf(stderr, terminal_ ? "\r%-100s" : "%s\n", text(now).c_str());
+    std::fflush(stderr);
   }
 
  private:
-  bool on_;
+  bool on_, terminal_, shown_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double last_ = -10.0;
 };
@@ -405,9 +417,11 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
   if (stack_depth) options.stack_depth = *stack_depth;
   Interrupts interrupts;
   ProgressLine line(progress);
-  const std::string what = "running " + std::to_string(*lanes) + " lanes on " + backend;
   options.should_stop = [&] {
-    line.tick(what);
+    line.tick([&](double seconds) {
+      return "autobatch: running " + std::to_string(*lanes) + " lanes on " + backend + ", " +
+             std::to_string(static_cast<int>(seconds)) + " s";
+    });
     return interrupts.poll();
   };
   ab::Expected<ab::RunResult> result = ab::Error{""};
@@ -527,19 +541,29 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
     throw py::value_error("backend must be 'vulkan', 'vm' or 'interp', not '" + backend + "'");
   }
   Interrupts interrupts;
-  options.should_stop = [&] { return interrupts.poll(); };
-  // A progress line on stderr for long work, as the CLI's (at most every 10 s off a terminal).
-  const auto started = std::chrono::steady_clock::now();
-  auto shown = started;
+  ProgressLine line(progress);
+  std::atomic<uint64_t> received{0};
   const uint64_t cells = uint64_t{options.chains} * options.draws;
-  options.on_draw = [&](uint32_t, uint32_t, uint64_t received) {
-    if (!progress) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - started < std::chrono::seconds(1) || now - shown < std::chrono::seconds(2)) return;
-    shown = now;
-    std::fprintf(stderr, "sampling: %llu of %llu draws (%.0f%%)\n",
-                 static_cast<unsigned long long>(received), static_cast<unsigned long long>(cells),
-                 100.0 * static_cast<double>(received) / static_cast<double>(cells));
+  const auto report = [&] {
+    line.tick([&](double seconds) {
+      const uint64_t r = received.load();
+      char text[120];
+      if (r == 0)
+        std::snprintf(text, sizeof text, "sampling: warming up, %.0f s", seconds);
+      else
+        std::snprintf(text, sizeof text, "sampling: %llu of %llu draws (%.0f%%)",
+                      static_cast<unsigned long long>(r), static_cast<unsigned long long>(cells),
+                      100.0 * static_cast<double>(r) / static_cast<double>(cells));
+      return std::string(text);
+    });
+  };
+  options.on_draw = [&](uint32_t, uint32_t, uint64_t in_all) {
+    received = in_all;
+    report();
+  };
+  options.should_stop = [&] {
+    report();
+    return interrupts.poll();
   };
   ab::Expected<ab::sample::Fit> fit = ab::Error{""};
   {

@@ -472,7 +472,7 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
                              "at {} random initial points (uniform in [-2, 2] on the "
                              "unconstrained scale; the last had log density {})",
                              refused.init_tries, refused.log_density)
-                       : fmt::format("at its --init point (log density {})", refused.log_density);
+                       : fmt::format("at its initial point (log density {})", refused.log_density);
     fit.chain_messages.push_back(
         fmt::format("chain {} refused: the log density or its gradient is not finite {}{}", chain,
                     where, non_finite_data(module, batch)));
