@@ -217,7 +217,7 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
   const bool derived = result.is_scalar() && result.scalar == Scalar::Float;
 
   ParameterLayout layout;
-  auto out = std::make_shared<Model>();
+  std::shared_ptr<Model> out(new Model());
   if (param.is_struct()) {
     if (!derived)
       return off_contract(

@@ -98,6 +98,7 @@ class Model {
   Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
 
  private:
+  Model() = default;  // compile() makes them: a Model always holds a compiled module
   std::shared_ptr<const Module> module_;
   std::string file_;
   std::vector<std::string> names_;

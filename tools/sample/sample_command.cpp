@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
