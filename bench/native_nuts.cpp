@@ -1,4 +1,4 @@
-// tools/sample/nuts.ab by hand (see native_nuts.h): each function below is the nuts.ab function of
+// sampler/nuts.ab by hand (see native_nuts.h): each function below is the nuts.ab function of
 // the same name, each float expression kept in the source's order and association, each
 // uniform()/normal() taken from the chain's Philox lane where nuts.ab takes it. The language's
 // semantics it relies on (ir/ops.cpp, ir/exec.cpp): + - * / sqrt are IEEE float32; exp, log, pow

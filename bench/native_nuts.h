@@ -1,4 +1,4 @@
-// tools/sample/nuts.ab by hand: the same NUTS (tree building, multinomial proposals, dual
+// sampler/nuts.ab by hand: the same NUTS (tree building, multinomial proposals, dual
 // averaging, windowed diagonal metric) over a C++ model, one chain at a time. Every float operation
 // is written in the order nuts.ab states it (the project builds with -ffp-contract=off), with the
 // language's exp/log/pow (ir/float_math.h), and chain c draws from Philox lane c in the same

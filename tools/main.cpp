@@ -199,6 +199,9 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
                  "directory for draws.npy, the per-draw statistics and summary.json (default: "
                  ".); written as one set when the run ends, one run at a time")
       ->transform(non_empty_path("a directory"));
+  app.add_flag("--csv", c.csv,
+               "also write one CmdStan CSV per chain into --out, MODEL-CHAIN.csv (chain from 1), "
+               "as cmdstanpy, ArviZ and R's posterior read them");
   app.add_option("--stack-depth", c.stack_depth,
                  "call frames and gradient tape entries a chain may hold (default: --max-depth + "
                  "8, what the tree needs; a derived gradient's loop that is not a sum takes one "

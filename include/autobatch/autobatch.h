@@ -9,6 +9,7 @@
 //              into the host's command buffers; its buffers on the device)
 //   compute.h  ComputeKernel: a custom GLSL kernel on the same context
 //   trace.h    write_trace: a batch's run as an .abtrace that `autobatch debug` opens
+//   sampler.h  sample::Model, sample::run: batched NUTS on a model, its summary and CmdStan's CSV
 //   batch.h    Batch, RunOptions, RunResult, ...: the values every backend takes and gives
 //   expected.h Expected<T> / Status: errors as values; nothing throws across the API
 //   user_input.h  read_regular_file, excerpt: reading and quoting what a user gave, as the tools do
@@ -22,6 +23,7 @@
 #include "autobatch/engine.h"
 #include "autobatch/expected.h"
 #include "autobatch/module.h"
+#include "autobatch/sampler.h"
 #include "autobatch/trace.h"
 #include "autobatch/user_input.h"
 #include "autobatch/value_type.h"

@@ -1,4 +1,4 @@
-// bench/native_nuts.h is tools/sample/nuts.ab by hand: `autobatch sample` on the CPU backends and
+// bench/native_nuts.h is sampler/nuts.ab by hand: `autobatch sample` on the CPU backends and
 // native_nuts_chain give the same draws and per-draw statistics bit for bit, chain by chain, on
 // the shipped models (warm-up long enough for the metric windows, a given --init, --no-metric).
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
-# The in-tree clients (tools/, debugger/, bench/) use autobatch's public API only (issue 12,
-# docs/embedding.md): no file of theirs may include an ir/ or engine/ header. Fails naming every
+# The in-tree clients (tools/, debugger/, bench/, python/) use autobatch's public API only (issue
+# 12, docs/embedding.md): no file of theirs may include an ir/, engine/ or sampler/ header. Fails naming every
 # such include that the allow-list below does not explain.
 #
 # Input (-D): SOURCE_DIR, the repository root.
@@ -12,11 +12,11 @@ cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
 set(allowed)
 
 set(offenders "")
-foreach(folder tools debugger bench)
+foreach(folder tools debugger bench python)
   file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}
     ${SOURCE_DIR}/${folder}/*.h ${SOURCE_DIR}/${folder}/*.cpp ${SOURCE_DIR}/${folder}/*.cpp.in)
   foreach(file IN LISTS files)
-    file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<](ir|engine)/")
+    file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<](ir|engine|sampler)/")
     foreach(line IN LISTS lines)
       string(REGEX REPLACE "^[^\"<]*[\"<]([^\">]*)[\">].*$" "\\1" header "${line}")
       if(NOT "${file}|${header}" IN_LIST allowed)
@@ -30,4 +30,4 @@ if(offenders)
   message(FATAL_ERROR "the clients include library internals (use include/autobatch/ instead, or "
                       "explain the use in tests/cmake/check_client_includes.cmake):\n${offenders}")
 endif()
-message(STATUS "tools/, debugger/ and bench/ include no ir/ or engine/ header")
+message(STATUS "tools/, debugger/, bench/ and python/ include no ir/, engine/ or sampler/ header")

@@ -156,7 +156,7 @@ bool DrawsFile::fail(const char* what) {
   return false;
 }
 
-bool DrawsFile::write(uint32_t chain, uint32_t draw, const uint32_t* q) {
+bool DrawsFile::write(uint32_t chain, uint32_t draw, const float* q) {
   if (!error_.empty()) return false;
   const uint64_t at = header_bytes_ + (uint64_t{chain} * draws_ + draw) * dimension_ * 4;
   const ssize_t n = ::pwrite(fd_, q, dimension_ * 4, static_cast<off_t>(at));
@@ -177,7 +177,7 @@ bool DrawsFile::fill_missing(uint32_t chain, uint32_t from) {
 }
 
 Expected<std::vector<double>> DrawsFile::parameter(uint32_t j, uint32_t used_draws,
-                                                   const std::vector<uint32_t>& used_chains) const {
+                                                   const std::vector<uint32_t>& used_chains) {
   if (!map_) {
     const uint64_t bytes = header_bytes_ + uint64_t{chains_} * draws_ * dimension_ * 4;
     void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd_, 0);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "autobatch/expected.h"
+#include "autobatch/sampler.h"
 
 namespace ab::cli {
 
@@ -45,20 +46,21 @@ class FitFiles {
 
 // `[chains, draws, dimension]` float32 draws written straight into a .npy file at their place,
 // so memory holds no more than one draw, whatever the number of draws. Draws never written are
-// NaN (fill_missing), so a chain that faulted or was stopped shows no invented values.
-class DrawsFile {
+// NaN (fill_missing), so a chain that faulted or was stopped shows no invented values. The
+// sampler writes into it as its DrawSink.
+class DrawsFile : public sample::DrawSink {
  public:
   Status open(const std::string& path, uint32_t chains, uint32_t draws, uint32_t dimension);
-  ~DrawsFile();
+  ~DrawsFile() override;
   // Writes one draw; the first failure is kept (error()) and later writes are skipped.
-  bool write(uint32_t chain, uint32_t draw, const uint32_t* q);
+  bool write(uint32_t chain, uint32_t draw, const float* q) override;
   // Writes NaN over draws [from, draws) of `chain`.
-  bool fill_missing(uint32_t chain, uint32_t from);
-  const std::string& error() const { return error_; }
+  bool fill_missing(uint32_t chain, uint32_t from) override;
+  std::string error() const override { return error_; }
   // The first `used_draws` draws of parameter `j` of each chain in `used_chains`, chain after
   // chain, as doubles: read back from the file (mapped), so the draws never sit in memory twice.
   Expected<std::vector<double>> parameter(uint32_t j, uint32_t used_draws,
-                                          const std::vector<uint32_t>& used_chains) const;
+                                          const std::vector<uint32_t>& used_chains) override;
 
  private:
   bool fail(const char* what);
@@ -66,8 +68,8 @@ class DrawsFile {
   int fd_ = -1;
   uint64_t header_bytes_ = 0;
   uint32_t chains_ = 0, dimension_ = 0, draws_ = 0;
-  mutable void* map_ = nullptr;  // the whole file, mapped by parameter()
-  mutable uint64_t map_bytes_ = 0;
+  void* map_ = nullptr;  // the whole file, mapped by parameter()
+  uint64_t map_bytes_ = 0;
 };
 
 }  // namespace ab::cli

@@ -208,7 +208,7 @@ std::string compare(const ChainWords& want, const ChainWords& got, uint32_t dime
 }
 
 struct Loaded {
-  SampleProgram program;
+  std::shared_ptr<const sample::Model> program;
   SampleCommand command;
   Batch batch;
   uint32_t at_q = 0, at_accept = 0, at_energy = 0, at_grads = 0, chain_grads = 0;
@@ -227,25 +227,25 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   l.command.seed = kSeed;
   for (const auto& [name, file] : m.uniforms)
     l.command.uniforms.push_back(name + "=@" + samples + "/data/" + file);
-  auto program = load_sample_program(l.command.model);
+  auto program = sample::Model::load(l.command.model);
   if (!program) return program.failure();
   l.program = std::move(*program);
-  auto batch = sampler_batch(l.program, l.command);
+  auto batch = sampler_batch(*l.program, l.command);
   if (!batch) return batch.failure();
   l.batch = std::move(*batch);
-  const ValueType& record = l.program.module->emit_record().value_type;
-  l.at_q = field_offset(record, "q");
-  l.at_accept = field_offset(record, "accept");
-  l.at_energy = field_offset(record, "energy");
-  l.at_grads = field_offset(record, "grads");
-  l.chain_grads = field_offset(l.program.module->output().value_type, "grads");
+  const ValueType& record = l.program->module()->emit_record().value_type;
+  l.at_q = sample::field_offset(record, "q");
+  l.at_accept = sample::field_offset(record, "accept");
+  l.at_energy = sample::field_offset(record, "energy");
+  l.at_grads = sample::field_offset(record, "grads");
+  l.chain_grads = sample::field_offset(l.program->module()->output().value_type, "grads");
   return l;
 }
 
 // Runs the sampler on a CPU or Vulkan backend; fills the row and the checked chains' words.
 void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainWords& checked,
                      std::vector<uint32_t>& grads_per_draw, uint32_t threads) {
-  const uint32_t D = l.program.dimension, chains = l.command.chains, draws = l.command.draws;
+  const uint32_t D = l.program->dimension(), chains = l.command.chains, draws = l.command.draws;
   checked.assign(std::min(chains, kCheckedChains), {});
   grads_per_draw.assign(uint64_t{chains} * draws, 0);
   std::vector<uint32_t> next(chains, 0);
@@ -265,7 +265,7 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   };
   const Backend* backend = find_backend(system.backend);
   const double cpu_start = process_cpu_seconds();
-  const BackendRun run = backend->run(l.program.module, l.batch, options, system.device);
+  const BackendRun run = backend->run(l.program->module(), l.batch, options, system.device);
   row.cpu_seconds = process_cpu_seconds() - cpu_start;
   if (!run.error.empty()) {
     row.status = "error: " + run.error;
@@ -275,7 +275,7 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
     row.status = fmt::format("FAILED: chain {} faulted", run.result.errors.front().lane);
     return;
   }
-  const uint32_t words = l.program.module->output().words;
+  const uint32_t words = l.program->module()->output().words;
   for (uint32_t c = 0; c < chains; ++c)
     row.grads += run.result.outputs[uint64_t{c} * words + l.chain_grads];
   row.seconds = run_seconds(run);
@@ -480,7 +480,7 @@ int run_nuts_bench(const NutsBenchOptions& options) {
           if (options.tamper_for_test) options.tamper_for_test(s.name, checked);
           if (row.status == "ok" && m.derived_from.empty()) {
             const std::string diff =
-                compare(reference, checked, loaded->program.dimension, s.backend == "vulkan");
+                compare(reference, checked, loaded->program->dimension(), s.backend == "vulkan");
             if (!diff.empty()) row.status = "FAILED: " + diff;
           }
         }

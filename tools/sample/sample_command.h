@@ -1,7 +1,7 @@
-// `autobatch sample MODEL.ab`: batched NUTS on a model (docs/nuts.md). The sampler is .ab
-// (tools/sample/nuts.ab, built into the binary) appended to the model; one lane runs one chain,
-// draws stream out through `emit` into DIR/draws.npy while the chains run. The fit's files are
-// written as one set (tools/sample/fit_files.h).
+// `autobatch sample MODEL.ab`: batched NUTS on a model (docs/nuts.md), a client of the sampler
+// library (include/autobatch/sampler.h): this file parses the options, reads the data and init
+// files, streams the draws into DIR/draws.npy while the chains run, prints the summary and writes
+// the fit's files as one set (tools/sample/fit_files.h).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "autobatch/module.h"
+#include "autobatch/sampler.h"
 #include "tools/backends.h"
-#include "tools/sample/parameters.h"
 
 namespace ab::cli {
 
@@ -31,30 +31,24 @@ struct SampleCommand {
   std::vector<std::string> uniforms;
   std::string out_dir;
   std::string format = "table";
+  bool csv = false;                 // also one CmdStan CSV per chain, MODEL-CHAIN.csv
   uint32_t threads = 0;             // vm: worker threads (0: one per core)
   uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults (step_budget)
   uint32_t stack_depth = 0;         // call frames and tape entries per chain; 0: max_depth + 8
   DeviceOptions device;
 };
 
-// The sampler's source text (tools/sample/nuts.ab).
-extern const char* const kNutsSource;
-
-// The model with the sampler appended, checked against the model contract, compiled.
-struct SampleProgram {
-  // The model and the sampler as one module, the sampler's functions first.
-  std::shared_ptr<const Module> module;
-  uint32_t dimension = 0;          // unconstrained coordinates
-  sample::ParameterLayout layout;  // their names and bounds
+// What sample::run needs from the command: the model's data bound from command.uniforms, the
+// options, with the initial points read from command.init (when given).
+struct SampleInputs {
+  std::vector<std::vector<uint32_t>> data;
+  sample::Options options;
 };
-Expected<SampleProgram> load_sample_program(const std::string& model_path);
+Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCommand& command);
 
-// The word offset of field `name` in struct type `t` (a sampler record or result field).
-uint32_t field_offset(const ValueType& t, const std::string& name);
-
-// The batch of `command.chains` chains for main(init, random_init, settings): the uniforms bound,
-// the initial points read from command.init (when given), the settings from the options.
-Expected<Batch> sampler_batch(const SampleProgram& loaded, const SampleCommand& command);
+// The batch of `command.chains` chains for main(init, random_init, settings) (sample::make_batch
+// of the inputs above).
+Expected<Batch> sampler_batch(const sample::Model& model, const SampleCommand& command);
 
 // Local static batching (chains synchronised at trajectory boundaries) runs every transition as
 // long as its longest chain: its utilization is the gradients done over chains x the sum over

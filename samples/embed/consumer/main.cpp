@@ -1,11 +1,13 @@
 // The minimal complete embedding of autobatch (docs/embedding.md): the app's own Vulkan device,
 // a program compiled from source text, its runs recorded into the app's own command buffers and
 // completed through the app's own fence, one run's outputs fed to the next on the GPU, and modules
-// compiled on other threads meanwhile. Every result is checked against autobatch's CPU
-// interpreter; the exit code is 0 only when all of them match and the validation layer (when
-// installed) reported nothing.
+// compiled on other threads meanwhile, and the sampler library on a normal model. Every run's
+// result is checked against autobatch's CPU interpreter (the fit against the model's mean); the
+// exit code is 0 only when all of them match and the validation layer (when installed) reported
+// nothing.
 #include <autobatch/autobatch.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -170,6 +172,22 @@ int main() {
                 return last ? last->outputs : std::vector<uint32_t>{};
               }(),
       "three runs chained on the GPU equal the interpreter's chain");
+
+  // The sampler ships in the same library: two chains of NUTS on a normal with mean 3, on the
+  // CPU VM (ab::sample, sampler.h).
+  auto normal = ab::sample::Model::compile(
+      "fn log_density(q: float[1]) -> float { return -0.5 * (q[0] - 3.0) * (q[0] - 3.0); }\n",
+      "normal.ab");
+  ab::sample::Options sampling;
+  sampling.chains = 2;
+  sampling.draws = 200;
+  sampling.warmup = 150;
+  auto fit =
+      normal ? ab::sample::run(**normal, {}, sampling, ab::sample::cpu_runner(ab::CpuBackend::Vm))
+             : ab::Expected<ab::sample::Fit>(normal.failure());
+  check(fit && fit->received == 400 && fit->summary.size() == 1 &&
+            std::abs(fit->summary[0].summary.mean - 3.0) < 0.5,
+        "the sampler recovers a normal's mean");
 
   run->reset();
   program->reset();

@@ -1,4 +1,4 @@
-#include "tools/sample/summary.h"
+#include "sampler/summary.h"
 
 #include <algorithm>
 #include <array>

@@ -33,7 +33,7 @@ ParameterLayout flat_layout(uint32_t dimension);
 // The error names the first field that is neither.
 Expected<ParameterLayout> struct_layout(const ValueType& params);
 
-// The .ab source the sampler (tools/sample/nuts.ab) needs from the model, appended after it:
+// The .ab source the sampler (sampler/nuts.ab) needs from the model, appended after it:
 // `const nuts_D`, `nuts_density(u)` (value and gradient of the log density in the unconstrained
 // space, the Jacobian included) and `nuts_constrain(u)` (the constrained coordinates, what the
 // draws hold). `hand_gradient`: the flat model returns its own LogDensity.

@@ -1,4 +1,4 @@
-#include "tools/sample/diagnostics.h"
+#include "sampler/diagnostics.h"
 
 #include <cmath>
 #include <limits>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/sample/summary.h"
+#include "sampler/summary.h"
 
 namespace ab::sample {
 namespace {

@@ -14,20 +14,9 @@
 #include <vector>
 
 #include "autobatch/expected.h"
+#include "autobatch/sampler.h"  // ParameterSummary, NamedSummary, format_summary_table
 
 namespace ab::sample {
-
-struct ParameterSummary {
-  double mean;
-  double sd;         // sample standard deviation over all draws (divisor N - 1)
-  double mcse_mean;  // sd / sqrt(ESS of the raw, not rank-normalised, split chains)
-  double q5;
-  double q50;
-  double q95;
-  double rhat;      // max of bulk and folded split R-hat on rank-normalised draws
-  double ess_bulk;  // ESS of the rank-normalised split chains
-  double ess_tail;  // min of the ESS of the 5% and 95% quantile indicators
-};
 
 // Summarises `chains` x `draws_per_chain` draws of one parameter; an Error when draws.size() !=
 // chains * draws_per_chain. Degenerate input gives NaN instead of failing:
@@ -59,13 +48,5 @@ double split_ess(std::span<const double> draws, size_t chains, size_t draws_per_
 
 // Inverse of the standard normal CDF. -inf at 0, +inf at 1, NaN outside [0, 1].
 double inverse_normal_cdf(double probability);
-
-// Aligned text table, one header row (name mean sd mcse q5 q50 q95 rhat ess_bulk ess_tail) and one
-// row per parameter; every line has the same width.
-struct NamedSummary {
-  std::string name;
-  ParameterSummary summary;
-};
-std::string format_summary_table(const std::vector<NamedSummary>& parameters);
 
 }  // namespace ab::sample

@@ -1,4 +1,4 @@
-#include "tools/sample/parameters.h"
+#include "sampler/parameters.h"
 
 #include <cmath>
 #include <functional>
@@ -72,7 +72,7 @@ Expected<ParameterLayout> struct_layout(const ValueType& params) {
 std::string sampler_glue(const ParameterLayout& layout, bool hand_gradient) {
   const uint32_t D = layout.dimension();
   std::string out = fmt::format(
-      "\n// The sampler's view of the model's parameters (tools/sample/parameters.h).\n"
+      "\n// The sampler's view of the model's parameters (sampler/parameters.h).\n"
       "const nuts_D: int = {};\n",
       D);
   if (!layout.params.is_struct()) {

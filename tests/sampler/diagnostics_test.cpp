@@ -1,6 +1,6 @@
-// The checks `sample` prints after a fit (tools/sample/diagnostics.h), each on statistics made to
+// The checks `sample` prints after a fit (sampler/diagnostics.h), each on statistics made to
 // trigger it and on a clean fit that must trigger none; the parameter layout and its transforms
-// (tools/sample/parameters.h) against their closed forms.
+// (sampler/parameters.h) against their closed forms.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/sample/diagnostics.h"
-#include "tools/sample/parameters.h"
+#include "sampler/diagnostics.h"
+#include "sampler/parameters.h"
 
 namespace {
 

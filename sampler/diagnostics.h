@@ -8,14 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/sample/summary.h"
+#include "autobatch/sampler.h"  // FitWarning, NamedSummary
 
 namespace ab::sample {
-
-struct FitWarning {
-  std::string kind;     // "divergences", "max_tree_depth", "e_bfmi", "rhat", "ess_bulk", "ess_tail"
-  std::string message;  // one line: what was seen, then what to do
-};
 
 // The per-draw statistics of the chains the summary uses, [chain][draw] flattened per chain.
 struct FitStatistics {

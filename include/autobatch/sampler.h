@@ -1,0 +1,248 @@
+// The NUTS sampler as a library (docs/nuts.md): a model's source, its data and the options in; the
+// draws, the per-draw statistics, the summary, Stan's warnings and the chains that faulted or
+// were refused out. The sampler is .ab (sampler/nuts.ab, built into the library) appended to the
+// model; one lane runs one chain and every draw streams out through `emit` while the chains run.
+// `autobatch sample`, the Python module and an embedding app call this one implementation.
+//
+//   auto model = ab::sample::Model::compile(source, "eight_schools.ab");   // the contract checked
+//   ab::sample::Options options;  options.chains = 4;  options.seed = 1;
+//   auto fit = ab::sample::run(**model, data, options, ab::sample::cpu_runner(ab::CpuBackend::Vm));
+//   fit->summary[0].summary.mean ...
+//
+// Threads: a Model is immutable (share it); run() may be called from several threads at once,
+// each with its own options, as the runner allows (CPU runners always; a Vulkan runner shares its
+// context, which serialises its own use).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "autobatch/batch.h"
+#include "autobatch/engine.h"
+#include "autobatch/expected.h"
+#include "autobatch/module.h"
+#include "autobatch/value_type.h"
+
+namespace ab::sample {
+
+// ---- the summary and its warnings ----
+
+// One parameter's posterior summary, as `autobatch sample` prints it (Vehtari et al. 2021).
+struct ParameterSummary {
+  double mean;
+  double sd;         // sample standard deviation over all draws (divisor N - 1)
+  double mcse_mean;  // sd / sqrt(ESS of the raw, not rank-normalised, split chains)
+  double q5;
+  double q50;
+  double q95;
+  double rhat;      // max of bulk and folded split R-hat on rank-normalised draws
+  double ess_bulk;  // ESS of the rank-normalised split chains
+  double ess_tail;  // min of the ESS of the 5% and 95% quantile indicators
+};
+
+struct NamedSummary {
+  std::string name;
+  ParameterSummary summary;
+};
+
+// A check Stan prints after sampling that the fit failed, with one line of advice.
+struct FitWarning {
+  std::string kind;     // "divergences", "max_tree_depth", "e_bfmi", "rhat", "ess_bulk", "ess_tail"
+  std::string message;  // one line: what was seen, then what to do
+};
+
+// Aligned text table, one header row (name mean sd mcse q5 q50 q95 rhat ess_bulk ess_tail) and one
+// row per parameter; every line has the same width.
+std::string format_summary_table(const std::vector<NamedSummary>& parameters);
+
+// ---- the model ----
+
+// A model with the sampler appended, checked against the model contract and compiled. Two
+// contracts (docs/nuts.md): `fn log_density(q: float[D]) -> float` (or `-> LogDensity`, a
+// hand-written gradient) over D unnamed coordinates, and `fn log_density(p: Params) -> float`
+// over a struct of float and float-array fields, bounded as `float<lower=A, upper=B>`.
+class Model {
+ public:
+  // `file` names the source in messages ("model.ab:3:7: error: ..." with a caret). A model that
+  // does not compile or is off the contract is an Error.
+  static Expected<std::shared_ptr<const Model>> compile(const std::string& source,
+                                                        const std::string& file);
+  // Reads the file, then compile().
+  static Expected<std::shared_ptr<const Model>> load(const std::string& path);
+
+  // The model and the sampler as one module, the sampler's functions first; its uniforms are the
+  // model's data, its main(init, random_init, settings) the chain.
+  const std::shared_ptr<const Module>& module() const { return module_; }
+  const std::string& file() const { return file_; }
+  uint32_t dimension() const { return static_cast<uint32_t>(names_.size()); }
+  // Per coordinate, the name it is reported under: "q[3]", "tau", "theta[0]", "m[1][2]".
+  const std::vector<std::string>& parameter_names() const { return names_; }
+  const std::vector<FloatBounds>& bounds() const { return bounds_; }
+  // The parameters as declared, each with its coordinates' count: ("mu", 1), ("theta", 8); the
+  // flat contract has one, ("q", D).
+  struct Field {
+    std::string name;
+    std::vector<uint32_t> shape;  // empty for a scalar
+    uint32_t coordinates = 1;
+  };
+  const std::vector<Field>& fields() const { return fields_; }
+  // The model's data: the module's uniforms.
+  const std::vector<ValueInfo>& data() const { return module_->uniforms(); }
+
+  // Constrained coordinates (the model's space) to the unconstrained ones the chains move in; the
+  // error names the coordinate that lies outside its bounds (or on one).
+  Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
+
+ private:
+  Model() = default;  // compile() makes them: a Model always holds a compiled module
+  std::shared_ptr<const Module> module_;
+  std::string file_;
+  std::vector<std::string> names_;
+  std::vector<FloatBounds> bounds_;
+  std::vector<Field> fields_;
+};
+
+// ---- the options and a run ----
+
+struct Options {
+  uint32_t chains = 4;
+  uint32_t draws = 1000;
+  uint32_t warmup = 1000;
+  uint32_t leaf_steps = 1;  // leapfrog steps per tree leaf: Stan's 1 (docs/nuts.md)
+  uint32_t max_depth = 10;
+  double target_accept = 0.8;
+  double step_size = 1.0;
+  bool adapt_metric = true;
+  bool search_step = true;  // false: the first transitions use step_size as given
+  uint64_t seed = 0;
+  // [chains, D] initial points in the model's (constrained) space; empty: random points, uniform
+  // in [-2, 2] on the unconstrained scale, retried as Stan does.
+  std::vector<float> init;
+  uint32_t threads = 0;             // the vm's worker threads (0: one per core)
+  uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults
+  uint32_t stack_depth = 0;         // call frames and tape entries per chain; 0: max_depth + 8
+
+  // Called on the running thread after each draw (chain, its index, draws received in all).
+  std::function<void(uint32_t chain, uint32_t draw, uint64_t received)> on_draw;
+  // Polled at step boundaries (every few ms): true stops the chains at once; the fit then holds
+  // the draws made so far (Fit::stopped).
+  std::function<bool()> should_stop;
+};
+
+// The call frames a chain needs at least: the tree's recursion (max_depth) and main, the
+// transition and the leaf around it.
+inline uint32_t recursion_depth(const Options& o) {
+  return o.max_depth + 8;
+}
+
+// The checks of the options that need no model: chains >= 1, stack_depth 0 or enough for the
+// tree. The Error names the option as this header spells it.
+Status check_options(const Options& options);
+
+// The batch of `options.chains` chains for main(init, random_init, settings): `data` are the
+// model's uniforms (Module::uniforms() order, words as ValueType lays them out), options.init
+// unconstrained when given.
+Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>> data,
+                           const Options& options);
+
+// The word offset of field `name` in struct type `t` (nuts_Draw, nuts_Chain, nuts_Settings);
+// throws std::out_of_range for a field the sampler does not have (a bug).
+uint32_t field_offset(const ValueType& t, const std::string& name);
+
+// Runs the sampler's batch on a backend; `options` carry the sampler's on_emit and should_stop,
+// which the runner must honour. An Error: the run could not happen (no device, a stop on a
+// backend that keeps nothing, ...).
+using Runner = std::function<Expected<RunResult>(const std::shared_ptr<const Module>& module,
+                                                 const Batch& batch, const RunOptions& options)>;
+Runner cpu_runner(CpuBackend backend);
+// The engine on `context` (shared: one per process is enough), compiling the program per run.
+Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions options);
+
+// Where the draws go as they come. The default keeps them in memory (Fit::draws); the CLI
+// writes them straight into a file instead.
+class DrawSink {
+ public:
+  virtual ~DrawSink() = default;
+  // Draw `draw` of `chain`: D floats (model space). False: a write failed (error() says why),
+  // which stops the run.
+  virtual bool write(uint32_t chain, uint32_t draw, const float* q) = 0;
+  // Marks draws [from, draws) of `chain` missing (NaN): a chain that faulted or was stopped.
+  virtual bool fill_missing(uint32_t chain, uint32_t from) = 0;
+  virtual std::string error() const = 0;
+  // Parameter j's first `used_draws` draws of each chain in `used_chains`, chain after chain.
+  virtual Expected<std::vector<double>> parameter(uint32_t j, uint32_t used_draws,
+                                                  const std::vector<uint32_t>& used_chains) = 0;
+};
+
+// The per-draw statistics, [chains * draws] chain-major each, as Stan names them. A missing draw
+// (a chain that faulted, was refused or stopped) holds NaN, -1 or false.
+struct DrawStatistics {
+  std::vector<float> lp;            // lp__: the log density (unconstrained, Jacobian included)
+  std::vector<float> accept_stat;   // accept_stat__
+  std::vector<float> step_size;     // stepsize__
+  std::vector<int32_t> tree_depth;  // treedepth__
+  std::vector<int32_t> n_leapfrog;  // n_leapfrog__: gradient evaluations of the transition
+  std::vector<uint8_t> divergent;   // divergent__
+  std::vector<float> energy;        // energy__: the Hamiltonian at the draw
+};
+
+// A chain that found no finite starting point and returned without sampling.
+struct RefusedChain {
+  uint32_t chain = 0;
+  uint32_t init_tries = 0;  // random points tried (1 with an init point)
+  float log_density = 0;    // at the last one
+};
+
+struct Fit {
+  Options options;  // as run (callbacks dropped)
+  uint32_t chains = 0, draws = 0, dimension = 0;
+  std::vector<std::string> parameter_names;
+  // [chains, draws, dimension] in the model's space, NaN where missing; empty when a DrawSink of
+  // the caller's took them.
+  std::vector<float> draws_data;
+  DrawStatistics stats;
+  std::vector<uint32_t> draws_per_chain;  // draws received per chain
+  uint64_t received = 0;                  // in all
+  std::vector<LaneError> faults;          // per faulted chain (lane = chain)
+  std::vector<RefusedChain> refused;
+  bool stopped = false;  // should_stop ended the run
+  // The summary's chains (neither faulted nor refused) and the draws each contributes (all of
+  // them unless stopped).
+  std::vector<uint32_t> summary_chains;
+  uint32_t summary_draws = 0;
+  std::vector<NamedSummary> summary;
+  std::vector<FitWarning> warnings;
+  // Per chain the adaptation's result (NaN and empty for a chain that did not finish).
+  std::vector<double> step_sizes;
+  std::vector<std::vector<float>> inv_metrics;  // the diagonal inverse metric, D each
+  uint64_t gradient_evaluations = 0;            // the finished chains' all, the others' draws'
+  uint64_t divergences = 0;                     // after warm-up, finished chains
+  RunStats run_stats;
+  // Which chains the summary left out and why, as one line each ("chain 2 faulted: ...").
+  std::vector<std::string> chain_messages;
+};
+
+// Samples `model` given its data (see make_batch): the whole fit or an Error (bad options, data
+// or init, a run that could not happen). A fit with no draw at all (every chain faulted or was
+// refused) is still a Fit: received == 0.
+Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data,
+                  const Options& options, const Runner& runner, DrawSink* sink = nullptr);
+
+// ---- CmdStan's CSV ----
+
+// One chain of a fit as CmdStan writes it (the CmdStan guide, "Stan CSV file format"): `#`
+// comment lines with the settings, the header row `lp__,accept_stat__,stepsize__,treedepth__,
+// n_leapfrog__,divergent__,energy__,` then the parameters with CmdStan's names (theta.1, 1-based;
+// m.2.3 for m[1][2]), the adaptation comments (step size, the diagonal inverse metric), one row
+// per draw, and the timing comments. The text; write it with write_whole_file.
+// `draws` are the chain's [draws, D] (model space).
+std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t chain,
+                        std::span<const float> draws);
+// The parameter names CmdStan gives our coordinates: "theta[0]" -> "theta.1".
+std::string cmdstan_name(const std::string& name);
+
+}  // namespace ab::sample

@@ -1,0 +1,134 @@
+"""autobatch.sample on the CPU VM: a Gaussian with known mean and sd is recovered; the draws,
+the per-draw statistics and the summary equal `autobatch sample`'s for the same model, seed and
+options (one implementation: the sampler library); bad models, data and init raise the
+documented errors."""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import autobatch
+from conftest import CLI, SOURCE_DIR
+
+GAUSSIAN = """
+// mu: a normal with mean 2 and sd 0.5, as a struct of parameters; sigma: a bounded scale.
+struct Params { mu: float, sigma: float<lower=0> }
+uniform y: float[4];
+fn log_density(p: Params) -> float {
+    var lp = -0.5 * ((p.mu - 2.0) / 0.5) * ((p.mu - 2.0) / 0.5);
+    lp += -p.sigma;   // sigma ~ exponential(1)
+    return lp + 0.0 * y[0];
+}
+"""
+
+DATA = {"y": np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)}
+
+
+def test_a_gaussian_recovers_its_mean_and_sd():
+    fit = autobatch.sample(GAUSSIAN, data=DATA, chains=4, draws=500, warmup=300, seed=3,
+                           backend="vm", progress=False)
+    assert fit.draws.shape == (4, 500, 2)
+    assert fit.parameter_names == ["mu", "sigma"]
+    summary = fit.summary()
+    names = list(summary["name"]) if isinstance(summary, dict) else list(summary.index)
+    assert names == ["mu", "sigma"]
+    mean = np.asarray(summary["mean"])
+    mcse = np.asarray(summary["mcse_mean"])
+    assert abs(mean[0] - 2.0) < 4 * mcse[0]
+    assert abs(mean[1] - 1.0) < 4 * mcse[1]
+    assert abs(fit.draws[:, :, 0].std() - 0.5) < 0.06
+    assert (fit.draws[:, :, 1] > 0).all()
+    assert np.asarray(summary["rhat"]).max() < 1.05
+    for key in ["lp", "accept_stat", "step_size", "tree_depth", "n_leapfrog", "n_grad",
+                "divergent", "energy"]:
+        assert fit.stats[key].shape == (4, 500)
+    assert fit.stats["divergent"].dtype == np.bool_
+    assert fit.stats["n_leapfrog"].min() >= 1
+    assert "mu" in fit.summary_text()
+
+
+def test_draws_equal_the_cli(tmp_path):
+    model = tmp_path / "gaussian.ab"
+    model.write_text(GAUSSIAN)
+    np.save(tmp_path / "y.npy", DATA["y"])
+    subprocess.run([CLI, "sample", str(model), "--backend", "vm", "--chains", "3", "--draws",
+                    "200", "--warmup", "150", "--seed", "9", "--uniform",
+                    "y=@" + str(tmp_path / "y.npy"), "--out", str(tmp_path / "fit"),
+                    "--format", "json"], check=True, capture_output=True)
+    fit = autobatch.sample(str(model), data=DATA, chains=3, draws=200, warmup=150, seed=9,
+                           backend="vm", progress=False)
+    np.testing.assert_array_equal(fit.draws, np.load(tmp_path / "fit" / "draws.npy"))
+    np.testing.assert_array_equal(fit.stats["energy"], np.load(tmp_path / "fit" / "energy.npy"))
+    np.testing.assert_array_equal(fit.stats["n_grad"], np.load(tmp_path / "fit" / "n_grad.npy"))
+    summary = json.loads((tmp_path / "fit" / "summary.json").read_text())
+    ours = fit.summary()
+    for i, p in enumerate(summary["parameters"]):
+        assert p["mean"] == pytest.approx(float(np.asarray(ours["mean"])[i]), rel=1e-12)
+        assert p["ess_bulk"] == pytest.approx(float(np.asarray(ours["ess_bulk"])[i]), rel=1e-12)
+
+
+def test_init_by_name_and_as_array():
+    by_name = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=20, warmup=0, seed=1,
+                               backend="vm", init={"mu": 1.5, "sigma": 0.7}, progress=False)
+    as_array = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=20, warmup=0, seed=1,
+                                backend="vm", init=np.array([[1.5, 0.7]] * 2), progress=False)
+    np.testing.assert_array_equal(by_name.draws, as_array.draws)
+    with pytest.raises(ValueError, match="unknown parameter 'tau'"):
+        autobatch.sample(GAUSSIAN, data=DATA, chains=2, backend="vm", init={"tau": 1.0})
+    with pytest.raises(ValueError, match=r"sigma = -1 is not above its lower bound 0"):
+        autobatch.sample(GAUSSIAN, data=DATA, chains=1, draws=10, warmup=0, backend="vm",
+                         init=np.array([[0.0, -1.0]]))
+    with pytest.raises(ValueError, match=r"init has shape \(1, 2\): expected \(2, 2\)"):
+        autobatch.sample(GAUSSIAN, data=DATA, chains=2, backend="vm", init=np.zeros((1, 2)))
+
+
+def test_bad_models_and_data_raise():
+    with pytest.raises(autobatch.CompileError, match="no function 'log_density'"):
+        autobatch.sample("fn other(q: float[2]) -> float { return 0.0; }\n", backend="vm")
+    with pytest.raises(autobatch.CompileError, match=r"<model>:2:"):
+        autobatch.sample("\nfn log_density(q: float[2]) -> float { return q; }\n", backend="vm")
+    with pytest.raises(ValueError, match=r"uniform 'y' has shape \(3,\)"):
+        autobatch.sample(GAUSSIAN, data={"y": np.zeros(3, np.float32)}, backend="vm")
+    with pytest.raises(ValueError, match="chains must be at least 1"):
+        autobatch.sample(GAUSSIAN, data=DATA, chains=0, backend="vm")
+
+
+def test_model_from_a_path():
+    path = os.path.join(SOURCE_DIR, "tests", "data", "models", "gaussian_iid.ab")
+    fit = autobatch.sample(path, chains=2, draws=100, warmup=150, seed=2, backend="vm",
+                           progress=False)
+    assert fit.model_name == "gaussian_iid"
+    assert fit.draws.shape == (2, 100, 3)
+
+
+def test_ctrl_c_stops_sampling_with_keyboard_interrupt():
+    import signal
+    import threading
+    import time
+
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=500_000, warmup=150,
+                             backend="vm", threads=1, progress=False)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 10  # stopped, not the million draws
+
+
+def test_warnings_and_faulted_chains_are_python_warnings():
+    # A short warm-up with few draws: Stan's ESS check fires; the warning is also in fit.warnings.
+    with pytest.warns(RuntimeWarning) as caught:
+        fit = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=20, warmup=10, seed=1,
+                               backend="vm", progress=False)
+    assert fit.warnings and [str(w.message) for w in caught] == fit.chain_messages + fit.warnings
+    faulty = "fn log_density(q: float[2]) -> float {\n    let a = [1.0, 2.0];\n" \
+             "    return -q[0] * q[0] - q[1] * q[1] + a[int(q[0] * 100.0) + 5] * 0.0;\n}\n"
+    with pytest.warns(RuntimeWarning, match="faulted: index_out_of_range"):
+        fit = autobatch.sample(faulty, chains=2, draws=50, warmup=20, seed=2, backend="vm",
+                               progress=False)

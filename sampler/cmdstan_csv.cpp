@@ -1,0 +1,102 @@
+// One chain of a fit as a Stan CSV file, the format CmdStan writes and cmdstanpy, ArviZ's
+// from_cmdstan and R's posterior read (the CmdStan User's Guide, "Stan CSV File Format"): the
+// configuration as `#` comments, the header row, the adaptation's result, one row per draw, the
+// timing. Values are written with 9 significant digits (`sig_figs = 9`), so every float32 draw
+// reads back exactly.
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "autobatch/sampler.h"
+
+namespace ab::sample {
+namespace {
+
+// A float as CmdStan writes one: shortest exact text, nan and inf as C++ streams them.
+std::string number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.9g}", v);
+}
+
+}  // namespace
+
+std::string cmdstan_name(const std::string& name) {
+  std::string out;
+  size_t i = 0;
+  while (i < name.size()) {
+    if (name[i] != '[') {
+      out += name[i++];
+      continue;
+    }
+    const size_t close = name.find(']', i);
+    out += fmt::format(".{}", std::stoul(name.substr(i + 1, close - i - 1)) + 1);
+    i = close + 1;
+  }
+  return out;
+}
+
+std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t chain,
+                        std::span<const float> draws) {
+  const Options& o = fit.options;
+  const bool adapt = o.warmup > 0;
+  std::string out;
+  // The configuration, in CmdStan's layout (the keys its readers look for).
+  out += "# stan_version_major = 2\n# stan_version_minor = 33\n# stan_version_patch = 0\n";
+  out += fmt::format("# model = {}\n", model_name);
+  out += "# method = sample (Default)\n#   sample\n";
+  out += fmt::format("#     num_samples = {}\n#     num_warmup = {}\n", o.draws, o.warmup);
+  out += "#     save_warmup = 0 (Default)\n#     thin = 1 (Default)\n";
+  out += fmt::format("#     adapt\n#       engaged = {}\n", adapt ? 1 : 0);
+  out += "#       gamma = 0.05 (Default)\n";
+  out += fmt::format("#       delta = {}\n", number(o.target_accept));
+  out += "#       kappa = 0.75 (Default)\n#       t0 = 10 (Default)\n";
+  out += "#       init_buffer = 75 (Default)\n#       term_buffer = 50 (Default)\n";
+  out += "#       window = 25 (Default)\n";
+  out += "#     algorithm = hmc (Default)\n#       hmc\n#         engine = nuts (Default)\n";
+  out += fmt::format("#           nuts\n#             max_depth = {}\n", o.max_depth);
+  out += fmt::format("#         metric = {}\n", o.adapt_metric ? "diag_e" : "unit_e");
+  out += fmt::format("#         stepsize = {}\n#         stepsize_jitter = 0 (Default)\n",
+                     number(o.step_size));
+  out += fmt::format("#     num_chains = {}\n", fit.chains);
+  out += fmt::format("# id = {}\n", chain + 1);
+  out += fmt::format("# init = {}\n", o.init.empty() ? "2 (Default)" : "user");
+  out += fmt::format("# random\n#   seed = {}\n", o.seed);
+  out += "# output\n#   sig_figs = 9\n";
+  out += fmt::format("# autobatch: leaf_steps = {}, lanes = {} chains in one batch\n", o.leaf_steps,
+                     fit.chains);
+
+  out += "lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__";
+  for (const std::string& name : fit.parameter_names)
+    out += "," + cmdstan_name(name);
+  out += "\n";
+
+  if (chain < fit.inv_metrics.size() && !fit.inv_metrics[chain].empty()) {
+    out +=
+        fmt::format("# Adaptation terminated\n# Step size = {}\n", number(fit.step_sizes[chain]));
+    out += fmt::format("# Diagonal elements of inverse mass matrix:\n# ");
+    for (size_t j = 0; j < fit.inv_metrics[chain].size(); ++j)
+      out += (j ? ", " : "") + number(fit.inv_metrics[chain][j]);
+    out += "\n";
+  }
+
+  const DrawStatistics& s = fit.stats;
+  const uint32_t D = fit.dimension;
+  for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i) {
+    const uint64_t k = uint64_t{chain} * fit.draws + i;
+    out += fmt::format("{},{},{},{},{},{},{}", number(s.lp[k]), number(s.accept_stat[k]),
+                       number(s.step_size[k]), s.tree_depth[k], s.n_leapfrog[k],
+                       s.divergent[k] ? 1 : 0, number(s.energy[k]));
+    for (uint32_t j = 0; j < D; ++j)
+      out += "," + number(draws[uint64_t{i} * D + j]);
+    out += "\n";
+  }
+
+  // The chains run together in one batch: warm-up and sampling are not timed apart.
+  const double seconds = fit.run_stats.wall_seconds;
+  out += fmt::format("# \n#  Elapsed Time: {} seconds (Total)\n# \n", number(seconds));
+  return out;
+}
+
+}  // namespace ab::sample

@@ -1,0 +1,541 @@
+// The sampler's library half (include/autobatch/sampler.h): the model contract checked, the
+// sampler appended and compiled, the chains' batch built, the draws and statistics collected as
+// they stream out, and the summary and Stan's warnings computed over the chains that finished.
+#include "autobatch/sampler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "autobatch/user_input.h"
+#include "sampler/diagnostics.h"
+#include "sampler/parameters.h"
+#include "sampler/summary.h"
+
+namespace ab::sample {
+
+extern const char* const kNutsSource;  // sampler/nuts.ab (nuts_source.cpp.in)
+
+namespace {
+
+const char* const kContract =
+    "a model defines fn log_density(q: float[D]) -> float over a flat vector, or fn "
+    "log_density(p: Params) -> float over a struct of float and float-array fields (bounded as "
+    "float<lower=A, upper=B>), or with a hand-written gradient struct LogDensity { value: float, "
+    "grad: float[D] } and fn log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
+
+// `text` compiled as `file`; `entry` empty: only checked.
+Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
+                                                     const std::string& file,
+                                                     const std::string& entry,
+                                                     std::vector<std::string> first = {}) {
+  CompileOptions options;
+  options.file = file;
+  options.entry = entry;
+  options.functions_first = std::move(first);
+  return Module::compile(text, options);
+}
+
+bool is_float_array(const ValueType& t) {
+  return t.is_array() && t.elem().is_scalar() && t.elem().scalar == Scalar::Float;
+}
+
+// A declaration found in a model's text by a regex whose group 1 is the keyword and group 2 the
+// name: the first match outside `//` comments, with the name's line and column.
+struct TextDeclaration {
+  int line = 1, col = 1;
+  std::string keyword, name;
+};
+std::optional<TextDeclaration> find_in_text(const std::string& text, const std::regex& pattern) {
+  int line = 1;
+  for (size_t start = 0; start < text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string code = text.substr(start, end - start);
+    code = code.substr(0, code.find("//"));
+    if (std::smatch m; std::regex_search(code, m, pattern))
+      return TextDeclaration{line, static_cast<int>(m.position(2)) + 1, m[1].str(), m[2].str()};
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// Names starting with nuts_ are the sampler's (sampler/nuts.ab): a model that declares one
+// (a function, a struct, a const or a uniform) is refused at the declaration, before the two are
+// compiled together and the clash would be reported inside nuts.ab.
+Status check_sampler_names(const std::string& text, const std::string& model_path) {
+  static const std::regex declaration(R"(\b(fn|struct|const|uniform)\s+(nuts_\w*))");
+  if (auto d = find_in_text(text, declaration))
+    return Error{fmt::format("{}:{}:{}: {} '{}': names starting with 'nuts_' are the sampler's",
+                             model_path, d->line, d->col, d->keyword, d->name)};
+  return Ok{};
+}
+
+// The sampler's functions (main, then every nuts_ function in source order) ahead of the model's
+// (CompileOptions::functions_first). Blocks are numbered in function order and the schedulers run
+// the earliest block with lanes waiting (Radul et al. 2020, Algorithm 1), so with the log density
+// last a chain between gradients always runs on until it reaches the next one: the gradient then
+// runs for every live chain at once, whichever trajectory each is in (Figure 7). With the model
+// first, a chain that finished its trajectory would wait at main's blocks until every chain had
+// finished theirs: synchronised on trajectory boundaries, no better than local static batching.
+const std::vector<std::string> kSamplerFirst = {"main", "nuts_*"};
+
+// Where `name` is declared with `keyword` in the model's text, for messages about a declaration
+// the compiler accepted but the sampler cannot use.
+std::optional<TextDeclaration> find_declaration(const std::string& text, const std::string& name,
+                                                const char* keyword = "struct") {
+  return find_in_text(text, std::regex(fmt::format(R"(\b({})\s+({})\b)", keyword, name)));
+}
+
+// The flat contract's `const D`, when the model declares one, must be q's length: a D one too
+// large would otherwise be a coordinate the density never reads, and one too small an index
+// fault inside the density.
+Status check_dimension(const std::string& text, const std::string& model_path, uint32_t length) {
+  const std::optional<TextDeclaration> at = find_declaration(text, "D", "const");
+  if (!at) return Ok{};
+  auto probe = compile_text(text + "\nfn nuts_dimension() -> int { return D; }\n", model_path,
+                            "nuts_dimension");
+  if (!probe) return Ok{};  // D is not an int constant: not the dimension
+  Batch one;
+  one.lanes = 1;
+  for (const ValueInfo& u : (*probe)->uniforms())
+    one.uniforms.emplace_back(u.words, 0u);
+  auto d = (*probe)->run_cpu(one, RunOptions{}, CpuBackend::Interpreter);
+  if (!d) return d.failure();
+  const auto dimension = static_cast<int32_t>(d->outputs.at(0));
+  if (dimension < 0 || static_cast<uint32_t>(dimension) != length)
+    return Error{fmt::format("{}:{}:{}: const D is {} but log_density takes q: float[{}]; {}",
+                             model_path, at->line, at->col, dimension, length, kContract)};
+  return Ok{};
+}
+
+// The first value that is NaN or infinite in each float uniform (the model's data), as
+// "; the data hold y[17] = nan", or nothing: the likely cause when no starting point works.
+std::string non_finite_data(const Module& module, const Batch& batch) {
+  std::vector<std::string> found;
+  for (size_t u = 0; u < module.uniforms().size() && u < batch.uniforms.size(); ++u) {
+    const ValueInfo& info = module.uniforms()[u];
+    std::vector<uint32_t> dims;
+    const ValueType* leaf = &info.value_type;
+    while (leaf->is_array()) {
+      dims.push_back(leaf->count);
+      leaf = &leaf->elem();
+    }
+    if (!leaf->is_scalar() || leaf->scalar != Scalar::Float) continue;
+    const std::vector<uint32_t>& words = batch.uniforms[u];
+    for (uint64_t k = 0; k < words.size(); ++k) {
+      const float v = bits_float(words[k]);
+      if (std::isfinite(v)) continue;
+      std::string index;
+      for (size_t d = dims.size(), rest = k; d-- > 0; rest /= dims[d])
+        index = fmt::format("[{}]", rest % dims[d]) + index;
+      found.push_back(fmt::format("{}{} = {}", info.name, index, v));
+      break;
+    }
+  }
+  if (found.empty()) return "";
+  return fmt::format("; the data hold {}", fmt::join(found, ", "));
+}
+
+// The draws in memory, [chains, draws, D]: the DrawSink run() uses when the caller gives none.
+class MemorySink : public DrawSink {
+ public:
+  MemorySink(std::vector<float>& data, uint32_t draws, uint32_t dimension)
+      : data_(data), draws_(draws), dimension_(dimension) {}
+  bool write(uint32_t chain, uint32_t draw, const float* q) override {
+    std::copy(q, q + dimension_, data_.begin() + at(chain, draw));
+    return true;
+  }
+  bool fill_missing(uint32_t chain, uint32_t from) override {
+    std::fill(data_.begin() + at(chain, from), data_.begin() + at(chain, draws_), std::nanf(""));
+    return true;
+  }
+  std::string error() const override { return ""; }
+  Expected<std::vector<double>> parameter(uint32_t j, uint32_t used_draws,
+                                          const std::vector<uint32_t>& used_chains) override {
+    std::vector<double> out;
+    out.reserve(uint64_t{used_draws} * used_chains.size());
+    for (uint32_t chain : used_chains)
+      for (uint32_t i = 0; i < used_draws; ++i)
+        out.push_back(data_[at(chain, i) + j]);
+    return out;
+  }
+
+ private:
+  uint64_t at(uint32_t chain, uint32_t draw) const {
+    return (uint64_t{chain} * draws_ + draw) * dimension_;
+  }
+  std::vector<float>& data_;
+  uint32_t draws_, dimension_;
+};
+
+}  // namespace
+
+// ---- the model ----
+
+Expected<std::shared_ptr<const Model>> Model::load(const std::string& path) {
+  FileContents file = read_regular_file(path);
+  if (!file.ok()) return Error{fmt::format("cannot read '{}': {}", path, file.error)};
+  return compile(file.bytes, path);
+}
+
+Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
+                                                      const std::string& model_path) {
+  // The model alone first: its errors point at its own lines.
+  auto model = compile_text(text, model_path, "");
+  if (!model) return model.failure();
+  if (auto s = check_sampler_names(text, model_path); !s) return s.failure();
+  for (const FunctionInfo& f : (*model)->functions())
+    if (f.name == "main")
+      return Error{fmt::format("{}:{}:{}: a model has no 'main' (the sampler's entry); {}",
+                               model_path, f.line, f.col, kContract)};
+  if ((*model)->emit_record().words > 0)
+    return Error{
+        fmt::format("{}: a model does not emit records (the sampler's draws are its "
+                    "records); {}",
+                    model_path, kContract)};
+  const auto& functions = (*model)->functions();
+  const auto density = std::find_if(functions.begin(), functions.end(),
+                                    [](const FunctionInfo& f) { return f.name == "log_density"; });
+  if (density == functions.end())
+    return Error{fmt::format("{}: no function 'log_density'; {}", model_path, kContract)};
+  const FunctionInfo& fn = *density;
+  const auto off_contract = [&](const std::string& why) {
+    return Error{fmt::format("{}:{}:{}: 'log_density' does not fit the model contract{}: {}",
+                             model_path, fn.line, fn.col, why, kContract)};
+  };
+  if (fn.params.size() != 1) return off_contract(" (it takes one parameter)");
+  const ValueType& param = fn.params[0].value_type;
+  const ValueType& result = fn.result.value_type;
+  const bool derived = result.is_scalar() && result.scalar == Scalar::Float;
+
+  ParameterLayout layout;
+  std::shared_ptr<Model> out(new Model());
+  if (param.is_struct()) {
+    if (!derived)
+      return off_contract(
+          " (over a struct of parameters it returns float: the gradient is "
+          "derived)");
+    auto structured = struct_layout(param);
+    if (!structured) {
+      const TextDeclaration at =
+          find_declaration(text, param.struct_name).value_or(TextDeclaration{});
+      return Error{fmt::format("{}:{}:{}: {}; {}", model_path, at.line, at.col, structured.error(),
+                               kContract)};
+    }
+    layout = std::move(*structured);
+    for (const ValueField& f : param.fields) {
+      Field field{f.name, {}, 1};
+      for (const ValueType* t = &f.type; t->is_array(); t = &t->elem()) {
+        field.shape.push_back(t->count);
+        field.coordinates *= t->count;
+      }
+      out->fields_.push_back(std::move(field));
+    }
+  } else {
+    bool fits = is_float_array(param) &&
+                (derived || (result.is_struct() && result.struct_name == "LogDensity"));
+    if (fits && !derived) {
+      const ValueField *value = result.field("value"), *grad = result.field("grad");
+      fits = result.fields.size() == 2 && value && grad && value->type.is_scalar() &&
+             value->type.scalar == Scalar::Float && grad->type.spelling() == fn.params[0].type;
+    }
+    if (!fits) return off_contract("");
+    layout = flat_layout(param.count);
+    if (auto s = check_dimension(text, model_path, param.count); !s) return s.failure();
+    out->fields_.push_back(Field{"q", {param.count}, param.count});
+  }
+
+  auto combined = compile_text(text + sampler_glue(layout, !derived) + kNutsSource,
+                               model_path + " + nuts.ab", "main", kSamplerFirst);
+  if (!combined) return combined.failure();
+  out->module_ = std::move(*combined);
+  out->file_ = model_path;
+  out->names_ = std::move(layout.names);
+  out->bounds_ = std::move(layout.bounds);
+  return std::shared_ptr<const Model>(std::move(out));
+}
+
+Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrained) const {
+  ParameterLayout layout;
+  layout.names = names_;
+  layout.bounds = bounds_;
+  return sample::unconstrain(layout, std::vector<float>(constrained.begin(), constrained.end()));
+}
+
+// ---- a run ----
+
+Status check_options(const Options& o) {
+  if (o.chains == 0) return Error{"chains must be at least 1"};
+  if (o.stack_depth && o.stack_depth < recursion_depth(o))
+    return Error{fmt::format(
+        "stack_depth {} is less than the tree's recursion needs (max_depth {} + 8 = {})",
+        o.stack_depth, o.max_depth, recursion_depth(o))};
+  return Ok{};
+}
+
+uint32_t field_offset(const ValueType& t, const std::string& name) {
+  const ValueField* field = t.field(name);
+  if (!field) throw std::out_of_range("no field " + name);  // the sampler's own types: a bug
+  return field->offset;
+}
+
+Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>> data,
+                           const Options& o) {
+  const Module& module = *model.module();
+  const uint32_t D = model.dimension();
+  if (auto s = check_options(o); !s) return s.failure();
+  if (data.size() != module.uniforms().size())
+    return Error{fmt::format("the model has {} uniforms but {} were given",
+                             module.uniforms().size(), data.size())};
+  for (size_t u = 0; u < data.size(); ++u)
+    if (data[u].size() != module.uniforms()[u].words)
+      return Error{fmt::format("uniform '{}' needs {} words, got {}", module.uniforms()[u].name,
+                               module.uniforms()[u].words, data[u].size())};
+  Batch batch;
+  batch.lanes = o.chains;
+  batch.uniforms = std::move(data);
+  // main(init: float[D], random_init: bool, settings: nuts_Settings)
+  std::vector<uint32_t> init(uint64_t{o.chains} * D, 0u);
+  const bool random_init = o.init.empty();
+  if (!random_init) {
+    if (o.init.size() != uint64_t{o.chains} * D)
+      return Error{fmt::format("init holds {} values: {} chains x {} parameters are needed",
+                               o.init.size(), o.chains, D)};
+    for (uint32_t chain = 0; chain < o.chains; ++chain) {
+      // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
+      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * D, D));
+      if (!u) return Error{fmt::format("chain {}: {}", chain, u.error())};
+      for (uint32_t j = 0; j < D; ++j)
+        init[uint64_t{chain} * D + j] = float_bits((*u)[j]);
+    }
+  }
+  const ValueType& settings_type = module.inputs().at(2).value_type;
+  std::vector<uint32_t> settings(settings_type.words, 0u);
+  auto set = [&](const char* field, uint32_t word) {
+    settings[field_offset(settings_type, field)] = word;
+  };
+  set("warmup", o.warmup);
+  set("draws", o.draws);
+  set("leaf_steps", o.leaf_steps);
+  set("max_depth", o.max_depth);
+  set("target_accept", float_bits(static_cast<float>(o.target_accept)));
+  set("step_size", float_bits(static_cast<float>(o.step_size)));
+  set("adapt_metric", o.adapt_metric ? 1u : 0u);
+  set("search_step", o.search_step ? 1u : 0u);
+  batch.inputs.push_back(init);
+  batch.inputs.emplace_back(o.chains, random_init ? 1u : 0u);
+  batch.inputs.emplace_back();
+  for (uint32_t chain = 0; chain < o.chains; ++chain)
+    batch.inputs.back().insert(batch.inputs.back().end(), settings.begin(), settings.end());
+  return batch;
+}
+
+Runner cpu_runner(CpuBackend backend) {
+  return [backend](const std::shared_ptr<const Module>& module, const Batch& batch,
+                   const RunOptions& options) { return module->run_cpu(batch, options, backend); };
+}
+
+Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulkan) {
+  return [context, vulkan](const std::shared_ptr<const Module>& module, const Batch& batch,
+                           const RunOptions& options) -> Expected<RunResult> {
+    const auto start = std::chrono::steady_clock::now();
+    auto compiled = VulkanProgram::compile(context, module, vulkan);
+    if (!compiled) return compiled.failure();
+    auto created = VulkanRun::create(*compiled, batch, options, vulkan);
+    if (!created) return created.failure();
+    VulkanRun& gpu = **created;
+    if (auto prepared = gpu.prepare(); !prepared) return prepared.failure();
+    while (!gpu.done()) {
+      auto stepped = gpu.step(vulkan.schedule == Schedule::Global ? 4096 : 65536);
+      if (!stepped) return stepped.failure();
+      // Stopped early: the records streamed so far are all the caller gets (no outputs).
+      if (!gpu.done() && options.should_stop && options.should_stop()) {
+        RunResult stopped;
+        stopped.stopped = true;
+        stopped.stats.lanes = batch.lanes;
+        return stopped;
+      }
+    }
+    auto result = gpu.result();
+    // The whole run, the kernels' compile at the first run included (as the CLI counts it).
+    if (result)
+      result->stats.wall_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  };
+}
+
+Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                  const Runner& runner, DrawSink* sink) {
+  auto built = make_batch(model, std::move(data), o);
+  if (!built) return built.failure();
+  const Batch& batch = *built;
+  const Module& module = *model.module();
+  const uint32_t D = model.dimension();
+  const uint64_t cells = uint64_t{o.chains} * o.draws;
+
+  Fit fit;
+  fit.options = o;
+  fit.options.on_draw = nullptr;
+  fit.options.should_stop = nullptr;
+  fit.chains = o.chains;
+  fit.draws = o.draws;
+  fit.dimension = D;
+  fit.parameter_names = model.parameter_names();
+  std::optional<MemorySink> memory;
+  if (!sink) {
+    fit.draws_data.assign(cells * D, std::nanf(""));
+    sink = &memory.emplace(fit.draws_data, o.draws, D);
+  }
+  DrawStatistics& s = fit.stats;
+  s.lp.assign(cells, std::nanf(""));
+  s.accept_stat.assign(cells, std::nanf(""));
+  s.step_size.assign(cells, std::nanf(""));
+  s.energy.assign(cells, std::nanf(""));
+  s.tree_depth.assign(cells, -1);
+  s.n_leapfrog.assign(cells, -1);
+  s.divergent.assign(cells, 0);
+
+  const ValueType& record = module.emit_record().value_type;
+  const uint32_t at_q = field_offset(record, "q"), at_lp = field_offset(record, "lp"),
+                 at_accept = field_offset(record, "accept"),
+                 at_step = field_offset(record, "step_size"),
+                 at_energy = field_offset(record, "energy"),
+                 at_depth = field_offset(record, "depth"), at_grads = field_offset(record, "grads"),
+                 at_divergent = field_offset(record, "divergent");
+  std::vector<uint32_t> next_draw(o.chains, 0);
+  std::vector<float> q(D);
+
+  RunOptions options;
+  options.seed = o.seed;
+  options.threads = o.threads;
+  options.stack_depth = o.stack_depth ? o.stack_depth : recursion_depth(o);
+  options.max_steps = o.max_steps;
+  options.on_emit = [&](uint32_t chain, const uint32_t* r) {
+    const uint32_t i = next_draw[chain]++;
+    if (i >= o.draws) return;
+    for (uint32_t j = 0; j < D; ++j)
+      q[j] = bits_float(r[at_q + j]);
+    sink->write(chain, i, q.data());
+    const uint64_t k = uint64_t{chain} * o.draws + i;
+    s.lp[k] = bits_float(r[at_lp]);
+    s.accept_stat[k] = bits_float(r[at_accept]);
+    s.step_size[k] = bits_float(r[at_step]);
+    s.energy[k] = bits_float(r[at_energy]);
+    s.tree_depth[k] = static_cast<int32_t>(r[at_depth]);
+    s.n_leapfrog[k] = static_cast<int32_t>(r[at_grads]);
+    s.divergent[k] = r[at_divergent] != 0;
+    ++fit.received;
+    if (o.on_draw) o.on_draw(chain, i, fit.received);
+  };
+  // A failed write stops the run as the caller's own stop does.
+  options.should_stop = [&] {
+    return !sink->error().empty() || (o.should_stop && o.should_stop());
+  };
+  auto ran = runner(model.module(), batch, options);
+  if (!sink->error().empty()) return Error{sink->error()};
+  if (!ran) return ran.failure();
+  const RunResult& result = *ran;
+  fit.stopped = result.stopped;
+  fit.run_stats = result.stats;
+  fit.faults = result.errors;
+
+  // Which chains finished; what the others left. A missing draw is NaN, never a placeholder.
+  std::vector<uint8_t> excluded(o.chains, 0);
+  for (const LaneError& e : result.errors) {
+    excluded[e.lane] = 1;
+    fit.chain_messages.push_back(fmt::format(
+        "chain {} faulted: {} in {} at line {} after {} of {} draws", e.lane, fault_text(e),
+        e.function, e.line, std::min(next_draw[e.lane], o.draws), o.draws));
+  }
+  // A chain with no finite starting point returned without sampling (nuts.ab's main).
+  const ValueType& chain_type = module.output().value_type;
+  const uint32_t chain_words = chain_type.words;
+  const auto chain_word = [&](uint32_t chain, const char* field) {
+    return result.outputs[uint64_t{chain} * chain_words + field_offset(chain_type, field)];
+  };
+  for (uint32_t chain = 0; chain < o.chains && !result.stopped; ++chain) {
+    if (excluded[chain] || chain_word(chain, "init_ok")) continue;
+    excluded[chain] = 1;
+    RefusedChain refused{chain, chain_word(chain, "init_tries"),
+                         bits_float(chain_word(chain, "init_logp"))};
+    const std::string where =
+        o.init.empty() ? fmt::format(
+                             "at {} random initial points (uniform in [-2, 2] on the "
+                             "unconstrained scale; the last had log density {})",
+                             refused.init_tries, refused.log_density)
+                       : fmt::format("at its initial point (log density {})", refused.log_density);
+    fit.chain_messages.push_back(
+        fmt::format("chain {} refused: the log density or its gradient is not finite {}{}", chain,
+                    where, non_finite_data(module, batch)));
+    fit.refused.push_back(refused);
+  }
+  for (uint32_t chain = 0; chain < o.chains; ++chain) {
+    fit.draws_per_chain.push_back(std::min(next_draw[chain], o.draws));
+    if (!sink->fill_missing(chain, fit.draws_per_chain.back())) return Error{sink->error()};
+  }
+  if (fit.received == 0) return fit;
+
+  // The summary uses the chains that did not fault, over the draws all of them have (fewer than
+  // `draws` only when the run was stopped).
+  fit.summary_draws = o.draws;
+  for (uint32_t chain = 0; chain < o.chains; ++chain)
+    if (!excluded[chain]) {
+      fit.summary_chains.push_back(chain);
+      fit.summary_draws = std::min(fit.summary_draws, next_draw[chain]);
+    }
+  if (fit.summary_chains.empty()) fit.summary_draws = 0;
+  for (uint32_t j = 0; j < D; ++j) {
+    auto values = sink->parameter(j, fit.summary_draws, fit.summary_chains);
+    if (!values) return values.failure();
+    auto summary = summarize(*values, fit.summary_chains.size(), fit.summary_draws);
+    if (!summary) return summary.failure();
+    fit.summary.push_back({fit.parameter_names[j], *summary});
+  }
+
+  // Stan's checks of the fit, over the chains and draws the summary uses.
+  FitStatistics checked;
+  checked.chains = static_cast<uint32_t>(fit.summary_chains.size());
+  checked.draws = fit.summary_draws;
+  checked.max_depth = o.max_depth;
+  for (uint32_t chain : fit.summary_chains)
+    for (uint32_t i = 0; i < fit.summary_draws; ++i) {
+      const uint64_t k = uint64_t{chain} * o.draws + i;
+      checked.divergent.push_back(s.divergent[k]);
+      checked.tree_depth.push_back(s.tree_depth[k]);
+      checked.energy.push_back(s.energy[k]);
+    }
+  fit.warnings = fit_warnings(checked, fit.summary);
+
+  // Chain totals from main's result (a chain that did not finish has none).
+  for (uint32_t chain = 0; chain < o.chains; ++chain) {
+    if (excluded[chain] || result.stopped) {
+      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost).
+      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i)
+        fit.gradient_evaluations += s.n_leapfrog[uint64_t{chain} * o.draws + i];
+      fit.step_sizes.push_back(std::nan(""));
+      fit.inv_metrics.emplace_back();
+      continue;
+    }
+    const uint32_t* w = result.outputs.data() + uint64_t{chain} * chain_words;
+    fit.gradient_evaluations += w[field_offset(chain_type, "grads")];
+    fit.divergences += w[field_offset(chain_type, "divergences")];
+    fit.step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
+    const uint32_t at_metric = field_offset(chain_type, "inv_metric");
+    std::vector<float> metric(D);
+    for (uint32_t j = 0; j < D; ++j)
+      metric[j] = bits_float(w[at_metric + j]);
+    fit.inv_metrics.push_back(std::move(metric));
+  }
+  return fit;
+}
+
+}  // namespace ab::sample
