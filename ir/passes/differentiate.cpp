@@ -403,7 +403,7 @@ class Deriver {
         const PreLoop& inner = pre_.at(b);
         for (size_t k = 0; k < inner.inputs.size(); ++k)
           if (bar_[inner.inputs[k]] >= 0)
-            add_into(bar_[inner.inputs[k]], mul(inner.partial[k], bar_[inner.acc]));
+            add_scaled_into(bar_[inner.inputs[k]], inner.partial[k], bar_[inner.acc]);
         continue;
       }
       for (int i = static_cast<int>(src_.blocks[b].ops.size()); i-- > 0;)
@@ -572,6 +572,21 @@ class Deriver {
     }
     if (T_.is_scalar(ti) && T_.is_array(tc)) c = op(OpCode::Sum, ti, {c});
     emit(OpCode::Add, into, {into, c});
+  }
+  // into += x * s for a float scalar s; a struct (a loop's partial of a struct input) field by
+  // field, since elementwise ops have no struct operands.
+  void add_scaled_into(VarId into, VarId x, VarId s) {
+    if (!T_.is_struct(type(x))) {
+      add_into(into, mul(x, s));
+      return;
+    }
+    for (const Field& f : T_.struct_def(type(x)).fields) {
+      if (!has_float(T_, f.type)) continue;
+      const VarId part = field(into, f);
+      add_scaled_into(part, field(x, f), s);
+      Op& set = emit(OpCode::Set, into, {into, part});
+      set.path = {PathStep{false, f.offset, 0, 0}};
+    }
   }
   VarId field(VarId s, const Field& f) {
     const VarId d = new_var("", f.type);
@@ -1098,7 +1113,7 @@ class Deriver {
         D_.blocks[cur_].loc = sb.loc;
         loc_ = sb.loc;
         for (size_t k = 0; k < pre.inputs.size(); ++k)
-          add_into(bar_[pre.inputs[k]], mul(pre.partial[k], bar_[pre.acc]));
+          add_scaled_into(bar_[pre.inputs[k]], pre.partial[k], bar_[pre.acc]);
         jump(cur_, rblock_[pre.entry]);
         continue;
       }

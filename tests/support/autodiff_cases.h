@@ -223,6 +223,34 @@ fn f(x: float[3]) -> float {
            t -= std::sin(x[k]) * x[0];
          return total + t;
        }},
+      // A struct parameter read inside a preaccumulated sum: the loop's partial is a struct, its
+      // adjoint scaled field by field (a Poisson regression once got a garbage gradient here).
+      {"sums over rows that read a struct's fields", 4, R"(
+struct Coef { a: float, b: float[2] }
+struct Model { c: Coef, s: float, n: int }
+fn g(m: Model) -> float {
+    let xs = [0.5, -1.0, 0.25, 1.5];
+    var lp = -0.5 * m.s * m.s;
+    for i in 0..4 {
+        let eta = m.c.a + m.c.b[0] * xs[i] + m.c.b[1] * xs[i] * xs[i];
+        lp += xs[i] * eta - exp(eta) * m.s;
+    }
+    return lp;
+}
+fn f(x: float[4]) -> float {
+    return g(Model { c: Coef { a: x[0], b: [x[1], x[2]] }, s: x[3], n: 3 });
+}
+)",
+       [](const std::vector<double>& x) {
+         const double xs[4] = {0.5, -1.0, 0.25, 1.5};
+         double lp = -0.5 * x[3] * x[3];
+         for (double v : xs) {
+           const double eta = x[0] + x[1] * v + x[2] * v * v;
+           lp += v * eta - std::exp(eta) * x[3];
+         }
+         return lp;
+       },
+       -1.0, 1.0},
   };
   return cases;
 }
