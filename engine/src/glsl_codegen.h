@@ -64,10 +64,10 @@ struct BlockRange {
   int32_t end = 0;
   bool contains(int32_t b) const { return b >= first && b < end; }
 };
-// The default of SourcePart::register_words (VulkanOptions::register_value_words): every value
-// in registers. On lavapipe values left in the state buffer cost more than they save
-// (docs/engine.md, "Residency by size").
+// SourcePart::register_words: every value in registers (the default), and what a program too
+// large for one kernel keeps there (VulkanOptions::register_value_words = 0, automatic).
 constexpr uint32_t kRegisterWords = 0xffffffffu;
+constexpr uint32_t kLargeProgramRegisterWords = 16;
 // What goes into one source besides the target: the part's blocks, whether the lane sweep copies
 // shared callees per call site (sweep_order.h; off for a split program, whose parts would
 // otherwise hold copies of each other's blocks), and where Memory residency keeps the slots.

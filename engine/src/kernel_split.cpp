@@ -147,4 +147,10 @@ KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost,
   return result;
 }
 
+uint32_t automatic_register_words(const LoweredProgram& program, uint32_t max_cost) {
+  return split_kernels(program, max_cost, kRegisterWords).register_parts.size() > 1
+             ? kLargeProgramRegisterWords
+             : kRegisterWords;
+}
+
 }  // namespace ab

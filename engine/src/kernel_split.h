@@ -49,4 +49,11 @@ inline constexpr uint32_t kSplitAbove = 4;
 KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost,
                           uint32_t register_words = kRegisterWords);
 
+// VulkanOptions::register_value_words = 0 (automatic): kLargeProgramRegisterWords for a program
+// whose register kernels, every value a register, split into several parts; kRegisterWords
+// (every value a register) otherwise. On lavapipe long values in the state buffer made a large
+// program cheaper to compile and faster to run and a small one dearer and slower
+// (docs/engine.md, "Residency by size").
+uint32_t automatic_register_words(const LoweredProgram& program, uint32_t max_cost);
+
 }  // namespace ab

@@ -303,8 +303,11 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   }
   // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
   // have been checked: a program is compiled only into the kernels its schedule uses.
-  static_assert(VulkanOptions{}.register_value_words == kRegisterWords);
+  // Automatic residency: long values leave the registers only in a program too large for one
+  // kernel (docs/engine.md, "Residency by size").
   impl->register_words = options.register_value_words;
+  if (impl->register_words == 0)
+    impl->register_words = automatic_register_words(program, options.max_part_cost);
   impl->split = split_kernels(program, options.max_part_cost, impl->register_words);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;

@@ -4,6 +4,7 @@
 // buffer. The results are the interpreter's on every schedule whatever the threshold, and a
 // kernel's source then no longer grows with the size of the program's values.
 #include "engine/src/glsl_codegen.h"
+#include "engine/src/kernel_split.h"
 #include "engine/src/state_layout.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
@@ -150,9 +151,9 @@ TEST_CASE("residency: a NUTS tree over 24 coordinates equals interp on every sch
   check_no_validation_messages();
 }
 
-TEST_CASE("residency: every value in the state buffer, or none, gives interp's results") {
-  // Random programs (loops, recursion, arrays, structs, faults, random draws) with no variable in
-  // registers (0) and with short arrays in registers but not longer ones (2), on the kernels of
+TEST_CASE("residency: only scalars or pairs in registers give interp's results") {
+  // Random programs (loops, recursion, arrays, structs, faults, random draws) with only scalars
+  // in registers (1) and with pairs in registers but not longer values (2), on the kernels of
   // register residency: local lane and subgroup, and global fused (one subgroup's lanes).
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     CAPTURE(seed);
@@ -171,7 +172,7 @@ TEST_CASE("residency: every value in the state buffer, or none, gives interp's r
         batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 99, lane)));
       }
       const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
-      for (uint32_t words : {0u, 2u})
+      for (uint32_t words : {1u, 2u})
         for (const Config& c : {configs()[1], configs()[2], configs()[4]}) {
           CAPTURE(words);
           CAPTURE(c.name);
@@ -180,6 +181,20 @@ TEST_CASE("residency: every value in the state buffer, or none, gives interp's r
     }
   }
   check_no_validation_messages();
+}
+
+TEST_CASE("residency: automatic: long values leave the registers only in a split program") {
+  auto loaded = load_source(nuts_program(24), "main", "nuts24.ab");
+  for (uint32_t max_part_cost : {0u, 300u}) {  // never split; split into several parts
+    CAPTURE(max_part_cost);
+    VulkanOptions vulkan;
+    vulkan.max_part_cost = max_part_cost;
+    auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
+    REQUIRE_MESSAGE(program.ok(), program.error());
+    CHECK(((*program)->parts() > 1) == (max_part_cost > 0));
+    CHECK(automatic_register_words(loaded->lowered, max_part_cost) ==
+          (max_part_cost > 0 ? kLargeProgramRegisterWords : kRegisterWords));
+  }
 }
 
 TEST_CASE("residency: the register kernels' source does not grow with the values' size") {
