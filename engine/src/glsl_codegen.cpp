@@ -132,9 +132,11 @@ class BlockEmitter {
   // slots_in_registers: Memory residency with the fixed and stack-pointer slots in registers
   // (SourcePart::slots_in_registers).
   // private_stacks: the stacks are the private arrays of SourcePart::private_stack_depth.
+  // register_words: Register residency keeps variables of at most this many words in registers
+  // (SourcePart::register_words); longer ones are read and written in the state buffer.
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
                Residency residency, std::string& out, bool slots_in_registers = false,
-               bool private_stacks = false)
+               bool private_stacks = false, uint32_t register_words = kRegisterWords)
       : p_(p),
         L_(layout),
         T_(p.types()),
@@ -143,6 +145,7 @@ class BlockEmitter {
         registers_(residency == Residency::Registers),
         slots_in_registers_(registers_ || slots_in_registers),
         private_stacks_(registers_ && private_stacks),
+        register_words_(register_words),
         out_(out) {}
 
   void emit() {
@@ -186,6 +189,9 @@ class BlockEmitter {
     return T_.is_scalar(t) ? T_[t].scalar : Scalar::UInt;
   }
   std::string name(VarId v) const { return fmt::format("v{}", v); }
+  // A Register or Stacked variable's current value is a register (var_register) rather than its
+  // words in the state buffer.
+  bool in_register(VarId v) const { return registers_ && words(v) <= register_words_; }
   // Word `idx` of variable v (scalars ignore idx).
   std::string word(VarId v, const std::string& idx) const {
     return words(v) == 1 ? name(v) : fmt::format("{}[{}]", name(v), idx);
@@ -263,7 +269,7 @@ class BlockEmitter {
     else
       line(1, fmt::format("uint {}[{}];", name(v), n));
     if (p_.vars[v].storage == Storage::Temp) return;
-    if (registers_) {
+    if (in_register(v)) {
       line(1, fmt::format("{} = {};", name(v), var_register(v)));
       return;
     }
@@ -276,7 +282,7 @@ class BlockEmitter {
   }
 
   void store(VarId v) {
-    if (registers_) {
+    if (in_register(v)) {
       line(1, fmt::format("{} = {};", var_register(v), name(v)));
       return;
     }
@@ -378,6 +384,15 @@ class BlockEmitter {
         // ab_common.glsl. Integer constants stay visible for the compiler to fold.
         const TypeId type = p_.vars[op.dst].type;
         const bool hide = T_.is_struct(type) || leaf_kind(op.dst) == Scalar::Float;
+        const bool uniform =
+            std::all_of(op.imm.begin(), op.imm.end(), [&](uint32_t w) { return w == op.imm[0]; });
+        if (uniform && op.imm.size() > kUnrollWords) {  // a long array of one value: a loop
+          for_words(1, static_cast<uint32_t>(op.imm.size()), [&](int ind, const std::string& i) {
+            line(ind, fmt::format("{} = 0x{:08x}u{};", word(op.dst, i), op.imm[0],
+                                  hide ? " ^ P.zero" : ""));
+          });
+          return;
+        }
         for (uint32_t i = 0; i < op.imm.size(); ++i)
           line(1, fmt::format("{} = 0x{:08x}u{};", word(op.dst, std::to_string(i)), op.imm[i],
                               hide ? " ^ P.zero" : ""));
@@ -394,10 +409,11 @@ class BlockEmitter {
         line(1, "{");
         line(2, fmt::format("uint made[{}];", n));
         uint32_t at = 0;
-        for (VarId a : op.args) {
+        for (VarId a : op.args) {  // a loop per long part: the code does not grow with it
           const uint32_t m = words(a);
-          for (uint32_t i = 0; i < m; ++i)
-            line(2, fmt::format("made[{}] = {};", at + i, word(a, std::to_string(i))));
+          for_words(2, m, [&](int ind, const std::string& i) {
+            line(ind, fmt::format("made[{}u + {}] = {};", at, i, word(a, i)));
+          });
           at += m;
         }
         for_words(2, n, [&](int ind, const std::string& i) {
@@ -558,6 +574,7 @@ class BlockEmitter {
   bool registers_;           // variables in registers
   bool slots_in_registers_;  // fixed and stack-pointer slots in registers
   bool private_stacks_;      // stacks in private arrays (SourcePart::private_stack_depth)
+  uint32_t register_words_;  // longer variables stay in memory in Register residency
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
@@ -607,9 +624,10 @@ std::string raise_in_registers() {
 }
 
 // The private globals of register residency and ab_load / ab_store, which move a lane's state
-// between them and the state buffer once per dispatch. Every state-buffer access in a shader is a
-// loop over the SIMD lanes that lavapipe compiles separately (a store costs it ~30M instructions,
-// docs/performance.md, "Compile time"), so:
+// between them and the state buffer once per dispatch (values over `register_words` words are
+// not among them: the blocks read and write those in the state buffer). Every state-buffer access
+// in a shader is a loop over the SIMD lanes that lavapipe compiles separately (a store costs it
+// ~30M instructions, docs/performance.md, "Compile time"), so:
 // - a kernel moves only what its part's blocks use, and stores back only what they may change;
 // - the fault record, which only ab_raise writes, is not loaded, and is stored only by a lane
 //   that faulted in this dispatch;
@@ -623,7 +641,7 @@ std::string raise_in_registers() {
 //   entries below each stack pointer are copied in and, at the end, back out.
 std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
                            const BlockRange& part, bool with_vars, bool compact,
-                           uint32_t private_depth) {
+                           uint32_t private_depth, uint32_t register_words) {
   const Types& types = program.types();
   std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
   bool calls = false, tail_calls = false, returns = false, random = false, emits = false;
@@ -669,6 +687,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
   for (size_t v = 0; v < program.vars.size() && with_vars; ++v) {
     if (!used[v] || layout.var_slot[v] < 0) continue;
     const uint32_t n = types.words(program.vars[v].type);
+    if (n > register_words) continue;  // the blocks read and write it in the state buffer
     const uint32_t s = static_cast<uint32_t>(layout.var_slot[v]);
     const std::string reg = var_register(static_cast<VarId>(v));
     if (n == 1) {
@@ -1010,7 +1029,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   std::vector<LoopCount> block_loops(program.blocks.size());
   for (int32_t b = blocks.first; b < blocks.end; ++b) {
     BlockEmitter block(program, layout, b, residency, block_functions, part.slots_in_registers,
-                       part.private_stack_depth > 0);
+                       part.private_stack_depth > 0, part.register_words);
     block.emit();
     block_loops[b] = block.loops();
   }
@@ -1039,7 +1058,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   const bool slots_in_registers = registers || part.slots_in_registers;
   if (slots_in_registers)
     out += lane_registers(program, layout, blocks, registers, part.compact_moves,
-                          registers ? part.private_stack_depth : 0) +
+                          registers ? part.private_stack_depth : 0, part.register_words) +
            raise_in_registers();
   else
     out += kAbRaiseMemoryText;

@@ -32,8 +32,8 @@ const char* kernel_macro(Kernel k);  // "AB_GLOBAL_MASKED", ...
 // Where blocks read and write a lane's state. Memory: the state buffer, every block (the masked
 // and compacted global kernels run one block per dispatch). Registers: private variables loaded
 // once per dispatch and stored at its end (the local kernels and the fused global kernel run
-// thousands of blocks per dispatch; only the stacks stay in memory). Each residency has its own
-// source and kernels.
+// thousands of blocks per dispatch; only the stacks, and values longer than
+// SourcePart::register_words, stay in memory). Each residency has its own source and kernels.
 enum class Residency { Memory, Registers };
 Residency residency_of(Kernel k);
 
@@ -64,6 +64,10 @@ struct BlockRange {
   int32_t end = 0;
   bool contains(int32_t b) const { return b >= first && b < end; }
 };
+// SourcePart::register_words: every value in registers (the default), and what a program too
+// large for one kernel keeps there (VulkanOptions::register_value_words = 0, automatic).
+constexpr uint32_t kRegisterWords = 0xffffffffu;
+constexpr uint32_t kLargeProgramRegisterWords = 16;
 // What goes into one source besides the target: the part's blocks, whether the lane sweep copies
 // shared callees per call site (sweep_order.h; off for a split program, whose parts would
 // otherwise hold copies of each other's blocks), and where Memory residency keeps the slots.
@@ -83,6 +87,11 @@ struct SourcePart {
   // arenas at every push and pop; 0 keeps them in the arenas. It must equal the run's
   // RunOptions::stack_depth (private_stack_depth() picks it).
   uint32_t private_stack_depth = 0;
+  // Register residency: a Register or Stacked variable of more words than this is not a register
+  // but stays in the state buffer, where the blocks that use it read and write it as in Memory
+  // residency, so a kernel's code and the driver's compile time do not grow with the size of the
+  // values (a model's points and gradients, a NUTS tree): VulkanOptions::register_value_words.
+  uint32_t register_words = kRegisterWords;
 };
 // The private_stack_depth for a run of `depth` entries per stack: `depth` when the register
 // kernels' private copy of every stack of a lane fits `limit_words` (private_stack_words() in

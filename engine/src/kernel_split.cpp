@@ -20,7 +20,8 @@ uint32_t words_cost(uint32_t words) {
 
 }  // namespace
 
-uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residency) {
+uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residency,
+                    uint32_t register_words) {
   const LoweredBlock& block = program.blocks[b];
   const Types& types = program.types();
   auto words = [&](VarId v) { return types.words(program.vars[v].type); };
@@ -82,11 +83,16 @@ uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residenc
       break;
   }
   for (VarId v : kept) {
-    if (residency == Residency::Registers) {
-      cost += 4 * words_cost(words(v));  // a case of ab_load's and ab_store's switches
-      continue;
+    const uint32_t n = words(v), moves = written.count(v) ? 2 : 1;
+    if (residency == Residency::Memory) {
+      cost += kBufferAccess * words_cost(n) * moves;
+    } else if (n <= register_words) {
+      cost += 4 * words_cost(n);  // a case of ab_load's and ab_store's switches
+    } else {
+      // Left in the state buffer: a load (and a store) per use, one access in a loop past
+      // kWordsUnrolled words, so the code does not grow with the value.
+      cost += (n <= kWordsUnrolled ? kBufferAccess * n : kBufferAccess + 2) * moves;
     }
-    cost += kBufferAccess * words_cost(words(v)) * (written.count(v) ? 2 : 1);
   }
   return cost;
 }
@@ -117,11 +123,13 @@ std::vector<BlockRange> split(const std::vector<uint32_t>& cost, uint32_t max_co
 
 }  // namespace
 
-KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost) {
+KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost,
+                          uint32_t register_words) {
   std::vector<uint32_t> memory(program.blocks.size()), registers(program.blocks.size());
   for (size_t b = 0; b < program.blocks.size(); ++b) {
     memory[b] = block_cost(program, static_cast<int32_t>(b), Residency::Memory);
-    registers[b] = block_cost(program, static_cast<int32_t>(b), Residency::Registers);
+    registers[b] =
+        block_cost(program, static_cast<int32_t>(b), Residency::Registers, register_words);
   }
   KernelSplit result;
   result.memory_parts = split(memory, max_cost);
@@ -137,6 +145,12 @@ KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost) {
     with_copies += registers[b];
   result.copy_callees = with_copies <= uint64_t{kSplitAbove} * max_cost;
   return result;
+}
+
+uint32_t automatic_register_words(const LoweredProgram& program, uint32_t max_cost) {
+  return split_kernels(program, max_cost, kRegisterWords).register_parts.size() > 1
+             ? kLargeProgramRegisterWords
+             : kRegisterWords;
 }
 
 }  // namespace ab

@@ -19,8 +19,10 @@ namespace ab {
 // statements: its ops, a heavier weight for each storage-buffer access (lavapipe expands every
 // one into a loop over the SIMD lanes), fault checks, and its variables: in Memory residency
 // every Register or Stacked variable it uses is a load (and a store if written), in Registers
-// residency a case of ab_load's and ab_store's loops.
-uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residency);
+// residency a case of ab_load's and ab_store's loops, or, for a variable of more than
+// register_words words (SourcePart::register_words), a load and store as in Memory residency.
+uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residency,
+                    uint32_t register_words = kRegisterWords);
 
 struct KernelSplit {
   // Per residency (the two sources differ in size), contiguous block ranges in block order
@@ -44,6 +46,14 @@ inline constexpr uint32_t kSplitAbove = 4;
 // max_cost is 0), else the fewest contiguous parts of at most max_cost each (a block costlier
 // than that alone in its part). The lane sweep copies shared callees only when the register
 // kernels stay one part and the copies keep them within kSplitAbove * max_cost.
-KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost);
+KernelSplit split_kernels(const LoweredProgram& program, uint32_t max_cost,
+                          uint32_t register_words = kRegisterWords);
+
+// VulkanOptions::register_value_words = 0 (automatic): kLargeProgramRegisterWords for a program
+// whose register kernels, every value a register, split into several parts; kRegisterWords
+// (every value a register) otherwise. On lavapipe long values in the state buffer made a large
+// program cheaper to compile and faster to run and a small one dearer and slower
+// (docs/engine.md, "Residency by size").
+uint32_t automatic_register_words(const LoweredProgram& program, uint32_t max_cost);
 
 }  // namespace ab

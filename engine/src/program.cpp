@@ -195,8 +195,12 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_
   std::lock_guard lock(mutex);
   const auto key = std::make_tuple(r, part, private_depth);
   if (auto it = sources.find(key); it != sources.end()) return it->second;
-  const SourcePart what{split.parts(r).at(part), split.copy_callees,
-                        r == Residency::Memory && parts(r) > 1, parts(r) > 1, private_depth};
+  const SourcePart what{split.parts(r).at(part),
+                        split.copy_callees,
+                        r == Residency::Memory && parts(r) > 1,
+                        parts(r) > 1,
+                        private_depth,
+                        register_words};
   return sources[key] = generate_glsl(*program, layout, r, target, what);
 }
 
@@ -299,7 +303,12 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   }
   // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
   // have been checked: a program is compiled only into the kernels its schedule uses.
-  impl->split = split_kernels(program, options.max_part_cost);
+  // Automatic residency: long values leave the registers only in a program too large for one
+  // kernel (docs/engine.md, "Residency by size").
+  impl->register_words = options.register_value_words;
+  if (impl->register_words == 0)
+    impl->register_words = automatic_register_words(program, options.max_part_cost);
+  impl->split = split_kernels(program, options.max_part_cost, impl->register_words);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;

@@ -32,7 +32,10 @@ struct VulkanProgram::Impl {
   std::shared_ptr<const Module> module;  // keeps `program` alive when compiled from a Module
   StateLayout layout;
   GlslTarget target;
-  KernelSplit split;      // one part unless the program is too large for one kernel
+  KernelSplit split;  // one part unless the program is too large for one kernel
+  // Register residency keeps values of at most this many words in registers
+  // (VulkanOptions::register_value_words, SourcePart::register_words).
+  uint32_t register_words = kRegisterWords;
   std::string cache_dir;  // empty: no disk cache
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;

@@ -88,6 +88,16 @@ struct VulkanOptions {
   // every part in turn; a lane runs in the part holding its block. 0: never split. Every sample
   // program stays one part.
   uint32_t max_part_cost = 3000;
+  // The kernels that keep a lane's state in registers for a dispatch (local, fused global) keep
+  // there only the fixed slots and the values of at most this many words; longer values (a
+  // model's points and gradients, a NUTS tree) stay in the state buffer, read and written by the
+  // blocks that use them, so that a kernel's code does not grow with the values' size. Results
+  // are the same for any value. 0 (the default): 16 for a program too large for one kernel with
+  // every value in registers (max_part_cost), every value in registers otherwise. On lavapipe
+  // the state buffer made a large program (the sampler over eight schools, 6 parts) 3.7x
+  // cheaper to compile and 2.3x faster to run, and a small one (nuts_tree, one kernel) 4.8x
+  // dearer to compile and 10x slower to run (docs/engine.md, "Residency by size").
+  uint32_t register_value_words = 0;
   // Programs that emit: records each lane's output stream holds on the device between two
   // drains (after every submission). A lane with a full stream waits (parks) until the host has
   // drained it. Capped so that the stream fits maxStorageBufferRange; at least 1.
