@@ -6,6 +6,7 @@
 #include <map>
 
 #include "support/engine_test_support.h"
+#include "support/index_faults.h"
 
 namespace ab::enginetest {
 namespace {
@@ -142,28 +143,10 @@ fn main(k: int) -> Draws {
 }
 
 TEST_CASE("engine: an index fault names the index and the array as the interpreter does") {
-  // Named arrays, a struct field, a constant then a dynamic index, two dynamic indices, a
-  // uniform, a uint index and a temporary: the detail is built from the two words the kernels
-  // record (which index, its value), on every schedule and with the program split into parts.
-  auto loaded = load_source(R"(struct Params { mu: float, eta: float[3] }
-uniform table: float[4];
-fn main(kind: int, k: int) -> float {
-  let q = [1.0, 2.0, 3.0];
-  let m = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
-  let p = Params { mu: 0.5, eta: q };
-  if kind == 0 { return q[k]; }
-  if kind == 1 { return p.eta[k]; }
-  if kind == 2 { return m[1][k]; }
-  if kind == 3 { return m[k - 4][k]; }
-  if kind == 4 { return table[k]; }
-  if kind == 5 { return q[uint(k)]; }
-  return q[k] + [q[0], 7.0][k];
-}
-)");
-  Batch batch;
-  batch.lanes = 11;
-  batch.inputs = {{0, 0, 1, 2, 3, 3, 4, 5, 5, 6, 6}, {3, ~0u, 7, 2, 5, 9, 4, 3, ~0u, 1, 2}};
-  batch.uniforms = {{float_bits(1.0f), float_bits(2.0f), float_bits(3.0f), float_bits(4.0f)}};
+  // The detail is built from the two words the kernels record (which index, its value), on
+  // every schedule and with the program split into parts.
+  auto loaded = load_source(testing::kIndexFaultsSource);
+  const Batch batch = testing::index_faults_batch();
   const RunResult expected = run_interp(loaded->program, loaded->entry, batch, RunOptions{});
   REQUIRE(expected.errors.size() == 10);
   for (const LaneError& e : expected.errors)

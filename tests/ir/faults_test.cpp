@@ -12,6 +12,7 @@
 #include "ir/backends/vm.h"
 #include "ir/ops.h"
 #include "ir/passes/lower.h"
+#include "support/index_faults.h"
 #include "support/result_compare.h"
 #include "support/samples.h"
 
@@ -264,30 +265,15 @@ TEST_CASE("faults: divmod's assert rejects a zero divisor in main") {
 }
 
 TEST_CASE("faults: an index out of range is named with its value and the array it missed") {
-  // The expected texts are written from the source below: the index, the access as written up to
+  // The expected texts are written from kIndexFaultsSource: the index, the access as written up to
   // the index that missed (an earlier index that was in range shows as [·]) and that array's type.
   Loaded loaded;
-  loaded.source = R"(struct Params { mu: float, eta: float[3] }
-uniform table: float[4];
-fn main(kind: int, k: int) -> float {
-  let q = [1.0, 2.0, 3.0];
-  let m = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
-  let p = Params { mu: 0.5, eta: q };
-  if kind == 0 { return q[k]; }
-  if kind == 1 { return p.eta[k]; }
-  if kind == 2 { return m[1][k]; }
-  if kind == 3 { return m[k - 4][k]; }
-  if kind == 4 { return table[k]; }
-  if kind == 5 { return q[uint(k)]; }
-  return q[k] + [q[0], 7.0][k];
-}
-)";
+  loaded.source = kIndexFaultsSource;
   CompiledProgram compiled = compile_program(loaded.source, "index.ab");
   loaded.program = std::move(compiled.program);
   loaded.entry = compiled.entry;
   loaded.lowered = lower(loaded.program, loaded.entry);
-  Batch batch = int_batch({{0, 0, 1, 2, 3, 3, 4, 5, 5, 6, 6}, {3, -1, 7, 2, 5, 9, 4, 3, -1, 1, 2}});
-  batch.uniforms = {{float_bits(1.0f), float_bits(2.0f), float_bits(3.0f), float_bits(4.0f)}};
+  const Batch batch = index_faults_batch();
   const RunResult result = run_checked(loaded, batch, RunOptions{});
   const std::map<uint32_t, std::string> expected = {
       {0, "index 3 out of range for q: float[3]"},
