@@ -54,6 +54,7 @@ struct Point {
 
 struct Tree {
   Point minus, plus, proposal;
+  Vec rho;
   float log_weight = 0, sum_accept = 0;
   int32_t leaves = 0, grads = 0;
   bool stop = false, divergent = false;
@@ -114,12 +115,22 @@ class Sampler {
     return m + ab_log(ab_exp(a - m) + ab_exp(b - m));
   }
 
-  bool u_turn(const Point& minus, const Point& plus) const {
-    Vec span(D_);
-    for (uint32_t i = 0; i < D_; ++i)
-      span[i] = plus.q[i] - minus.q[i];
-    return scaled_dot(minus.p, inv_metric_, span) < 0.0f ||
-           scaled_dot(plus.p, inv_metric_, span) < 0.0f;
+  bool turns(const Vec& p_minus, const Vec& p_plus, const Vec& rho) const {
+    return !(scaled_dot(p_minus, inv_metric_, rho) > 0.0f &&
+             scaled_dot(p_plus, inv_metric_, rho) > 0.0f);
+  }
+
+  static Vec sum(const Vec& a, const Vec& b) {
+    Vec out(a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      out[i] = a[i] + b[i];
+    return out;
+  }
+
+  bool merge_turns(const Tree& left, const Tree& right) const {
+    return turns(left.minus.p, right.plus.p, sum(left.rho, right.rho)) ||
+           turns(left.minus.p, right.minus.p, sum(left.rho, right.minus.p)) ||
+           turns(left.plus.p, right.plus.p, sum(right.rho, left.plus.p));
   }
 
   Tree leaf(const Point& s, float eps, int32_t steps, float h0) const {
@@ -137,6 +148,7 @@ class Sampler {
     Tree tree;
     tree.minus = next;
     tree.plus = next;
+    tree.rho = next.p;
     tree.proposal = std::move(next);
     tree.log_weight = log_weight;
     tree.sum_accept = accept;
@@ -153,9 +165,12 @@ class Sampler {
     if (first.stop) return first;
     const Point& edge = eps < 0.0f ? first.minus : first.plus;
     Tree second = build_tree(edge, eps, depth - 1, steps, h0);
+    bool stop = second.stop;
+    if (!stop) stop = eps < 0.0f ? merge_turns(second, first) : merge_turns(first, second);
     // nuts.ab's `tree` starts as a copy of `first`, whose fields are read below only before
     // tree's same field is assigned: so `first` itself can become `tree`.
     Tree tree = std::move(first);
+    tree.rho = sum(tree.rho, second.rho);
     if (eps < 0.0f)
       tree.minus = std::move(second.minus);
     else
@@ -167,7 +182,7 @@ class Sampler {
     tree.leaves = tree.leaves + second.leaves;
     tree.grads = tree.grads + second.grads;
     tree.divergent = second.divergent;
-    tree.stop = second.stop || u_turn(tree.minus, tree.plus);
+    tree.stop = stop;
     return tree;
   }
 
@@ -184,6 +199,7 @@ class Sampler {
     Tree tree;
     tree.minus = start;
     tree.plus = start;
+    tree.rho = start.p;
     tree.proposal = std::move(start);
     tree.log_weight = 0.0f;
     tree.sum_accept = 0.0f;
@@ -205,11 +221,13 @@ class Sampler {
       if (ab_log(rng_.uniform()) < sub.log_weight - tree.log_weight)
         tree.proposal = std::move(sub.proposal);
       tree.log_weight = log_add(tree.log_weight, sub.log_weight);
+      const bool turned = direction < 0.0f ? merge_turns(sub, tree) : merge_turns(tree, sub);
       if (direction < 0.0f)
         tree.minus = std::move(sub.minus);
       else
         tree.plus = std::move(sub.plus);
-      if (u_turn(tree.minus, tree.plus)) break;
+      tree.rho = sum(tree.rho, sub.rho);
+      if (turned) break;
     }
     Transition t;
     t.accept = 0.0f;
@@ -304,7 +322,9 @@ NutsChainResult Sampler::run(const float* init) {
   result.draws.reserve(settings_.draws);
   int32_t divergences = 0;
   for (int32_t i = 0; i < warmup + draws; ++i) {
-    const float jittered = eps * (0.9f + 0.2f * rng_.uniform());
+    float jittered = eps;
+    if (settings_.step_jitter > 0.0f)
+      jittered = eps * (1.0f + settings_.step_jitter * (2.0f * rng_.uniform() - 1.0f));
     Transition t = transition(current, jittered);
     current = std::move(t.point);
     grads += t.grads;

@@ -24,6 +24,7 @@ struct NutsSettings {
   float target_accept = 0.8f, step_size = 1.0f;
   bool adapt_metric = true;
   bool search_step = true;
+  float step_jitter = 0.0f;
 };
 
 // nuts_Draw: one per draw after warm-up.

@@ -616,6 +616,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("step_size", &ab::sample::Options::step_size)
       .def_readwrite("adapt_metric", &ab::sample::Options::adapt_metric)
       .def_readwrite("search_step", &ab::sample::Options::search_step)
+      .def_readwrite("step_jitter", &ab::sample::Options::step_jitter)
       .def_readwrite("seed", &ab::sample::Options::seed)
       .def_readwrite("threads", &ab::sample::Options::threads)
       .def_readwrite("max_steps", &ab::sample::Options::max_steps)

@@ -57,8 +57,10 @@ std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t 
   out += "#     algorithm = hmc (Default)\n#       hmc\n#         engine = nuts (Default)\n";
   out += fmt::format("#           nuts\n#             max_depth = {}\n", o.max_depth);
   out += fmt::format("#         metric = {}\n", o.adapt_metric ? "diag_e" : "unit_e");
-  out += fmt::format("#         stepsize = {}\n#         stepsize_jitter = 0 (Default)\n",
-                     number(o.step_size));
+  out += fmt::format("#         stepsize = {}\n", number(o.step_size));
+  out += o.step_jitter == 0.0
+             ? std::string("#         stepsize_jitter = 0 (Default)\n")
+             : fmt::format("#         stepsize_jitter = {}\n", number(o.step_jitter));
   out += fmt::format("#     num_chains = {}\n", fit.chains);
   out += fmt::format("# id = {}\n", chain + 1);
   out += fmt::format("# init = {}\n", o.init.empty() ? "2 (Default)" : "user");

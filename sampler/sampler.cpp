@@ -274,6 +274,8 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
 
 Status check_options(const Options& o) {
   if (o.chains == 0) return Error{"chains must be at least 1"};
+  if (!(o.step_jitter >= 0.0 && o.step_jitter <= 1.0))
+    return Error{fmt::format("step_jitter {} is not in [0, 1]", o.step_jitter)};
   if (o.stack_depth && o.stack_depth < recursion_depth(o))
     return Error{fmt::format(
         "stack_depth {} is less than the tree's recursion needs (max_depth {} + 8 = {})",
@@ -330,6 +332,7 @@ Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>
   set("step_size", float_bits(static_cast<float>(o.step_size)));
   set("adapt_metric", o.adapt_metric ? 1u : 0u);
   set("search_step", o.search_step ? 1u : 0u);
+  set("step_jitter", float_bits(static_cast<float>(o.step_jitter)));
   batch.inputs.push_back(init);
   batch.inputs.emplace_back(o.chains, random_init ? 1u : 0u);
   batch.inputs.emplace_back();

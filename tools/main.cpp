@@ -183,6 +183,11 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_flag("!--no-step-search", c.search_step,
                "start from --step-size as given instead of searching for one (Hoffman & Gelman "
                "Algorithm 4); with --warmup 0 every chain keeps it");
+  app.add_option("--step-jitter", c.step_jitter,
+                 "each transition's step size times a uniform factor in [1 - J, 1 + J] (Stan's "
+                 "stepsize_jitter; 0 as Stan's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_flag("!--no-metric", c.adapt_metric,
                "keep the unit metric: adapt only the step size in warm-up");
   app.add_option("--init", c.init,

@@ -118,6 +118,9 @@ struct Options {
   double step_size = 1.0;
   bool adapt_metric = true;
   bool search_step = true;  // false: the first transitions use step_size as given
+  // Stan's stepsize_jitter: each transition's step size times a uniform factor in [1 - j, 1 + j].
+  // 0, as Stan's default: a jitter of 0.1 cost 8-18% of ESS per gradient (docs/nuts.md).
+  double step_jitter = 0.0;
   uint64_t seed = 0;
   // [chains, D] initial points in the model's (constrained) space; empty: random points, uniform
   // in [-2, 2] on the unconstrained scale, retried as Stan does.

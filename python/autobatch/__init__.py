@@ -182,7 +182,7 @@ def _model_source(model):
 
 def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend="vm",
            init=None, leaf_steps=1, max_depth=10, target_accept=0.8, step_size=1.0,
-           adapt_metric=True, search_step=True, threads=0, max_steps=2**32 - 1, stack_depth=0,
+           adapt_metric=True, search_step=True, step_jitter=0.0, threads=0, max_steps=2**32 - 1, stack_depth=0,
            schedule=None, progress=True):
     """Batched NUTS on `model` (a .ab path or source text; docs/nuts.md for the contract) with
     its uniforms from `data` (name -> array). One lane per chain. Returns a Fit; a faulted or
@@ -194,6 +194,7 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
     options.leaf_steps, options.max_depth = leaf_steps, max_depth
     options.target_accept, options.step_size = target_accept, step_size
     options.adapt_metric, options.search_step = adapt_metric, search_step
+    options.step_jitter = step_jitter
     options.threads, options.max_steps, options.stack_depth = threads, max_steps, stack_depth
     compiled = _core.SamplerModel.compile(source, file)
     core = _core.sample(compiled, dict(data or {}), options, backend, schedule or "",

@@ -94,6 +94,8 @@ def test_bad_models_and_data_raise():
         autobatch.sample(GAUSSIAN, data={"y": np.zeros(3, np.float32)}, backend="vm")
     with pytest.raises(ValueError, match="chains must be at least 1"):
         autobatch.sample(GAUSSIAN, data=DATA, chains=0, backend="vm")
+    with pytest.raises(ValueError, match=r"step_jitter -0.5 is not in \[0, 1\]"):
+        autobatch.sample(GAUSSIAN, data=DATA, step_jitter=-0.5, backend="vm")
 
 
 def test_model_from_a_path():

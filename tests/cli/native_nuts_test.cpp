@@ -96,6 +96,7 @@ void check_bit_identical(const NutsModel& model, const Run& run, const char* bac
       run.seed, s.leaf_steps, s.max_depth);
   if (!s.adapt_metric) args += " --no-metric";
   if (!s.search_step) args += fmt::format(" --no-step-search --step-size {}", s.step_size);
+  if (s.step_jitter > 0.0f) args += fmt::format(" --step-jitter {}", s.step_jitter);
   const uint32_t D = model.dimension;
   if (!run.inits.empty()) {
     REQUIRE(run.inits.size() == size_t{run.chains} * D);
@@ -189,6 +190,7 @@ TEST_CASE("native nuts: small Gaussians equal interp bit for bit, with --init an
                       make_run("tests/data/models/gaussian_iid.ab", "", shallow, 5), "interp");
   NutsSettings no_metric = settings(160, 60);
   no_metric.adapt_metric = false;
+  no_metric.step_jitter = 0.25f;  // a jittered step size draws where nuts.ab draws
   check_bit_identical(ab::bench::nuts_gaussian_scaled_model(),
                       make_run("tests/data/models/gaussian_scaled.ab", "", no_metric, 6), "interp");
   Run given_init = make_run("tests/data/models/gaussian_correlated.ab", "", settings(160, 60), 7, 3,

@@ -103,6 +103,13 @@ TEST_CASE("sampler library: a model off the contract is one message with its pla
   sample::Options none;
   none.chains = 0;
   CHECK(sample::check_options(none).error() == "chains must be at least 1");
+  sample::Options wild;
+  wild.step_jitter = 1.5;
+  CHECK(sample::check_options(wild).error() == "step_jitter 1.5 is not in [0, 1]");
+  wild.step_jitter = std::nan("");
+  CHECK_FALSE(sample::check_options(wild).ok());
+  wild.step_jitter = 1.0;
+  CHECK(sample::check_options(wild).ok());
 }
 
 TEST_CASE("sampler library: a Gaussian's mean recovered, and its CSV round-trips exactly") {

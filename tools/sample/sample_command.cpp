@@ -272,6 +272,7 @@ sample::Options sample_options(const SampleCommand& c) {
   o.step_size = c.step_size;
   o.adapt_metric = c.adapt_metric;
   o.search_step = c.search_step;
+  o.step_jitter = c.step_jitter;
   o.seed = c.seed;
   o.threads = c.threads;
   o.max_steps = c.max_steps;

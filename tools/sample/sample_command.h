@@ -25,7 +25,8 @@ struct SampleCommand {
   double target_accept = 0.8;
   double step_size = 1.0;
   bool adapt_metric = true;
-  bool search_step = true;  // false: the first transitions use step_size as given
+  bool search_step = true;   // false: the first transitions use step_size as given
+  double step_jitter = 0.0;  // Stan's stepsize_jitter
   uint64_t seed = 0;
   std::string init;  // FILE.npy [chains, D] or FILE.json by name, model space; empty: random
   std::vector<std::string> uniforms;
