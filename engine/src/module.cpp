@@ -14,6 +14,7 @@
 #include "ir/passes/lower.h"
 #include "ir/read_file.h"
 #include "ir/text.h"
+#include "ir/verify.h"
 
 namespace ab {
 
@@ -62,6 +63,17 @@ Program order_functions(Program program, const std::vector<std::string>& first) 
   return program;
 }
 
+// The compiler checks its own output, always: a malformed program from a compiler bug is then one
+// clear error at compile time instead of wrong numbers at run time (docs/architecture.md).
+Status check_compiler_output(const std::string& file, const char* form, const Status& verified) {
+  if (verified.ok()) return Ok{};
+  const std::string& problems = verified.error();
+  return Error{fmt::format(
+      "{}: internal error: the compiler made an invalid {} program (a bug in autobatch; please "
+      "report it with this file): {}",
+      file, form, problems.substr(0, problems.find('\n')))};
+}
+
 }  // namespace
 
 Module::Module(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -83,10 +95,16 @@ Expected<std::shared_ptr<const Module>> Module::compile(
   }
   if (!options.functions_first.empty())
     program = order_functions(std::move(*program), options.functions_first);
+  if (Status ok = check_compiler_output(options.file, "typed", verify(*program)); !ok.ok())
+    return Error{ok.error()};
   if (options.entry.empty()) return Impl::make(std::move(*program), -1, source);
   const int entry = program->find_function(options.entry);
   if (entry < 0) return Error{missing_entry_message(*program, excerpt(options.entry))};
-  return Impl::make(std::move(*program), entry, source);
+  std::shared_ptr<const Module> module = Impl::make(std::move(*program), entry, source);
+  if (Status ok = check_compiler_output(options.file, "lowered", verify(module->impl_->lowered));
+      !ok.ok())
+    return Error{ok.error()};
+  return module;
 }
 
 std::shared_ptr<const Module> Module::Impl::make(Program program, int entry,
