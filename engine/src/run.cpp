@@ -606,7 +606,12 @@ Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& 
       if (!I.prog->pipelines.count({200 + static_cast<int>(k), b, 0u}))
         todo.push_back([&I, k, b] { return I.prog->block_pipeline(k, b); });
   }
-  if (auto s = build_all(todo, I.vulkan.compile_threads, progress); !s) return s;
+  // Automatic: one thread on a CPU device, which compiles at the first dispatch on its one queue
+  // (the other threads only take cores from it: docs/engine.md, "Compile time"), one per
+  // hardware thread otherwise.
+  uint32_t threads = I.vulkan.compile_threads;
+  if (threads == 0 && I.ctx->info.type == "cpu") threads = 1;
+  if (auto s = build_all(todo, threads, progress); !s) return s;
   I.take_compile_stats();
   return Ok{};
 }

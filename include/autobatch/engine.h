@@ -100,7 +100,8 @@ struct VulkanOptions {
   uint32_t register_value_words = 0;
   // VulkanRun::prepare builds a run's kernels on this many host threads at once (GLSL, glslang,
   // pipeline creation; the empty first dispatch that makes lavapipe compile goes through the one
-  // queue in turn). 0: one per hardware thread.
+  // queue in turn). 0: one on a CPU device (lavapipe: the threads gained nothing there), one per
+  // hardware thread on others.
   uint32_t compile_threads = 0;
   // Programs that emit: records each lane's output stream holds on the device between two
   // drains (after every submission). A lane with a full stream waits (parks) until the host has
