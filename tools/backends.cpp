@@ -202,6 +202,28 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
                    s.spirv_from_cache ? " (SPIR-V from cache)" : "")},
       {"run_seconds", run_seconds, fmt::format("{:.3f} ms", run_seconds * 1000.0)},
   };
+  // Each kernel's build, the slowest named in the table.
+  if (!s.kernels.empty()) {
+    nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+    const KernelCompile* slowest = &s.kernels.front();
+    auto seconds = [](const KernelCompile& k) {
+      return k.source_seconds + k.create_seconds + k.first_dispatch_seconds;
+    };
+    for (const KernelCompile& k : s.kernels) {
+      kernels.push_back({{"kernel", k.kernel},
+                         {"source_seconds", k.source_seconds},
+                         {"create_seconds", k.create_seconds},
+                         {"first_dispatch_seconds", k.first_dispatch_seconds},
+                         {"spirv_from_cache", k.spirv_from_cache}});
+      if (seconds(k) > seconds(*slowest)) slowest = &k;
+    }
+    run.extra_stats.push_back(
+        {"kernels", kernels,
+         fmt::format("{} built; slowest {}: {:.3f} s (source {:.3f}, pipeline {:.3f}, first "
+                     "dispatch {:.3f})",
+                     s.kernels.size(), slowest->kernel, seconds(*slowest), slowest->source_seconds,
+                     slowest->create_seconds, slowest->first_dispatch_seconds)});
+  }
   if (s.parts > 1)
     run.extra_stats.push_back(
         {"kernel_parts", static_cast<uint64_t>(s.parts),
@@ -222,6 +244,7 @@ Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
   vulkan.context.device_index = device.device;
   vulkan.context.validation = device.validation;
   vulkan.max_part_cost = device.max_part_cost;
+  vulkan.compile_threads = device.compile_threads;
   if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
                   vulkan.schedule) ||
       !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,

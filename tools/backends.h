@@ -23,7 +23,8 @@ struct DeviceOptions {
   int device = -1;          // index from `autobatch devices`; -1: the best device
   uint32_t max_part_cost = VulkanOptions{}.max_part_cost;  // 0: never split a program's kernels
   bool validation = false;                                 // enable the Khronos validation layer
-  bool progress = false;  // print a progress line on stderr for runs longer than a second
+  uint32_t compile_threads = 0;  // host threads building kernels at once; 0: automatic
+  bool progress = false;         // print a progress line on stderr for runs longer than a second
 };
 
 // A statistic only some backends have: its JSON key, its value and its table text.

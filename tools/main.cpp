@@ -124,6 +124,10 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
                  "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
                  "integrated, else the CPU)")
       ->transform(whole_number_in(0, INT32_MAX));
+  app.add_option("--compile-threads", device.compile_threads,
+                 "vulkan: host threads that build kernels at once (0: 1 on a CPU device, else one "
+                 "per core)")
+      ->capture_default_str();
   app.add_flag("--validation", device.validation, "vulkan: enable the Khronos validation layer");
 }
 

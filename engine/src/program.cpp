@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "ab_layout.h"
 #include "engine/src/cache_file.h"
@@ -131,19 +134,49 @@ void VulkanProgram::Impl::save_pipeline_cache() const {
                    data.data(), size);
 }
 
-Expected<VkPipeline> VulkanProgram::Impl::create_pipeline(const std::vector<uint32_t>& spirv,
-                                                          const VkSpecializationInfo* spec) {
-  auto p = create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv, spec);
-  if (!p) return p;
-  if (auto s = warm_up(*p); !s) {
-    ctx->api.vkDestroyPipeline(ctx->device, *p, nullptr);
-    return Error{s.error()};
+Expected<VkPipeline> VulkanProgram::Impl::build(
+    const PipelineKey& key, std::string name,
+    const std::function<Expected<CompiledShader>()>& make_spirv, const VkSpecializationInfo* spec) {
+  using Clock = std::chrono::steady_clock;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
+    if (!unfit.empty()) return Error{unfit};
+    if (builds_in_flight++ == 0) building_since = Clock::now();
   }
-  return p;
+  KernelCompile timing;
+  timing.kernel = std::move(name);
+  const auto start = Clock::now();
+  auto built = [&]() -> Expected<VkPipeline> {
+    auto spirv = make_spirv();
+    if (!spirv) return Error{spirv.error()};
+    timing.spirv_from_cache = spirv->from_cache;
+    const auto compiled = Clock::now();
+    timing.source_seconds = std::chrono::duration<double>(compiled - start).count();
+    auto p = create_compute_pipeline(*ctx, pipeline_layout, pipeline_cache, spirv->spirv, spec);
+    if (!p) return p;
+    timing.create_seconds = seconds_since(compiled);
+    if (auto s = warm_up(*p, timing.first_dispatch_seconds); !s) {
+      ctx->api.vkDestroyPipeline(ctx->device, *p, nullptr);
+      return Error{s.error()};
+    }
+    return p;
+  }();
+  std::lock_guard lock(mutex);
+  if (--builds_in_flight == 0) compile_seconds += seconds_since(building_since);
+  if (!built) return built;
+  spirv_from_cache = spirv_from_cache && timing.spirv_from_cache;
+  kernel_compiles.push_back(std::move(timing));
+  // Another thread may have built the same kernel meanwhile: keep the first.
+  auto [it, inserted] = pipelines.emplace(key, *built);
+  if (!inserted) ctx->api.vkDestroyPipeline(ctx->device, *built, nullptr);
+  return it->second;
 }
 
-Status VulkanProgram::Impl::warm_up(VkPipeline p) {
+Status VulkanProgram::Impl::warm_up(VkPipeline p, double& seconds) {
   auto& api = ctx->api;
+  std::lock_guard lock(warm_mutex);
+  const auto start = std::chrono::steady_clock::now();
   if (!warm_set) {
     // Large enough for every word an empty dispatch may touch (the control header).
     auto buffer = DeviceBuffer::create(*ctx, 1024 * 4);
@@ -179,7 +212,7 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p) {
   // All push constants zero: no lanes, no blocks, no budget, so every kernel returns at once
   // (and the control words it may still write are the scratch buffer's).
   const PushConstants none;
-  return submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
+  auto done = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
     api.vkCmdFillBuffer(cmd, warm_buffer.handle(), 0, VK_WHOLE_SIZE, 0);
     compute_barrier(*ctx, cmd);
     api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
@@ -189,66 +222,77 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p) {
                            &none);
     api.vkCmdDispatch(cmd, 1, 1, 1);
   });
+  seconds = seconds_since(start);
+  return done;
 }
 
 const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_t private_depth) {
-  std::lock_guard lock(mutex);
   const auto key = std::make_tuple(r, part, private_depth);
-  if (auto it = sources.find(key); it != sources.end()) return it->second;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = sources.find(key); it != sources.end()) return it->second;
+  }
+  // Generated without the lock (kernels of different parts are generated at once); a source
+  // another thread stored meanwhile is the same text.
   const SourcePart what{split.parts(r).at(part),
                         split.copy_callees,
                         r == Residency::Memory && parts(r) > 1,
                         parts(r) > 1,
                         private_depth,
                         register_words};
-  return sources[key] = generate_glsl(*program, layout, r, target, what);
+  std::string text = generate_glsl(*program, layout, r, target, what);
+  std::lock_guard lock(mutex);
+  return sources.emplace(key, std::move(text)).first->second;
 }
 
+namespace {
+
+// "local_lane", from the kernel's macro "AB_LOCAL_LANE".
+std::string kernel_name(Kernel k) {
+  std::string name = std::string(kernel_macro(k)).substr(3);
+  for (char& c : name)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+const char* hand_kernel_name(HandKernel k) {
+  switch (k) {
+    case HandKernel::GlobalCount:
+      return "global_count";
+    case HandKernel::GlobalPick:
+      return "global_pick";
+    case HandKernel::GlobalCompact:
+      return "global_compact";
+    case HandKernel::LocalRound:
+      return "local_round";
+  }
+  return "";
+}
+
+}  // namespace
+
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32_t private_depth) {
-  std::lock_guard lock(mutex);
   if (residency_of(k) == Residency::Memory) private_depth = 0;
-  const auto key = std::make_tuple(static_cast<int>(k), part, private_depth);
-  if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
-  if (!unfit.empty()) return Error{unfit};
-  const auto start = std::chrono::steady_clock::now();
-  auto spirv = compile_glsl(glsl_for(k, part, private_depth), kernel_macro(k), cache_dir);
-  if (!spirv) return Error{spirv.error()};
-  spirv_from_cache = spirv_from_cache && spirv->from_cache;
-  auto p = create_pipeline(spirv->spirv);
-  compile_seconds += seconds_since(start);
-  if (!p) return p;
-  pipelines[key] = *p;
-  return p;
+  const PipelineKey key{static_cast<int>(k), part, private_depth};
+  return build(key, fmt::format("{} part {}", kernel_name(k), part), [&] {
+    return compile_glsl(glsl_for(k, part, private_depth), kernel_macro(k), cache_dir);
+  });
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block) {
-  std::lock_guard lock(mutex);
-  const auto key = std::make_tuple(200 + static_cast<int>(k), size_t{block}, uint32_t{0});
-  if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
-  if (!unfit.empty()) return Error{unfit};
-  const auto start = std::chrono::steady_clock::now();
-  auto spirv = compile_glsl(glsl_for(k, 0), kernel_macro(k), cache_dir);
-  if (!spirv) return Error{spirv.error()};
-  spirv_from_cache = spirv_from_cache && spirv->from_cache;
+  const PipelineKey key{200 + static_cast<int>(k), size_t{block}, uint32_t{0}};
   const VkSpecializationMapEntry entry{AB_SPEC_ONLY_BLOCK, 0, sizeof(uint32_t)};
   const VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &block};
-  auto p = create_pipeline(spirv->spirv, &spec);
-  compile_seconds += seconds_since(start);
-  if (!p) return p;
-  pipelines[key] = *p;
-  return p;
+  return build(
+      key, fmt::format("{} block {}", kernel_name(k), block),
+      [&] { return compile_glsl(glsl_for(k, 0), kernel_macro(k), cache_dir); }, &spec);
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
-  std::lock_guard lock(mutex);
-  const auto key = std::make_tuple(100 + static_cast<int>(k), size_t{0}, uint32_t{0});
-  if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
-  const auto start = std::chrono::steady_clock::now();
-  auto p = create_pipeline(hand_kernel_spirv(k));
-  compile_seconds += seconds_since(start);
-  if (!p) return p;
-  pipelines[key] = *p;
-  return p;
+  const PipelineKey key{100 + static_cast<int>(k), size_t{0}, uint32_t{0}};
+  return build(key, hand_kernel_name(k), [&]() -> Expected<CompiledShader> {
+    return CompiledShader{hand_kernel_spirv(k), true, 0};
+  });
 }
 
 VulkanProgram::Impl::~Impl() {
@@ -377,6 +421,55 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
                        HandKernel::LocalRound})
     modules.push_back(hand_kernel_spirv(k));
   return modules;
+}
+
+Status build_all(const std::vector<std::function<Expected<VkPipeline>()>>& jobs, uint32_t threads,
+                 const std::function<void(size_t done, size_t total)>& progress) {
+  const size_t total = jobs.size();
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::mutex mutex;
+  std::condition_variable finished_one;
+  size_t next = 0, done = 0;
+  std::string error;
+  auto work = [&] {
+    for (;;) {
+      size_t i = 0;
+      {
+        std::lock_guard lock(mutex);
+        if (next == total || !error.empty()) return;
+        i = next++;
+      }
+      auto built = jobs[i]();
+      {
+        std::lock_guard lock(mutex);
+        ++done;
+        if (!built && error.empty()) error = built.error();
+      }
+      finished_one.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < std::min<size_t>(threads, total); ++t)
+    pool.emplace_back(work);
+  if (progress) progress(0, total);
+  {
+    // Every count is reported, in order, even when several builds finish at once.
+    std::unique_lock lock(mutex);
+    for (size_t shown = 0;;) {
+      while (shown < done) {
+        ++shown;
+        lock.unlock();
+        if (progress) progress(shown, total);
+        lock.lock();
+      }
+      if (done == total || (!error.empty() && done == next)) break;
+      finished_one.wait(lock, [&] { return done != shown; });
+    }
+  }
+  for (std::thread& t : pool)
+    t.join();
+  if (!error.empty()) return Error{error};
+  return Ok{};
 }
 
 std::string block_glsl(const LoweredProgram& program, int32_t block) {

@@ -2,6 +2,8 @@
 // and the pipelines (each created on first use) that every run of the program shares.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include "engine/src/glsl_codegen.h"
 #include "engine/src/kernel_split.h"
 #include "engine/src/kernels.h"
+#include "engine/src/shader_compiler.h"
 #include "engine/src/state_layout.h"
 #include "ir/run.h"
 
@@ -44,19 +47,27 @@ struct VulkanProgram::Impl {
   std::map<std::tuple<Residency, size_t, uint32_t>, std::string> sources;
   // Generated kernels by (kernel, part, private stack depth); hand-written ones by (100 + id, 0,
   // 0); a kernel specialized to one block (block_pipeline) by (200 + kernel, block, 0).
-  std::map<std::tuple<int, size_t, uint32_t>, VkPipeline> pipelines;
+  using PipelineKey = std::tuple<int, size_t, uint32_t>;
+  std::map<PipelineKey, VkPipeline> pipelines;
   // Where a new pipeline's first (empty) dispatch runs: drivers such as lavapipe compile the
   // shader there rather than in vkCreateComputePipelines.
   DeviceBuffer warm_buffer;
   VkDescriptorPool warm_pool = VK_NULL_HANDLE;
   VkDescriptorSet warm_set = VK_NULL_HANDLE;
+  // Wall time during which at least one kernel was being built: kernels built on several threads
+  // at once (VulkanRun::prepare) count once, so that a run's time less this is its own.
   double compile_seconds = 0;
+  int builds_in_flight = 0;
+  std::chrono::steady_clock::time_point building_since;
+  std::vector<KernelCompile> kernel_compiles;  // in the order they finished (VulkanStats::kernels)
   bool spirv_from_cache = true;
   bool pipeline_cache_from_disk = false;  // a verified pipelines-<uuid>.bin seeded pipeline_cache
   std::string unfit;  // why no kernel can be generated (a value too large), or empty
   // Guards what is made on first use (sources, pipelines, the statistics), so that runs of one
-  // program may live on different threads.
+  // program may live on different threads. Not held while a kernel compiles: prepare() builds
+  // several at once.
   std::recursive_mutex mutex;
+  std::mutex warm_mutex;  // warm_buffer, warm_pool and warm_set, made by the first warm_up
 
   size_t parts(Residency r) const { return split.parts(r).size(); }
   // private_depth: SourcePart::private_stack_depth (ignored by the Memory residency kernels).
@@ -67,11 +78,16 @@ struct VulkanProgram::Impl {
   Expected<VkPipeline> block_pipeline(Kernel k, uint32_t block);
   ~Impl();
 
-  Expected<VkPipeline> create_pipeline(const std::vector<uint32_t>& spirv,
-                                       const VkSpecializationInfo* spec = nullptr);
+  // The pipeline `key` if built, else builds it: `make_spirv` (GLSL generation and glslang, or
+  // the disk cache), pipeline creation and the first dispatch (warm_up). Safe to call from
+  // several threads at once for different keys; only the map and the statistics are locked.
+  Expected<VkPipeline> build(const PipelineKey& key, std::string name,
+                             const std::function<Expected<CompiledShader>()>& make_spirv,
+                             const VkSpecializationInfo* spec = nullptr);
   // Makes the driver finish compiling `p` now: one dispatch in which every invocation returns at
-  // once (no lanes, no steps, no blocks) over a scratch buffer.
-  Status warm_up(VkPipeline p);
+  // once (no lanes, no steps, no blocks) over a scratch buffer. `seconds`: the dispatch's time,
+  // waiting for another kernel's first dispatch (there is one queue) not counted.
+  Status warm_up(VkPipeline p, double& seconds);
   const std::string& source(Residency r, size_t part, uint32_t private_depth = 0);
   const std::string& glsl_for(Kernel k, size_t part, uint32_t private_depth = 0) {
     const Residency r = residency_of(k);
@@ -82,5 +98,11 @@ struct VulkanProgram::Impl {
   std::vector<char> load_pipeline_cache() const;
   void save_pipeline_cache() const;
 };
+
+// Runs `jobs` (kernel builds) on `threads` host threads (0: one per hardware thread), calling
+// `progress(done, total)` on the calling thread at the start, as each finishes, and at the end.
+// After a failure no new job starts; the first failure's message is returned.
+Status build_all(const std::vector<std::function<Expected<VkPipeline>()>>& jobs, uint32_t threads,
+                 const std::function<void(size_t done, size_t total)>& progress);
 
 }  // namespace ab

@@ -587,34 +587,32 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
 Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& progress) {
   Impl& I = *impl_;
   if (I.lanes == 0) return Ok{};
-  std::vector<std::pair<Kernel, size_t>> todo;
-  for (size_t part = 0; !I.block_kernels && part < I.step_parts(); ++part)
-    if (!I.prog->pipelines.count({static_cast<int>(I.step_kernel()), part, I.private_depth()}))
-      todo.emplace_back(I.step_kernel(), part);
-  std::vector<uint32_t> block_todo;  // the step kernels specialized to each block
-  for (uint32_t b = 0; I.block_kernels && b < I.nblocks; ++b)
-    if (!I.prog->pipelines.count({200 + static_cast<int>(I.step_kernel()), b, 0u}))
-      block_todo.push_back(b);
   // The hand-written kernels are small; the pick and compaction come first, uncounted.
   if (I.global && !I.fused) {
     if (auto p = I.prog->pipeline(HandKernel::GlobalPick); !p) return Error{p.error()};
     if (I.vulkan.global_mode == GlobalMode::Compacted && !I.lane_lists)
       if (auto p = I.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
   }
-  const size_t total = todo.size() + block_todo.size();
-  for (size_t i = 0; i < todo.size(); ++i) {
-    if (progress) progress(i, total);
-    if (auto p = I.prog->pipeline(todo[i].first, todo[i].second, I.private_depth()); !p)
-      return Error{p.error()};
+  std::vector<std::function<Expected<VkPipeline>()>> todo;
+  {
+    std::lock_guard lock(I.prog->mutex);
+    const Kernel k = I.step_kernel();
+    const uint32_t depth = I.private_depth();
+    for (size_t part = 0; !I.block_kernels && part < I.step_parts(); ++part)
+      if (!I.prog->pipelines.count({static_cast<int>(k), part, depth}))
+        todo.push_back([&I, k, part, depth] { return I.prog->pipeline(k, part, depth); });
+    // The step kernels specialized to each block
+    for (uint32_t b = 0; I.block_kernels && b < I.nblocks; ++b)
+      if (!I.prog->pipelines.count({200 + static_cast<int>(k), b, 0u}))
+        todo.push_back([&I, k, b] { return I.prog->block_pipeline(k, b); });
   }
-  for (size_t i = 0; i < block_todo.size(); ++i) {
-    if (progress) progress(todo.size() + i, total);
-    if (auto p = I.prog->block_pipeline(I.step_kernel(), block_todo[i]); !p)
-      return Error{p.error()};
-  }
-  if (progress) progress(total, total);
-  I.stats.compile_seconds = I.prog->compile_seconds;
-  I.stats.spirv_from_cache = I.prog->spirv_from_cache;
+  // Automatic: one thread on a CPU device, which compiles at the first dispatch on its one queue
+  // (the other threads only take cores from it: docs/engine.md, "Compile time"), one per
+  // hardware thread otherwise.
+  uint32_t threads = I.vulkan.compile_threads;
+  if (threads == 0 && I.ctx->info.type == "cpu") threads = 1;
+  if (auto s = build_all(todo, threads, progress); !s) return s;
+  I.take_compile_stats();
   return Ok{};
 }
 
@@ -655,8 +653,7 @@ Expected<bool> VulkanRun::step(uint64_t n) {
   }
   I.stats.loop_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
                           (I.prog->compile_seconds - compiled_before);
-  I.stats.compile_seconds = I.prog->compile_seconds;
-  I.stats.spirv_from_cache = I.prog->spirv_from_cache;
+  I.take_compile_stats();
   return I.finished();
 }
 
@@ -671,8 +668,7 @@ Status VulkanRun::run() {
   const double compiled = impl_->prog->compile_seconds - impl_->compile_seconds_at_creation;
   impl_->stats.run_seconds =
       std::chrono::duration<double>(Clock::now() - impl_->created).count() - compiled;
-  impl_->stats.compile_seconds = impl_->prog->compile_seconds;
-  impl_->stats.spirv_from_cache = impl_->prog->spirv_from_cache;
+  impl_->take_compile_stats();
   return Ok{};
 }
 

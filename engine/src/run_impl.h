@@ -155,6 +155,13 @@ struct VulkanRun::Impl {
     return local_kernel(vulkan.local_scope);
   }
   size_t step_parts() const { return prog->parts(residency_of(step_kernel())); }
+  // The program's compile statistics so far into `stats` (compile_seconds, kernels, ...).
+  void take_compile_stats() {
+    std::lock_guard lock(prog->mutex);
+    stats.compile_seconds = prog->compile_seconds;
+    stats.spirv_from_cache = prog->spirv_from_cache;
+    stats.kernels = prog->kernel_compiles;
+  }
   // The step kernel's SourcePart::private_stack_depth for this run's stack depth.
   uint32_t private_depth() const {
     return residency_of(step_kernel()) == Residency::Registers

@@ -98,6 +98,11 @@ struct VulkanOptions {
   // cheaper to compile and 2.3x faster to run, and a small one (nuts_tree, one kernel) 4.8x
   // dearer to compile and 10x slower to run (docs/engine.md, "Residency by size").
   uint32_t register_value_words = 0;
+  // VulkanRun::prepare builds a run's kernels on this many host threads at once (GLSL, glslang,
+  // pipeline creation; the empty first dispatch that makes lavapipe compile goes through the one
+  // queue in turn). 0: one on a CPU device (lavapipe: the threads gained nothing there), one per
+  // hardware thread on others.
+  uint32_t compile_threads = 0;
   // Programs that emit: records each lane's output stream holds on the device between two
   // drains (after every submission). A lane with a full stream waits (parks) until the host has
   // drained it. Capped so that the stream fits maxStorageBufferRange; at least 1.
@@ -108,6 +113,16 @@ struct VulkanOptions {
 // values live in the kernel's private memory. A larger one is refused before any code is
 // generated (the language allows values up to 64 MiB; the CPU backends run them).
 inline constexpr uint32_t kMaxPrivateWords = 65536;
+
+// One kernel's build (VulkanStats::kernels).
+struct KernelCompile {
+  std::string kernel;         // "local_lane part 2", "global_compacted block 7", "global_pick"
+  double source_seconds = 0;  // GLSL generation and glslang, or reading the SPIR-V disk cache
+  double create_seconds = 0;  // vkCreateComputePipelines
+  // The empty first dispatch, where drivers such as lavapipe compile the shader
+  double first_dispatch_seconds = 0;
+  bool spirv_from_cache = false;
+};
 
 // What the CPU backends' RunStats do not hold.
 struct VulkanStats {
@@ -126,7 +141,10 @@ struct VulkanStats {
   double utilization = 0;
   // GLSL generation, glslang (or the cache), pipeline creation and the driver's own compile
   // (forced at pipeline creation by an empty first dispatch), for every kernel built so far
+  // (wall time: kernels built at once on several threads, VulkanOptions::compile_threads, count
+  // once)
   double compile_seconds = 0;
+  std::vector<KernelCompile> kernels;  // every kernel built so far, in the order they finished
   double run_seconds = 0;  // creation to completion, uploads included, compilation excluded
   bool spirv_from_cache = false;
   // The program's VkPipelineCache started from the one saved on disk (pipelines-<uuid>.bin).

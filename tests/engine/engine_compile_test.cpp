@@ -2,6 +2,9 @@
 // thousand functions compiles (split into parts of bounded size) and equals the interpreter; a
 // split program gives the interpreter's results on every schedule; a value or batch too large for
 // the device is refused at once, before any code is generated.
+#include <set>
+#include <string>
+
 #include "engine/src/shader_compiler.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
@@ -41,6 +44,15 @@ void check_equals_interp(const Loaded& loaded, const Batch& batch, const RunOpti
   auto result = (*run)->result();
   REQUIRE_MESSAGE(result.ok(), result.error());
   CHECK((*run)->stats().parts >= min_parts);
+  // Each kernel built is listed once, with its times, however many threads built them.
+  const std::vector<KernelCompile>& kernels = (*run)->stats().kernels;
+  CHECK(kernels.size() >= (*run)->stats().parts);
+  std::set<std::string> names;
+  for (const KernelCompile& k : kernels) {
+    CAPTURE(k.kernel);
+    CHECK(names.insert(k.kernel).second);
+    CHECK((k.source_seconds >= 0 && k.create_seconds >= 0 && k.first_dispatch_seconds >= 0));
+  }
   CHECK(compare_results(loaded.lowered, expected, *result) == "");
   check_no_validation_messages();
 }
@@ -64,8 +76,10 @@ TEST_CASE("engine: a split mutually recursive ring equals interp on every schedu
     CAPTURE(c.name);
     VulkanOptions vulkan = options_for(c);
     vulkan.max_part_cost = 200;
+    vulkan.compile_threads = 3;  // the parts' kernels built at once
     check_equals_interp(*loaded, counts(70, 70), options, vulkan, 4);
     // One lane: the global schedule runs its fused kernel, split the same way.
+    vulkan.compile_threads = 1;
     check_equals_interp(*loaded, counts(1, 1), options, vulkan, 4);
   }
 }

@@ -110,17 +110,14 @@ Batch nuts_batch(int d, uint32_t lanes) {
   return batch;
 }
 
-// Runs `batch` on configuration c with values over `register_words` words in the state buffer;
-// fails the test unless the results are `expected`.
-void check_run(const Loaded& loaded, const Batch& batch, const RunOptions& options, const Config& c,
-               uint32_t register_words, const RunResult& expected,
-               uint32_t steps_per_dispatch = 0) {
+// Runs `batch` with `program` on configuration c; fails the test unless the results are
+// `expected`.
+void check_run(const std::shared_ptr<VulkanProgram>& program, const Loaded& loaded,
+               const Batch& batch, const RunOptions& options, const Config& c,
+               const RunResult& expected, uint32_t steps_per_dispatch = 0) {
   VulkanOptions vulkan = options_for(c);
-  vulkan.register_value_words = register_words;
   if (steps_per_dispatch) vulkan.local_steps_per_dispatch = steps_per_dispatch;
-  auto program = VulkanProgram::compile(context(), loaded.lowered, vulkan);
-  REQUIRE_MESSAGE(program.ok(), program.error());
-  auto run = VulkanRun::create(*program, batch, options, vulkan);
+  auto run = VulkanRun::create(program, batch, options, vulkan);
   REQUIRE_MESSAGE(run.ok(), run.error());
   auto status = (*run)->run();
   REQUIRE_MESSAGE(status.ok(), status.error());
@@ -130,27 +127,44 @@ void check_run(const Loaded& loaded, const Batch& batch, const RunOptions& optio
   CHECK_MESSAGE(difference.empty(), difference);
 }
 
-TEST_CASE("residency: a NUTS tree over 24 coordinates equals interp on every schedule") {
+// The program with values over `register_words` words in the state buffer.
+std::shared_ptr<VulkanProgram> compile_with(const Loaded& loaded, uint32_t register_words) {
+  VulkanOptions vulkan;
+  vulkan.register_value_words = register_words;
+  auto program = VulkanProgram::compile(context(), loaded.lowered, vulkan);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  return *program;
+}
+
+TEST_CASE("residency: a NUTS tree over 24 coordinates equals interp in registers and in memory") {
   const int d = 24;  // a State is 48 words, a Tree 122: both stay in the state buffer
   auto loaded = load_source(nuts_program(d), "main", "nuts24.ab");
   RunOptions options;
   options.seed = 7;
   options.stack_depth = 16;
-  for (uint32_t lanes : {5u, 70u}) {  // 5: one subgroup, so global runs its fused kernel
+  // One program and two kernels, each compiled once (compiling is nearly all of the time; every
+  // schedule took 14 minutes from an empty cache on lavapipe): local/lane keeps the scalars in
+  // registers and the long values in the state buffer, global/compacted keeps everything in the
+  // buffer. The other register kernels share local/lane's residency code, and the random
+  // programs below run them.
+  const auto program = compile_with(*loaded, kSixteen);
+  const Config& lane = configs()[4];
+  const Config& compacted = configs()[1];
+  REQUIRE(std::string(lane.name) == "local/lane");
+  REQUIRE(std::string(compacted.name) == "global/compacted");
+  for (uint32_t lanes : {5u, 70u}) {
     CAPTURE(lanes);
     const Batch batch = nuts_batch(d, lanes);
     const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
     REQUIRE_FALSE(expected.errors.empty());  // the probe faults some lanes
-    for (const Config& c : configs()) {
-      // local/workgroup's kernel is local/subgroup's with a wider sweep and the same residency
-      // code; compiling it took most of this test's 12 minutes on lavapipe under load.
-      if (c.scope == LocalScope::Workgroup && c.schedule == Schedule::Local) continue;
-      CAPTURE(c.name);
-      check_run(*loaded, batch, options, c, kSixteen, expected);
-    }
+    check_run(program, *loaded, batch, options, lane, expected);
     // Dispatches that end every few steps: the values in memory carry over between them.
-    check_run(*loaded, batch, options, configs()[4], kSixteen, expected, 5);
+    check_run(program, *loaded, batch, options, lane, expected, 5);
   }
+  // 70 lanes are more than a subgroup: the compacted kernel, not the fused one.
+  const Batch batch = nuts_batch(d, 70);
+  check_run(program, *loaded, batch, options, compacted,
+            run_interp(loaded->program, loaded->entry, batch, options));
   check_no_validation_messages();
 }
 
@@ -166,21 +180,23 @@ TEST_CASE("residency: only scalars or pairs in registers give interp's results")
     options.seed = seed;
     options.max_steps = 20000;
     options.stack_depth = 64;
-    for (uint32_t lanes : {6u, 100u}) {
-      Batch batch;
-      batch.lanes = lanes;
-      batch.inputs.resize(2);
-      for (uint32_t lane = 0; lane < lanes; ++lane) {
-        batch.inputs[0].push_back(static_cast<uint32_t>(testing::lane_hash(seed, lane) % 64));
-        batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 99, lane)));
-      }
-      const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
-      for (uint32_t words : {1u, 2u})
-        for (const Config& c : {configs()[1], configs()[2], configs()[4]}) {
-          CAPTURE(words);
-          CAPTURE(c.name);
-          check_run(*loaded, batch, options, c, words, expected);
+    for (uint32_t words : {1u, 2u}) {
+      CAPTURE(words);
+      const auto program = compile_with(*loaded, words);  // shared by both batches
+      for (uint32_t lanes : {6u, 100u}) {
+        Batch batch;
+        batch.lanes = lanes;
+        batch.inputs.resize(2);
+        for (uint32_t lane = 0; lane < lanes; ++lane) {
+          batch.inputs[0].push_back(static_cast<uint32_t>(testing::lane_hash(seed, lane) % 64));
+          batch.inputs[1].push_back(static_cast<uint32_t>(testing::lane_hash(seed + 99, lane)));
         }
+        const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+        for (const Config& c : {configs()[1], configs()[2], configs()[4]}) {
+          CAPTURE(c.name);
+          check_run(program, *loaded, batch, options, c, expected);
+        }
+      }
     }
   }
   check_no_validation_messages();

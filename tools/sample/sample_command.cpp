@@ -483,6 +483,15 @@ int sample_command(const SampleCommand& c) {
   doc["step_sizes"] = std::move(sizes);
   doc["run_seconds"] = run_seconds;
   doc["wall_seconds"] = wall;
+  // Vulkan: the kernels' build, each kernel's times (VulkanStats::kernels).
+  const ExtraStat* compiled = nullptr;
+  const ExtraStat* kernels = nullptr;
+  for (const ExtraStat& s : run.extra_stats) {
+    if (s.key == "compile_seconds") compiled = &s;
+    if (s.key == "kernels") kernels = &s;
+  }
+  if (compiled) doc["compile_seconds"] = compiled->value;
+  if (kernels) doc["kernels"] = kernels->value;
   if (auto s = write_file(fit_files.staged("summary.json"), doc.dump(2) + "\n"); !s)
     return report_error(s.failure());
   if (auto s = fit_files.commit(); !s) return report_error(s.failure());
@@ -518,6 +527,9 @@ int sample_command(const SampleCommand& c) {
   if (!fit.faults.empty()) fmt::print("  faulted chains        {}\n", fit.faults.size());
   fmt::print("  run time              {}, wall {}\n", format_seconds(run_seconds),
              format_seconds(wall));
+  if (compiled && kernels)
+    fmt::print("  kernel compile        {}: {}\n", format_seconds(compiled->value.get<double>()),
+               kernels->text);
   fmt::print("  written               {}, summary.json and per-draw statistics{}\n",
              fit_files.final_path("draws.npy"),
              c.csv ? fmt::format(", {}", fit_files.final_path(csv_name(c, 0)) +
