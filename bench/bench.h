@@ -36,10 +36,13 @@ struct BenchOptions {
   // so the slowest systems at the largest batches do not dominate the suite. 0: 1 s quick, 4 s.
   // A warm-up that alone takes longer is the row's only measurement (reported as 0 repeats).
   double repeat_budget_seconds = 0;
-  std::string json_path;    // write the report as JSON here ("" = none)
-  std::string chart_path;   // draw throughput vs batch size here with gnuplot ("" = none)
-  int device = -1;          // Vulkan device index (list_devices order); -1: the engine's choice
-  uint32_t threads = 0;     // the vm's threads in the NUTS rows (RunOptions::threads); 0: per core
+  std::string json_path;   // write the report as JSON here ("" = none)
+  std::string chart_path;  // draw throughput vs batch size here with gnuplot ("" = none)
+  int device = -1;         // Vulkan device index (list_devices order); -1: the engine's choice
+  uint32_t threads = 0;    // the vm's threads in the NUTS rows (RunOptions::threads); 0: per core
+  // Transitions per chain in the NUTS rows (Figure 6), every system alike, Stan included; 0: the
+  // rows' own (2 on the regression, 10 on the Gaussian; 1 and 10 with `quick`).
+  uint32_t transitions = 0;
   bool print_table = true;  // print the table (and progress) to stdout
 
   // Test hook: called on every result before it is checked, with the system's name. Lets a test
@@ -48,7 +51,8 @@ struct BenchOptions {
 };
 
 // Declares --quick, --inputs, --programs, --batches, --systems, --repeats, --repeat-budget, --json,
-// --chart, --device and --threads on `app` (the `bench` subcommand), writing into `options`.
+// --chart, --device, --threads and --transitions on `app` (the `bench` subcommand), writing into
+// `options`.
 void add_bench_options(CLI::App& app, BenchOptions& options);
 
 // Runs the suite, prints the table, writes JSON and chart when asked. Returns 0 when every row

@@ -62,6 +62,11 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   app.add_option("--threads", options.threads,
                  "the vm's threads in the NUTS rows (default: one per core)")
       ->transform(whole_number_in(1, 1024));
+  app.add_option("--transitions", options.transitions,
+                 "transitions per chain in the NUTS rows, for every system (Stan's too), so the "
+                 "rates measure the steady state rather than the tail where few chains still "
+                 "run (default: 2 on nuts_logreg, 10 on nuts_gaussian; --quick: 1 and 10)")
+      ->transform(whole_number_in(1, 1000000));
 }
 
 int run_bench(const BenchOptions& options) {

@@ -288,6 +288,7 @@ int bench_command(ab::bench::BenchOptions options) {
   nuts.quick = options.quick;
   nuts.device = options.device;
   nuts.threads = options.threads;
+  nuts.transitions = options.transitions;
   nuts.json_path =
       options.json_path.empty() || others.empty()
           ? options.json_path

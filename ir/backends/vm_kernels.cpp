@@ -404,6 +404,91 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   return true;
 }
 
+// An elementwise op fused with the op before it, which defines one of its operands, a Temp no
+// other op reads (prepare_block_ops): dst = a1 C2 (x0 C1 x1), or (x0 C1 x1) C2 a1, word by word
+// across the lanes, the first op's result kept in a register instead of written to the Temp and
+// read back. Each lane's words are the two rules in exec_op's order, as unfused.
+// r.src[0], r.src[1]: the first op's operands (Konst: views of a shared row); r.src[2]: the
+// second op's other operand.
+template <OpCode C1, OpCode C2, unsigned Konst, bool TempFirst>
+AB_LANE_LOOP void fused_rows(const Rows& r) {
+  Fault fault = Fault::None;
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const uint32_t* p0 = r.src[0] + w * r.stride[0];
+    const uint32_t* p1 = r.src[1] + w * r.stride[1];
+    const uint32_t* p2 = r.src[2] + w * r.stride[2];
+    uint32_t* d = r.dst + w * r.dst_stride;
+    const uint32_t k0 = Konst & 1 ? p0[0] : 0, k1 = Konst & 2 ? p1[0] : 0;
+    for (size_t j = 0; j < r.n; ++j) {
+      const uint32_t x[2] = {Konst & 1 ? k0 : p0[j], Konst & 2 ? k1 : p1[j]};
+      uint32_t t;
+      scalar_rule(C1, Scalar::Float, x, t, fault);
+      const uint32_t y[2] = {TempFirst ? t : p2[j], TempFirst ? p2[j] : t};
+      scalar_rule(C2, Scalar::Float, y, d[j], fault);
+    }
+  }
+}
+
+template <OpCode C1, OpCode C2, bool TempFirst>
+void fused_lane(const Rows& r) {
+  Fault fault = Fault::None;
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const uint32_t x[2] = {r.src[0][w * r.stride[0]], r.src[1][w * r.stride[1]]};
+    uint32_t t;
+    scalar_rule(C1, Scalar::Float, x, t, fault);
+    const uint32_t other = r.src[2][w * r.stride[2]];
+    const uint32_t y[2] = {TempFirst ? t : other, TempFirst ? other : t};
+    scalar_rule(C2, Scalar::Float, y, r.dst[w * r.dst_stride], fault);
+  }
+}
+
+template <OpCode C1, OpCode C2, bool TempFirst>
+bool fused(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData& uniforms) {
+  const BatchOp& first = *b.fused;
+  const int other = TempFirst ? 1 : 0;  // the second op's operand that is not the Temp
+  const bool other_broadcast = b.broadcast[other] && b.words > 1;
+  if (s.count == 0) return true;
+  const Visit visit = visit_of(s);
+  Rows r;
+  if (visit == Visit::Listed) {
+    for (size_t j = 0; j < s.count; ++j) {
+      const uint32_t lane = s.list[j];
+      LaneSet one{s.list + j, 1, lane, true};
+      bind_operands<2>(r, first, f, one, uniforms, lane, false);
+      bind_operand(r, 2, f, lane, b.src[other], other_broadcast);
+      r.dst = f.word(b.dst) + lane;
+      r.dst_stride = f.lanes;
+      r.words = b.words;
+      fused_lane<C1, C2, TempFirst>(r);
+    }
+    return true;
+  }
+  const unsigned konst = bind_operands<2>(r, first, f, s, uniforms, s.first, false);
+  bind_operand(r, 2, f, s.first, b.src[other], other_broadcast);
+  bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
+  switch (konst) {
+    case 0:
+      fused_rows<C1, C2, 0, TempFirst>(r);
+      break;
+    case 1:
+      fused_rows<C1, C2, 1, TempFirst>(r);
+      break;
+    case 2:
+      fused_rows<C1, C2, 2, TempFirst>(r);
+      break;
+    default:
+      fused_rows<C1, C2, 3, TempFirst>(r);
+      break;
+  }
+  store_result(r, f, s, visit, b.dst, b.dst_temp);
+  return true;
+}
+
+// The first op of a fused pair: its words are computed by the second (fused).
+bool fused_away(const BatchOp&, const BatchFrames&, const LaneSet&, const UniformData&) {
+  return true;
+}
+
 bool constant(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
   const uint32_t* imm = b.op->imm.data();
   for (uint32_t w = 0; w < b.words; ++w)
@@ -521,6 +606,22 @@ constexpr std::array<std::array<LaneKernel, 2>, sizeof...(S)> reduction_table(
 }
 // [scalar kind][dot, sum]
 constexpr auto kReduction = reduction_table(std::make_index_sequence<4>());
+
+// The float ops that fuse (fused): the sums and products of a gradient's terms.
+constexpr std::array<OpCode, 3> kFusable = {OpCode::Add, OpCode::Sub, OpCode::Mul};
+template <size_t... I>
+constexpr std::array<std::array<LaneKernel, 2>, sizeof...(I)> fused_table(
+    std::index_sequence<I...>) {
+  return {std::array<LaneKernel, 2>{&fused<kFusable[I / 3], kFusable[I % 3], false>,
+                                    &fused<kFusable[I / 3], kFusable[I % 3], true>}...};
+}
+// [first op * 3 + second op][the Temp is the second op's first operand]
+constexpr auto kFused = fused_table(std::make_index_sequence<9>());
+int fusable_index(OpCode c) {
+  for (size_t i = 0; i < kFusable.size(); ++i)
+    if (kFusable[i] == c) return static_cast<int>(i);
+  return -1;
+}
 
 BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_type,
                          const uint32_t* offset) {
@@ -645,6 +746,32 @@ std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredP
     for (size_t u = d + 1; u < ops.size(); ++u)
       for (size_t k = 0; k < block.ops[u].args.size() && k < 3; ++k)
         if (block.ops[u].args[k] == def.dst) ops[u].view[k] = &ops[d];
+  }
+  // Fuses an elementwise float op into the next when its result is a Temp that only the next
+  // reads, as one of its two operands, at full size (`grad += X[i] * (y[i] - s)`: the product
+  // is a D-word Temp per lane and row otherwise written and read back).
+  for (size_t d = 0; d + 1 < ops.size(); ++d) {
+    const Op& def = block.ops[d];
+    const Op& use = block.ops[d + 1];
+    const int first = fusable_index(def.code), second = fusable_index(use.code);
+    if (first < 0 || second < 0 || ops[d].fused || !ops[d].run || !ops[d + 1].run) continue;
+    if (program.vars[def.dst].storage != Storage::Temp || use.dst == def.dst) continue;
+    if (program.types()[program.types().leaf(var_type[def.args[0]])].scalar != Scalar::Float ||
+        program.types()[program.types().leaf(var_type[use.args[0]])].scalar != Scalar::Float)
+      continue;
+    if (ops[d].words != ops[d + 1].words || (use.args[0] == def.dst) == (use.args[1] == def.dst))
+      continue;
+    const bool temp_first = use.args[0] == def.dst;
+    const int other = temp_first ? 1 : 0;
+    if (ops[d + 1].view[other] || block.term.cond == def.dst) continue;
+    int reads = 0;
+    for (size_t u = d + 1; u < ops.size(); ++u)
+      for (VarId a : block.ops[u].args)
+        reads += a == def.dst;
+    if (reads != 1) continue;
+    ops[d + 1].fused = &ops[d];
+    ops[d + 1].run = kFused[static_cast<size_t>(first * 3 + second)][temp_first ? 1 : 0];
+    ops[d].run = fused_away;
   }
   return ops;
 }

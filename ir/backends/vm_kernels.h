@@ -80,6 +80,10 @@ struct BatchOp {
   // Operands read straight from a uniform: the UniformGet that defined the operand, which
   // then only checks its indices (see prepare_block_ops).
   const BatchOp* view[3] = {};
+  // The op before this one when the two are fused (prepare_block_ops): it defines one of this
+  // op's operands, a Temp no other op reads, and this op's kernel computes its words on the fly
+  // instead of reading them back (that op's own kernel then does nothing).
+  const BatchOp* fused = nullptr;
   // For exec_op lane by lane: the variables the op reads or writes (its operands and its
   // destination), each gathered into a small frame of their own.
   std::vector<VarId> touched;
@@ -89,7 +93,9 @@ struct BatchOp {
 // say) whose only readers are later kernels of the block is not copied when every lane reads
 // the same row: those readers read the uniform where it lies, at the row the same indices pick
 // (they are not written in between), once for all the lanes. Where the lanes' rows differ, the
-// UniformGet copies them as usual and the readers read the copies.
+// UniformGet copies them as usual and the readers read the copies. A float add, sub or mul
+// whose result is a Temp that only the next op (an add, sub or mul of the same size) reads is
+// fused into it: BatchOp::fused.
 std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
                                        const TypeId* var_type, const uint32_t* offset);
 

@@ -200,14 +200,15 @@ TEST_CASE("sample: on the vm, chains meet at every gradient, not at trajectory b
 }
 
 // `autobatch bench --programs nuts_gaussian`: every row ran and was checked against the native
-// sampler, the native and vm rows evaluate the same gradients (same chains, same draws), and
-// the utilization table has a row per chain count.
+// sampler, with the transitions per chain --transitions asked for, the native and vm rows
+// evaluate the same gradients (same chains, same draws), and the utilization table has a row
+// per chain count.
 TEST_CASE("sample: the NUTS bench rows are checked and agree on the work done") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_bench_{}", ::getpid());
   fs::create_directories(dir);
   const std::string command = fmt::format(
       "cd '{}' && '{}' bench --programs nuts_gaussian --systems native,vm --batches "
-      "1,3 --quick --json '{}' > '{}' 2> '{}'",
+      "1,3 --quick --transitions 3 --json '{}' > '{}' 2> '{}'",
       AB_SOURCE_DIR, AB_CLI, (dir / "rows.json").string(), (dir / "out.txt").string(),
       (dir / "err.txt").string());
   const int status = std::system(command.c_str());
@@ -222,6 +223,7 @@ TEST_CASE("sample: the NUTS bench rows are checked and agree on the work done") 
       continue;
     }
     CHECK(row["status"] == "ok");
+    CHECK(row["transitions"] == 3);  // --transitions, not the row's own 10
     CHECK(static_cast<double>(row["gradients_per_second"]) > 0);
     CHECK(static_cast<double>(row["gradients_per_cpu_second"]) > 0);
     grads[{row["system"], row["chains"]}] = row["gradients"];

@@ -18,8 +18,10 @@
 namespace ab::testing {
 namespace {
 
-// Rows of data read by index, whole rows into dot/sum/elementwise ops (viewed in place), a row
-// whose index changes before it is read (copied), out-of-range rows and elements for some lanes
+// Rows of data read by index, whole rows into dot/sum/elementwise ops (viewed in place), pairs
+// of elementwise ops fused (acc + row * s: the product's Temp read only by the add; a pair whose
+// result feeds a third op, which stays unfused), a row whose index changes before it is read
+// (copied), out-of-range rows and elements for some lanes
 // (faults: the kernels decline and exec_op faults exactly those lanes), integer division by a
 // lane's zero (no kernel), clamp's one-word bounds (no kernel) and reductions of int arrays.
 constexpr const char* kProgram = R"(
@@ -40,6 +42,7 @@ fn main(i: int, s: float) -> Out {
         total += dot(row, acc) + sum(row * s) - dot(acc, row);
         acc = acc + row * s;
         acc = max(acc, s - row);
+        acc = min(acc, (row - s) * 0.5 - acc);  // a fused pair whose result is read by a third
         total += acc[i - 3];
         if k >= 0 {
             acc = clamp(acc, -3.0, 3.0);

@@ -414,7 +414,9 @@ int run_nuts_bench(const NutsBenchOptions& options) {
   for (const std::string& name : options.models) {
     const BenchModel& m = *std::find_if(bench_models().begin(), bench_models().end(),
                                         [&](const BenchModel& b) { return b.name == name; });
-    const uint32_t draws = options.quick ? m.quick_draws : m.draws;
+    const uint32_t draws = options.transitions ? options.transitions
+                           : options.quick     ? m.quick_draws
+                                               : m.draws;
     auto model = native_model(m, samples + "/data");
     if (!model) {
       fmt::print(stderr, "error: {}\n", model.error());

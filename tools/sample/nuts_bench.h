@@ -35,6 +35,8 @@ struct NutsBenchOptions {
   // minutes; stan only when asked: it needs R and rstan, an optional install).
   std::vector<std::string> systems;
   uint32_t threads = 0;  // the vm's threads (RunOptions::threads); 0: one per core
+  // Transitions per chain in Figure 6's rows, every system alike; 0: the model's own (BenchModel).
+  uint32_t transitions = 0;
   bool quick = false;
   int device = -1;
   // A system stops at the next chain count once a row took longer than this (seconds).
