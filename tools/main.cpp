@@ -161,47 +161,48 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_option("--backend", c.backend, backend_help())
       ->capture_default_str()
       ->check(CLI::IsMember(backend_names()));
-  app.add_option("--chains", c.chains, "chains, one per lane")
+  app.add_option("--chains", c.options.chains, "chains, one per lane")
       ->capture_default_str()
       ->transform(whole_number_in(1, 1u << 20));
-  app.add_option("--draws", c.draws, "draws per chain after warm-up")
+  app.add_option("--draws", c.options.draws, "draws per chain after warm-up")
       ->capture_default_str()
       ->transform(whole_number_in(1, 1u << 24));
-  app.add_option("--warmup", c.warmup, "warm-up iterations per chain (not in draws.npy)")
+  app.add_option("--warmup", c.options.warmup, "warm-up iterations per chain (not in draws.npy)")
       ->capture_default_str()
       ->transform(whole_number_in(0, 1u << 24));
   app.add_option(
-         "--leaf-steps", c.leaf_steps,
+         "--leaf-steps", c.options.leaf_steps,
          "leapfrog steps per tree leaf (1 as Stan; the paper used 4, which costs ESS per gradient)")
       ->capture_default_str()
       ->transform(whole_number_in(1, 1000));
-  app.add_option("--max-depth", c.max_depth, "maximum tree depth")
+  app.add_option("--max-depth", c.options.max_depth, "maximum tree depth")
       ->capture_default_str()
       ->transform(whole_number_in(1, 30));
-  app.add_option("--target-accept", c.target_accept, "warm-up's target acceptance statistic")
+  app.add_option("--target-accept", c.options.target_accept,
+                 "warm-up's target acceptance statistic")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 0.995));
-  app.add_option("--step-size", c.step_size, "the first step size before adaptation")
+  app.add_option("--step-size", c.options.step_size, "the first step size before adaptation")
       ->capture_default_str()
       ->check(CLI::Range(1e-8, 1e4));
-  app.add_flag("!--no-step-search", c.search_step,
+  app.add_flag("!--no-step-search", c.options.search_step,
                "start from --step-size as given instead of searching for one (Hoffman & Gelman "
                "Algorithm 4); with --warmup 0 every chain keeps it");
-  app.add_option("--step-jitter", c.step_jitter,
+  app.add_option("--step-jitter", c.options.step_jitter,
                  "each transition's step size times a uniform factor in [1 - J, 1 + J] (Stan's "
                  "stepsize_jitter; 0 as Stan's default)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  app.add_flag("!--no-metric", c.adapt_metric,
+  app.add_flag("!--no-metric", c.options.adapt_metric,
                "keep the unit metric: adapt only the step size in warm-up");
-  app.add_option("--init", c.init,
+  app.add_option("--init", c.init_file,
                  "initial points in the model's space: a [chains, D] .npy, or a .json object of "
                  "parameters by name (a list of one per chain) as CmdStan's (default: uniform in "
                  "[-2, 2] on the unconstrained scale, up to 100 tries for a finite density)")
       ->transform(non_empty_path("an .npy or .json file"));
   app.add_option("--uniform,-u", c.uniforms, "NAME=@file.npy|csv for the model's uniforms")
       ->allow_extra_args(false);
-  app.add_option("--seed", c.seed, "seed of the chains' random streams")
+  app.add_option("--seed", c.options.seed, "seed of the chains' random streams")
       ->capture_default_str()
       ->transform(whole_number_in(0, UINT64_MAX));
   app.add_option("--out", c.out_dir,
@@ -211,19 +212,19 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_flag("--csv", c.csv,
                "also write one CmdStan CSV per chain into --out, MODEL-CHAIN.csv (chain from 1), "
                "as cmdstanpy, ArviZ and R's posterior read them");
-  app.add_option("--stack-depth", c.stack_depth,
+  app.add_option("--stack-depth", c.options.stack_depth,
                  "call frames and gradient tape entries a chain may hold (default: --max-depth + "
                  "8, what the tree needs; a derived gradient's loop that is not a sum takes one "
                  "per iteration)")
       ->transform(whole_number_in(1, 1u << 24));
-  app.add_option("--max-steps", c.max_steps,
+  app.add_option("--max-steps", c.options.max_steps,
                  "most blocks one chain may run; past that it faults with step_budget")
       ->capture_default_str()
       ->transform(whole_number_in(1, UINT32_MAX));
   app.add_option("--format", c.format, "stdout: table or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
-  add_threads_option(app, c.threads);
+  add_threads_option(app, c.options.threads);
   add_device_options(app, c.device);
 }
 

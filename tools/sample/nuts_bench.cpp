@@ -218,13 +218,13 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
                       uint32_t draws) {
   Loaded l;
   l.command.model = samples + "/models/" + m.model;
-  l.command.chains = chains;
-  l.command.draws = draws;
-  l.command.warmup = 0;
-  l.command.leaf_steps = 4;  // the paper's (Radul et al. 2020, §4.1), as the native sampler
-  l.command.step_size = m.step_size;
-  l.command.search_step = false;
-  l.command.seed = kSeed;
+  l.command.options.chains = chains;
+  l.command.options.draws = draws;
+  l.command.options.warmup = 0;
+  l.command.options.leaf_steps = 4;  // the paper's (Radul et al. 2020, §4.1), as the native sampler
+  l.command.options.step_size = m.step_size;
+  l.command.options.search_step = false;
+  l.command.options.seed = kSeed;
   for (const auto& [name, file] : m.uniforms)
     l.command.uniforms.push_back(name + "=@" + samples + "/data/" + file);
   auto program = sample::Model::load(l.command.model);
@@ -245,13 +245,14 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
 // Runs the sampler on a CPU or Vulkan backend; fills the row and the checked chains' words.
 void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainWords& checked,
                      std::vector<uint32_t>& grads_per_draw, uint32_t threads) {
-  const uint32_t D = l.program->dimension(), chains = l.command.chains, draws = l.command.draws;
+  const uint32_t D = l.program->dimension(), chains = l.command.options.chains,
+                 draws = l.command.options.draws;
   checked.assign(std::min(chains, kCheckedChains), {});
   grads_per_draw.assign(uint64_t{chains} * draws, 0);
   std::vector<uint32_t> next(chains, 0);
   RunOptions options;
   options.seed = kSeed;
-  options.stack_depth = l.command.max_depth + 8;
+  options.stack_depth = l.command.options.max_depth + 8;
   options.max_steps = UINT32_MAX;
   options.threads = threads;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
@@ -326,7 +327,7 @@ void run_stan_row(const BenchModel& m, const std::string& samples, uint32_t chai
   const std::string command = fmt::format(
       "Rscript {} {} {} {} {} {} {} {} {} {} {} 2>&1", quote((dir / "run_stan.R").string()),
       quote(stan_file), quote(samples + "/data"), m.name, chains, draws, m.step_size,
-      defaults.max_depth, kSeed, cores, quote(cache));
+      defaults.options.max_depth, kSeed, cores, quote(cache));
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) {
     row.status = std::string("skipped: ") + kStanInstall;

@@ -58,11 +58,12 @@ constexpr uint64_t kNpyHeaderAllowance = 4096;
 // and the step size's dual averaging a few dozen to settle: fewer is allowed but said.
 constexpr uint32_t kWarmupToAdapt = 150;
 void warn_about_short_warmup(const SampleCommand& c) {
-  if (c.warmup == 0 || c.warmup >= kWarmupToAdapt) return;
+  if (c.options.warmup == 0 || c.options.warmup >= kWarmupToAdapt) return;
   fmt::print(stderr,
              "warning: --warmup {} is too short to adapt: the metric needs {} iterations{} and "
              "the step size may not settle (expect divergences or a poor step size)\n",
-             c.warmup, kWarmupToAdapt, c.adapt_metric ? " (it stays the unit metric)" : "");
+             c.options.warmup, kWarmupToAdapt,
+             c.options.adapt_metric ? " (it stays the unit metric)" : "");
 }
 
 // A run stopped by a signal before any draw: nothing is written, the previous fit stays.
@@ -91,7 +92,7 @@ class SampleProgress {
       return;
     last_shown_at_ = now;
     shown_ = true;
-    const uint64_t cells = uint64_t{c_.chains} * c_.draws;
+    const uint64_t cells = uint64_t{c_.options.chains} * c_.options.draws;
     std::string line = received == 0
                            ? fmt::format("sampling: warming up, {:.0f} s", elapsed)
                            : fmt::format("sampling: {} of {} draws ({:.0f}%)", received, cells,
@@ -99,8 +100,8 @@ class SampleProgress {
     const double silent = std::chrono::duration<double>(now - last_draw_).count();
     if (received > 0 && silent >= kSilentSeconds) {
       std::vector<uint32_t> waiting;
-      for (uint32_t chain = 0; chain < c_.chains; ++chain)
-        if (next_draw[chain] < c_.draws) waiting.push_back(chain);
+      for (uint32_t chain = 0; chain < c_.options.chains; ++chain)
+        if (next_draw[chain] < c_.options.draws) waiting.push_back(chain);
       const size_t shown = std::min<size_t>(waiting.size(), 8);
       line += fmt::format(
           "; no draw for {:.0f} s from chain{} {}{}{}", silent, waiting.size() == 1 ? "" : "s",
@@ -261,28 +262,9 @@ GradientUtilization gradient_utilization(const BackendRun& run, uint32_t chains)
   return {};
 }
 
-sample::Options sample_options(const SampleCommand& c) {
-  sample::Options o;
-  o.chains = c.chains;
-  o.draws = c.draws;
-  o.warmup = c.warmup;
-  o.leaf_steps = c.leaf_steps;
-  o.max_depth = c.max_depth;
-  o.target_accept = c.target_accept;
-  o.step_size = c.step_size;
-  o.adapt_metric = c.adapt_metric;
-  o.search_step = c.search_step;
-  o.step_jitter = c.step_jitter;
-  o.seed = c.seed;
-  o.threads = c.threads;
-  o.max_steps = c.max_steps;
-  o.stack_depth = c.stack_depth;
-  return o;
-}
-
 Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCommand& c) {
   SampleInputs in;
-  in.options = sample_options(c);
+  in.options = c.options;
   std::vector<Rounding> rounded;
   auto uniforms = bind_uniforms(model.data(), c.uniforms, &rounded);
   if (!uniforms) return uniforms.failure();
@@ -293,14 +275,14 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
                "{:.2g}, at element {})\n",
                r.uniform, r.relative_change, r.element);
   in.data = std::move(*uniforms);
-  if (!c.init.empty()) {
-    auto values = read_init(c.init, model, c.chains);
+  if (!c.init_file.empty()) {
+    auto values = read_init(c.init_file, model, c.options.chains);
     if (!values) return values.failure();
     // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
     const uint32_t D = model.dimension();
-    for (uint32_t chain = 0; chain < c.chains; ++chain) {
+    for (uint32_t chain = 0; chain < c.options.chains; ++chain) {
       auto u = model.unconstrain(std::span(*values).subspan(uint64_t{chain} * D, D));
-      if (!u) return Error{fmt::format("--init '{}', chain {}: {}", c.init, chain, u.error())};
+      if (!u) return Error{fmt::format("--init '{}', chain {}: {}", c.init_file, chain, u.error())};
     }
     in.options.init = std::move(*values);
   }
@@ -316,16 +298,16 @@ Expected<Batch> sampler_batch(const sample::Model& model, const SampleCommand& c
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
   catch_interrupts();  // a Ctrl-C while the kernels compile is kept for the first step boundary
-  if (c.chains == 0) {
+  if (c.options.chains == 0) {
     fmt::print(stderr, "error: --chains must be at least 1\n");
     return 2;
   }
   // The trajectory's recursion takes max_depth frames, main and the leaf a few more.
-  const uint32_t recursion_depth = c.max_depth + 8;
-  if (c.stack_depth && c.stack_depth < recursion_depth)
+  const uint32_t recursion_depth = c.options.max_depth + 8;
+  if (c.options.stack_depth && c.options.stack_depth < recursion_depth)
     return refuse(Error{fmt::format(
         "--stack-depth {} is less than the tree's recursion needs (--max-depth {} + 8 = {})",
-        c.stack_depth, c.max_depth, recursion_depth)});
+        c.options.stack_depth, c.options.max_depth, recursion_depth)});
   const Backend* backend = find_backend(c.backend);
   if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", c.backend)});
   auto loaded = sample::Model::load(c.model);
@@ -340,14 +322,14 @@ int sample_command(const SampleCommand& c) {
 
   // Per-draw statistics, [chains, draws] each, kept in memory until the end: check they fit
   // before anything runs or any file is touched.
-  const uint64_t cells = uint64_t{c.chains} * c.draws;
+  const uint64_t cells = uint64_t{c.options.chains} * c.options.draws;
   const uint64_t stats_bytes = cells * 4 * kStatisticFiles;
   const uint64_t available = uint64_t(::sysconf(_SC_AVPHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
   if (stats_bytes > available)
     return refuse(Error{fmt::format(
         "{} chains x {} draws keep {:.1f} GiB of per-draw statistics in memory, more than the "
         "{:.1f} GiB available: use fewer draws or chains",
-        c.chains, c.draws, static_cast<double>(stats_bytes) / (1u << 30),
+        c.options.chains, c.options.draws, static_cast<double>(stats_bytes) / (1u << 30),
         static_cast<double>(available) / (1u << 30))});
   // A CSV row holds at most 16 characters per value.
   const uint64_t file_bytes = kNpyHeaderAllowance * (kStatisticFiles + 2) +
@@ -359,10 +341,11 @@ int sample_command(const SampleCommand& c) {
   warn_about_short_warmup(c);
 
   DrawsFile draws_file;
-  if (auto s = draws_file.open(fit_files.staged("draws.npy"), c.chains, c.draws, D); !s)
+  if (auto s = draws_file.open(fit_files.staged("draws.npy"), c.options.chains, c.options.draws, D);
+      !s)
     return refuse(s.failure());
 
-  std::vector<uint32_t> next_draw(c.chains, 0);
+  std::vector<uint32_t> next_draw(c.options.chains, 0);
   uint64_t received = 0;
   SampleProgress progress(c, started);
   sample::Options options = inputs->options;
@@ -405,7 +388,9 @@ int sample_command(const SampleCommand& c) {
   }
   const std::vector<DrawStatisticFile> stat_files = statistic_files(fit.stats);
   for (const DrawStatisticFile& f : stat_files)
-    if (auto s = write_npy(fit_files.staged(f.file), f.type, {c.chains, c.draws}, f.words); !s)
+    if (auto s = write_npy(fit_files.staged(f.file), f.type, {c.options.chains, c.options.draws},
+                           f.words);
+        !s)
       return report_error(s.failure());
   if (c.csv)
     if (auto s = write_csv_files(c, fit, draws_file, fit_files); !s)
@@ -424,11 +409,11 @@ int sample_command(const SampleCommand& c) {
   nlohmann::ordered_json doc;
   doc["model"] = c.model;
   doc["backend"] = backend->name;
-  doc["chains"] = c.chains;
-  doc["draws"] = c.draws;
-  doc["warmup"] = c.warmup;
-  doc["seed"] = c.seed;
-  doc["complete"] = !signal && !fit.stopped && used_chains.size() == c.chains;
+  doc["chains"] = c.options.chains;
+  doc["draws"] = c.options.draws;
+  doc["warmup"] = c.options.warmup;
+  doc["seed"] = c.options.seed;
+  doc["complete"] = !signal && !fit.stopped && used_chains.size() == c.options.chains;
   doc["interrupted_by"] = signal ? nlohmann::ordered_json(::strsignal(signal)) : nullptr;
   doc["draws_per_chain"] = fit.draws_per_chain;
   doc["summary_chains"] = used_chains;
@@ -454,8 +439,9 @@ int sample_command(const SampleCommand& c) {
   doc["gradient_evaluations"] = total_grads;
   doc["gradients_per_second"] = run_seconds > 0 ? total_grads / run_seconds : 0.0;
   doc["utilization"] = fit.run_stats.utilization;
-  const GradientUtilization grad_utilization = gradient_utilization(run, c.chains);
-  const double static_utilization = local_static_utilization(grads, c.chains, c.draws);
+  const GradientUtilization grad_utilization = gradient_utilization(run, c.options.chains);
+  const double static_utilization =
+      local_static_utilization(grads, c.options.chains, c.options.draws);
   doc["gradient_utilization"] =
       grad_utilization.known ? nlohmann::ordered_json(grad_utilization.all) : nullptr;
   doc["gradient_utilization_live"] =
@@ -510,11 +496,11 @@ int sample_command(const SampleCommand& c) {
     return exit_code;
   }
   fmt::print("{}", sample::format_summary_table(fit.summary));
-  fmt::print("\n{} chains x {} draws ({} warm-up) on {}\n", c.chains, c.draws, c.warmup,
-             backend->name);
-  if (used_chains.size() < c.chains || used_draws < c.draws)
+  fmt::print("\n{} chains x {} draws ({} warm-up) on {}\n", c.options.chains, c.options.draws,
+             c.options.warmup, backend->name);
+  if (used_chains.size() < c.options.chains || used_draws < c.options.draws)
     fmt::print("  summary over          {} of {} chains, {} draws each\n", used_chains.size(),
-               c.chains, used_draws);
+               c.options.chains, used_draws);
   fmt::print("  gradient evaluations  {} ({:.3g} per second)\n", total_grads,
              run_seconds > 0 ? total_grads / run_seconds : 0.0);
   fmt::print("  batch utilization     {:.1f}%\n", fit.run_stats.utilization * 100);
@@ -533,7 +519,7 @@ int sample_command(const SampleCommand& c) {
   fmt::print("  written               {}, summary.json and per-draw statistics{}\n",
              fit_files.final_path("draws.npy"),
              c.csv ? fmt::format(", {}", fit_files.final_path(csv_name(c, 0)) +
-                                             (c.chains > 1 ? " ..." : ""))
+                                             (c.options.chains > 1 ? " ..." : ""))
                    : "");
   return exit_code;
 }

@@ -17,25 +17,14 @@ namespace ab::cli {
 struct SampleCommand {
   std::string model;
   std::string backend;
-  uint32_t chains = 4;
-  uint32_t draws = 1000;
-  uint32_t warmup = 1000;
-  uint32_t leaf_steps = 1;  // Stan's; the paper's 4 costs ESS per gradient (docs/nuts.md)
-  uint32_t max_depth = 10;
-  double target_accept = 0.8;
-  double step_size = 1.0;
-  bool adapt_metric = true;
-  bool search_step = true;   // false: the first transitions use step_size as given
-  double step_jitter = 0.0;  // Stan's stepsize_jitter
-  uint64_t seed = 0;
-  std::string init;  // FILE.npy [chains, D] or FILE.json by name, model space; empty: random
+  // The sampler's options as the library takes them (chains, draws, seed, ...); their defaults are
+  // the library's. `options.init` is filled from init_file by sample_inputs.
+  sample::Options options;
+  std::string init_file;  // FILE.npy [chains, D] or FILE.json by name, model space; empty: random
   std::vector<std::string> uniforms;
   std::string out_dir;
   std::string format = "table";
-  bool csv = false;                 // also one CmdStan CSV per chain, MODEL-CHAIN.csv
-  uint32_t threads = 0;             // vm: worker threads (0: one per core)
-  uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults (step_budget)
-  uint32_t stack_depth = 0;         // call frames and tape entries per chain; 0: max_depth + 8
+  bool csv = false;  // also one CmdStan CSV per chain, MODEL-CHAIN.csv
   DeviceOptions device;
 };
 
@@ -47,8 +36,8 @@ struct SampleInputs {
 };
 Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCommand& command);
 
-// The batch of `command.chains` chains for main(init, random_init, settings) (sample::make_batch
-// of the inputs above).
+// The batch of `command.options.chains` chains for main(init, random_init, settings)
+// (sample::make_batch of the inputs above).
 Expected<Batch> sampler_batch(const sample::Model& model, const SampleCommand& command);
 
 // Local static batching (chains synchronised at trajectory boundaries) runs every transition as
