@@ -9,14 +9,29 @@ namespace ab::cli {
 namespace {
 
 std::atomic<int> received{0};
+std::atomic<bool> at_step_boundaries{false};
 static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
+static_assert(std::atomic<bool>::is_always_lock_free, "read in a signal handler");
+
+// write(2) and _exit(2) are async-signal-safe; fmt, stdio and exit() are not.
+void say(const char* text, size_t size) {
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, text, size);
+}
 
 void on_signal(int signal) {
+  if (!at_step_boundaries.load()) {
+    // Nothing is written before the first draw: the output folder still holds the previous fit
+    // (a staging folder left behind is removed by the next run, tools/sample/fit_files.h).
+    constexpr char kMessage[] =
+        "\nautobatch: stopped before any draw, while the run was being prepared; the files in "
+        "the output folder are unchanged\n";
+    say(kMessage, sizeof kMessage - 1);
+    ::_exit(128 + signal);
+  }
   received.store(signal);
-  // write(2) is async-signal-safe; fmt and stdio are not.
   constexpr char kMessage[] =
       "\nautobatch: stopping at the next step boundary (send it again to quit at once)\n";
-  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  say(kMessage, sizeof kMessage - 1);
 }
 
 }  // namespace
@@ -29,6 +44,10 @@ void catch_interrupts() {
   action.sa_flags = SA_RESETHAND;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+void stop_at_step_boundaries() {
+  at_step_boundaries.store(true);
 }
 
 int interrupt_signal() {

@@ -1,13 +1,21 @@
-// Ctrl-C (SIGINT) and SIGTERM during a long command. After `catch_interrupts()`, the first signal
-// only records itself and says on stderr that the command is stopping; the command polls
-// `interrupt_signal()` at step boundaries (RunOptions::should_stop), finishes what it can and
-// exits with 128 + the signal's number. A second signal ends the process at once, as usual.
+// Ctrl-C (SIGINT) and SIGTERM during a long command. After `catch_interrupts()`:
+//  - Until `stop_at_step_boundaries()`, a signal ends the process at once with exit status 128 +
+//    the signal's number and a line on stderr: the run has not begun (data loading, the driver
+//    compiling kernels for minutes), so there is nothing to keep, and waiting for a first step
+//    boundary would hold a `timeout` or a Ctrl-C for as long as the compile takes.
+//  - After it, the first signal only records itself and says on stderr that the command is
+//    stopping; the command polls `interrupt_signal()` at step boundaries
+//    (RunOptions::should_stop), finishes what it can and exits with 128 + the signal's number. A
+//    second signal ends the process at once, as usual.
 #pragma once
 
 namespace ab::cli {
 
 void catch_interrupts();
-// The signal received since catch_interrupts(), or 0.
+// Called once the run takes steps (from its first should_stop poll on): signals now wait for a
+// step boundary.
+void stop_at_step_boundaries();
+// The signal received since stop_at_step_boundaries(), or 0.
 int interrupt_signal();
 
 }  // namespace ab::cli

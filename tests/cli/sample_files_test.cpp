@@ -40,6 +40,7 @@ const fs::path kModels = fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models";
 
 using ab::testing::read_bytes;
 using Outcome = ab::testing::SampleOutcome;
+using ab::testing::interrupt_sample;
 using ab::testing::run_sample;
 
 // Every file of the fit in `out`, name -> bytes (not the folder's lock, which holds a pid).
@@ -188,29 +189,6 @@ bool first_draw_written(const fs::path& out) {
   if (bytes.size() < 10) return false;
   const size_t data = 10 + static_cast<uint8_t>(bytes[8]) + 256u * static_cast<uint8_t>(bytes[9]);
   return bytes.size() >= data + 4 && bytes.compare(data, 4, std::string(4, '\0')) != 0;
-}
-
-// Starts `autobatch sample ARGS --out fit` in `dir` as a child, waits until `ready(dir/fit)`,
-// then sends it `signal`.
-Outcome interrupt_sample(const TempDir& dir, const std::string& args,
-                         const std::function<bool(const fs::path&)>& ready, int signal) {
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const std::string command =
-        fmt::format("cd '{}' && exec '{}' sample {} --out fit > out.txt 2> err.txt",
-                    dir.path.string(), AB_CLI, args);
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
-    ::_exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!ready(dir.path / "fit") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ::kill(pid, signal);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(dir.path / "out.txt"),
-          read_bytes(dir.path / "err.txt")};
 }
 
 TEST_CASE("sample files: SIGINT mid-run writes the draws that exist, NaN after, and exits 130") {

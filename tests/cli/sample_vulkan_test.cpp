@@ -6,15 +6,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/sample_runner.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -118,4 +121,42 @@ TEST_CASE("sample on vulkan: a bounded struct model gives the vm's draws and its
     CHECK(std::abs(double(p["mean"]) - truth[j]) < 5 * double(p["mcse_mean"]) + 0.02 * sd[j]);
   }
   fs::remove_all(dir);
+}
+
+// Before the first step there is nothing to keep, and the driver may compile for minutes (a
+// 3-d model's sampler takes ~30 s on lavapipe, a 100-d one more than ten): a SIGTERM then ends
+// the run at once, as `timeout` expects, instead of waiting for a step boundary. The model's
+// constant is new to every run, so no kernel cache holds its kernels.
+TEST_CASE("sample on vulkan: SIGTERM while the kernels compile ends the run at once") {
+  const ab::testing::TempDir dir("ab_sample_vk_sigterm");
+  const auto unique = std::chrono::steady_clock::now().time_since_epoch().count() % 1000000;
+  dir.write("model.ab", fmt::format("const D: int = 3;\n"
+                                    "struct LogDensity {{ value: float, grad: float[D] }}\n"
+                                    "fn log_density(q: float[D]) -> LogDensity {{\n"
+                                    "  let s = 1.0 + float({}) * 1.0e-9;\n"
+                                    "  return LogDensity {{ value: -0.5 * s * dot(q, q), grad: "
+                                    "q * -s }};\n}}\n",
+                                    unique));
+  ab::testing::SampleOutcome o =
+      ab::testing::run_sample(dir, "model.ab --chains 2 --draws 20 --backend vm --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  const std::string previous = read_bytes(dir.path / "fit" / "draws.npy");
+  REQUIRE(previous.size() > 100);
+  o = ab::testing::interrupt_sample(
+      dir, "model.ab --chains 2 --draws 20 --backend vulkan",
+      [](const fs::path& out) {
+        if (!fs::exists(out / ".autobatch-sample.partial")) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the compile
+        return true;
+      },
+      SIGTERM);
+  CHECK_MESSAGE(o.exit_code == 128 + SIGTERM, o.err);
+  CHECK(o.err.find("stopped before any draw, while the run was being prepared") !=
+        std::string::npos);
+  CHECK(read_bytes(dir.path / "fit" / "draws.npy") == previous);
+  // The next run removes the staging folder the signal left and writes its fit.
+  o = ab::testing::run_sample(dir, "model.ab --chains 2 --draws 30 --backend vm --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  CHECK(!fs::exists(dir.path / "fit" / ".autobatch-sample.partial"));
+  CHECK(read_bytes(dir.path / "fit" / "draws.npy") != previous);
 }

@@ -297,7 +297,7 @@ Expected<Batch> sampler_batch(const sample::Model& model, const SampleCommand& c
 
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
-  catch_interrupts();  // a Ctrl-C while the kernels compile is kept for the first step boundary
+  catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
   if (c.options.chains == 0) {
     fmt::print(stderr, "error: --chains must be at least 1\n");
     return 2;
@@ -356,6 +356,7 @@ int sample_command(const SampleCommand& c) {
   };
   // Polled at step boundaries: Ctrl-C, and the progress line while no draw comes.
   options.should_stop = [&] {
+    stop_at_step_boundaries();  // the run has begun: a signal now keeps what it made
     progress.tick(received, next_draw);
     return interrupt_signal() != 0;
   };
