@@ -60,7 +60,7 @@ Status VulkanRun::Impl::check_sizes() const {
   std::vector<Need> needs = {
       {"control buffer", ctrl_words(), SizedBy::Program},
       {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots},
-      {"active-lane list", list_words(), SizedBy::Lanes},
+      {"active-lane list", schedule->list_words(), SizedBy::Lanes},
       {"uniform data", layout->uniform_words, SizedBy::Uniforms},
   };
   for (uint32_t a = 0; a < layout->arenas; ++a)
@@ -109,7 +109,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
           make(state, uint64_t{layout->slots} * lanes, "lane state", SizedBy::Lanes, layout->slots);
       !s)
     return s;
-  if (auto s = make(list, list_words(), "active-lane list", SizedBy::Lanes); !s) return s;
+  if (auto s = make(list, schedule->list_words(), "active-lane list", SizedBy::Lanes); !s) return s;
   if (auto s = make(uniforms, layout->uniform_words, "uniform data", SizedBy::Uniforms); !s)
     return s;
   if (auto s = make(dummy, 4, "placeholder", SizedBy::Program); !s) return s;
@@ -229,57 +229,20 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
                       exits.size() * 4);
       !s)
     return s;
-  if (lane_lists) {
-    const uint32_t on = 1;
-    if (auto s = upload(*ctx, ctrl, AB_CTRL_LISTS * 4, &on, 4); !s) return s;
-  }
-  if (vulkan.schedule == Schedule::Global) return recount();
-  return Ok{};
+  return schedule->start();
 }
 
-Status VulkanRun::Impl::recount() {
-  auto count = prog->pipeline(HandKernel::GlobalCount);
-  if (!count) return Error{count.error()};
-  return submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
-    ctx->api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_COUNTS * 4, uint64_t{nblocks} * 4, 0);
-    compute_barrier(*ctx, cmd);
-    ctx->api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *count);
-    ctx->api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0,
-                                     1, &set, 0, nullptr);
-    ctx->api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                sizeof(push), &push);
-    ctx->api.vkCmdDispatch(cmd, groups_for(lanes), 1, 1);
-    ++stats.dispatches;
-  });
+std::unique_ptr<RunSchedule> make_schedule(VulkanRun::Impl& run) {
+  if (run.vulkan.schedule == Schedule::Global)
+    return std::make_unique<GlobalSchedule>(run, GlobalSchedule::choose(run));
+  return std::make_unique<LocalSchedule>(run, run.vulkan.local_scope);
 }
 
-// Global: n scheduler steps. Local: one dispatch letting each group run up to n steps.
+// A submission of `n` steps (global: scheduler steps; local: each group's budget), recorded once
+// per `n` and kept: the schedule's resets, dispatches and budget in the run's common framing.
 Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   if (auto it = recorded.find(n); it != recorded.end()) return it->second;
-  const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
-  VkPipeline pick = VK_NULL_HANDLE, compact = VK_NULL_HANDLE;
-  if (global && !fused) {
-    auto p = prog->pipeline(HandKernel::GlobalPick);
-    if (!p) return Error{p.error()};
-    pick = *p;
-    if (compacted && !lane_lists) {
-      auto c = prog->pipeline(HandKernel::GlobalCompact);
-      if (!c) return Error{c.error()};
-      compact = *c;
-    }
-  }
-  std::vector<VkPipeline> steps;  // the step kernel of each part, or of each block
-  for (size_t part = 0; !block_kernels && part < step_parts(); ++part) {
-    auto s = prog->pipeline(step_kernel(), part, private_depth());
-    if (!s) return Error{s.error()};
-    steps.push_back(*s);
-  }
-  std::vector<VkPipeline> block_steps;
-  for (uint32_t b = 0; block_kernels && b < nblocks; ++b) {
-    auto s = prog->block_pipeline(step_kernel(), b);
-    if (!s) return Error{s.error()};
-    block_steps.push_back(*s);
-  }
+  if (auto s = schedule->load_pipelines(); !s) return Error{s.error()};
   auto& api = ctx->api;
   std::lock_guard lock(ctx->submit_mutex);  // the context's command pool
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -292,82 +255,15 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   api.vkBeginCommandBuffer(cmd, &bi);
   compute_barrier(*ctx, cmd);
-  if (global) {
-    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_TRACE_LEN * 4, 4, 0);
-    if (fused || pick_in_step)
-      api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_BUDGET_USED * 4, 4, 0);
-    if (block_kernels) api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_ARGS_SET * 4, 4, 0);
-  } else {
-    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 0);
-    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_GROUP_STEPS * 4, 4, 0);
-    api.vkCmdFillBuffer(cmd, ctrl.handle(), AB_CTRL_LANE_ITERATIONS * 4, 8, 0);
-  }
+  schedule->record_resets(cmd);
   compute_barrier(*ctx, cmd);
   api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0, 1,
                               &set, 0, nullptr);
   PushConstants pc = push;
-  // Global with lane lists: the steps whose pick the step kernel makes (0: a pick dispatch each).
-  if (!global || fused || pick_in_step)
-    pc.budget = static_cast<uint32_t>(n);
-  else if (global)
-    pc.budget = 0;
+  pc.budget = schedule->budget(n);
   api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc),
                          &pc);
-  auto dispatch = [&](VkPipeline p, uint32_t groups) {
-    api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
-    api.vkCmdDispatch(cmd, groups, 1, 1);
-    compute_barrier(*ctx, cmd);
-  };
-  auto dispatch_steps = [&] {
-    for (VkPipeline step : steps) {
-      api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, step);
-      api.vkCmdDispatchIndirect(cmd, ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
-      compute_barrier(*ctx, cmd);
-    }
-  };
-  if (fused) {
-    for (size_t part : part_order())
-      dispatch(steps[part], 1);
-  } else if (block_kernels) {
-    // As below, each step dispatching every block's kernel: the chosen block's arguments (in
-    // the set of this step's parity) are its lanes' workgroups, every other block's are zero. No
-    // barrier between them: the one that runs writes only the other set.
-    dispatch(pick, 1);
-    for (uint64_t s = 0; s < n; ++s) {
-      for (uint32_t b = 0; b < nblocks; ++b) {
-        api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, block_steps[b]);
-        api.vkCmdDispatchIndirect(cmd, ctrl.handle(),
-                                  block_args_word(static_cast<uint32_t>(s % 2), b) * 4);
-      }
-      compute_barrier(*ctx, cmd);
-    }
-  } else if (pick_in_step) {
-    // One pick, then each step kernel runs the chosen block's list and picks the next block.
-    dispatch(pick, 1);
-    for (uint64_t s = 0; s < n; ++s)
-      dispatch_steps();
-  } else if (lane_lists) {
-    for (uint64_t s = 0; s < n; ++s) {
-      dispatch(pick, 1);
-      dispatch_steps();
-    }
-  } else if (global) {
-    // Each step: the pick, then every part's step kernel; only the part holding the chosen
-    // block runs it (the others return at once).
-    for (uint64_t s = 0; s < n; ++s) {
-      dispatch(pick, 1);
-      if (compacted) {
-        dispatch(compact, groups_for(lanes));
-        dispatch_steps();
-      } else {
-        for (VkPipeline step : steps)
-          dispatch(step, groups_for(lanes));
-      }
-    }
-  } else {
-    for (size_t part : part_order())
-      dispatch(steps[part], groups_for(lanes));
-  }
+  schedule->record_steps(cmd, n);
   VkBufferCopy region{0, 0, ctrl_words() * 4};
   api.vkCmdCopyBuffer(cmd, ctrl.handle(), readback.handle(), 1, &region);
   r = api.vkEndCommandBuffer(cmd);
@@ -390,56 +286,14 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
   ctx->api.vkResetFences(ctx->device, 1, &fence);
   ++stats.submissions;
-  if (block_kernels) {
-    stats.dispatches += 1 + n * nblocks;  // most of them empty
-  } else if (pick_in_step) {
-    stats.dispatches += 1 + n;
-  } else if (global && !fused) {
-    const bool compacted = vulkan.global_mode == GlobalMode::Compacted;
-    stats.dispatches += n * ((compacted && !lane_lists ? 2 : 1) + step_parts());
-  } else {
-    stats.dispatches += part_order().size();
-  }
   const auto* w = static_cast<const uint32_t*>(readback.mapped());
   if (w[AB_CTRL_UNFIT] != 0)
     return Error{
         "the device ran the fused global kernel with subgroups smaller than it reports: "
         "set VulkanOptions::fuse_small_batches = false"};
-  if (global) {
-    steps = w[AB_CTRL_STEPS_LO] | uint64_t{w[AB_CTRL_STEPS_HI]} << 32;
-    const uint32_t len = std::min(w[AB_CTRL_TRACE_LEN], trace_cap);
-    const uint32_t* t = w + AB_CTRL_COUNTS + 2 * nblocks;
-    for (uint32_t i = 0; i < len; ++i)
-      trace.push_back({static_cast<int32_t>(t[2 * i]), t[2 * i + 1]});
-    uint64_t live = 0;
-    for (uint32_t b = 0; b < nblocks; ++b)
-      live += w[AB_CTRL_COUNTS + b];
-    phase = w[AB_CTRL_DONE] != 0 || live == 0 ? RunPhase::Finished : RunPhase::Running;
-  } else {
-    stats.group_steps += w[AB_CTRL_GROUP_STEPS];
-    lane_iterations += w[AB_CTRL_LANE_ITERATIONS];
-    lane_slots += w[AB_CTRL_LANE_SLOTS];
-    steps = stats.group_steps;
-    phase = w[AB_CTRL_NOT_FINISHED] == 0 ? RunPhase::Finished : RunPhase::Running;
-  }
+  schedule->read_back(w, n);
   update_utilization(w);
   return Ok{};
-}
-
-// The one definition of a run's utilization (VulkanStats and RunStats both report it). Global:
-// the VM's, the mean over scheduler steps of active / live lanes (the kernels add each step's
-// ratio in 2^-24 units). Local: lanes busy in a group's step over the group's lanes, summed over
-// every group step of the run (the subgroup and workgroup scopes count a lane busy when it ran
-// the step's block, the lane scope when it was inside the subgroup's loop iteration).
-void VulkanRun::Impl::update_utilization(const uint32_t* header) {
-  if (global) {
-    const uint64_t n = header[AB_CTRL_STEPS_LO] | uint64_t{header[AB_CTRL_STEPS_HI]} << 32;
-    const uint64_t sum = header[AB_CTRL_UTIL_LO] | uint64_t{header[AB_CTRL_UTIL_HI]} << 32;
-    stats.utilization = n ? static_cast<double>(sum) / 16777216.0 / static_cast<double>(n) : 0;
-  } else {
-    stats.utilization =
-        lane_slots ? static_cast<double>(lane_iterations) / static_cast<double>(lane_slots) : 0;
-  }
 }
 
 Status VulkanRun::Impl::drain_streams() {
@@ -479,11 +333,7 @@ Status VulkanRun::Impl::drain_streams() {
     }
     if (auto s = upload(*ctx, state, uint64_t{AB_SLOT_PC} * lanes * 4, pcs.data(), lanes * 4); !s)
       return s;
-    if (global) {  // the global schedule counts (and lists) the lanes back in
-      const uint32_t not_done = 0;
-      if (auto s = upload(*ctx, ctrl, AB_CTRL_DONE * 4, &not_done, 4); !s) return s;
-      if (auto s = recount(); !s) return s;
-    }
+    if (auto s = schedule->pcs_changed(); !s) return s;
     phase = RunPhase::Running;
   }
   return upload(*ctx, state, uint64_t{AB_SLOT_EMITTED} * lanes * 4, rows.data(), rows.size() * 4);
@@ -525,31 +375,12 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   impl->lanes = batch.lanes;
   impl->depth = options.stack_depth;
   impl->nblocks = static_cast<uint32_t>(lp.blocks.size());
-  impl->global = vulkan.schedule == Schedule::Global;
-  const DeviceInfo& device = impl->ctx->info;
-  impl->fused = impl->global && vulkan.fuse_small_batches && device.subgroup_arithmetic &&
-                batch.lanes <= device.subgroup_size;
-  impl->trace_cap = options.record_trace && impl->global ? impl->steps_per_submission() : 0;
-  if (impl->global && !impl->fused && vulkan.global_mode == GlobalMode::Compacted &&
-      impl->nblocks <= vulkan.global_lane_list_limit) {
-    // Lists that would crowd the device out fall back to the compaction pass.
-    uint64_t heap = 0;
-    for (uint32_t h = 0; h < impl->ctx->memory.memoryHeapCount; ++h)
-      if (impl->ctx->memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-        heap = std::max<uint64_t>(heap, impl->ctx->memory.memoryHeaps[h].size);
-    const uint64_t bytes = (impl->nblocks + 1ull) * batch.lanes * 4;
-    impl->lane_lists = bytes <= impl->ctx->properties.limits.maxStorageBufferRange &&
-                       (heap == 0 || bytes <= heap / 4);
-    impl->pick_in_step = impl->lane_lists && impl->step_parts() == 1;
-    impl->block_kernels = impl->pick_in_step && vulkan.global_block_kernels;
-  }
+  impl->schedule = make_schedule(*impl);
+  impl->trace_cap = impl->schedule->trace_cap();
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
   impl->stats.parts = impl->step_parts();
-  impl->stats.schedule = impl->fused ? std::string("global/fused")
-                         : impl->global
-                             ? fmt::format("global/{}", global_mode_name(vulkan.global_mode))
-                             : fmt::format("local/{}", local_scope_name(vulkan.local_scope));
+  impl->stats.schedule = impl->schedule->name();
   PushConstants& p = impl->push;
   p.lanes = batch.lanes;
   p.exit_pc = impl->nblocks;
@@ -587,25 +418,8 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
 Status VulkanRun::prepare(const std::function<void(size_t done, size_t total)>& progress) {
   Impl& I = *impl_;
   if (I.lanes == 0) return Ok{};
-  // The hand-written kernels are small; the pick and compaction come first, uncounted.
-  if (I.global && !I.fused) {
-    if (auto p = I.prog->pipeline(HandKernel::GlobalPick); !p) return Error{p.error()};
-    if (I.vulkan.global_mode == GlobalMode::Compacted && !I.lane_lists)
-      if (auto p = I.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
-  }
-  std::vector<std::function<Expected<VkPipeline>()>> todo;
-  {
-    std::lock_guard lock(I.prog->mutex);
-    const Kernel k = I.step_kernel();
-    const uint32_t depth = I.private_depth();
-    for (size_t part = 0; !I.block_kernels && part < I.step_parts(); ++part)
-      if (!I.prog->pipelines.count({static_cast<int>(k), part, depth}))
-        todo.push_back([&I, k, part, depth] { return I.prog->pipeline(k, part, depth); });
-    // The step kernels specialized to each block
-    for (uint32_t b = 0; I.block_kernels && b < I.nblocks; ++b)
-      if (!I.prog->pipelines.count({200 + static_cast<int>(k), b, 0u}))
-        todo.push_back([&I, k, b] { return I.prog->block_pipeline(k, b); });
-  }
+  PipelineJobs todo;
+  if (auto s = I.schedule->prepare(todo); !s) return s;
   // Automatic: one thread on a CPU device, which compiles at the first dispatch on its one queue
   // (the other threads only take cores from it: docs/engine.md, "Compile time"), one per
   // hardware thread otherwise.
@@ -623,17 +437,14 @@ const VulkanStats& VulkanRun::stats() const {
   return impl_->stats;
 }
 uint32_t VulkanRun::group_width() const {
-  if (impl_->vulkan.schedule == Schedule::Global) return 0;
-  return impl_->vulkan.local_scope == LocalScope::Workgroup
-             ? AB_GROUP_SIZE
-             : std::max<uint32_t>(impl_->ctx->info.subgroup_size, 1);
+  return impl_->schedule->group_width();
 }
 
 Expected<bool> VulkanRun::step(uint64_t n) {
   Impl& I = *impl_;
   const Clock::time_point start = Clock::now();
   const double compiled_before = I.prog->compile_seconds;
-  const uint64_t chunk = I.steps_per_submission();
+  const uint64_t chunk = I.schedule->steps_per_submission();
   I.stopped = false;
   while (n > 0 && !I.finished()) {
     const uint64_t k = std::min(n, chunk);
@@ -644,8 +455,7 @@ Expected<bool> VulkanRun::step(uint64_t n) {
     // The fused kernels may stop short of the budget (a split program's pick moved to a part
     // already dispatched in this submission, or the device's loop cap drew near): count the
     // steps taken, so that step(n) is exact.
-    const bool exact = I.global && I.fused;
-    n -= exact ? std::min<uint64_t>(n, I.steps - before) : k;
+    n -= I.schedule->stops_short() ? std::min<uint64_t>(n, I.steps - before) : k;
     if (!I.finished() && I.options.should_stop && I.options.should_stop()) {
       I.stopped = true;
       break;

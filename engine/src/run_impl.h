@@ -1,30 +1,22 @@
-// VulkanRun's inside, shared by the files that implement it: run.cpp (creation, uploads and the
-// PC loop's submissions), run_readback.cpp (results, snapshots and checkpoints, everything that
-// reads the device's state back) and run_record.cpp (recording into a host's command buffers).
+// VulkanRun's inside: the run state every schedule shares (buffers, descriptor set, push
+// constants, phase, counters), used by run.cpp (creation, uploads and the PC loop's
+// submissions), run_readback.cpp (results, snapshots and checkpoints, everything that reads the
+// device's state back), run_record.cpp (recording into a host's command buffers) and the
+// schedule classes (schedules.h: what differs between schedules lives there, not here).
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <memory>
 
 #include "ab_layout.h"
 #include "engine/src/buffers.h"
 #include "engine/src/program_impl.h"
+#include "engine/src/schedules.h"
 
 namespace ab {
 
 using Clock = std::chrono::steady_clock;
-
-inline Kernel local_kernel(LocalScope scope) {
-  switch (scope) {
-    case LocalScope::Subgroup:
-      return Kernel::LocalSubgroup;
-    case LocalScope::Workgroup:
-      return Kernel::LocalWorkgroup;
-    case LocalScope::Lane:
-      return Kernel::LocalLane;
-  }
-  return Kernel::LocalSubgroup;
-}
 
 // Where a run stands (docs/embedding.md, "A run's states"): what poll() may read back and whether
 // result() has anything to return yet.
@@ -49,13 +41,10 @@ struct VulkanRun::Impl {
   RunOptions options;
   bool stopped = false;  // RunOptions::should_stop ended a step() early
   VulkanOptions vulkan;
-  uint32_t lanes = 0, depth = 0, nblocks = 0, trace_cap = 0;
-  bool global = false, fused = false;  // fused: the global schedule in one subgroup
-  // global/compacted with per-block lane lists (VulkanOptions::global_lane_list_limit);
-  // pick_in_step: the step kernel picks the next block too (a program in one part) block_kernels:
-  // each step dispatches the step kernel specialized to each block, all but the chosen one's with
-  // no workgroups (VulkanOptions::global_block_kernels)
-  bool lane_lists = false, pick_in_step = false, block_kernels = false;
+  uint32_t lanes = 0, depth = 0, nblocks = 0;
+  uint32_t trace_cap = 0;  // the schedule's trace_cap(): part of the control buffer's layout
+  // How steps are recorded and read back (schedules.h); set once, before anything is allocated.
+  std::unique_ptr<RunSchedule> schedule;
   DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
   uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
   RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
@@ -103,12 +92,6 @@ struct VulkanRun::Impl {
     return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap +
            3ull * (set * nblocks + block);
   }
-  // Words of the active-lane list buffer: the compaction pass's list, or a region per block and
-  // a spare one.
-  uint64_t list_words() const { return lane_lists ? (nblocks + 1ull) * lanes : lanes; }
-  // Global schedule: counts the live lanes per block again from their PCs (and lists them, with
-  // lane lists), after the host changed PCs.
-  Status recount();
 
   Status allocate(const Batch& batch);
   // Downloads the per-lane state (slot-major, see state_layout.h).
@@ -126,34 +109,26 @@ struct VulkanRun::Impl {
   Expected<BatchSnapshot> take_snapshot(bool with_stacks);
   // Sets stats.utilization from the counters so far: `header` is the control buffer's header as
   // the device last left it (the global schedule keeps its sums there).
-  void update_utilization(const uint32_t* header);
+  void update_utilization(const uint32_t* header) {
+    stats.utilization = schedule->utilization(header);
+  }
   Status upload_initial_state(const Batch& batch);
   Expected<VkCommandBuffer> record(uint64_t n);
   // Why this run cannot be recorded into a host's command buffer, or empty.
   std::string unrecordable() const;
+  // The schedule of a run that unrecordable() allows to record: only the local one is.
+  LocalSchedule& local_schedule() { return static_cast<LocalSchedule&>(*schedule); }
   // The region of `words` rows starting at state slot `slot`.
   DeviceRegion state_region(int32_t slot, uint32_t words) const {
     if (slot < 0 || words == 0) return {};
     return {state.handle(), uint64_t{static_cast<uint32_t>(slot)} * lanes * 4,
             uint64_t{words} * lanes * 4, words};
   }
-  // Steps one submission runs at most: global scheduler steps (fused: in one dispatch), or local
-  // group steps per dispatch.
-  uint64_t steps_per_submission() const {
-    return global && !fused ? vulkan.steps_per_submission : vulkan.local_steps_per_dispatch;
-  }
   Status submit(uint64_t n);
   // Hands the records in the lanes' streams on (RunOptions::on_emit or `streamed`), empties the
   // streams and puts parked lanes back at the block they wait at, so the run goes on.
   Status drain_streams();
-  // The generated kernel each dispatch (or each step) of this run runs, in every part.
-  Kernel step_kernel() const {
-    if (fused) return Kernel::GlobalFused;
-    if (global)
-      return vulkan.global_mode == GlobalMode::Compacted ? Kernel::GlobalCompacted
-                                                         : Kernel::GlobalMasked;
-    return local_kernel(vulkan.local_scope);
-  }
+  Kernel step_kernel() const { return schedule->step_kernel(); }
   size_t step_parts() const { return prog->parts(residency_of(step_kernel())); }
   // The program's compile statistics so far into `stats` (compile_seconds, kernels, ...).
   void take_compile_stats() {

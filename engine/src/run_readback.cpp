@@ -149,14 +149,7 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
   }
   I.update_utilization(ctrl.data());
   st.utilization = I.stats.utilization;
-  if (I.vulkan.schedule == Schedule::Global) {
-    st.steps = ctrl[AB_CTRL_STEPS_LO] | uint64_t{ctrl[AB_CTRL_STEPS_HI]} << 32;
-    st.block_executions.assign(ctrl.begin() + AB_CTRL_COUNTS + I.nblocks,
-                               ctrl.begin() + AB_CTRL_COUNTS + 2 * I.nblocks);
-    result.trace = I.trace;
-  } else {
-    st.steps = I.stats.group_steps;
-  }
+  I.schedule->result_stats(ctrl, result);
   st.wall_seconds = I.stats.run_seconds;
   I.stats.readback_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
@@ -292,9 +285,7 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
           !s)
         return s;
     }
-    // The lane lists are not saved: they follow from the PCs, in an order that changes no result.
-    if (I.lane_lists)
-      if (auto s = I.recount(); !s) return s;
+    if (auto s = I.schedule->restored(); !s) return s;
   }
   I.steps = d.steps;
   I.stats.group_steps = d.group_steps;

@@ -15,9 +15,7 @@ namespace ab {
 // ---- recording into the host's command buffers ----
 
 std::string VulkanRun::Impl::unrecordable() const {
-  if (global)
-    return "only the local schedule can be recorded into a host's command buffer (the global "
-           "schedule's trace and counts are read back between steps)";
+  if (auto why = schedule->unrecordable(); !why.empty()) return why;
   if (record_words > 0)
     return "a program that emits cannot be recorded into a host's command buffer: its output "
            "streams are drained by the host between submissions (use run() or step())";
@@ -29,38 +27,7 @@ Status VulkanRun::record(VkCommandBuffer cmd, uint32_t rounds) {
   if (!cmd) return Error{"record: no command buffer"};
   if (auto why = I.unrecordable(); !why.empty()) return Error{why};
   if (I.lanes == 0 || rounds == 0) return Ok{};
-  auto round = I.prog->pipeline(HandKernel::LocalRound);
-  if (!round) return Error{round.error()};
-  std::vector<VkPipeline> steps;
-  for (size_t part = 0; part < I.step_parts(); ++part) {
-    auto p = I.prog->pipeline(I.step_kernel(), part, I.private_depth());
-    if (!p) return Error{p.error()};
-    steps.push_back(*p);
-  }
-  auto& api = I.ctx->api;
-  compute_barrier(*I.ctx, cmd);  // the host's (and earlier rounds') writes to our buffers
-  api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, I.prog->pipeline_layout, 0, 1,
-                              &I.set, 0, nullptr);
-  api.vkCmdPushConstants(cmd, I.prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                         sizeof(I.push), &I.push);
-  for (uint32_t r = 0; r < rounds; ++r) {
-    api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *round);
-    api.vkCmdDispatch(cmd, 1, 1, 1);
-    compute_barrier(*I.ctx, cmd);
-    for (size_t part : I.part_order()) {
-      api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, steps[part]);
-      api.vkCmdDispatchIndirect(cmd, I.ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
-      compute_barrier(*I.ctx, cmd);
-    }
-  }
-  VkBufferCopy region{0, 0, I.ctrl_words() * 4};
-  api.vkCmdCopyBuffer(cmd, I.ctrl.handle(), I.readback.handle(), 1, &region);
-  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                           &to_host, 0, nullptr, 0, nullptr);
-  I.stats.dispatches += uint64_t{rounds} * (1 + I.part_order().size());
+  if (auto s = I.local_schedule().record_rounds(cmd, rounds); !s) return s;
   I.phase = RunPhase::Recorded;  // known again at the next poll()
   return Ok{};
 }
@@ -164,11 +131,7 @@ Expected<bool> VulkanRun::poll() {
   const auto* w = static_cast<const uint32_t*>(I.readback.mapped());
   // Counted since the run was created or last restarted (the counters are never cleared
   // between recorded rounds).
-  I.stats.group_steps = w[AB_CTRL_GROUP_STEPS];
-  I.lane_iterations = w[AB_CTRL_LANE_ITERATIONS];
-  I.lane_slots = w[AB_CTRL_LANE_SLOTS];
-  I.steps = I.stats.group_steps;
-  I.phase = w[AB_CTRL_NOT_FINISHED] == 0 ? RunPhase::Finished : RunPhase::Running;
+  I.local_schedule().read_back_rounds(w);
   I.update_utilization(w);
   return I.finished();
 }

@@ -160,3 +160,25 @@ TEST_CASE("sample on vulkan: SIGTERM while the kernels compile ends the run at o
   CHECK(!fs::exists(dir.path / "fit" / ".autobatch-sample.partial"));
   CHECK(read_bytes(dir.path / "fit" / "draws.npy") != previous);
 }
+
+// Issue 26: 4096 chains, the paper's scale of batch, on the default schedule (local/lane, with
+// the automatic residency). A chain's draws depend only on its index and the seed, so the
+// interpreter's 4096 chains are the reference for every one of them, the last workgroups'
+// included.
+TEST_CASE("sample on vulkan: 4096 chains of the 3-d Gaussian give interp's draws bit for bit") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_sample_vk_4096_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string common = fmt::format(
+      "{}/tests/data/models/gaussian_iid.ab --chains 4096 --warmup 20 --draws 3 --seed 2",
+      AB_SOURCE_DIR);
+  const fs::path interp = sample(dir, "interp", common + " --backend interp");
+  const fs::path gpu = sample(dir, "vulkan", common + " --backend vulkan --validation");
+  for (const char* file : {"draws.npy", "accept_stat.npy", "step_size.npy", "tree_depth.npy",
+                           "n_grad.npy", "divergent.npy", "energy.npy", "lp.npy"}) {
+    CAPTURE(file);
+    const std::string want = read_bytes(interp / file);
+    CHECK(want.size() > 4096 * 3);
+    CHECK(read_bytes(gpu / file) == want);
+  }
+  fs::remove_all(dir);
+}
