@@ -732,14 +732,19 @@ std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredP
   for (size_t d = 0; d < ops.size(); ++d) {
     const Op& def = block.ops[d];
     if (def.code != OpCode::UniformGet || program.vars[def.dst].storage != Storage::Temp) continue;
-    // Every later op must read the temp only through view-taking kernels, and neither the
-    // temp nor an index of the row may be written again in the block.
+    // Every later op must read the temp only through view-taking kernels, the temp must not
+    // be written again in the block, nor an index of the row up to the temp's last reader
+    // (a loop's increment after the body, as merge_blocks leaves it, is fine).
     bool viewable = block.term.cond != def.dst;
+    size_t last_read = d;
+    for (size_t u = d + 1; u < ops.size(); ++u)
+      for (VarId a : block.ops[u].args)
+        if (a == def.dst) last_read = u;
     int reads = 0;
     for (size_t u = d + 1; u < ops.size() && viewable; ++u) {
       viewable = reads_only_as_view(ops[u], def.dst, reads) && !writes(block.ops[u], def.dst);
       for (VarId index : def.args)
-        viewable = viewable && !writes(block.ops[u], index);
+        viewable = viewable && (u > last_read || !writes(block.ops[u], index));
     }
     if (!viewable || reads == 0) continue;
     ops[d].run = uniform_view;
