@@ -87,6 +87,25 @@ bool all_in_range(const BatchOp& b, const BatchFrames& f, const LaneSet& s) {
   return true;
 }
 
+// Whether some lane of the set holds another value than `value` in `row`: an OR of differences,
+// which vectorises, over the lanes (dense) or the span under its mask.
+AB_LANE_LOOP bool differs(const uint32_t* row, uint32_t value, const LaneSet& s) {
+  uint32_t diff = 0;
+  if (s.dense) {
+    const uint32_t* r = row + s.first;
+    for (size_t j = 0; j < s.count; ++j)
+      diff |= r[j] ^ value;
+  } else if (s.mask) {
+    const uint32_t* r = row + s.first;
+    for (size_t j = 0; j < s.span; ++j)
+      diff |= (r[j] ^ value) & s.mask[j];
+  } else {
+    for (size_t j = 0; j < s.count; ++j)
+      diff |= row[s.list[j]] ^ value;
+  }
+  return diff != 0;
+}
+
 // Whether every lane's indices are the same (then `offset` is where the path reaches): true
 // when the chains meet at the same row of data. The indices must be in range.
 bool shared_offset(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uint32_t& offset) {
@@ -96,18 +115,22 @@ bool shared_offset(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uin
   for (const BatchOp::DynamicStep& step : b.dynamic) {
     const uint32_t* row = f.word(step.index);
     const uint32_t index = row[first];
-    bool same = true;
-    if (s.dense) {
-      for (size_t j = 0; j < s.count; ++j)
-        same &= row[first + j] == index;
-    } else {
-      for (size_t j = 0; j < s.count; ++j)
-        same &= row[s.list[j]] == index;
-    }
-    if (!same) return false;
+    if (differs(row, index, s)) return false;
     offset += index * step.stride;
   }
   return true;
+}
+
+// Where the op's path reaches for the lanes of the set: one offset for all of them (Shared, in
+// `offset`), in range but not the same (PerLane), or out of range for some lane. Shared is
+// checked first: lanes that meet at one row need one range check, not one per lane.
+enum class Reach { Shared, PerLane, OutOfRange };
+Reach reach(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uint32_t& offset) {
+  if (shared_offset(b, f, s, offset)) {
+    uint32_t first = 0;
+    return s.count == 0 || lane_offset(b, f, s.list[0], first) ? Reach::Shared : Reach::OutOfRange;
+  }
+  return all_in_range(b, f, s) ? Reach::PerLane : Reach::OutOfRange;
 }
 
 // Copies, for every lane of the set, words [from, from + n) of the lanes' frames (or, with
@@ -503,10 +526,11 @@ bool copy(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Unifor
 
 bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
                  const UniformData& uniforms) {
-  if (!all_in_range(b, f, s)) return false;
-  const uint32_t* data = uniforms[b.op->index].data();
   uint32_t offset = 0;
-  if (!shared_offset(b, f, s, offset)) {
+  const Reach at = reach(b, f, s, offset);
+  if (at == Reach::OutOfRange) return false;
+  const uint32_t* data = uniforms[b.op->index].data();
+  if (at == Reach::PerLane) {
     copy_per_lane(b, f, s, data, 0, b.dst, b.words);
     return true;
   }
@@ -519,18 +543,19 @@ bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
 // uniform (prepare_block_ops). Otherwise it copies, and they read the copies.
 bool uniform_view(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
                   const UniformData& uniforms) {
-  if (!all_in_range(b, f, s)) return false;
   uint32_t offset = 0;
-  if (!shared_offset(b, f, s, offset))
-    copy_per_lane(b, f, s, uniforms[b.op->index].data(), 0, b.dst, b.words);
+  const Reach at = reach(b, f, s, offset);
+  if (at == Reach::OutOfRange) return false;
+  if (at == Reach::PerLane) copy_per_lane(b, f, s, uniforms[b.op->index].data(), 0, b.dst, b.words);
   return true;
 }
 
 // dst = a0[path]; dst and a0 are apart (prepare_batch_op).
 bool get(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
-  if (!all_in_range(b, f, s)) return false;
   uint32_t offset = 0;
-  if (shared_offset(b, f, s, offset))
+  const Reach at = reach(b, f, s, offset);
+  if (at == Reach::OutOfRange) return false;
+  if (at == Reach::Shared)
     copy_rows(f, s, b.src[0] + offset, b.dst, b.words);
   else
     copy_per_lane(b, f, s, nullptr, b.src[0], b.dst, b.words);
@@ -540,10 +565,11 @@ bool get(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Uniform
 // dst = a0 with [path] = a1; the value lies apart from dst (prepare_batch_op), so copying a0
 // first leaves it as exec_op read it.
 bool set(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
-  if (!all_in_range(b, f, s)) return false;
-  copy_rows(f, s, b.src[0], b.dst, b.words);  // `a[i] = v` sets a in place: nothing to copy
   uint32_t offset = 0;
-  if (shared_offset(b, f, s, offset)) {
+  const Reach at = reach(b, f, s, offset);  // before the copy: dst holds no index (as exec_op)
+  if (at == Reach::OutOfRange) return false;
+  copy_rows(f, s, b.src[0], b.dst, b.words);  // `a[i] = v` sets a in place: nothing to copy
+  if (at == Reach::Shared) {
     copy_rows(f, s, b.src[1], b.dst + offset, b.set_value_words);
     return true;
   }
