@@ -2,11 +2,54 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
 #include "ir/exec.h"
 #include "ir/scalar_rule.h"
+
+// The language's exp and log (shaders/ab_math.glsl), compiled into this file as well as into
+// float_math.cpp, so that the loops across lanes below inline them and the compiler vectorises
+// them: they are a third of the logistic regression's time when called lane by lane. Each
+// lane's result comes from the same float operations in the same order, so its words are
+// float_math.cpp's: -fno-trapping-math (CMakeLists.txt) only lets the compiler compute both
+// sides of their branches and select, which no float exception flag is read to tell apart.
+// Internal (an unnamed namespace): in the shared library an exported copy could be interposed,
+// and the compiler would not inline it.
+namespace ab::lane_math {
+namespace {
+using uint = uint32_t;
+inline float uintBitsToFloat(uint w) {
+  return std::bit_cast<float>(w);
+}
+inline uint floatBitsToUint(float f) {
+  return std::bit_cast<uint>(f);
+}
+inline float floor(float x) {
+  return std::floor(x);
+}
+inline void umulExtended(uint a, uint b, uint& msb, uint& lsb) {
+  const uint64_t p = uint64_t{a} * b;
+  msb = static_cast<uint>(p >> 32);
+  lsb = static_cast<uint>(p);
+}
+inline uint uaddCarry(uint a, uint b, uint& carry) {
+  const uint s = a + b;
+  carry = s < a ? 1u : 0u;
+  return s;
+}
+#define AB_PRECISE
+#define AB_OUT(T) T&
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"  // only exp and log are used here
+#include "shaders/ab_math.glsl"
+#pragma GCC diagnostic pop
+#undef AB_OUT
+#undef AB_PRECISE
+}  // namespace
+}  // namespace ab::lane_math
 
 namespace ab {
 
@@ -209,6 +252,22 @@ AB_LANE_LOOP void op_rows(const Rows& r) {
   }
 }
 
+// exp or log of floats across the lanes (op_rows' loop for them): flatten inlines the language's
+// function (lane_math, above) into the loop, which the compiler then vectorises.
+template <OpCode C, unsigned Konst>
+AB_LANE_LOOP __attribute__((flatten)) void transcendental_rows(const Rows& r) {
+  static_assert(C == OpCode::Exp || C == OpCode::Log);
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const uint32_t* p0 = r.src[0] + w * r.stride[0];
+    uint32_t* d = r.dst + w * r.dst_stride;
+    for (size_t j = 0; j < r.n; ++j) {
+      const float x = std::bit_cast<float>(Konst & 1 ? p0[0] : p0[j]);
+      d[j] =
+          std::bit_cast<uint32_t>(C == OpCode::Exp ? lane_math::ab_exp(x) : lane_math::ab_log(x));
+    }
+  }
+}
+
 // acc[j] = acc[j] + x * y (dot) or acc[j] + x (sum), word by word, in exec_op's order: each
 // lane's sum is its own chain of adds from word 0, and the lanes' chains run side by side, so
 // SIMD across lanes keeps every lane's rounding.
@@ -360,7 +419,9 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   }
   const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
   bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
-  if constexpr (arity == 1) {
+  if constexpr (S == Scalar::Float && (C == OpCode::Exp || C == OpCode::Log)) {
+    konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
+  } else if constexpr (arity == 1) {
     konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
   } else if constexpr (arity == 2) {
     switch (konst) {
