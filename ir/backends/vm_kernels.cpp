@@ -292,6 +292,41 @@ AB_LANE_LOOP void accumulate_rows(const Rows& r, uint32_t* acc) {
   }
 }
 
+// dot(row, v) or dot(v, row) of floats, the row a uniform one every lane shares (X[i] when the
+// chains meet at a data row): accumulate_rows' sums, but for 32 lanes at a time, held in vector
+// registers across all the words instead of read from and written to acc at every word. Each
+// lane's sum is the same chain of adds (word 0 first) of the same products.
+using Floats8 = float __attribute__((vector_size(32)));
+template <bool RowFirst>
+AB_LANE_LOOP void dot_with_row(const Rows& r, uint32_t* acc) {
+  constexpr int kRow = RowFirst ? 0 : 1, kLanes = 1 - kRow;
+  constexpr size_t kBlock = 32;  // lanes; four vectors of eight sums
+  Floats8 a[4];
+  size_t first = 0;
+  for (; first + kBlock <= r.n; first += kBlock) {
+    std::memcpy(a, acc + first, sizeof a);
+    for (uint32_t w = 0; w < r.words; ++w) {
+      const float k = std::bit_cast<float>(r.src[kRow][w * r.stride[kRow]]);
+      const uint32_t* v = r.src[kLanes] + w * r.stride[kLanes] + first;
+      for (int q = 0; q < 4; ++q) {
+        Floats8 y;
+        std::memcpy(&y, v + 8 * q, sizeof y);
+        a[q] = a[q] + (RowFirst ? k * y : y * k);
+      }
+    }
+    std::memcpy(acc + first, a, sizeof a);
+  }
+  for (size_t j = first; j < r.n; ++j) {  // the last few lanes, one at a time
+    float sum = std::bit_cast<float>(acc[j]);
+    for (uint32_t w = 0; w < r.words; ++w) {
+      const float k = std::bit_cast<float>(r.src[kRow][w * r.stride[kRow]]);
+      const float y = std::bit_cast<float>(r.src[kLanes][w * r.stride[kLanes] + j]);
+      sum = sum + (RowFirst ? k * y : y * k);
+    }
+    acc[j] = std::bit_cast<uint32_t>(sum);
+  }
+}
+
 // The op's rule for one lane, word by word: word w of operand k at src[k][w * stride[k]] (a
 // register row's stride is the lane count; a uniform row's 1; a broadcast's 0), of the
 // result at dst[w * dst_stride]. For sets too sparse or too small for loops across lanes.
@@ -469,6 +504,14 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   r.n = out.n;
   t_acc.assign(r.n, 0u);  // the accumulators; the zero of int, uint and float alike
   uint32_t* acc = t_acc.data();
+  if constexpr (C == OpCode::Dot && S == Scalar::Float) {
+    if (konst == 1 || konst == 2) {
+      konst == 1 ? dot_with_row<true>(r, acc) : dot_with_row<false>(r, acc);
+      std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
+      store_result(out, f, s, visit, b.dst, b.dst_temp);
+      return true;
+    }
+  }
   switch (konst) {
     case 0:
       accumulate_rows<C, S, 0>(r, acc);
