@@ -2,11 +2,54 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
 #include "ir/exec.h"
 #include "ir/scalar_rule.h"
+
+// The language's exp and log (shaders/ab_math.glsl), compiled into this file as well as into
+// float_math.cpp, so that the loops across lanes below inline them and the compiler vectorises
+// them: they are a third of the logistic regression's time when called lane by lane. Each
+// lane's result comes from the same float operations in the same order, so its words are
+// float_math.cpp's: -fno-trapping-math (CMakeLists.txt) only lets the compiler compute both
+// sides of their branches and select, which no float exception flag is read to tell apart.
+// Internal (an unnamed namespace): in the shared library an exported copy could be interposed,
+// and the compiler would not inline it.
+namespace ab::lane_math {
+namespace {
+using uint = uint32_t;
+inline float uintBitsToFloat(uint w) {
+  return std::bit_cast<float>(w);
+}
+inline uint floatBitsToUint(float f) {
+  return std::bit_cast<uint>(f);
+}
+inline float floor(float x) {
+  return std::floor(x);
+}
+inline void umulExtended(uint a, uint b, uint& msb, uint& lsb) {
+  const uint64_t p = uint64_t{a} * b;
+  msb = static_cast<uint>(p >> 32);
+  lsb = static_cast<uint>(p);
+}
+inline uint uaddCarry(uint a, uint b, uint& carry) {
+  const uint s = a + b;
+  carry = s < a ? 1u : 0u;
+  return s;
+}
+#define AB_PRECISE
+#define AB_OUT(T) T&
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"  // only exp and log are used here
+#include "shaders/ab_math.glsl"
+#pragma GCC diagnostic pop
+#undef AB_OUT
+#undef AB_PRECISE
+}  // namespace
+}  // namespace ab::lane_math
 
 namespace ab {
 
@@ -87,6 +130,25 @@ bool all_in_range(const BatchOp& b, const BatchFrames& f, const LaneSet& s) {
   return true;
 }
 
+// Whether some lane of the set holds another value than `value` in `row`: an OR of differences,
+// which vectorises, over the lanes (dense) or the span under its mask.
+AB_LANE_LOOP bool differs(const uint32_t* row, uint32_t value, const LaneSet& s) {
+  uint32_t diff = 0;
+  if (s.dense) {
+    const uint32_t* r = row + s.first;
+    for (size_t j = 0; j < s.count; ++j)
+      diff |= r[j] ^ value;
+  } else if (s.mask) {
+    const uint32_t* r = row + s.first;
+    for (size_t j = 0; j < s.span; ++j)
+      diff |= (r[j] ^ value) & s.mask[j];
+  } else {
+    for (size_t j = 0; j < s.count; ++j)
+      diff |= row[s.list[j]] ^ value;
+  }
+  return diff != 0;
+}
+
 // Whether every lane's indices are the same (then `offset` is where the path reaches): true
 // when the chains meet at the same row of data. The indices must be in range.
 bool shared_offset(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uint32_t& offset) {
@@ -96,18 +158,22 @@ bool shared_offset(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uin
   for (const BatchOp::DynamicStep& step : b.dynamic) {
     const uint32_t* row = f.word(step.index);
     const uint32_t index = row[first];
-    bool same = true;
-    if (s.dense) {
-      for (size_t j = 0; j < s.count; ++j)
-        same &= row[first + j] == index;
-    } else {
-      for (size_t j = 0; j < s.count; ++j)
-        same &= row[s.list[j]] == index;
-    }
-    if (!same) return false;
+    if (differs(row, index, s)) return false;
     offset += index * step.stride;
   }
   return true;
+}
+
+// Where the op's path reaches for the lanes of the set: one offset for all of them (Shared, in
+// `offset`), in range but not the same (PerLane), or out of range for some lane. Shared is
+// checked first: lanes that meet at one row need one range check, not one per lane.
+enum class Reach { Shared, PerLane, OutOfRange };
+Reach reach(const BatchOp& b, const BatchFrames& f, const LaneSet& s, uint32_t& offset) {
+  if (shared_offset(b, f, s, offset)) {
+    uint32_t first = 0;
+    return s.count == 0 || lane_offset(b, f, s.list[0], first) ? Reach::Shared : Reach::OutOfRange;
+  }
+  return all_in_range(b, f, s) ? Reach::PerLane : Reach::OutOfRange;
 }
 
 // Copies, for every lane of the set, words [from, from + n) of the lanes' frames (or, with
@@ -186,6 +252,22 @@ AB_LANE_LOOP void op_rows(const Rows& r) {
   }
 }
 
+// exp or log of floats across the lanes (op_rows' loop for them): flatten inlines the language's
+// function (lane_math, above) into the loop, which the compiler then vectorises.
+template <OpCode C, unsigned Konst>
+AB_LANE_LOOP __attribute__((flatten)) void transcendental_rows(const Rows& r) {
+  static_assert(C == OpCode::Exp || C == OpCode::Log);
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const uint32_t* p0 = r.src[0] + w * r.stride[0];
+    uint32_t* d = r.dst + w * r.dst_stride;
+    for (size_t j = 0; j < r.n; ++j) {
+      const float x = std::bit_cast<float>(Konst & 1 ? p0[0] : p0[j]);
+      d[j] =
+          std::bit_cast<uint32_t>(C == OpCode::Exp ? lane_math::ab_exp(x) : lane_math::ab_log(x));
+    }
+  }
+}
+
 // acc[j] = acc[j] + x * y (dot) or acc[j] + x (sum), word by word, in exec_op's order: each
 // lane's sum is its own chain of adds from word 0, and the lanes' chains run side by side, so
 // SIMD across lanes keeps every lane's rounding.
@@ -207,6 +289,41 @@ AB_LANE_LOOP void accumulate_rows(const Rows& r, uint32_t* acc) {
       const uint32_t sum[2] = {acc[j], term};
       scalar_rule(OpCode::Add, S, sum, acc[j], fault);
     }
+  }
+}
+
+// dot(row, v) or dot(v, row) of floats, the row a uniform one every lane shares (X[i] when the
+// chains meet at a data row): accumulate_rows' sums, but for 32 lanes at a time, held in vector
+// registers across all the words instead of read from and written to acc at every word. Each
+// lane's sum is the same chain of adds (word 0 first) of the same products.
+using Floats8 = float __attribute__((vector_size(32)));
+template <bool RowFirst>
+AB_LANE_LOOP void dot_with_row(const Rows& r, uint32_t* acc) {
+  constexpr int kRow = RowFirst ? 0 : 1, kLanes = 1 - kRow;
+  constexpr size_t kBlock = 32;  // lanes; four vectors of eight sums
+  Floats8 a[4];
+  size_t first = 0;
+  for (; first + kBlock <= r.n; first += kBlock) {
+    std::memcpy(a, acc + first, sizeof a);
+    for (uint32_t w = 0; w < r.words; ++w) {
+      const float k = std::bit_cast<float>(r.src[kRow][w * r.stride[kRow]]);
+      const uint32_t* v = r.src[kLanes] + w * r.stride[kLanes] + first;
+      for (int q = 0; q < 4; ++q) {
+        Floats8 y;
+        std::memcpy(&y, v + 8 * q, sizeof y);
+        a[q] = a[q] + (RowFirst ? k * y : y * k);
+      }
+    }
+    std::memcpy(acc + first, a, sizeof a);
+  }
+  for (size_t j = first; j < r.n; ++j) {  // the last few lanes, one at a time
+    float sum = std::bit_cast<float>(acc[j]);
+    for (uint32_t w = 0; w < r.words; ++w) {
+      const float k = std::bit_cast<float>(r.src[kRow][w * r.stride[kRow]]);
+      const float y = std::bit_cast<float>(r.src[kLanes][w * r.stride[kLanes] + j]);
+      sum = sum + (RowFirst ? k * y : y * k);
+    }
+    acc[j] = std::bit_cast<uint32_t>(sum);
   }
 }
 
@@ -337,7 +454,9 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   }
   const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
   bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
-  if constexpr (arity == 1) {
+  if constexpr (S == Scalar::Float && (C == OpCode::Exp || C == OpCode::Log)) {
+    konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
+  } else if constexpr (arity == 1) {
     konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
   } else if constexpr (arity == 2) {
     switch (konst) {
@@ -385,6 +504,14 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   r.n = out.n;
   t_acc.assign(r.n, 0u);  // the accumulators; the zero of int, uint and float alike
   uint32_t* acc = t_acc.data();
+  if constexpr (C == OpCode::Dot && S == Scalar::Float) {
+    if (konst == 1 || konst == 2) {
+      konst == 1 ? dot_with_row<true>(r, acc) : dot_with_row<false>(r, acc);
+      std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
+      store_result(out, f, s, visit, b.dst, b.dst_temp);
+      return true;
+    }
+  }
   switch (konst) {
     case 0:
       accumulate_rows<C, S, 0>(r, acc);
@@ -503,10 +630,11 @@ bool copy(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Unifor
 
 bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
                  const UniformData& uniforms) {
-  if (!all_in_range(b, f, s)) return false;
-  const uint32_t* data = uniforms[b.op->index].data();
   uint32_t offset = 0;
-  if (!shared_offset(b, f, s, offset)) {
+  const Reach at = reach(b, f, s, offset);
+  if (at == Reach::OutOfRange) return false;
+  const uint32_t* data = uniforms[b.op->index].data();
+  if (at == Reach::PerLane) {
     copy_per_lane(b, f, s, data, 0, b.dst, b.words);
     return true;
   }
@@ -519,18 +647,19 @@ bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
 // uniform (prepare_block_ops). Otherwise it copies, and they read the copies.
 bool uniform_view(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
                   const UniformData& uniforms) {
-  if (!all_in_range(b, f, s)) return false;
   uint32_t offset = 0;
-  if (!shared_offset(b, f, s, offset))
-    copy_per_lane(b, f, s, uniforms[b.op->index].data(), 0, b.dst, b.words);
+  const Reach at = reach(b, f, s, offset);
+  if (at == Reach::OutOfRange) return false;
+  if (at == Reach::PerLane) copy_per_lane(b, f, s, uniforms[b.op->index].data(), 0, b.dst, b.words);
   return true;
 }
 
 // dst = a0[path]; dst and a0 are apart (prepare_batch_op).
 bool get(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
-  if (!all_in_range(b, f, s)) return false;
   uint32_t offset = 0;
-  if (shared_offset(b, f, s, offset))
+  const Reach at = reach(b, f, s, offset);
+  if (at == Reach::OutOfRange) return false;
+  if (at == Reach::Shared)
     copy_rows(f, s, b.src[0] + offset, b.dst, b.words);
   else
     copy_per_lane(b, f, s, nullptr, b.src[0], b.dst, b.words);
@@ -540,10 +669,11 @@ bool get(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Uniform
 // dst = a0 with [path] = a1; the value lies apart from dst (prepare_batch_op), so copying a0
 // first leaves it as exec_op read it.
 bool set(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
-  if (!all_in_range(b, f, s)) return false;
-  copy_rows(f, s, b.src[0], b.dst, b.words);  // `a[i] = v` sets a in place: nothing to copy
   uint32_t offset = 0;
-  if (shared_offset(b, f, s, offset)) {
+  const Reach at = reach(b, f, s, offset);  // before the copy: dst holds no index (as exec_op)
+  if (at == Reach::OutOfRange) return false;
+  copy_rows(f, s, b.src[0], b.dst, b.words);  // `a[i] = v` sets a in place: nothing to copy
+  if (at == Reach::Shared) {
     copy_rows(f, s, b.src[1], b.dst + offset, b.set_value_words);
     return true;
   }
@@ -732,14 +862,19 @@ std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredP
   for (size_t d = 0; d < ops.size(); ++d) {
     const Op& def = block.ops[d];
     if (def.code != OpCode::UniformGet || program.vars[def.dst].storage != Storage::Temp) continue;
-    // Every later op must read the temp only through view-taking kernels, and neither the
-    // temp nor an index of the row may be written again in the block.
+    // Every later op must read the temp only through view-taking kernels, the temp must not
+    // be written again in the block, nor an index of the row up to the temp's last reader
+    // (a loop's increment after the body, as merge_blocks leaves it, is fine).
     bool viewable = block.term.cond != def.dst;
+    size_t last_read = d;
+    for (size_t u = d + 1; u < ops.size(); ++u)
+      for (VarId a : block.ops[u].args)
+        if (a == def.dst) last_read = u;
     int reads = 0;
     for (size_t u = d + 1; u < ops.size() && viewable; ++u) {
       viewable = reads_only_as_view(ops[u], def.dst, reads) && !writes(block.ops[u], def.dst);
       for (VarId index : def.args)
-        viewable = viewable && !writes(block.ops[u], index);
+        viewable = viewable && (u > last_read || !writes(block.ops[u], index));
     }
     if (!viewable || reads == 0) continue;
     ops[d].run = uniform_view;

@@ -1,4 +1,5 @@
-// compile_source: lex, parse, declare the top level, then build every function.
+// compile_source: lex, parse, declare the top level, build every function, derive the gradients
+// asked for, then join blocks (rotate_loops, merge_blocks).
 #include "ir/frontend/frontend.h"
 
 #include <exception>
@@ -8,6 +9,8 @@
 #include "ir/frontend/lexer.h"
 #include "ir/frontend/parser.h"
 #include "ir/passes/differentiate.h"
+#include "ir/passes/merge_blocks.h"
+#include "ir/passes/rotate_loops.h"
 
 namespace ab {
 
@@ -33,6 +36,9 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
         !differentiate(program, static_cast<int>(module.functions.size()), globals.derivatives(),
                        diags))
       return std::nullopt;
+    // Fewer, longer blocks for every backend: each block costs a scheduler step per lane.
+    rotate_loops(program);
+    merge_blocks(program);
     return program;
   } catch (const std::exception& e) {
     // Never expected; reported rather than thrown so a caller's input can never crash it.

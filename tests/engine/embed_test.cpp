@@ -569,10 +569,11 @@ fn main(n: int) -> int {
 }
 )";
 
-// The lane scope's utilization of kCountedLoop, counted by hand. A lane's loop iterations (the
-// subgroup's AB_ITERATION): one for the outer loop, in which it runs the entry, then n + 1 of the
-// component (n with the body, one in which the test leaves the loop), after which the return
-// runs in the same outer iteration: n + 2. A subgroup takes as many iterations as its busiest
+// The lane scope's utilization of kCountedLoop, counted by hand. The loop is rotated
+// (rotate_loops): the entry ends in the test, the body in the test again. A lane's loop
+// iterations (the subgroup's AB_ITERATION): one for the outer loop, in which it runs the entry,
+// then the n of the body's component, the return running in the same iteration as the last of
+// them (in the first, when n = 0): n + 1. A subgroup takes as many iterations as its busiest
 // lane, and its slots are those iterations times its lanes in the batch.
 double counted_loop_lane_utilization(const std::vector<uint32_t>& n, uint32_t subgroup) {
   uint64_t busy = 0, slots = 0;
@@ -580,8 +581,8 @@ double counted_loop_lane_utilization(const std::vector<uint32_t>& n, uint32_t su
     const size_t end = std::min(n.size(), first + subgroup);
     uint64_t most = 0;
     for (size_t l = first; l < end; ++l) {
-      busy += n[l] + 2;
-      most = std::max<uint64_t>(most, n[l] + 2);
+      busy += n[l] + 1;
+      most = std::max<uint64_t>(most, n[l] + 1);
     }
     slots += most * (end - first);
   }
@@ -652,11 +653,11 @@ TEST_CASE("embed: VulkanStats reports the run's utilization as RunStats defines 
     for (uint32_t l = 0; l < batch.lanes; ++l)
       batch.inputs[0].push_back((l * 7) % 11);
     const double expected = counted_loop_lane_utilization(batch.inputs[0], subgroup);
-    // The hand count's block structure, checked against the interpreter: a lane runs the entry,
-    // n + 1 tests, n bodies and the return.
+    // The hand count's block structure, checked against the interpreter: a lane runs the entry
+    // (with the first test), n bodies (each with the next test) and the return.
     uint64_t blocks = 0;
     for (uint32_t n : batch.inputs[0])
-      blocks += 2 * n + 3;
+      blocks += n + 2;
     CHECK(interp(*module, batch).stats.lane_steps == blocks);
 
     auto run = make_run(context(), module, batch);

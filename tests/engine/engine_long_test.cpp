@@ -27,7 +27,7 @@ TEST_CASE("engine: a lane needing more than 65,535 steps finishes on every sched
   auto loaded = load_source(kLongLoop);
   Batch batch;
   batch.lanes = 3;
-  batch.inputs = {{100000, 5, 70000}};
+  batch.inputs = {{200000, 5, 70000}};  // an iteration is one step (rotate_loops)
   RunOptions options;
   const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
   REQUIRE(expected.stats.steps > 65535 * 3);  // well past the cap, in lane steps

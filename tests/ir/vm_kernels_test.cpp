@@ -108,8 +108,9 @@ TEST_CASE("vm kernels: every kernel path gives the interpreter's words and fault
 
 // The VM's state is laid out lanes innermost and a uniform row that every lane of a step reads
 // at the same index is read once for all of them: lanes that all start at one row (every step
-// shares its rows), at two rows (no step does), or at one row but for a few lanes that fault
-// early (the rest then run as a set with gaps) give the interpreter's words and faults.
+// shares its rows), at two rows (no step does), at one row but for a few lanes that fault
+// early (the rest then run as a set with gaps), or at one index out of range for
+// all give the interpreter's words and faults.
 TEST_CASE("vm kernels: rows shared by all the lanes of a step, or by some") {
   const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
   uint32_t (*starts[])(uint32_t) = {
@@ -117,6 +118,9 @@ TEST_CASE("vm kernels: rows shared by all the lanes of a step, or by some") {
       [](uint32_t l) { return l % 2 ? 4u : 6u; },
       [](uint32_t l) { return l % 10 == 3 ? 0u : 8u; },
       [](uint32_t l) { return l < 40 ? 9u : l % 19; },
+      // all at row 17: every lane of the step reads acc[i - 3] = acc[14], one index out of
+      // range for all (a shared index's range is checked on one lane: all must still fault)
+      [](uint32_t) { return 17u; },
   };
   for (size_t start = 0; start < std::size(starts); ++start)
     for (uint32_t lanes : {1u, 9u, 64u, 1000u}) {
@@ -133,6 +137,7 @@ TEST_CASE("vm kernels: rows shared by all the lanes of a step, or by some") {
         const std::string difference = describe_difference(expected, actual);
         CHECK_MESSAGE(difference.empty(), difference);
       }
+      if (start == std::size(starts) - 1) CHECK(expected.errors.size() == lanes);
     }
 }
 
