@@ -8,6 +8,7 @@
 // own: the VM never asks for more threads than usable_cores().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -59,6 +60,41 @@ class LanePool {
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;  // for sleeping only
   std::condition_variable wake_;
+};
+
+// Whether one block's big steps run on the pool or on the caller alone, chosen by measurement:
+// on a machine with other work a worker may lose its core mid-step, and a step of a few tens of
+// microseconds then waits for the kernel to give it back (the 100-d regression at 256 chains ran
+// 2.5x slower on 2 threads than on 1 with the load at 1-3). Each way's time per lane is a moving
+// average; after a few runs of each the faster one runs, and every kProbeEvery-th step runs the
+// other to follow a change in the load. Lanes are independent within a step, so the choice
+// changes no result, only the time.
+class ParallelChoice {
+ public:
+  static constexpr uint32_t kFirstRuns = 4;    // of each way before choosing
+  static constexpr uint32_t kProbeEvery = 32;  // steps between runs of the slower way
+  static constexpr double kWeight = 0.25;      // of a new time in the moving average
+
+  // Whether the next step runs in parallel.
+  bool parallel() {
+    ++steps_;
+    if (runs_[1] < kFirstRuns) return true;
+    if (runs_[0] < kFirstRuns) return false;
+    const bool faster = seconds_[1] <= seconds_[0];
+    return steps_ % kProbeEvery == 0 ? !faster : faster;
+  }
+  // The time a step took per lane, run in parallel or not.
+  void took(bool parallel, double seconds_per_lane) {
+    double& average = seconds_[parallel];
+    average =
+        runs_[parallel] == 0 ? seconds_per_lane : average + kWeight * (seconds_per_lane - average);
+    runs_[parallel] = std::min(runs_[parallel] + 1, kFirstRuns);
+  }
+
+ private:
+  double seconds_[2] = {0, 0};  // [serial, parallel]
+  uint32_t runs_[2] = {0, 0};
+  uint64_t steps_ = 0;
 };
 
 }  // namespace ab

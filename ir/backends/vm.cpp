@@ -61,6 +61,7 @@ class VmRun::State {
       }
       block_words_.push_back(all_kernels ? words : 0);
     }
+    parallel_choice_.resize(p.blocks.size());
     stack_slot_.assign(p.vars.size(), -1);
     for (size_t v = 0; v < p.vars.size(); ++v) {
       if (p.vars[v].storage != Storage::Stacked) continue;
@@ -412,7 +413,18 @@ class VmRun::State {
         result_.stats.threads = threads_;
         result_.stats.threads_refused = pool_->refused();
       }
-      run_ops_in_parallel(block_index);
+      ParallelChoice& choice = parallel_choice_[block_index];
+      const bool parallel = choice.parallel();
+      const double lanes = static_cast<double>(running_.size());
+      const auto started = std::chrono::steady_clock::now();
+      if (parallel)
+        run_ops_in_parallel(block_index);
+      else
+        run_ops(block_index, 0, running_);
+      choice.took(
+          parallel,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() /
+              lanes);
     } else
       run_ops(block_index, 0, running_);
   }
@@ -616,7 +628,8 @@ class VmRun::State {
   std::vector<size_t> block_words_;
   static constexpr size_t kParallelWords = 131072;
   unsigned threads_ = 1;
-  std::unique_ptr<LanePool> pool_;  // started at the first step that runs in parallel
+  std::unique_ptr<LanePool> pool_;               // started at the first step that runs in parallel
+  std::vector<ParallelChoice> parallel_choice_;  // per block, for its big steps
   std::vector<std::vector<uint32_t>> chunks_, chunk_masks_;
   std::vector<uint32_t> mask_;  // run_ops' lane set's mask
   std::vector<size_t> chunk_stop_;

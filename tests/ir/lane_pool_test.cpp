@@ -82,5 +82,41 @@ TEST_CASE("lane pool: usable_cores is the process's CPU affinity") {
   CHECK(usable_cores() == static_cast<unsigned>(CPU_COUNT(&set)));
 }
 
+TEST_CASE(
+    "parallel choice: tries both ways, runs the faster, probes the slower, follows a change") {
+  ParallelChoice choice;
+  // Parallel first (its first runs start the pool), then serial, kFirstRuns each.
+  for (uint32_t i = 0; i < ParallelChoice::kFirstRuns; ++i) {
+    REQUIRE(choice.parallel());
+    choice.took(true, 3e-6);  // parallel: slow (a worker without a core)
+  }
+  for (uint32_t i = 0; i < ParallelChoice::kFirstRuns; ++i) {
+    REQUIRE(!choice.parallel());
+    choice.took(false, 1e-6);
+  }
+  // Serial is faster: it runs, but for one probe of parallel every kProbeEvery steps.
+  uint32_t parallel_steps = 0;
+  const uint32_t steps = 10 * ParallelChoice::kProbeEvery;
+  for (uint32_t i = 0; i < steps; ++i) {
+    const bool parallel = choice.parallel();
+    parallel_steps += parallel;
+    choice.took(parallel, parallel ? 3e-6 : 1e-6);
+  }
+  CHECK(parallel_steps == 10);
+  // The load goes away: parallel becomes the faster; each probe moves its average a quarter of
+  // the way, so after a few probes parallel runs, serial now only as the probe.
+  for (uint32_t i = 0; i < steps; ++i) {
+    const bool parallel = choice.parallel();
+    choice.took(parallel, parallel ? 0.5e-6 : 1e-6);
+  }
+  parallel_steps = 0;
+  for (uint32_t i = 0; i < ParallelChoice::kProbeEvery; ++i) {
+    const bool parallel = choice.parallel();
+    parallel_steps += parallel;
+    choice.took(parallel, parallel ? 0.5e-6 : 1e-6);
+  }
+  CHECK(parallel_steps == ParallelChoice::kProbeEvery - 1);
+}
+
 }  // namespace
 }  // namespace ab
