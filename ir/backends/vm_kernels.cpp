@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "ir/exec.h"
+#include "ir/glsl_compat.h"
 #include "ir/scalar_rule.h"
 
 // The language's exp and log (shaders/ab_math.glsl), compiled into this file as well as into
@@ -20,26 +21,7 @@
 // and the compiler would not inline it.
 namespace ab::lane_math {
 namespace {
-using uint = uint32_t;
-inline float uintBitsToFloat(uint w) {
-  return std::bit_cast<float>(w);
-}
-inline uint floatBitsToUint(float f) {
-  return std::bit_cast<uint>(f);
-}
-inline float floor(float x) {
-  return std::floor(x);
-}
-inline void umulExtended(uint a, uint b, uint& msb, uint& lsb) {
-  const uint64_t p = uint64_t{a} * b;
-  msb = static_cast<uint>(p >> 32);
-  lsb = static_cast<uint>(p);
-}
-inline uint uaddCarry(uint a, uint b, uint& carry) {
-  const uint s = a + b;
-  carry = s < a ? 1u : 0u;
-  return s;
-}
+using namespace glsl_compat;
 #define AB_PRECISE
 #define AB_OUT(T) T&
 #pragma GCC diagnostic push
