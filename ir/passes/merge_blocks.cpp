@@ -1,6 +1,6 @@
 #include "ir/passes/merge_blocks.h"
 
-#include "ir/passes/rotate_loops.h"
+#include "ir/passes/drop_unreachable_blocks.h"
 
 namespace ab {
 

@@ -19,8 +19,4 @@ constexpr size_t kMaxTestOps = 4;
 // Returns the number of jumps replaced by a copy of their target.
 int rotate_loops(Program& program);
 
-// Drops the blocks of `fn` that cannot be reached from its entry, keeping the others' order
-// and renumbering their terminators' targets (shared by rotate_loops and merge_blocks).
-void drop_unreachable_blocks(Function& fn);
-
 }  // namespace ab
