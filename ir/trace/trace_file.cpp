@@ -213,8 +213,10 @@ std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
   // Checked before comparing: a version cut off reads as 0, which would be reported as one.
   if (!r.ok) return truncated_header(path);
   if (h.version != kTraceFormatVersion)
-    return fmt::format("trace '{}' has format version {}; this autobatch reads version {}", path,
-                       h.version, kTraceFormatVersion);
+    return fmt::format(
+        "trace '{}' has format version {}; this autobatch reads version {}: record the trace "
+        "again with this autobatch",
+        path, h.version, kTraceFormatVersion);
   h.source_hash = r.fixed<uint64_t>();
   h.source_path = r.string();
   h.entry = r.string();

@@ -26,7 +26,9 @@
 
 namespace ab {
 
-constexpr uint32_t kTraceFormatVersion = 2;  // 2: a fault record's detail
+// 2: a fault record's detail. 3: block ids after rotate_loops and merge_blocks, which join a
+// loop's blocks, so a version 2 trace's steps name blocks this build no longer has.
+constexpr uint32_t kTraceFormatVersion = 3;
 
 uint64_t source_hash(const std::string& source_text);
 

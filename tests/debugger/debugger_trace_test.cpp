@@ -195,6 +195,14 @@ TEST_CASE("missing, foreign, truncated and corrupt trace files give clear messag
   future[8] = 99;  // the format version follows the 8-byte magic
   write_bytes(future);
   CHECK(read_message(path).find("format version 99") != std::string::npos);
+
+  // Version 2 numbered blocks before loops were joined: its steps would name the wrong blocks.
+  std::vector<char> before_joined_loops = bytes;
+  before_joined_loops[8] = 2;
+  write_bytes(before_joined_loops);
+  const std::string old_message = read_message(path);
+  CHECK(old_message.find("format version 2") != std::string::npos);
+  CHECK(old_message.find("record the trace again") != std::string::npos);
   std::filesystem::remove(path);
 }
 
