@@ -374,7 +374,8 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
                     std::optional<uint32_t> stack_depth, bool progress) {
   const ab::Module& module = *m.module;
   if (backend != "vulkan" && backend != "vm" && backend != "interp")
-    throw py::value_error("backend must be 'vulkan', 'vm' or 'interp', not '" + backend + "'");
+    throw py::value_error("backend must be 'auto', 'vulkan', 'vm' or 'interp', not '" + backend +
+                          "'");
   for (const auto& item : inputs) {
     const std::string name = py::str(item.first);
     bool known = false;
@@ -513,7 +514,7 @@ PyModel compile_model(const std::string& source, const std::string& file) {
 }
 
 PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::sample::Options& given,
-                   const std::string& backend, const std::string& schedule,
+                   std::string backend, const std::string& schedule,
                    std::optional<py::array_t<float>> init, bool progress) {
   const std::shared_ptr<const ab::sample::Model>* model = &py_model.model;
   ab::sample::Options options = given;
@@ -528,6 +529,7 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
   }
   ab::UniformData uniforms = pack_uniforms((*model)->data(), data);
   ab::sample::Runner runner;
+  if (backend == "auto") backend = !schedule.empty() || ab::has_gpu() ? "vulkan" : "vm";
   if (backend == "vulkan") {
     ab::VulkanOptions vulkan;
     auto parsed = parse_schedule(schedule, vulkan);
@@ -539,7 +541,8 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
     runner =
         ab::sample::cpu_runner(backend == "vm" ? ab::CpuBackend::Vm : ab::CpuBackend::Interpreter);
   } else {
-    throw py::value_error("backend must be 'vulkan', 'vm' or 'interp', not '" + backend + "'");
+    throw py::value_error("backend must be 'auto', 'vulkan', 'vm' or 'interp', not '" + backend +
+                          "'");
   }
   Interrupts interrupts;
   ProgressLine line(progress);

@@ -25,6 +25,7 @@ struct DeviceOptions {
   bool validation = false;                                 // enable the Khronos validation layer
   uint32_t compile_threads = 0;  // host threads building kernels at once; 0: automatic
   bool progress = false;         // print a progress line on stderr for runs longer than a second
+  bool operator==(const DeviceOptions&) const = default;
 };
 
 // A statistic only some backends have: its JSON key, its value and its table text.

@@ -158,9 +158,14 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_option("MODEL", c.model,
                  "the model .ab file: fn log_density(q: float[D]) or (p: Params) (docs/nuts.md)")
       ->required();
-  app.add_option("--backend", c.backend, backend_help())
+  std::vector<std::string> names = backend_names();
+  names.insert(names.begin(), "auto");
+  app.add_option("--backend", c.backend,
+                 "backend to run on:\n  auto: vulkan on a GPU (or when a Vulkan option is "
+                 "given), else vm, which outruns Vulkan on a CPU device (lavapipe)" +
+                     backend_help().substr(std::string_view("backend to run on:").size()))
       ->capture_default_str()
-      ->check(CLI::IsMember(backend_names()));
+      ->check(CLI::IsMember(names));
   app.add_option("--chains", c.options.chains, "chains, one per lane")
       ->capture_default_str()
       ->transform(whole_number_in(1, 1u << 20));
@@ -341,7 +346,6 @@ int run_cli(int argc, char** argv) {
   add_run_options(*run_app, run, batch);
 
   ab::cli::SampleCommand sample;
-  sample.backend = std::string(ab::cli::default_backend());
   CLI::App* sample_app = app.add_subcommand(
       "sample",
       "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");

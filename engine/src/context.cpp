@@ -370,4 +370,10 @@ Expected<std::vector<DeviceInfo>> list_devices(const ContextOptions& options) {
   return out;
 }
 
+bool has_gpu(const ContextOptions& options) {
+  auto devices = list_devices(options);
+  return devices && std::any_of(devices->begin(), devices->end(),
+                                [](const DeviceInfo& d) { return d.type != "cpu"; });
+}
+
 }  // namespace ab

@@ -93,4 +93,10 @@ class VulkanContext {
 // The devices the loader reports, in its order (the indices ContextOptions::device_index takes).
 Expected<std::vector<DeviceInfo>> list_devices(const ContextOptions& options = {});
 
+// Whether the loader reports a device that is not a CPU implementation (lavapipe reports
+// VK_PHYSICAL_DEVICE_TYPE_CPU). Without one, large programs such as the NUTS sampler compile for
+// seconds to minutes and then run no faster than on the CPU VM: `autobatch sample` and the Python
+// `sample` pick the vm then (their backend "auto"). False when there is no Vulkan at all.
+bool has_gpu(const ContextOptions& options = {});
+
 }  // namespace ab

@@ -180,7 +180,7 @@ def _model_source(model):
     return model, "<model>", "model"
 
 
-def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend="vm",
+def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend="auto",
            init=None, leaf_steps=1, max_depth=10, target_accept=0.8, step_size=1.0,
            adapt_metric=True, search_step=True, step_jitter=0.0, threads=0, max_steps=2**32 - 1, stack_depth=0,
            schedule=None, progress=True):

@@ -70,6 +70,17 @@ def test_draws_equal_the_cli(tmp_path):
         assert p["ess_bulk"] == pytest.approx(float(np.asarray(ours["ess_bulk"])[i]), rel=1e-12)
 
 
+def test_the_default_backend_gives_the_vms_draws():
+    # "auto": the vm without a GPU, Vulkan with one; both give the vm's draws bit for bit.
+    chosen = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=30, warmup=30, seed=4,
+                              progress=False)
+    vm = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=30, warmup=30, seed=4,
+                          backend="vm", progress=False)
+    np.testing.assert_array_equal(chosen.draws, vm.draws)
+    with pytest.raises(ValueError, match="'auto', 'vulkan', 'vm' or 'interp'"):
+        autobatch.sample(GAUSSIAN, data=DATA, chains=2, backend="gpu")
+
+
 def test_init_by_name_and_as_array():
     by_name = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=20, warmup=0, seed=1,
                                backend="vm", init={"mu": 1.5, "sigma": 0.7}, progress=False)

@@ -19,8 +19,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/context.h"
 #include "tools/npy.h"
 #include "tools/sample/nuts_bench.h"
+#include "tools/sample/sample_command.h"
 
 namespace {
 
@@ -102,6 +104,33 @@ TEST_CASE("sample: interp and vm (any --threads) give the same draws and statist
   const Sampled other = sample(model("gaussian_correlated.ab") +
                                " --chains 5 --draws 40 --warmup 160 --seed 10 --backend vm");
   CHECK(read_bytes(other.out / "draws.npy") != read_bytes(vm.out / "draws.npy"));
+}
+
+TEST_CASE("sample: --backend auto is vulkan on a GPU or when a Vulkan option asks, else the vm") {
+  auto devices = ab::list_devices();
+  const bool gpu = devices && std::any_of(devices->begin(), devices->end(),
+                                          [](const ab::DeviceInfo& d) { return d.type != "cpu"; });
+  const std::string expected = gpu ? "vulkan" : "vm";
+  ab::cli::SampleCommand command;
+  CHECK(command.backend == "auto");
+  const ab::cli::BackendChoice chosen = ab::cli::choose_sample_backend(command);
+  CHECK(chosen.name == expected);
+  CHECK(chosen.note.empty() == gpu);
+  command.device.schedule = "local";
+  CHECK(ab::cli::choose_sample_backend(command).name == "vulkan");
+  command = {};
+  command.device.device = 0;
+  CHECK(ab::cli::choose_sample_backend(command).name == "vulkan");
+  command = {};
+  command.backend = "interp";
+  CHECK(ab::cli::choose_sample_backend(command).name == "interp");
+
+  // Through the CLI: the chosen backend is in summary.json, and on a CPU-only machine the note
+  // says why the vm runs.
+  const Sampled s = sample(model("gaussian_iid.ab") + " --chains 2 --draws 5 --warmup 5");
+  REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  CHECK(s.summary()["backend"] == expected);
+  CHECK((s.err.find("note: sampling on the vm") != std::string::npos) == !gpu);
 }
 
 TEST_CASE("sample: Gaussians of several shapes have the true mean and sd") {

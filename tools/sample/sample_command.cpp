@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/context.h"
 #include "tools/commands.h"
 #include "tools/file_io.h"
 #include "tools/interrupts.h"
@@ -295,6 +296,18 @@ Expected<Batch> sampler_batch(const sample::Model& model, const SampleCommand& c
   return sample::make_batch(model, std::move(in->data), in->options);
 }
 
+BackendChoice choose_sample_backend(const SampleCommand& c) {
+  if (c.backend != "auto") return {c.backend, ""};
+  DeviceOptions plain;
+  plain.progress = c.device.progress;
+  if (c.device != plain) return {"vulkan", ""};  // a Vulkan option was given: the user wants it
+  if (has_gpu()) return {"vulkan", ""};
+  return {"vm",
+          "note: sampling on the vm: no GPU was found, and on a CPU's Vulkan (lavapipe) the "
+          "sampler's kernels compile for seconds to minutes and then run no faster; --backend "
+          "vulkan uses it anyway"};
+}
+
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
   catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
@@ -308,8 +321,9 @@ int sample_command(const SampleCommand& c) {
     return refuse(Error{fmt::format(
         "--stack-depth {} is less than the tree's recursion needs (--max-depth {} + 8 = {})",
         c.options.stack_depth, c.options.max_depth, recursion_depth)});
-  const Backend* backend = find_backend(c.backend);
-  if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", c.backend)});
+  const BackendChoice chosen = choose_sample_backend(c);
+  const Backend* backend = find_backend(chosen.name);
+  if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", chosen.name)});
   auto loaded = sample::Model::load(c.model);
   if (!loaded) return refuse(loaded.failure());
   const sample::Model& model = **loaded;
@@ -338,6 +352,7 @@ int sample_command(const SampleCommand& c) {
   auto files = FitFiles::open(c.out_dir.empty() ? "." : c.out_dir, file_bytes);
   if (!files) return refuse(files.failure());
   FitFiles& fit_files = **files;
+  if (!chosen.note.empty()) fmt::print(stderr, "{}\n", chosen.note);
   warn_about_short_warmup(c);
 
   DrawsFile draws_file;

@@ -16,7 +16,7 @@ namespace ab::cli {
 
 struct SampleCommand {
   std::string model;
-  std::string backend;
+  std::string backend = "auto";  // a backend's name, or auto: choose_sample_backend
   // The sampler's options as the library takes them (chains, draws, seed, ...); their defaults are
   // the library's. `options.init` is filled from init_file by sample_inputs.
   sample::Options options;
@@ -27,6 +27,16 @@ struct SampleCommand {
   bool csv = false;  // also one CmdStan CSV per chain, MODEL-CHAIN.csv
   DeviceOptions device;
 };
+
+// `--backend auto`, the default: the Vulkan engine where it has a GPU (a device that is not a CPU)
+// or where a Vulkan option (--device, --schedule, ...) asks for it, else the vm. On a CPU device
+// such as lavapipe the sampler's kernels take seconds to minutes to compile and then run no faster
+// than the vm, which starts at once. `note` says on a CPU-only machine why the vm was chosen.
+struct BackendChoice {
+  std::string name;
+  std::string note;  // for stderr: why auto chose the vm; empty otherwise
+};
+BackendChoice choose_sample_backend(const SampleCommand& command);
 
 // What sample::run needs from the command: the model's data bound from command.uniforms, the
 // options, with the initial points read from command.init (when given).
