@@ -156,7 +156,7 @@ struct Row {
   double seconds = 0;         // wall
   double cpu_seconds = 0;     // the process's CPU time (all its threads; Stan: its own timers)
   std::string status = "ok";  // ok | FAILED: ... | skipped: ... | error: ...
-  GradientUtilization pc;
+  GradientUtilization pc{};
   double local_static = 0;
 };
 
