@@ -3,7 +3,11 @@
 // small banks, so these programs run with the lane state over several banks and every arena over
 // several windows; results, snapshots and checkpoints are the interpreter's (or the VM's) on every
 // schedule, and a run that does not fit even so is refused with one message.
+#include <cstring>
+
 #include "ab_layout.h"
+#include "autobatch/sampler.h"
+#include "engine/module_impl.h"
 #include "engine/src/program_impl.h"
 #include "engine/src/state_layout.h"
 #include "support/engine_test_support.h"
@@ -87,16 +91,16 @@ RunOptions tree_options() {
 
 // A bank size under which `lanes` lanes of the program need two to four state banks and two or
 // three windows per arena: a power of two, so that a window is exactly one bank.
-uint64_t small_banks(const StateLayout& layout, uint32_t lanes) {
+uint64_t small_banks(const StateLayout& layout, uint32_t lanes, uint32_t depth = kDepth) {
   const uint64_t state = uint64_t{layout.slots} * lanes * 4;
   uint64_t arena = 0;
   for (uint32_t w : layout.arena_words)
-    arena = std::max(arena, uint64_t{w} * kDepth * lanes * 4);
+    arena = std::max(arena, uint64_t{w} * depth * lanes * 4);
   uint64_t bank = 256;
   while (bank * 2 < arena && bank * 3 < state)
     bank *= 2;
   const Banks banks =
-      plan_banks(layout, lanes, kDepth, bank,
+      plan_banks(layout, lanes, depth, bank,
                  context()->impl().properties.limits.minStorageBufferOffsetAlignment);
   CAPTURE(bank);
   CAPTURE(state);
@@ -217,6 +221,37 @@ TEST_CASE("banks: snapshots and a restored checkpoint across banks match the unb
     REQUIRE_MESSAGE(a.ok(), a.error());
     REQUIRE_MESSAGE(b.ok(), b.error());
     CHECK(compare_results(loaded->lowered, *a, *b) == "");
+    check_no_validation_messages();
+  }
+}
+
+// The sampler (sampler/nuts.ab over a 3-d Gaussian: trees on a stack, adaptation, emitted
+// draws) with its lane state over several banks and its tree stack over several windows.
+TEST_CASE("banks: the sampler's draws over several banks are interp's on two schedules") {
+  auto model =
+      sample::Model::load(std::string(AB_SOURCE_DIR) + "/tests/data/models/gaussian_iid.ab");
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  sample::Options options;
+  options.chains = 20;
+  options.draws = 3;
+  options.warmup = 5;
+  options.seed = 3;
+  const auto want = sample::run(**model, {}, options, sample::cpu_runner(CpuBackend::Interpreter));
+  REQUIRE_MESSAGE(want.ok(), want.error());
+  REQUIRE(want->received == 20 * 3);
+  const StateLayout layout = plan_state((*model)->module()->impl().lowered);
+  const uint64_t bank = small_banks(layout, options.chains, sample::recursion_depth(options));
+  for (const Config& c : {configs()[1], configs()[4]}) {
+    const std::string config = c.name;
+    CAPTURE(config);
+    VulkanOptions vulkan = banked(c, bank);
+    const auto got = sample::run(**model, {}, options, sample::vulkan_runner(context(), vulkan));
+    REQUIRE_MESSAGE(got.ok(), got.error());
+    REQUIRE(got->draws_data.size() == want->draws_data.size());
+    CHECK(std::memcmp(got->draws_data.data(), want->draws_data.data(),
+                      want->draws_data.size() * sizeof(float)) == 0);
+    CHECK(got->stats.n_leapfrog == want->stats.n_leapfrog);
+    CHECK(got->stats.tree_depth == want->stats.tree_depth);
     check_no_validation_messages();
   }
 }
