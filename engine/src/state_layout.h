@@ -6,10 +6,10 @@
 // have no slot: they are shader locals.
 //
 // Stacks: the PC stack and each Stacked variable's stack are laid out [depth][words][lanes] and
-// packed into up to AB_ARENAS "arena" buffers (so no single binding exceeds the device's
-// maxStorageBufferRange). A stack's place in its arena is `base` words per depth*lanes, i.e. it
-// starts at word base*depth*lanes: the placement is fixed at compile time while lanes and depth
-// are run-time values.
+// packed into up to AB_ARENAS "arena" buffers, so that few stacks share a binding (an arena
+// larger than a binding may cover spans several: Banks, below). A stack's place in its arena is
+// `base` words per depth*lanes, i.e. it starts at word base*depth*lanes: the placement is fixed at
+// compile time while lanes and depth are run-time values.
 //
 // Banks (docs/engine.md, "Banks"): a run whose lane state or an arena is larger than one binding
 // may hold (the device's maxStorageBufferRange) spreads it over several bindings of the same
