@@ -62,8 +62,9 @@ Status VulkanRun::Impl::check_sizes() const {
   const uint64_t limit = bank_bytes();
   // Bank j of the lane state covers its slots and the rounding of its binding's offset.
   const bool state_fits =
-      banks.state <= AB_STATE_BANKS &&
-      (banks.state == 1 || (uint64_t{banks.state_slots} * lanes + banks.align_mask) * 4 <= limit);
+      banks.state == 1 ? uint64_t{layout->slots} * lanes * 4 <= limit
+                       : banks.state <= AB_STATE_BANKS &&
+                             (uint64_t{banks.state_slots} * lanes + banks.align_mask) * 4 <= limit;
   std::vector<Need> needs = {
       {"control buffer", ctrl_words(), SizedBy::Program},
       {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots, AB_STATE_BANKS,
@@ -78,19 +79,20 @@ Status VulkanRun::Impl::check_sizes() const {
     needs.push_back(
         {"output stream", uint64_t{push.stream_cap} * lanes * record_words, SizedBy::Lanes});
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
-  const std::string range =
-      limit < max_range
-          ? fmt::format("{} (VulkanOptions::bank_bytes)", format_bytes(limit))
-          : fmt::format("this device's maxStorageBufferRange ({})", format_bytes(max_range));
+  const std::string device_range =
+      fmt::format("this device's maxStorageBufferRange ({})", format_bytes(max_range));
+  const std::string bank_range =
+      limit < max_range ? fmt::format("{} (VulkanOptions::bank_bytes)", format_bytes(limit))
+                        : device_range;
   uint64_t total = 0;
   for (const Need& n : needs) {
     if (n.bindings == 1 && n.words * 4 > max_range)
       return Error{fmt::format("the {} needs {}, more than {}: {}", n.what,
-                               format_bytes(n.words * 4), range,
+                               format_bytes(n.words * 4), device_range,
                                shrink_advice(n.sized_by, *lp, n.state_words))};
     if (!n.banks_fit)
       return Error{fmt::format("the {} needs {}, more than {} bindings of {} hold: {}", n.what,
-                               format_bytes(n.words * 4), n.bindings, range,
+                               format_bytes(n.words * 4), n.bindings, bank_range,
                                shrink_advice(n.sized_by, *lp, n.state_words))};
     total += n.words * 4;
   }

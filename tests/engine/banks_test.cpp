@@ -164,6 +164,32 @@ TEST_CASE("banks: a recursive program over several banks equals interp on every 
   }
 }
 
+// A program split into parts keeps its fixed and stack-pointer slots in registers and moves
+// them with a loop over computed slots (SourcePart::compact_moves): those go through the banks'
+// ladder (ab_state_get/set) rather than a bank known when the code is generated.
+TEST_CASE("banks: a split program over several banks equals interp") {
+  auto loaded = load_source(tree_program(kD), "main", "tree6.ab");
+  const RunOptions options = tree_options();
+  const Batch batch = tree_batch(70);
+  const RunResult expected = run_interp(loaded->program, loaded->entry, batch, options);
+  for (const Config& c : {configs()[1], configs()[4]}) {
+    const std::string config = c.name;
+    CAPTURE(config);
+    VulkanOptions vulkan = options_for(c);
+    vulkan.max_part_cost = 150;
+    auto program = VulkanProgram::compile(context(), loaded->lowered, vulkan);
+    REQUIRE_MESSAGE(program.ok(), program.error());
+    REQUIRE((*program)->impl().parts(residency_of(
+                c.schedule == Schedule::Global ? Kernel::GlobalCompacted : Kernel::LocalLane)) > 1);
+    vulkan.bank_bytes = small_banks((*program)->impl().layout, batch.lanes);
+    auto result = run_banked(*program, batch, options, vulkan);
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    const std::string difference = compare_results(loaded->lowered, expected, *result);
+    CHECK_MESSAGE(difference.empty(), difference);
+    check_no_validation_messages();
+  }
+}
+
 // Snapshots and checkpoints read and write the banked buffers as one: the states after each
 // few steps are the unbanked run's, and a restored checkpoint goes on to the same results.
 TEST_CASE("banks: snapshots and a restored checkpoint across banks match the unbanked run") {
