@@ -361,6 +361,13 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;
 
+  // Every kernel's layout holds every binding, the banks' included (shaders/ab_layout.h).
+  const uint32_t per_stage = ctx.properties.limits.maxPerStageDescriptorStorageBuffers;
+  if (per_stage < AB_BINDINGS)
+    return Error{fmt::format(
+        "this device binds at most {} storage buffers per shader stage; the engine's kernels "
+        "need {} (maxPerStageDescriptorStorageBuffers): use --backend vm",
+        per_stage, AB_BINDINGS)};
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (uint32_t b = 0; b < AB_BINDINGS; ++b)
     bindings.push_back(
