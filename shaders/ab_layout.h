@@ -97,7 +97,16 @@
 // The output stream of `emit`: record r of lane l, word k at (r * lanes + l) * words + k, for
 // r below P.stream_cap; the host drains it between submissions.
 #define AB_BIND_STREAM (AB_BIND_ARENA0 + AB_ARENAS)
-#define AB_BINDINGS (AB_BIND_STREAM + 1)
+// Banks (engine/src/state_layout.h, Banks): a lane state or an arena larger than one binding may
+// hold spans several bindings of its buffer. Bank 0 of the state is AB_BIND_STATE, banks 1 ..
+// AB_STATE_BANKS - 1 follow; window 0 of arena a is AB_BIND_ARENA0 + a, its windows 1 ..
+// AB_ARENA_WINDOWS - 1 at AB_BIND_ARENA_WINDOW1 + a * (AB_ARENA_WINDOWS - 1) + (window - 1).
+// 32 bindings in all: lavapipe's maxPerStageDescriptorStorageBuffers.
+#define AB_STATE_BANKS 4
+#define AB_ARENA_WINDOWS 3
+#define AB_BIND_STATE_BANK1 (AB_BIND_STREAM + 1)
+#define AB_BIND_ARENA_WINDOW1 (AB_BIND_STATE_BANK1 + AB_STATE_BANKS - 1)
+#define AB_BINDINGS (AB_BIND_ARENA_WINDOW1 + AB_ARENAS * (AB_ARENA_WINDOWS - 1))
 
 // ---- push constants (`Params P` in ab_common.glsl, PushConstants in engine/src/kernels.h) ----
 // Byte offsets of the 32-bit members; the GLSL block places each member at its offset and the C++

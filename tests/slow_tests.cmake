@@ -1,6 +1,9 @@
 # Test cases that take 5 s or more on the 2-core development machine (ctest's timings):
 # labelled `slow` instead of `quick`. Re-measure with `ctest -j2` and update when cases move.
 set(AB_SLOW_TEST_CASES
+  "banks_test: banks: a recursive program over several banks equals interp on every schedule"
+  "banks_test: banks: the sampler's draws over several banks are interp's on two schedules"
+  "banks_test: banks: a split program over several banks equals interp"
   "engine_codegen_test: engine: random programs equal interp on every schedule and pass spirv-val"
   "engine_samples_test: engine: every sample at 20000 lanes on global/compacted, local/subgroup, local/lane"
   "engine_samples_test: engine: every sample on every schedule equals interp at 1, 7, 64 and 1000 lanes"

@@ -127,6 +127,126 @@ std::string private_stack(int k) {
   return fmt::format("ab_stack{}", k);
 }
 
+// Every access of the generated code to the lane state and the stack arenas, under a run's bank
+// plan (state_layout.h, Banks). With one binding each, the code of a layout without banks.
+class BankAddress {
+ public:
+  explicit BankAddress(const Banks& banks) : b_(banks) {}
+  const Banks& banks() const { return b_; }
+
+  // The state word (an lvalue) of slot `s` plus `plus` (a GLSL uint expression, or "") of `lane`,
+  // in bank `j` (that of s + plus: state_pieces); by default s's.
+  std::string state(uint32_t s, const std::string& plus = "", int32_t j = -1) const {
+    const uint32_t bank = j < 0 ? bank_of(s) : static_cast<uint32_t>(j);
+    std::string row;
+    if (plus.empty())
+      row = fmt::format("{}u", s - first(bank));
+    else if (s >= first(bank))
+      row = fmt::format("({}u + uint({}))", s - first(bank), plus);
+    else  // a value that starts in an earlier bank
+      row = fmt::format("(uint({}) - {}u)", plus, first(bank) - s);
+    return fmt::format("{}.w[{} * L + lane{}]", state_name(bank), row, delta(bank));
+  }
+  uint32_t bank_of(uint32_t s) const {
+    return b_.state == 1 ? 0 : std::min(s / b_.state_slots, b_.state - 1);
+  }
+  // A slot the code computes (the GLSL uint expression `s`): a read, and a write statement.
+  std::string state_get(const std::string& s) const {
+    if (b_.state == 1) return fmt::format("state.w[{} * L + lane]", s);
+    return fmt::format("ab_state_get({}, lane)", s);
+  }
+  std::string state_set(const std::string& s, const std::string& value) const {
+    if (b_.state == 1) return fmt::format("state.w[{} * L + lane] = {};", s, value);
+    return fmt::format("ab_state_set({}, lane, {});", s, value);
+  }
+  // The ranges [lo, hi) of the n words from slot s that share a bank.
+  std::vector<std::pair<uint32_t, uint32_t>> state_pieces(uint32_t s, uint32_t n) const {
+    std::vector<std::pair<uint32_t, uint32_t>> pieces;
+    for (uint32_t lo = 0; lo < n;) {
+      const uint32_t j = bank_of(s + lo);
+      const uint32_t hi = j + 1 < b_.state ? std::min(n, first(j + 1) - s) : n;
+      pieces.push_back({lo, hi});
+      lo = hi;
+    }
+    return pieces;
+  }
+  // Word `g` (a GLSL uint expression) of arena a: a read, and a write statement.
+  std::string arena_get(uint32_t a, const std::string& g) const {
+    if (b_.arena == 1) return fmt::format("arena{}.w[{}]", a, g);
+    return fmt::format("ab_arena{}_get({})", a, g);
+  }
+  std::string arena_set(uint32_t a, const std::string& g, const std::string& value) const {
+    if (b_.arena == 1) return fmt::format("arena{}.w[{}] = {};", a, g, value);
+    return fmt::format("ab_arena{}_set({}, {});", a, g, value);
+  }
+
+  // The bindings beyond the first of each buffer and the helpers the accesses above call (after
+  // ab_common.glsl and the arenas' first bindings).
+  std::string declarations(uint32_t arenas) const {
+    std::string out;
+    if (b_.state > 1) {
+      std::string get, set;
+      for (uint32_t j = 0; j < b_.state; ++j) {
+        if (j > 0)
+          out += fmt::format(
+              "layout(set = 0, binding = AB_BIND_STATE_BANK1 + {}, std430) buffer StateBank{} {{ "
+              "uint w[]; }} {};\n",
+              j - 1, j, state_name(j));
+        const std::string word =
+            fmt::format("{}.w[(s - {}u) * L + lane{}]", state_name(j), first(j), delta(j));
+        const std::string test =
+            j + 1 < b_.state ? fmt::format("if (s < {}u) ", first(j + 1)) : std::string();
+        get += fmt::format("  {}return {};\n", test, word);
+        set += fmt::format("  {}{{ {} = w; return; }}\n", test, word);
+      }
+      out += "uint ab_state_get(uint s, uint lane) {\n  const uint L = P.lanes;\n" + get +
+             "}\nvoid ab_state_set(uint s, uint lane, uint w) {\n  const uint L = P.lanes;\n" +
+             set + "}\n";
+    }
+    if (b_.arena > 1) {
+      uint32_t shift = 0;
+      while ((1u << shift) < b_.window_words)
+        ++shift;
+      for (uint32_t a = 0; a < arenas; ++a) {
+        std::string get, set;
+        for (uint32_t j = 0; j < b_.arena; ++j) {
+          if (j > 0)
+            out += fmt::format(
+                "layout(set = 0, binding = AB_BIND_ARENA_WINDOW1 + {}, std430) buffer "
+                "Arena{}Window{} {{ uint w[]; }} {};\n",
+                a * (AB_ARENA_WINDOWS - 1) + j - 1, a, j, window_name(a, j));
+          const std::string test = j + 1 < b_.arena
+                                       ? fmt::format("if (g < {}u) ", (j + 1) * b_.window_words)
+                                       : std::string();
+          const std::string word =
+              fmt::format("{}.w[g - {}u]", window_name(a, j), j * b_.window_words);
+          get += fmt::format("  {}return {};\n", test, word);
+          set += fmt::format("  {}{{ {} = w; return; }}\n", test, word);
+        }
+        out += fmt::format(
+            "uint ab_arena{0}_get(uint g) {{\n{1}}}\n"
+            "void ab_arena{0}_set(uint g, uint w) {{\n{2}}}\n",
+            a, get, set);
+      }
+    }
+    return out;
+  }
+
+ private:
+  uint32_t first(uint32_t j) const { return j * b_.state_slots; }
+  static std::string state_name(uint32_t j) { return j == 0 ? "state" : fmt::format("state{}", j); }
+  static std::string window_name(uint32_t a, uint32_t j) {
+    return j == 0 ? fmt::format("arena{}", a) : fmt::format("arena{}_{}", a, j);
+  }
+  // What bank j's binding, starting at an aligned offset, has before its first slot.
+  std::string delta(uint32_t j) const {
+    if (j == 0 || b_.align_mask == 0) return "";
+    return fmt::format(" + (({}u * L) & {}u)", first(j), b_.align_mask);
+  }
+
+  Banks b_;
+};
+
 class BlockEmitter {
  public:
   // slots_in_registers: Memory residency with the fixed and stack-pointer slots in registers
@@ -136,7 +256,8 @@ class BlockEmitter {
   // (SourcePart::register_words); longer ones are read and written in the state buffer.
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
                Residency residency, std::string& out, bool slots_in_registers = false,
-               bool private_stacks = false, uint32_t register_words = kRegisterWords)
+               bool private_stacks = false, uint32_t register_words = kRegisterWords,
+               const Banks& banks = {})
       : p_(p),
         L_(layout),
         T_(p.types()),
@@ -146,6 +267,7 @@ class BlockEmitter {
         slots_in_registers_(registers_ || slots_in_registers),
         private_stacks_(registers_ && private_stacks),
         register_words_(register_words),
+        at_(banks),
         out_(out) {}
 
   void emit() {
@@ -202,8 +324,7 @@ class BlockEmitter {
   }
   // A slot's word in the state buffer.
   std::string mem_slot(uint32_t s, const std::string& plus = "") const {
-    return plus.empty() ? fmt::format("state.w[{}u * L + lane]", s)
-                        : fmt::format("state.w[({}u + uint({})) * L + lane]", s, plus);
+    return at_.state(s, plus);
   }
   void line(int indent, const std::string& s) {
     out_.append(indent * 2, ' ');
@@ -240,21 +361,37 @@ class BlockEmitter {
       if (p_.vars[v].storage != Storage::Temp) written_.push_back(v);
   }
 
-  // Emits `body(idx)` for idx over n words: unrolled for small n, else a loop over `i`.
+  // Emits `body(idx)` for idx over n words from `first`: unrolled for small n, else a loop over
+  // `i`.
   template <class F>
-  void for_words(int indent, uint32_t n, F body) {
+  void for_words(int indent, uint32_t n, F body, uint32_t first = 0) {
     if (n <= kUnrollWords) {
-      for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t i = first; i < first + n; ++i)
         body(indent, std::to_string(i));
       return;
     }
     const uint64_t before = loops_.iterations;
-    line(indent, fmt::format("for (uint i = 0u; i < {}u; ++i) {{", n));
+    line(indent, fmt::format("for (uint i = {}u; i < {}u; ++i) {{", first, first + n));
     body(indent + 1, std::string("i"));
     line(indent, "}");
     // n iterations and the final test, each with the body's own loops.
     loops_.iterations = before + uint64_t{n} * (1 + loops_.iterations - before) + 1;
     loops_.statements += 1;
+  }
+
+  // for_words over the n words of a value at state slot s, one run of words per bank:
+  // body(indent, idx, the state word of idx).
+  template <class F>
+  void for_state_words(int indent, uint32_t s, uint32_t n, F body) {
+    for (const auto& [lo, hi] : at_.state_pieces(s, n)) {
+      const auto bank = static_cast<int32_t>(at_.bank_of(s + lo));
+      for_words(
+          indent, hi - lo,
+          [&](int ind, const std::string& i) {
+            body(ind, i, n == 1 ? at_.state(s) : at_.state(s, i, bank));
+          },
+          lo);
+    }
   }
 
   void add(const LoopCount& c) {
@@ -276,8 +413,8 @@ class BlockEmitter {
     // A variable the block writes before reading needs no load (a buffer access saved).
     if (!read_first_.count(v)) return;
     const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
-    for_words(1, n, [&](int ind, const std::string& i) {
-      line(ind, fmt::format("{} = {};", word(v, i), n == 1 ? mem_slot(s) : mem_slot(s, i)));
+    for_state_words(1, s, n, [&](int ind, const std::string& i, const std::string& mem) {
+      line(ind, fmt::format("{} = {};", word(v, i), mem));
     });
   }
 
@@ -288,18 +425,30 @@ class BlockEmitter {
     }
     const uint32_t n = words(v);
     const uint32_t s = static_cast<uint32_t>(L_.var_slot[v]);
-    for_words(1, n, [&](int ind, const std::string& i) {
-      line(ind, fmt::format("{} = {};", n == 1 ? mem_slot(s) : mem_slot(s, i), word(v, i)));
+    for_state_words(1, s, n, [&](int ind, const std::string& i, const std::string& mem) {
+      line(ind, fmt::format("{} = {};", mem, word(v, i)));
     });
   }
 
-  // Arena word of stack k at entry `sp` (a GLSL expression), word `w`.
-  std::string stack_word(int k, const std::string& sp, const std::string& w) const {
+  // Word `w` of stack k's entry `sp` (GLSL expressions): a read, and a write statement.
+  std::string stack_get(int k, const std::string& sp, const std::string& w) const {
     const StackPlacement& s = L_.stacks[k];
-    if (private_stacks_)
-      return fmt::format("{}[({}) * {}u + {}]", private_stack(k), sp, s.words, w);
-    return fmt::format("arena{}.w[({}u * P.depth + ({}) * {}u + {}) * L + lane]", s.arena, s.base,
-                       sp, s.words, w);
+    if (private_stacks_) return private_stack_word(k, sp, w);
+    return at_.arena_get(s.arena, arena_word(k, sp, w));
+  }
+  std::string stack_set(int k, const std::string& sp, const std::string& w,
+                        const std::string& value) const {
+    const StackPlacement& s = L_.stacks[k];
+    if (private_stacks_) return fmt::format("{} = {};", private_stack_word(k, sp, w), value);
+    return at_.arena_set(s.arena, arena_word(k, sp, w), value);
+  }
+  std::string private_stack_word(int k, const std::string& sp, const std::string& w) const {
+    return fmt::format("{}[({}) * {}u + {}]", private_stack(k), sp, L_.stacks[k].words, w);
+  }
+  // The arena word (state_layout.h: [depth][words][lanes] from the stack's base).
+  std::string arena_word(int k, const std::string& sp, const std::string& w) const {
+    const StackPlacement& s = L_.stacks[k];
+    return fmt::format("({}u * P.depth + ({}) * {}u + {}) * L + lane", s.base, sp, s.words, w);
   }
 
   void emit_elementwise(const Op& op, uint32_t index) {
@@ -505,7 +654,7 @@ class BlockEmitter {
           line(2, "if (sp >= P.depth)");
           raise(3, "AB_FAULT_STACK_OVERFLOW", fmt::format("{}u", index));
           for_words(2, words(v), [&](int ind, const std::string& i) {
-            line(ind, fmt::format("{} = {};", stack_word(k, "sp", i), word(v, i)));
+            line(ind, stack_set(k, "sp", i, word(v, i)));
           });
           line(2, fmt::format("{} = sp + 1u;", sp_slot));
         } else {
@@ -513,7 +662,7 @@ class BlockEmitter {
           line(2, fmt::format("const uint sp = min({} - 1u, P.depth - 1u);", sp_slot));
           if (op.code == OpCode::Pop) line(2, fmt::format("{} = sp;", sp_slot));
           for_words(2, words(v), [&](int ind, const std::string& i) {
-            line(ind, fmt::format("{} = {};", word(v, i), stack_word(k, "sp", i)));
+            line(ind, fmt::format("{} = {};", word(v, i), stack_get(k, "sp", i)));
           });
         }
         line(1, "}");
@@ -545,7 +694,7 @@ class BlockEmitter {
         line(2, fmt::format("const uint psp = {};", slot(AB_SLOT_PC_SP)));
         line(2, "if (psp >= P.depth)");
         raise(3, "AB_FAULT_STACK_OVERFLOW", fmt::format("{}u", block_.ops.size()));
-        line(2, fmt::format("{} = {}u;", stack_word(0, "psp", "0u"), t.target_else));
+        line(2, stack_set(0, "psp", "0u", fmt::format("{}u", t.target_else)));
         line(2, fmt::format("{} = psp + 1u;", slot(AB_SLOT_PC_SP)));
         line(2, fmt::format("{} = {}u;", pc, t.target));
         line(2, fmt::format("{} += 1u;", slot(AB_SLOT_CALLS)));
@@ -560,7 +709,7 @@ class BlockEmitter {
         line(1, "{");
         line(2, fmt::format("const uint psp = {} - 1u;", slot(AB_SLOT_PC_SP)));
         line(2, fmt::format("{} = psp;", slot(AB_SLOT_PC_SP)));
-        line(2, fmt::format("{} = {};", pc, stack_word(0, "min(psp, P.depth - 1u)", "0u")));
+        line(2, fmt::format("{} = {};", pc, stack_get(0, "min(psp, P.depth - 1u)", "0u")));
         line(1, "}");
         return;
     }
@@ -575,6 +724,7 @@ class BlockEmitter {
   bool slots_in_registers_;  // fixed and stack-pointer slots in registers
   bool private_stacks_;      // stacks in private arrays (SourcePart::private_stack_depth)
   uint32_t register_words_;  // longer variables stay in memory in Register residency
+  BankAddress at_;           // where the state and stack words are (the run's Banks)
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
@@ -641,7 +791,8 @@ std::string raise_in_registers() {
 //   entries below each stack pointer are copied in and, at the end, back out.
 std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
                            const BlockRange& part, bool with_vars, bool compact,
-                           uint32_t private_depth, uint32_t register_words) {
+                           uint32_t private_depth, uint32_t register_words, const Banks& banks) {
+  const BankAddress at(banks);
   const Types& types = program.types();
   std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
   bool calls = false, tail_calls = false, returns = false, random = false, emits = false;
@@ -667,7 +818,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
   };
   std::vector<Word> words;
   std::string decls, load, store;
-  auto slot_word = [](const std::string& s) { return fmt::format("state.w[{} * L + lane]", s); };
+  auto slot_word = [&](uint32_t s) { return at.state(s); };
   auto add_slot = [&](uint32_t s) {
     decls += fmt::format("uint {};\n", slot_register(s));
     words.push_back({slot_register(s), s, true});
@@ -704,9 +855,8 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
     // A longer array of a split program: one access per word, outside the switch (whose time
     // per dispatch is quadratic in its cases).
     for (uint32_t i = 0; i < n; ++i) {
-      load += fmt::format("  {}[{}] = {};\n", reg, i, slot_word(fmt::format("{}u", s + i)));
-      if (written[v])
-        store += fmt::format("  {} = {}[{}];\n", slot_word(fmt::format("{}u", s + i)), reg, i);
+      load += fmt::format("  {}[{}] = {};\n", reg, i, slot_word(s + i));
+      if (written[v]) store += fmt::format("  {} = {}[{}];\n", slot_word(s + i), reg, i);
     }
   }
   std::vector<const Word*> stored;
@@ -720,7 +870,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
   load += fmt::format("  {} = 0u;\n", slot_register(AB_SLOT_FAULT));
   if (!compact || words.size() <= kUnrollWords) {
     for (const Word& w : words)
-      load += fmt::format("  {} = {};\n", w.reg, slot_word(fmt::format("{}u", w.slot)));
+      load += fmt::format("  {} = {};\n", w.reg, slot_word(w.slot));
   } else {
     std::string slots, regs;
     for (size_t i = 0; i < words.size(); ++i) {
@@ -730,14 +880,14 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
     load += fmt::format(
         "  for (uint i = 0u; i < {}u; ++i) {{\n    uint s = 0u;\n    switch (i) {{\n{}    }}\n"
         "    const uint w = {};\n    switch (i) {{\n{}    }}\n  }}\n",
-        words.size(), slots, slot_word("s"), regs);
+        words.size(), slots, at.state_get("s"), regs);
   }
   if (!compact || stored.size() + std::size(kFaultSlots) <= kUnrollWords) {
     for (const Word* w : stored)
-      store += fmt::format("  {} = {};\n", slot_word(fmt::format("{}u", w->slot)), w->reg);
+      store += fmt::format("  {} = {};\n", slot_word(w->slot), w->reg);
     store += fmt::format("  if ({}) {{\n", faulted);
     for (uint32_t s : kFaultSlots)
-      store += fmt::format("    {} = {};\n", slot_word(fmt::format("{}u", s)), slot_register(s));
+      store += fmt::format("    {} = {};\n", slot_word(s), slot_register(s));
     store += "  }\n";
   } else {
     std::string cases;
@@ -750,8 +900,8 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
                            slot_register(s), s, faulted);
     store += fmt::format(
         "  for (uint i = 0u; i < {}u; ++i) {{\n    uint w = 0u, s = 0u;\n    bool keep = true;\n"
-        "    switch (i) {{\n{}    }}\n    if (keep) {} = w;\n  }}\n",
-        i, cases, slot_word("s"));
+        "    switch (i) {{\n{}    }}\n    if (keep) {}\n  }}\n",
+        i, cases, at.state_set("s", "w"));
   }
   if (private_depth > 0) {
     std::vector<std::pair<int, uint32_t>> stacks;  // (stack, its stack-pointer slot)
@@ -763,13 +913,12 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
       const StackPlacement& st = layout.stacks[k];
       const std::string entries =
           fmt::format("min({}, {}u) * {}u", slot_register(sp), private_depth, st.words);
-      const std::string arena =
-          fmt::format("arena{}.w[({}u * P.depth + i) * L + lane]", st.arena, st.base);
+      const std::string word = fmt::format("({}u * P.depth + i) * L + lane", st.base);
       decls += fmt::format("uint {}[{}];\n", private_stack(k), private_depth * st.words);
       load += fmt::format("  for (uint i = 0u; i < {}; ++i) {}[i] = {};\n", entries,
-                          private_stack(k), arena);
-      store += fmt::format("  for (uint i = 0u; i < {}; ++i) {} = {}[i];\n", entries, arena,
-                           private_stack(k));
+                          private_stack(k), at.arena_get(st.arena, word));
+      store += fmt::format("  for (uint i = 0u; i < {}; ++i) {}\n", entries,
+                           at.arena_set(st.arena, word, fmt::format("{}[i]", private_stack(k))));
     }
   }
   return decls + "void ab_load(uint lane) {\n  const uint L = P.lanes;\n" + load +
@@ -1029,7 +1178,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   std::vector<LoopCount> block_loops(program.blocks.size());
   for (int32_t b = blocks.first; b < blocks.end; ++b) {
     BlockEmitter block(program, layout, b, residency, block_functions, part.slots_in_registers,
-                       part.private_stack_depth > 0, part.register_words);
+                       part.private_stack_depth > 0, part.register_words, part.banks);
     block.emit();
     block_loops[b] = block.loops();
   }
@@ -1050,6 +1199,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
         "layout(set = 0, binding = AB_BIND_ARENA0 + {0}, std430) buffer Arena{0} {{ uint w[]; }} "
         "arena{0};\n",
         a);
+  out += BankAddress(part.banks).declarations(layout.arenas);
   if (program.source && program.source->emit_type != Types::kVoid)
     out +=
         "layout(set = 0, binding = AB_BIND_STREAM, std430) buffer Stream { uint w[]; } stream;\n";
@@ -1057,9 +1207,10 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   const bool registers = residency == Residency::Registers;
   const bool slots_in_registers = registers || part.slots_in_registers;
   if (slots_in_registers)
-    out += lane_registers(program, layout, blocks, registers, part.compact_moves,
-                          registers ? part.private_stack_depth : 0, part.register_words) +
-           raise_in_registers();
+    out +=
+        lane_registers(program, layout, blocks, registers, part.compact_moves,
+                       registers ? part.private_stack_depth : 0, part.register_words, part.banks) +
+        raise_in_registers();
   else
     out += kAbRaiseMemoryText;
   out += block_functions;

@@ -226,8 +226,9 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p, double& seconds) {
   return done;
 }
 
-const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_t private_depth) {
-  const auto key = std::make_tuple(r, part, private_depth);
+const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_t private_depth,
+                                               const Banks& banks) {
+  const auto key = std::make_tuple(r, part, private_depth, banks);
   {
     std::lock_guard lock(mutex);
     if (auto it = sources.find(key); it != sources.end()) return it->second;
@@ -239,7 +240,8 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_
                         r == Residency::Memory && parts(r) > 1,
                         parts(r) > 1,
                         private_depth,
-                        register_words};
+                        register_words,
+                        banks};
   std::string text = generate_glsl(*program, layout, r, target, what);
   std::lock_guard lock(mutex);
   return sources.emplace(key, std::move(text)).first->second;
@@ -271,25 +273,27 @@ const char* hand_kernel_name(HandKernel k) {
 
 }  // namespace
 
-Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32_t private_depth) {
+Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32_t private_depth,
+                                                   const Banks& banks) {
   if (residency_of(k) == Residency::Memory) private_depth = 0;
-  const PipelineKey key{static_cast<int>(k), part, private_depth};
+  const PipelineKey key{static_cast<int>(k), part, private_depth, banks};
   return build(key, fmt::format("{} part {}", kernel_name(k), part), [&] {
-    return compile_glsl(glsl_for(k, part, private_depth), kernel_macro(k), cache_dir);
+    return compile_glsl(glsl_for(k, part, private_depth, banks), kernel_macro(k), cache_dir);
   });
 }
 
-Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block) {
-  const PipelineKey key{200 + static_cast<int>(k), size_t{block}, uint32_t{0}};
+Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block,
+                                                         const Banks& banks) {
+  const PipelineKey key{200 + static_cast<int>(k), size_t{block}, uint32_t{0}, banks};
   const VkSpecializationMapEntry entry{AB_SPEC_ONLY_BLOCK, 0, sizeof(uint32_t)};
   const VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &block};
   return build(
       key, fmt::format("{} block {}", kernel_name(k), block),
-      [&] { return compile_glsl(glsl_for(k, 0), kernel_macro(k), cache_dir); }, &spec);
+      [&] { return compile_glsl(glsl_for(k, 0, 0, banks), kernel_macro(k), cache_dir); }, &spec);
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
-  const PipelineKey key{100 + static_cast<int>(k), size_t{0}, uint32_t{0}};
+  const PipelineKey key{100 + static_cast<int>(k), size_t{0}, uint32_t{0}, Banks{}};
   return build(key, hand_kernel_name(k), [&]() -> Expected<CompiledShader> {
     return CompiledShader{hand_kernel_spirv(k), true, 0};
   });
@@ -357,6 +361,13 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;
 
+  // Every kernel's layout holds every binding, the banks' included (shaders/ab_layout.h).
+  const uint32_t per_stage = ctx.properties.limits.maxPerStageDescriptorStorageBuffers;
+  if (per_stage < AB_BINDINGS)
+    return Error{fmt::format(
+        "this device binds at most {} storage buffers per shader stage; the engine's kernels "
+        "need {} (maxPerStageDescriptorStorageBuffers): use --backend vm",
+        per_stage, AB_BINDINGS)};
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (uint32_t b = 0; b < AB_BINDINGS; ++b)
     bindings.push_back(

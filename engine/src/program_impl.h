@@ -43,11 +43,13 @@ struct VulkanProgram::Impl {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  // Sources by (residency, part, private stack depth), generated when a kernel first needs them.
-  std::map<std::tuple<Residency, size_t, uint32_t>, std::string> sources;
-  // Generated kernels by (kernel, part, private stack depth); hand-written ones by (100 + id, 0,
-  // 0); a kernel specialized to one block (block_pipeline) by (200 + kernel, block, 0).
-  using PipelineKey = std::tuple<int, size_t, uint32_t>;
+  // Sources by (residency, part, private stack depth, banks), generated when a kernel first needs
+  // them.
+  std::map<std::tuple<Residency, size_t, uint32_t, Banks>, std::string> sources;
+  // Generated kernels by (kernel, part, private stack depth, banks); hand-written ones by
+  // (100 + id, 0, 0, one bank); a kernel specialized to one block (block_pipeline) by
+  // (200 + kernel, block, 0, banks).
+  using PipelineKey = std::tuple<int, size_t, uint32_t, Banks>;
   std::map<PipelineKey, VkPipeline> pipelines;
   // Where a new pipeline's first (empty) dispatch runs: drivers such as lavapipe compile the
   // shader there rather than in vkCreateComputePipelines.
@@ -71,11 +73,12 @@ struct VulkanProgram::Impl {
 
   size_t parts(Residency r) const { return split.parts(r).size(); }
   // private_depth: SourcePart::private_stack_depth (ignored by the Memory residency kernels).
-  Expected<VkPipeline> pipeline(Kernel k, size_t part, uint32_t private_depth = 0);
+  // banks: the run's (plan_banks).
+  Expected<VkPipeline> pipeline(Kernel k, size_t part, uint32_t private_depth, const Banks& banks);
   Expected<VkPipeline> pipeline(HandKernel k);
   // Kernel k of a program in one part with its specialization constant AB_ONLY_BLOCK set to
   // `block`: the driver keeps only that block's code (ab_entry_memory.glsl).
-  Expected<VkPipeline> block_pipeline(Kernel k, uint32_t block);
+  Expected<VkPipeline> block_pipeline(Kernel k, uint32_t block, const Banks& banks);
   ~Impl();
 
   // The pipeline `key` if built, else builds it: `make_spirv` (GLSL generation and glslang, or
@@ -88,10 +91,12 @@ struct VulkanProgram::Impl {
   // once (no lanes, no steps, no blocks) over a scratch buffer. `seconds`: the dispatch's time,
   // waiting for another kernel's first dispatch (there is one queue) not counted.
   Status warm_up(VkPipeline p, double& seconds);
-  const std::string& source(Residency r, size_t part, uint32_t private_depth = 0);
-  const std::string& glsl_for(Kernel k, size_t part, uint32_t private_depth = 0) {
+  const std::string& source(Residency r, size_t part, uint32_t private_depth = 0,
+                            const Banks& banks = {});
+  const std::string& glsl_for(Kernel k, size_t part, uint32_t private_depth = 0,
+                              const Banks& banks = {}) {
     const Residency r = residency_of(k);
-    return source(r, part, r == Residency::Registers ? private_depth : 0);
+    return source(r, part, r == Residency::Registers ? private_depth : 0, banks);
   }
   std::string pipeline_cache_path() const;
   // The saved VkPipelineCache data if the file is intact and was made by this device and driver.

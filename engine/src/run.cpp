@@ -56,27 +56,44 @@ Status VulkanRun::Impl::check_sizes() const {
     uint64_t words;
     SizedBy sized_by;
     uint32_t state_words = 0;
+    uint32_t bindings = 1;  // the most it may span (banks)
+    bool banks_fit = true;  // banked: each of its bindings within the limit
   };
+  const uint64_t limit = bank_bytes();
+  // Bank j of the lane state covers its slots and the rounding of its binding's offset.
+  const bool state_fits =
+      banks.state == 1 ? uint64_t{layout->slots} * lanes * 4 <= limit
+                       : banks.state <= AB_STATE_BANKS &&
+                             (uint64_t{banks.state_slots} * lanes + banks.align_mask) * 4 <= limit;
   std::vector<Need> needs = {
       {"control buffer", ctrl_words(), SizedBy::Program},
-      {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots},
+      {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots, AB_STATE_BANKS,
+       state_fits},
       {"active-lane list", schedule->list_words(), SizedBy::Lanes},
       {"uniform data", layout->uniform_words, SizedBy::Uniforms},
   };
   for (uint32_t a = 0; a < layout->arenas; ++a)
-    needs.push_back(
-        {"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes, SizedBy::LanesAndDepth});
+    needs.push_back({"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes,
+                     SizedBy::LanesAndDepth, 0, AB_ARENA_WINDOWS, banks.arena <= AB_ARENA_WINDOWS});
   if (record_words > 0)
     needs.push_back(
         {"output stream", uint64_t{push.stream_cap} * lanes * record_words, SizedBy::Lanes});
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
+  const std::string device_range =
+      fmt::format("this device's maxStorageBufferRange ({})", format_bytes(max_range));
+  const std::string bank_range =
+      limit < max_range ? fmt::format("{} (VulkanOptions::bank_bytes)", format_bytes(limit))
+                        : device_range;
   uint64_t total = 0;
   for (const Need& n : needs) {
-    if (n.words * 4 > max_range)
-      return Error{
-          fmt::format("the {} needs {}, more than this device's maxStorageBufferRange ({}): {}",
-                      n.what, format_bytes(n.words * 4), format_bytes(max_range),
-                      shrink_advice(n.sized_by, *lp, n.state_words))};
+    if (n.bindings == 1 && n.words * 4 > max_range)
+      return Error{fmt::format("the {} needs {}, more than {}: {}", n.what,
+                               format_bytes(n.words * 4), device_range,
+                               shrink_advice(n.sized_by, *lp, n.state_words))};
+    if (!n.banks_fit)
+      return Error{fmt::format("the {} needs {}, more than {} bindings of {} hold: {}", n.what,
+                               format_bytes(n.words * 4), n.bindings, bank_range,
+                               shrink_advice(n.sized_by, *lp, n.state_words))};
     total += n.words * 4;
   }
   // All of it lives in device memory at once; the largest device-local heap bounds the total.
@@ -144,15 +161,40 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   ai.pSetLayouts = &prog->set_layout;
   r = ctx->api.vkAllocateDescriptorSets(ctx->device, &ai, &set);
   if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
-  std::vector<VkDescriptorBufferInfo> infos(AB_BINDINGS);
+  // Every binding a kernel may declare holds a buffer: the placeholder where a run has none.
+  std::vector<VkDescriptorBufferInfo> infos(AB_BINDINGS, {dummy.handle(), 0, VK_WHOLE_SIZE});
   infos[AB_BIND_CTRL] = {ctrl.handle(), 0, VK_WHOLE_SIZE};
-  infos[AB_BIND_STATE] = {state.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_LIST] = {list.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_UNIFORMS] = {uniforms.handle(), 0, VK_WHOLE_SIZE};
-  for (uint32_t a = 0; a < AB_ARENAS; ++a)
-    infos[AB_BIND_ARENA0 + a] = {a < arenas.size() ? arenas[a].handle() : dummy.handle(), 0,
-                                 VK_WHOLE_SIZE};
-  infos[AB_BIND_STREAM] = {record_words > 0 ? stream.handle() : dummy.handle(), 0, VK_WHOLE_SIZE};
+  // The banks (state_layout.h, Banks): bank j of the lane state from its first slot's row,
+  // rounded down to the alignment (the code adds the rest), to the end of its last.
+  const uint64_t state_bytes = uint64_t{layout->slots} * lanes * 4;
+  for (uint32_t j = 0; j < banks.state; ++j) {
+    if (banks.state == 1) {
+      infos[AB_BIND_STATE] = {state.handle(), 0, VK_WHOLE_SIZE};
+      break;
+    }
+    const uint64_t first = uint64_t{j} * banks.state_slots * lanes * 4;
+    const uint64_t offset = first & ~(uint64_t{banks.align_mask} * 4 + 3);
+    const uint64_t end = std::min(state_bytes, first + uint64_t{banks.state_slots} * lanes * 4);
+    infos[j == 0 ? AB_BIND_STATE : AB_BIND_STATE_BANK1 + j - 1] = {state.handle(), offset,
+                                                                   end - offset};
+  }
+  // Window j of an arena: its words from j * window_words.
+  for (uint32_t a = 0; a < arenas.size(); ++a) {
+    const uint64_t bytes = uint64_t{layout->arena_words[a]} * depth * lanes * 4;
+    for (uint32_t j = 0; j < banks.arena; ++j) {
+      const uint32_t binding =
+          j == 0 ? AB_BIND_ARENA0 + a : AB_BIND_ARENA_WINDOW1 + a * (AB_ARENA_WINDOWS - 1) + j - 1;
+      const uint64_t offset = uint64_t{j} * banks.window_words * 4;
+      if (banks.arena == 1)
+        infos[binding] = {arenas[a].handle(), 0, VK_WHOLE_SIZE};
+      else if (offset < bytes)  // a smaller arena has fewer windows; the code never reaches more
+        infos[binding] = {arenas[a].handle(), offset,
+                          std::min<uint64_t>(bytes - offset, uint64_t{banks.window_words} * 4)};
+    }
+  }
+  if (record_words > 0) infos[AB_BIND_STREAM] = {stream.handle(), 0, VK_WHOLE_SIZE};
   std::vector<VkWriteDescriptorSet> writes;
   for (uint32_t b = 0; b < infos.size(); ++b) {
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -406,6 +448,8 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
     impl->phase = RunPhase::Finished;
     return std::unique_ptr<VulkanRun>(new VulkanRun(std::move(impl)));
   }
+  impl->banks = plan_banks(*impl->layout, batch.lanes, options.stack_depth, impl->bank_bytes(),
+                           impl->ctx->properties.limits.minStorageBufferOffsetAlignment);
   // Every size is checked before anything is allocated or any code generated.
   if (auto s = impl->check_sizes(); !s) return Error{s.error()};
   if (!impl->prog->unfit.empty()) return Error{impl->prog->unfit};

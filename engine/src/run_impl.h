@@ -5,6 +5,7 @@
 // schedule classes (schedules.h: what differs between schedules lives there, not here).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -42,6 +43,14 @@ struct VulkanRun::Impl {
   bool stopped = false;  // RunOptions::should_stop ended a step() early
   VulkanOptions vulkan;
   uint32_t lanes = 0, depth = 0, nblocks = 0;
+  // How the lane state and the arenas are bound (state_layout.h): chosen by create() from the
+  // lanes and the depth; the generated kernels depend on it.
+  Banks banks;
+  // What one binding may cover: maxStorageBufferRange, or less (VulkanOptions::bank_bytes).
+  uint64_t bank_bytes() const {
+    const uint64_t range = ctx->properties.limits.maxStorageBufferRange;
+    return vulkan.bank_bytes > 0 ? std::min(vulkan.bank_bytes, range) : range;
+  }
   uint32_t trace_cap = 0;  // the schedule's trace_cap(): part of the control buffer's layout
   // How steps are recorded and read back (schedules.h); set once, before anything is allocated.
   std::unique_ptr<RunSchedule> schedule;

@@ -75,18 +75,20 @@ Status GlobalSchedule::prepare(PipelineJobs& jobs) {
     if (auto p = run_.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
   VulkanProgram::Impl* prog = run_.prog;
   const Kernel k = step_kernel();
+  const Banks banks = run_.banks;
   std::lock_guard lock(prog->mutex);
   if (variant_ == Variant::BlockKernels) {
     // The step kernel specialized to each block
     for (uint32_t b = 0; b < run_.nblocks; ++b)
-      if (!prog->pipelines.count({200 + static_cast<int>(k), b, 0u}))
-        jobs.push_back([prog, k, b] { return prog->block_pipeline(k, b); });
+      if (!prog->pipelines.count({200 + static_cast<int>(k), b, 0u, banks}))
+        jobs.push_back([prog, k, b, banks] { return prog->block_pipeline(k, b, banks); });
     return Ok{};
   }
   const uint32_t depth = run_.private_depth();
   for (size_t part = 0; part < run_.step_parts(); ++part)
-    if (!prog->pipelines.count({static_cast<int>(k), part, depth}))
-      jobs.push_back([prog, k, part, depth] { return prog->pipeline(k, part, depth); });
+    if (!prog->pipelines.count({static_cast<int>(k), part, depth, banks}))
+      jobs.push_back(
+          [prog, k, part, depth, banks] { return prog->pipeline(k, part, depth, banks); });
   return Ok{};
 }
 
@@ -160,13 +162,13 @@ Status GlobalSchedule::load_pipelines() {
   std::vector<VkPipeline> steps;
   if (variant_ == Variant::BlockKernels) {
     for (uint32_t b = 0; b < run_.nblocks; ++b) {
-      auto s = prog.block_pipeline(step_kernel(), b);
+      auto s = prog.block_pipeline(step_kernel(), b, run_.banks);
       if (!s) return Error{s.error()};
       steps.push_back(*s);
     }
   } else {
     for (size_t part = 0; part < run_.step_parts(); ++part) {
-      auto s = prog.pipeline(step_kernel(), part, run_.private_depth());
+      auto s = prog.pipeline(step_kernel(), part, run_.private_depth(), run_.banks);
       if (!s) return Error{s.error()};
       steps.push_back(*s);
     }

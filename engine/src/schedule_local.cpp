@@ -45,10 +45,12 @@ Status LocalSchedule::prepare(PipelineJobs& jobs) {
   VulkanProgram::Impl* prog = run_.prog;
   const Kernel k = step_kernel();
   const uint32_t depth = run_.private_depth();
+  const Banks banks = run_.banks;
   std::lock_guard lock(prog->mutex);
   for (size_t part = 0; part < run_.step_parts(); ++part)
-    if (!prog->pipelines.count({static_cast<int>(k), part, depth}))
-      jobs.push_back([prog, k, part, depth] { return prog->pipeline(k, part, depth); });
+    if (!prog->pipelines.count({static_cast<int>(k), part, depth, banks}))
+      jobs.push_back(
+          [prog, k, part, depth, banks] { return prog->pipeline(k, part, depth, banks); });
   return Ok{};
 }
 
@@ -64,7 +66,7 @@ Status LocalSchedule::load_pipelines() {
   if (!steps_.empty()) return Ok{};
   std::vector<VkPipeline> steps;
   for (size_t part = 0; part < run_.step_parts(); ++part) {
-    auto s = run_.prog->pipeline(step_kernel(), part, run_.private_depth());
+    auto s = run_.prog->pipeline(step_kernel(), part, run_.private_depth(), run_.banks);
     if (!s) return Error{s.error()};
     steps.push_back(*s);
   }

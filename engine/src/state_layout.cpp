@@ -46,4 +46,34 @@ StateLayout plan_state(const LoweredProgram& program) {
   return L;
 }
 
+Banks plan_banks(const StateLayout& layout, uint64_t lanes, uint64_t depth, uint64_t bank_bytes,
+                 uint64_t align_bytes) {
+  Banks banks;
+  const uint64_t slots = layout.slots;
+  const uint64_t bank_words = bank_bytes / 4;
+  // Room a bank's rounded-down start may take from its binding.
+  const uint64_t slack = align_bytes > 4 ? align_bytes / 4 - 1 : 0;
+  if (slots * lanes > bank_words) {
+    // Equal banks of whole slots (bank 0 at least the fixed ones); one slot per bank at most.
+    for (uint64_t n = 2; n <= slots; ++n) {
+      const uint64_t per = std::max<uint64_t>((slots + n - 1) / n, AB_FIXED_SLOTS);
+      banks.state = static_cast<uint32_t>((slots + per - 1) / per);
+      banks.state_slots = static_cast<uint32_t>(per);
+      if (per * lanes + slack <= bank_words) break;
+    }
+    banks.align_mask = static_cast<uint32_t>(slack);
+  }
+  uint64_t largest = 0;  // words of the largest arena
+  for (uint32_t words : layout.arena_words)
+    largest = std::max(largest, uint64_t{words} * depth * lanes);
+  if (largest > bank_words) {
+    uint64_t window = 1;
+    while (window * 2 <= bank_words || window <= slack)  // a window starts aligned
+      window *= 2;
+    banks.window_words = static_cast<uint32_t>(window);
+    banks.arena = static_cast<uint32_t>((largest + window - 1) / window);
+  }
+  return banks;
+}
+
 }  // namespace ab

@@ -107,6 +107,12 @@ struct VulkanOptions {
   // drains (after every submission). A lane with a full stream waits (parks) until the host has
   // drained it. Capped so that the stream fits maxStorageBufferRange; at least 1.
   uint32_t stream_records = 64;
+  // The most bytes one storage-buffer binding of the lane state or of a stack arena covers; 0:
+  // the device's maxStorageBufferRange. A larger buffer spans several bindings ("banks": up to
+  // 4 for the lane state, 3 per arena; docs/engine.md, "Banks"), which changes the generated
+  // code, so a smaller value is for tests (several banks on a small program) and for trying a
+  // small device's limit on a large one.
+  uint64_t bank_bytes = 0;
 };
 
 // The largest value (variable) the Vulkan kernels hold for one lane, in 32-bit words: a lane's

@@ -132,8 +132,9 @@ TEST_CASE("engine: split random programs equal interp on every schedule") {
 }
 
 // `var a: int[16777216]` is the largest value the language allows (64 MiB). It lives across the
-// loop, so it is in the lane state: 256 MiB for 4 lanes, more than lavapipe's
-// maxStorageBufferRange (128 MiB). One lane fits the buffer but not a kernel's private memory.
+// loop, so it is in the lane state: 768 MiB for 12 lanes, more than the 4 bindings ("banks") of
+// lavapipe's maxStorageBufferRange (128 MiB) hold. One lane fits the buffer but not a kernel's
+// private memory.
 // Both are refused by VulkanRun::create before any code is generated (they used to take 30 and
 // 97 s); the test asserts the messages, not the time.
 TEST_CASE("engine: the largest legal array is refused at once with a clear message") {
@@ -151,11 +152,11 @@ fn main(n: int) -> int {
   auto program = VulkanProgram::compile(context(), loaded->lowered);
   REQUIRE_MESSAGE(program.ok(), program.error());
   const uint64_t range = context()->device().max_storage_buffer_range;
-  REQUIRE(range < (uint64_t{256} << 20));  // true of lavapipe and of most GPUs
-  auto four = VulkanRun::create(*program, counts(4, 4), {});
-  REQUIRE_FALSE(four.ok());
-  CHECK(four.error().find("the lane state needs 256 MiB") != std::string::npos);
-  CHECK(four.error().find("maxStorageBufferRange") != std::string::npos);
+  REQUIRE(range * 4 < (uint64_t{768} << 20));  // true of lavapipe and of most GPUs
+  auto twelve = VulkanRun::create(*program, counts(12, 4), {});
+  REQUIRE_FALSE(twelve.ok());
+  CHECK(twelve.error().find("the lane state needs 768 MiB") != std::string::npos);
+  CHECK(twelve.error().find("maxStorageBufferRange") != std::string::npos);
   auto one = VulkanRun::create(*program, counts(1, 1), {});
   REQUIRE_FALSE(one.ok());
   CHECK(one.error().find("'main.a' holds 16777216 words (64 MiB) per lane") != std::string::npos);
@@ -164,9 +165,9 @@ fn main(n: int) -> int {
   CHECK((*program)->glsl().empty());
   CHECK_FALSE((*program)->all_spirv().ok());
   // run_vulkan (the CLI's path) says the same.
-  auto direct = run_vulkan(loaded->lowered, counts(4, 4), {}, {}, nullptr, context());
+  auto direct = run_vulkan(loaded->lowered, counts(12, 4), {}, {}, nullptr, context());
   REQUIRE_FALSE(direct.ok());
-  CHECK(direct.error().find("the lane state needs 256 MiB") != std::string::npos);
+  CHECK(direct.error().find("the lane state needs 768 MiB") != std::string::npos);
   check_no_validation_messages();
 }
 
