@@ -42,7 +42,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
                  "systems: vm, native, glsl, global-masked, global-compacted, local-subgroup, "
                  "local-workgroup, local-lane (the engine's default), vulkan (the engine's five), "
                  "all (default: all); the NUTS rows also take stan (real Stan through rstan, an "
-                 "optional install: docs/nuts.md)")
+                 "optional install: docs/nuts.md) and vm-tiles (the vm with loop tiles, "
+                 "RunOptions::loop_tiles)")
       ->delimiter(',');
   app.add_option("--repeats", options.repeats,
                  "timed runs per row after one warm-up (default: 3 quick, 5 full)")

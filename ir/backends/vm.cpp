@@ -38,10 +38,11 @@ BlockPicker block_picker(Heuristic h) {
 // (snapshot, checkpoint, registers) keep the lane-major order and are transposed on demand.
 class VmRun::State {
  public:
-  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options)
+  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options, VmSchedule schedule)
       : program_(p),
         batch_(batch),
         options_(options),
+        schedule_(schedule),
         picker_(block_picker(options.heuristic)),
         lanes_(batch.lanes),
         depth_(options.stack_depth),
@@ -62,6 +63,13 @@ class VmRun::State {
       block_words_.push_back(all_kernels ? words : 0);
     }
     parallel_choice_.resize(p.blocks.size());
+    for (size_t b = 0; b < p.blocks.size(); ++b) {
+      const Terminator& t = p.blocks[b].term;
+      const bool jumps_back =
+          (t.kind == Terminator::Kind::Jump || t.kind == Terminator::Kind::Branch) &&
+          (t.target == static_cast<int32_t>(b) || t.target_else == static_cast<int32_t>(b));
+      loops_to_itself_.push_back(jumps_back);
+    }
     stack_slot_.assign(p.vars.size(), -1);
     for (size_t v = 0; v < p.vars.size(); ++v) {
       if (p.vars[v].storage != Storage::Stacked) continue;
@@ -113,9 +121,11 @@ class VmRun::State {
     return picker_(counts_);
   }
 
-  // One step of Algorithm 2: pick a block, run it for every lane waiting there.
-  void step() {
+  // One step of Algorithm 2: pick a block, run it for every lane waiting there. Returns the
+  // steps it counts as (VmSchedule::LoopTiles: a loop's iterations).
+  uint64_t step() {
     const int32_t block = next_block();
+    if (schedule_ == VmSchedule::LoopTiles && loops_to_itself_[block]) return run_loop_tiles(block);
     active_.swap(waiting_[block]);
     waiting_[block].clear();
     ++version_;
@@ -145,10 +155,10 @@ class VmRun::State {
         --live_;
         continue;
       }
-      if (waiting_[next].empty()) mark_waiting(next, true);
-      waiting_[next].push_back(lane);
+      wait_at(next, lane);
     }
     // active_ keeps the lanes that ran until the next step, for last_active().
+    return 1;
   }
 
   uint64_t steps() const { return result_.stats.steps; }
@@ -385,6 +395,75 @@ class VmRun::State {
     waiting ? waiting_bits_[block / 64] |= bit : waiting_bits_[block / 64] &= ~bit;
   }
 
+  void wait_at(int32_t block, uint32_t lane) {
+    if (waiting_[block].empty()) mark_waiting(block, true);
+    waiting_[block].push_back(lane);
+  }
+
+  // VmSchedule::LoopTiles' step for a block that can jump back to itself: its waiting lanes in
+  // tiles of kLoopTileLanes, each tile running the block again and again (as run_block: the
+  // step budget, the ops, the terminator) until none of its lanes stays or kLoopTileIterations
+  // have run; lanes still in the loop then wait there for the next step. Returns the most
+  // iterations a lane ran. The statistics count iteration i as a step of the lanes (of every
+  // tile) that ran it, over the lanes live at it (lanes_at_ and ended_at_).
+  uint64_t run_loop_tiles(int32_t block) {
+    loop_lanes_.swap(waiting_[block]);
+    waiting_[block].clear();
+    mark_waiting(block, false);
+    ++version_;
+    std::sort(loop_lanes_.begin(), loop_lanes_.end());  // tiles of neighbouring lanes
+    lanes_at_.clear();
+    ended_at_.clear();
+    const uint32_t live_before = live_;
+    for (size_t first = 0; first < loop_lanes_.size(); first += kLoopTileLanes) {
+      const size_t end = std::min(loop_lanes_.size(), first + kLoopTileLanes);
+      active_.assign(loop_lanes_.begin() + first, loop_lanes_.begin() + end);
+      for (uint32_t i = 0; i < kLoopTileIterations && !active_.empty(); ++i) {
+        if (lanes_at_.size() == i) {
+          lanes_at_.push_back(0);
+          ended_at_.push_back(0);
+        }
+        lanes_at_[i] += active_.size();
+        const uint32_t live = live_;
+        run_block(block);
+        size_t stay = 0;
+        for (uint32_t lane : running_) {
+          const int32_t next = finish_lane(block, lane);
+          if (next == block) {
+            active_[stay++] = lane;
+            continue;
+          }
+          if (next < 0) continue;
+          pc_[lane] = next;
+          if (next == program_.exit_pc())
+            --live_;
+          else
+            wait_at(next, lane);
+        }
+        active_.resize(stay);
+        ended_at_[i] += live - live_;
+      }
+      for (uint32_t lane : active_)
+        wait_at(block, lane);
+    }
+    RunStats& stats = result_.stats;
+    uint32_t live = live_before;
+    for (size_t i = 0; i < lanes_at_.size(); ++i) {
+      const double share = static_cast<double>(lanes_at_[i]) / live;
+      utilization_sum_ += share;
+      if (!stats.block_lanes.empty()) {  // not after a restore
+        block_utilization_sum_[block] += share;
+        stats.block_lanes[block] += lanes_at_[i];
+      }
+      live -= ended_at_[i];
+    }
+    stats.steps += lanes_at_.size();
+    stats.block_executions[block] += lanes_at_.size();
+    stats.utilization = utilization_sum_ / static_cast<double>(stats.steps);
+    active_.clear();
+    return lanes_at_.size();
+  }
+
   // Stops a lane that faulted during the step.
   void stop(uint32_t lane, Fault code, const LoweredBlock& block, SourceLoc loc) {
     fault(lane, code, block, loc);
@@ -594,6 +673,7 @@ class VmRun::State {
   const LoweredProgram& program_;
   const Batch& batch_;
   const RunOptions options_;
+  const VmSchedule schedule_;
   BlockPicker picker_;
   uint32_t lanes_, depth_;
   uint32_t capacity_;  // allocated stack slots per lane, grown on demand up to depth_
@@ -633,6 +713,12 @@ class VmRun::State {
   std::vector<std::vector<uint32_t>> chunks_, chunk_masks_;
   std::vector<uint32_t> mask_;  // run_ops' lane set's mask
   std::vector<size_t> chunk_stop_;
+  std::vector<uint8_t> loops_to_itself_;  // per block: its terminator can jump back to it
+  // run_loop_tiles': the lanes it took, and per iteration the lanes that ran it and those that
+  // finished or faulted in it
+  std::vector<uint32_t> loop_lanes_;
+  std::vector<uint64_t> lanes_at_;
+  std::vector<uint32_t> ended_at_;
   uint32_t live_ = 0;
   double utilization_sum_ = 0;
   std::vector<double> block_utilization_sum_;  // per block; empty after a restore
@@ -655,8 +741,9 @@ uint64_t vm_bytes_per_lane(const LoweredProgram& p, const RunOptions& options) {
          (p.source->emit_type != Types::kVoid ? sizeof(std::vector<uint32_t>) : 0);
 }
 
-VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options)
-    : state_(std::make_unique<State>(program, batch, options)) {}
+VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options,
+             VmSchedule schedule)
+    : state_(std::make_unique<State>(program, batch, options, schedule)) {}
 VmRun::~VmRun() = default;
 void VmRun::set_picker(BlockPicker picker) {
   state_->set_picker(picker);
@@ -703,14 +790,15 @@ void VmRun::restore(const VmCheckpoint& checkpoint) {
 
 uint64_t VmRun::step(uint64_t n) {
   uint64_t taken = 0;
-  for (; taken < n && !state_->done(); ++taken)
-    state_->step();
+  while (taken < n && !state_->done())
+    taken += state_->step();
   return taken;
 }
 
 RunResult run_vm(const LoweredProgram& program, const Batch& batch, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  VmRun run(program, batch, options);
+  const bool tiles = options.loop_tiles && !options.record_trace;
+  VmRun run(program, batch, options, tiles ? VmSchedule::LoopTiles : VmSchedule::OneBlockPerStep);
   bool stopped = false;
   if (!options.should_stop) {
     run.step(UINT64_MAX);

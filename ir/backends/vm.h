@@ -42,18 +42,48 @@ struct VmCheckpoint {
   double utilization_sum = 0;
 };
 
+// How a VmRun schedules its steps.
+enum class VmSchedule : uint8_t {
+  // Algorithm 2 exactly: each step runs one block for every lane waiting there. What a recorded
+  // trace, the debugger, VmSession and checkpoints see, and what the Vulkan global schedule
+  // reproduces.
+  OneBlockPerStep,
+  // As OneBlockPerStep, except that a block whose terminator can jump back to itself (a rotated
+  // loop's body) runs for its waiting lanes a tile at a time (kLoopTileLanes lanes), each tile
+  // repeating the block until none of its lanes stays there (or kLoopTileIterations have run),
+  // then the next tile: the tile's variables stay in cache across the iterations. Each lane runs
+  // the same operations in the same order as under OneBlockPerStep, so outputs, faults, draws,
+  // emitted records (each lane's, in order) and lane step counts are equal; only the order in
+  // which lanes take their turns differs. One call of such a step counts as many steps as its
+  // longest-running lane iterated, and RunStats count each iteration as one step of every lane
+  // still in the loop: the figures Algorithm 2 gives when the min-PC rule repeats the loop's
+  // block until it empties (its lanes leave to later blocks, as a rotated loop's do).
+  LoopTiles,
+};
+// Lanes per tile and iterations per tile and step under VmSchedule::LoopTiles. A tile's lanes'
+// words of a variable fill two cache lines, and the data loop of the 100-d regression keeps
+// about 25 KB of a 32-lane tile's state live, within L1. Measured on the NUTS models, no tile size
+// (8 to all lanes) ran faster than one block per step, and small ones ran much slower: each
+// iteration pays every op's fixed cost per tile (docs/nuts.md, "Loop tiles"). The iteration cap
+// bounds the time one step takes (run_vm polls RunOptions::should_stop between steps).
+constexpr uint32_t kLoopTileLanes = 32;
+constexpr uint32_t kLoopTileIterations = 1024;
+
 // A run that can be advanced step by step (for the debugger) or to the end.
 class VmRun {
  public:
   // `program` and `batch` must outlive the run; `batch` must pass check_batch.
-  VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options);
+  VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options,
+        VmSchedule schedule = VmSchedule::OneBlockPerStep);
   ~VmRun();
   VmRun(const VmRun&) = delete;
   VmRun& operator=(const VmRun&) = delete;
 
   void set_picker(BlockPicker picker);  // overrides options.heuristic
   bool done() const;
-  // Runs up to `n` steps; returns the number run (less than n only when the run finished).
+  // Runs steps until `n` have run or the run finished; returns the number run (less than n
+  // only when the run finished; more under VmSchedule::LoopTiles, whose steps count their
+  // iterations).
   uint64_t step(uint64_t n = 1);
   int32_t next_block() const;  // the block the next step will run; -1 when done
   uint64_t steps() const;
@@ -84,7 +114,8 @@ class VmRun {
 // stacks at their first capacity, the scheduler's lists, the result): check_host_memory's input.
 uint64_t vm_bytes_per_lane(const LoweredProgram& program, const RunOptions& options);
 
-// Runs to completion.
+// Runs to completion (or until options.should_stop), with VmSchedule::LoopTiles where
+// options.loop_tiles asks for it and no trace is recorded.
 RunResult run_vm(const LoweredProgram& program, const Batch& batch, const RunOptions& options);
 
 }  // namespace ab

@@ -277,7 +277,10 @@ AB_LANE_LOOP void accumulate_rows(const Rows& r, uint32_t* acc) {
 // dot(row, v) or dot(v, row) of floats, the row a uniform one every lane shares (X[i] when the
 // chains meet at a data row): accumulate_rows' sums, but for 32 lanes at a time, held in vector
 // registers across all the words instead of read from and written to acc at every word. Each
-// lane's sum is the same chain of adds (word 0 first) of the same products.
+// lane's sum is the same chain of adds (word 0 first) of the same products. The last lanes (fewer
+// than 32) run as one more block whose lanes' words are copied to a zero-padded row word by word:
+// one at a time, each lane's chain of 100 dependent adds took as long as a block of 32 (a loop
+// tile of 32 lanes with gaps has such a remainder at every data row).
 using Floats8 = float __attribute__((vector_size(32)));
 template <bool RowFirst>
 AB_LANE_LOOP void dot_with_row(const Rows& r, uint32_t* acc) {
@@ -298,15 +301,18 @@ AB_LANE_LOOP void dot_with_row(const Rows& r, uint32_t* acc) {
     }
     std::memcpy(acc + first, a, sizeof a);
   }
-  for (size_t j = first; j < r.n; ++j) {  // the last few lanes, one at a time
-    float sum = std::bit_cast<float>(acc[j]);
-    for (uint32_t w = 0; w < r.words; ++w) {
-      const float k = std::bit_cast<float>(r.src[kRow][w * r.stride[kRow]]);
-      const float y = std::bit_cast<float>(r.src[kLanes][w * r.stride[kLanes] + j]);
-      sum = sum + (RowFirst ? k * y : y * k);
-    }
-    acc[j] = std::bit_cast<uint32_t>(sum);
+  const size_t rest = r.n - first;
+  if (rest == 0) return;
+  Floats8 y[4] = {};  // the rest's words, zero past them
+  std::memset(a, 0, sizeof a);
+  std::memcpy(a, acc + first, rest * sizeof(uint32_t));
+  for (uint32_t w = 0; w < r.words; ++w) {
+    const float k = std::bit_cast<float>(r.src[kRow][w * r.stride[kRow]]);
+    std::memcpy(y, r.src[kLanes] + w * r.stride[kLanes] + first, rest * sizeof(uint32_t));
+    for (int q = 0; q < 4; ++q)
+      a[q] = a[q] + (RowFirst ? k * y[q] : y[q] * k);
   }
+  std::memcpy(acc + first, a, rest * sizeof(uint32_t));
 }
 
 // The op's rule for one lane, word by word: word w of operand k at src[k][w * stride[k]] (a

@@ -128,6 +128,8 @@ struct SystemSpec {
   std::string name;
   std::string backend;  // "native", "vm", "vulkan" or "stan"
   DeviceOptions device;
+  // vm: RunOptions::loop_tiles (on: "vm-tiles", to measure them against one block per step)
+  bool loop_tiles = false;
 };
 
 std::vector<SystemSpec> all_systems(int device_index) {
@@ -142,6 +144,7 @@ std::vector<SystemSpec> all_systems(int device_index) {
   return {{"stan", "stan", {}},
           {"native", "native", {}},
           {"vm", "vm", {}},
+          {"vm-tiles", "vm", {}, true},
           vulkan("local-lane", "local", "lane"),
           vulkan("local-subgroup", "local", "subgroup"),
           vulkan("global-compacted", "global", "")};
@@ -255,6 +258,7 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   options.stack_depth = l.command.options.max_depth + 8;
   options.max_steps = UINT32_MAX;
   options.threads = threads;
+  options.loop_tiles = system.loop_tiles;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
     const uint32_t i = next[chain]++;
     if (i < draws) grads_per_draw[uint64_t{chain} * draws + i] = r[l.at_grads];
@@ -383,14 +387,14 @@ int run_nuts_bench(const NutsBenchOptions& options) {
                      [&](const SystemSpec& s) { return s.name == name; })) {
       fmt::print(stderr,
                  "error: unknown system '{}' for the NUTS rows (known: stan, native, vm, "
-                 "local-lane, local-subgroup, global-compacted, vulkan, all)\n",
+                 "vm-tiles, local-lane, local-subgroup, global-compacted, vulkan, all)\n",
                  name);
       return 2;
     }
   }
   for (const SystemSpec& s : all_systems(options.device))
     if (options.systems.empty()
-            ? s.backend != "vulkan" && s.backend != "stan"
+            ? s.backend != "vulkan" && s.backend != "stan" && !s.loop_tiles
             : asked(s.name) || asked("all") || (s.backend == "vulkan" && asked("vulkan")))
       systems.push_back(s);
   if (options.systems.empty())
