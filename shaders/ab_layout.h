@@ -101,7 +101,8 @@
 // hold spans several bindings of its buffer. Bank 0 of the state is AB_BIND_STATE, banks 1 ..
 // AB_STATE_BANKS - 1 follow; window 0 of arena a is AB_BIND_ARENA0 + a, its windows 1 ..
 // AB_ARENA_WINDOWS - 1 at AB_BIND_ARENA_WINDOW1 + a * (AB_ARENA_WINDOWS - 1) + (window - 1).
-// 32 bindings in all: lavapipe's maxPerStageDescriptorStorageBuffers.
+// 32 bindings in all: lavapipe's maxPerStageDescriptorStorageBuffers. A device that binds fewer
+// gets the first of them only (VulkanProgram::Impl::bindings), and so fewer banks.
 #define AB_STATE_BANKS 4
 #define AB_ARENA_WINDOWS 3
 #define AB_BIND_STATE_BANK1 (AB_BIND_STREAM + 1)

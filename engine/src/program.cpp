@@ -182,7 +182,7 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p, double& seconds) {
     auto buffer = DeviceBuffer::create(*ctx, 1024 * 4);
     if (!buffer) return Error{buffer.error()};
     warm_buffer = std::move(*buffer);
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BINDINGS};
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings};
     VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pci.maxSets = 1;
     pci.poolSizeCount = 1;
@@ -197,7 +197,7 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p, double& seconds) {
     if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
     const VkDescriptorBufferInfo info{warm_buffer.handle(), 0, VK_WHOLE_SIZE};
     std::vector<VkWriteDescriptorSet> writes;
-    for (uint32_t b = 0; b < AB_BINDINGS; ++b) {
+    for (uint32_t b = 0; b < bindings; ++b) {
       VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       w.dstSet = warm_set;
       w.dstBinding = b;
@@ -361,15 +361,17 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   auto& ctx = *impl->ctx;
 
-  // Every kernel's layout holds every binding, the banks' included (shaders/ab_layout.h).
+  // Every kernel's layout holds the bindings of shaders/ab_layout.h, the banks' as far as the
+  // device binds them: without banks a kernel needs those below AB_BIND_STATE_BANK1.
   const uint32_t per_stage = ctx.properties.limits.maxPerStageDescriptorStorageBuffers;
-  if (per_stage < AB_BINDINGS)
+  if (per_stage < AB_BIND_STATE_BANK1)
     return Error{fmt::format(
         "this device binds at most {} storage buffers per shader stage; the engine's kernels "
         "need {} (maxPerStageDescriptorStorageBuffers): use --backend vm",
-        per_stage, AB_BINDINGS)};
+        per_stage, AB_BIND_STATE_BANK1)};
+  impl->bindings = std::min<uint32_t>(AB_BINDINGS, per_stage);
   std::vector<VkDescriptorSetLayoutBinding> bindings;
-  for (uint32_t b = 0; b < AB_BINDINGS; ++b)
+  for (uint32_t b = 0; b < impl->bindings; ++b)
     bindings.push_back(
         {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
   VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};

@@ -40,6 +40,9 @@ struct VulkanProgram::Impl {
   // (VulkanOptions::register_value_words, SourcePart::register_words).
   uint32_t register_words = kRegisterWords;
   std::string cache_dir;  // empty: no disk cache
+  // The set layout's bindings: AB_BINDINGS, or fewer on a device that binds fewer storage
+  // buffers per stage (maxPerStageDescriptorStorageBuffers), which then has fewer banks.
+  uint32_t bindings = AB_BINDINGS;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;

@@ -60,21 +60,34 @@ Status VulkanRun::Impl::check_sizes() const {
     bool banks_fit = true;  // banked: each of its bindings within the limit
   };
   const uint64_t limit = bank_bytes();
+  // The banks the layout's bindings hold (fewer than ab_layout.h's on a device with fewer).
+  const uint32_t state_banks =
+      std::min<uint32_t>(AB_STATE_BANKS, prog->bindings - AB_BIND_STATE_BANK1 + 1);
+  const uint32_t last_arena = std::max<uint32_t>(layout->arenas, 1) - 1;
+  const uint32_t window1_of_last = AB_BIND_ARENA_WINDOW1 + last_arena * (AB_ARENA_WINDOWS - 1);
+  const uint32_t arena_windows =
+      prog->bindings > window1_of_last
+          ? std::min<uint32_t>(AB_ARENA_WINDOWS, prog->bindings - window1_of_last + 1)
+          : 1;
   // Bank j of the lane state covers its slots and the rounding of its binding's offset.
   const bool state_fits =
       banks.state == 1 ? uint64_t{layout->slots} * lanes * 4 <= limit
-                       : banks.state <= AB_STATE_BANKS &&
+                       : banks.state <= state_banks &&
                              (uint64_t{banks.state_slots} * lanes + banks.align_mask) * 4 <= limit;
   std::vector<Need> needs = {
       {"control buffer", ctrl_words(), SizedBy::Program},
-      {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots, AB_STATE_BANKS,
+      {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots, state_banks,
        state_fits},
       {"active-lane list", schedule->list_words(), SizedBy::Lanes},
       {"uniform data", layout->uniform_words, SizedBy::Uniforms},
   };
-  for (uint32_t a = 0; a < layout->arenas; ++a)
-    needs.push_back({"stack arena", uint64_t{layout->arena_words[a]} * depth * lanes,
-                     SizedBy::LanesAndDepth, 0, AB_ARENA_WINDOWS, banks.arena <= AB_ARENA_WINDOWS});
+  // The windows are planned for the largest arena: an arena that fits one binding is not the
+  // one to name when they are too many.
+  for (uint32_t a = 0; a < layout->arenas; ++a) {
+    const uint64_t words = uint64_t{layout->arena_words[a]} * depth * lanes;
+    needs.push_back({"stack arena", words, SizedBy::LanesAndDepth, 0, arena_windows,
+                     words * 4 <= limit || banks.arena <= arena_windows});
+  }
   if (record_words > 0)
     needs.push_back(
         {"output stream", uint64_t{push.stream_cap} * lanes * record_words, SizedBy::Lanes});
@@ -148,7 +161,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   // refuses to read it before a round is recorded anyway).
   std::memset(readback.mapped(), 0, ctrl_words() * 4);
 
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, AB_BINDINGS};
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, prog->bindings};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = 1;
   pci.poolSizeCount = 1;
@@ -162,7 +175,7 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   r = ctx->api.vkAllocateDescriptorSets(ctx->device, &ai, &set);
   if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
   // Every binding a kernel may declare holds a buffer: the placeholder where a run has none.
-  std::vector<VkDescriptorBufferInfo> infos(AB_BINDINGS, {dummy.handle(), 0, VK_WHOLE_SIZE});
+  std::vector<VkDescriptorBufferInfo> infos(prog->bindings, {dummy.handle(), 0, VK_WHOLE_SIZE});
   infos[AB_BIND_CTRL] = {ctrl.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_LIST] = {list.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_UNIFORMS] = {uniforms.handle(), 0, VK_WHOLE_SIZE};
