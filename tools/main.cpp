@@ -313,13 +313,24 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 success (lane faults are reported, not failures), 1 bad program or input, "
-      "2 bad usage.\nExample: autobatch run fib.ab --input n=range:0:10 --format json\n"
+      "2 bad usage ('sample' differs: see its --help).\nExample: autobatch run fib.ab --input "
+      "n=range:0:10 --format json\n"
       "         autobatch debug fib.ab --input n=randint:0:15 --batch 1000\n"
       "Each subcommand has its own --help; docs/cli.md has the details.");
+
+  // Each subcommand's --help ends with its own exit codes and example: CLI11 would otherwise
+  // repeat the app's footer, whose codes and examples are `run`'s.
+  const auto footer = [](std::string_view exit_codes, std::string_view example) {
+    return fmt::format("Exit codes: {}\nExample: {}\nDocs: docs/cli.md", exit_codes, example);
+  };
 
   std::string check_file;
   CLI::App* check = app.add_subcommand("check", "compile a program and report its errors");
   check->add_option("FILE", check_file, "the .ab program")->required();
+  check->footer(
+      footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "
+             "2 bad usage.",
+             "autobatch check samples/fib.ab"));
 
   ab::cli::IrCommand ir;
   CLI::App* ir_app = app.add_subcommand("ir", "print a program's IR");
@@ -327,16 +338,24 @@ int run_cli(int argc, char** argv) {
   ir_app->add_flag("--lowered", ir.lowered, "print the lowered (program-counter) form instead");
   ir_app->add_option("--entry", ir.entry, "entry function of the lowered form")
       ->capture_default_str();
+  ir_app->footer(footer("0 success, 1 a bad program or --entry, 2 bad usage.",
+                        "autobatch ir samples/fib.ab --lowered"));
 
   bool devices_validation = false;
   CLI::App* devices_app = app.add_subcommand("devices", "list the Vulkan devices");
   devices_app->add_flag("--validation", devices_validation,
                         "enable the Khronos validation layer while listing");
+  devices_app->footer(
+      footer("0 success, 1 no Vulkan loader or device, 2 bad usage.", "autobatch devices"));
 
   ab::bench::BenchOptions bench_options;
   CLI::App* bench_app = app.add_subcommand(
       "bench", "benchmark every system against the native and VM baselines (docs/performance.md)");
   ab::bench::add_bench_options(*bench_app, bench_options);
+  bench_app->footer(footer(
+      "0 every row ran and matched the interpreter, 1 a row failed or errored, or a file could "
+      "not be written, 2 bad usage.",
+      "autobatch bench --quick --programs fib --systems vm,native"));
 
   RunCommand run;
   run.backend = std::string(ab::cli::default_backend());
@@ -344,12 +363,20 @@ int run_cli(int argc, char** argv) {
   CLI::App* run_app =
       app.add_subcommand("run", "run a program's entry function for a batch of lanes");
   add_run_options(*run_app, run, batch);
+  run_app->footer(footer(
+      "0 success (lane faults are reported, not failures), 1 bad program or input, 2 bad usage.",
+      "autobatch run samples/fib.ab --input n=range:0:10 --format json"));
 
   ab::cli::SampleCommand sample;
   CLI::App* sample_app = app.add_subcommand(
       "sample",
       "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
   add_sample_options(*sample_app, sample);
+  sample_app->footer(footer(
+      "0 at least one chain finished, 1 every chain faulted or was refused (the previous fit is "
+      "kept), 2 refused before the chains start (a bad model, data or option; no file is "
+      "touched), 128+N stopped by signal N (130: Ctrl-C).",
+      "autobatch sample samples/models/banana.ab --chains 8 --out fit"));
 
   ab::cli::DebugCommand debug;
   debug.run.backend = "vm";
@@ -359,6 +386,9 @@ int run_cli(int argc, char** argv) {
       "open the visual debugger on a program's batched run (vm by default) or on a trace; "
       "needs a display unless --script runs headless");
   add_debug_options(*debug_app, debug, debug_batch);
+  debug_app->footer(footer(
+      "0 success, 1 a bad program, trace or script, or no display for the window, 2 bad usage.",
+      "autobatch debug samples/fib.ab --input n=randint:0:15 --batch 1000"));
 
   try {
     app.parse(argc, argv);
