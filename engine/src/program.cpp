@@ -363,12 +363,15 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
 
   // Every kernel's layout holds the bindings of shaders/ab_layout.h, the banks' as far as the
   // device binds them: without banks a kernel needs those below AB_BIND_STATE_BANK1.
-  const uint32_t per_stage = ctx.properties.limits.maxPerStageDescriptorStorageBuffers;
+  const uint32_t device_limit = ctx.properties.limits.maxPerStageDescriptorStorageBuffers;
+  const bool capped = options.max_bindings != 0 && options.max_bindings < device_limit;
+  const uint32_t per_stage = capped ? options.max_bindings : device_limit;
   if (per_stage < AB_BIND_STATE_BANK1)
     return Error{fmt::format(
-        "this device binds at most {} storage buffers per shader stage; the engine's kernels "
-        "need {} (maxPerStageDescriptorStorageBuffers): use --backend vm",
-        per_stage, AB_BIND_STATE_BANK1)};
+        "{} at most {} storage buffers per shader stage; the engine's kernels need {}{}",
+        capped ? "VulkanOptions::max_bindings allows" : "this device binds", per_stage,
+        AB_BIND_STATE_BANK1,
+        capped ? "" : " (maxPerStageDescriptorStorageBuffers): use --backend vm")};
   impl->bindings = std::min<uint32_t>(AB_BINDINGS, per_stage);
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (uint32_t b = 0; b < impl->bindings; ++b)

@@ -113,6 +113,11 @@ struct VulkanOptions {
   // code, so a smaller value is for tests (several banks on a small program) and for trying a
   // small device's limit on a large one.
   uint64_t bank_bytes = 0;
+  // The most storage buffers a kernel binds; 0: the device's maxPerStageDescriptorStorageBuffers,
+  // up to the 32 of shaders/ab_layout.h. Fewer leave fewer banks for a large buffer (13 bind no
+  // bank past the first; fewer than 13 are refused). For tests, and for trying a small device's
+  // limit on a large one.
+  uint32_t max_bindings = 0;
 };
 
 // The largest value (variable) the Vulkan kernels hold for one lane, in 32-bit words: a lane's

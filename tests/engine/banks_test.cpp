@@ -60,26 +60,9 @@ fn main(q0: float[D], eps: float, depth: int, probe: int) -> float[D] {{
 constexpr int kD = 6;
 constexpr uint32_t kDepth = 8;  // stack entries per lane: main, build to depth 3, step, the exit
 
+// Trees of depth 0 to 3.
 Batch tree_batch(uint32_t lanes) {
-  Batch batch;
-  batch.lanes = lanes;
-  batch.inputs.resize(4);
-  for (uint32_t lane = 0; lane < lanes; ++lane) {
-    for (int i = 0; i < kD; ++i) {
-      const float q =
-          static_cast<float>(static_cast<int>(testing::lane_hash(lane, i) % 200) - 100) / 50.0f;
-      uint32_t w;
-      std::memcpy(&w, &q, 4);
-      batch.inputs[0].push_back(w);
-    }
-    const float eps = 0.1f + 0.05f * static_cast<float>(lane % 5);
-    uint32_t w;
-    std::memcpy(&w, &eps, 4);
-    batch.inputs[1].push_back(w);
-    batch.inputs[2].push_back(lane % 4);
-    batch.inputs[3].push_back(lane % 11 == 0 ? uint32_t{kD} : lane % kD);
-  }
-  return batch;
+  return point_batch(kD, lanes, [](uint32_t lane) { return lane % 4; });
 }
 
 RunOptions tree_options() {
@@ -280,6 +263,83 @@ TEST_CASE("banks: the sampler's draws over several banks are interp's on two sch
     CHECK(got->stats.tree_depth == want->stats.tree_depth);
     check_no_validation_messages();
   }
+}
+
+// A device that binds fewer storage buffers than the layout's AB_BINDINGS (some mobile GPUs bind
+// 24), stood in for by VulkanOptions::max_bindings: the banks its bindings hold are planned and
+// the results are the interpreter's; a plan that needs more is refused with one message, and a
+// limit below the engine's AB_BIND_STATE_BANK1 bindings when the program is compiled.
+TEST_CASE("banks: fewer bindings run with the banks that fit them, or are refused") {
+  // No recursion: a lane state of 64-word arrays, one lane in seven dividing by 0.
+  auto flat = load_source(R"(
+fn main(n: int) -> int {
+    var a: int[64];
+    for i in 0..64 { a[i] = i * n; }
+    var b = a;
+    var s = 0;
+    for i in 0..64 { s += a[i] - b[63 - i]; }
+    return s + 640 / (n % 7);
+}
+)",
+                          "main", "flat.ab");
+  Batch batch;
+  batch.lanes = 70;
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    batch.inputs[0].push_back(lane);
+  RunOptions options;
+  options.stack_depth = 2;  // main's return: an arena far smaller than the lane state
+  const RunResult expected = run_interp(flat->program, flat->entry, batch, options);
+  REQUIRE_FALSE(expected.errors.empty());
+  auto tree = load_source(tree_program(kD), "main", "tree6.ab");
+  const uint32_t align =
+      static_cast<uint32_t>(context()->impl().properties.limits.minStorageBufferOffsetAlignment);
+  for (const Config& c : {configs()[1], configs()[4]}) {
+    const std::string config = c.name;
+    CAPTURE(config);
+    // One binding past the unbanked layout's: a second state bank, no second arena window.
+    VulkanOptions vulkan = options_for(c);
+    vulkan.max_bindings = AB_BIND_STATE_BANK1 + 1;
+    auto program = VulkanProgram::compile(context(), flat->lowered, vulkan);
+    REQUIRE_MESSAGE(program.ok(), program.error());
+    CHECK((*program)->impl().bindings == AB_BIND_STATE_BANK1 + 1);
+    const StateLayout& layout = (*program)->impl().layout;
+    const uint64_t state = uint64_t{layout.slots} * batch.lanes * 4;
+    vulkan.bank_bytes = (state * 3 / 5 + align) / align * align;
+    REQUIRE(plan_banks(layout, batch.lanes, options.stack_depth, vulkan.bank_bytes, align) ==
+            Banks{.state = 2, .state_slots = (layout.slots + 1) / 2, .align_mask = align / 4 - 1});
+    auto result = run_banked(*program, batch, options, vulkan);
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    const std::string difference = compare_results(flat->lowered, expected, *result);
+    CHECK_MESSAGE(difference.empty(), difference);
+    // Three state banks are more than 14 bindings hold.
+    vulkan.bank_bytes = (state * 2 / 5 + align) / align * align;
+    auto three = VulkanRun::create(*program, batch, options, vulkan);
+    REQUIRE_FALSE(three.ok());
+    CHECK(three.error().find("the lane state needs") != std::string::npos);
+    CHECK(three.error().find("2 bindings of") != std::string::npos);
+    CHECK(three.error().find('\n') == std::string::npos);
+
+    // The tree program's arena over several windows: more than 14 bindings hold.
+    VulkanOptions tree_vulkan = options_for(c);
+    tree_vulkan.max_bindings = AB_BIND_STATE_BANK1 + 1;
+    auto tree_program = VulkanProgram::compile(context(), tree->lowered, tree_vulkan);
+    REQUIRE_MESSAGE(tree_program.ok(), tree_program.error());
+    tree_vulkan.bank_bytes = small_banks((*tree_program)->impl().layout, 70);
+    auto windows = VulkanRun::create(*tree_program, tree_batch(70), tree_options(), tree_vulkan);
+    REQUIRE_FALSE(windows.ok());
+    CHECK(windows.error().find("bindings of") != std::string::npos);
+    CHECK(windows.error().find('\n') == std::string::npos);
+    check_no_validation_messages();
+  }
+  VulkanOptions too_few;
+  too_few.max_bindings = AB_BIND_STATE_BANK1 - 1;
+  auto program = VulkanProgram::compile(context(), flat->lowered, too_few);
+  REQUIRE_FALSE(program.ok());
+  CHECK(program.error() ==
+        fmt::format("VulkanOptions::max_bindings allows at most {} storage buffers per shader "
+                    "stage; the engine's kernels need {}",
+                    AB_BIND_STATE_BANK1 - 1, AB_BIND_STATE_BANK1));
 }
 
 TEST_CASE("banks: a lane state too large for every bank is refused with one message") {
