@@ -22,8 +22,8 @@ using TypeId = int32_t;
 struct Field {
   std::string name;
   TypeId type = 0;
-  uint32_t offset = 0;  // in words, from the start of the struct
-  FloatBounds bounds;   // `float<lower=.., upper=..>`: the sampler's metadata (value_type.h)
+  uint32_t offset = 0;   // in words, from the start of the struct
+  FloatBounds bounds{};  // `float<lower=.., upper=..>`: the sampler's metadata (value_type.h)
 };
 
 struct StructDef {

@@ -93,7 +93,7 @@ struct SourcePart {
   // values (a model's points and gradients, a NUTS tree): VulkanOptions::register_value_words.
   uint32_t register_words = kRegisterWords;
   // How the run binds its lane state and arenas (state_layout.h, Banks; plan_banks).
-  Banks banks;
+  Banks banks{};
 };
 // The private_stack_depth for a run of `depth` entries per stack: `depth` when the register
 // kernels' private copy of every stack of a lane fits `limit_words` (private_stack_words() in

@@ -60,7 +60,8 @@ struct Host {
   VulkanContext::Impl& ctx = owner->impl();
   VkCommandPool pool = VK_NULL_HANDLE;
   Host() {
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    VkCommandPoolCreateInfo pci{};
+    pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pci.queueFamilyIndex = ctx.queue_family;
     REQUIRE(ctx.api.vkCreateCommandPool(ctx.device, &pci, nullptr, &pool) == VK_SUCCESS);
   }
@@ -87,20 +88,24 @@ struct Host {
   // own fence and waits for that fence.
   template <class F>
   void submit(F record) {
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    VkCommandBufferAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
     ai.commandPool = pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     REQUIRE(ctx.api.vkAllocateCommandBuffers(ctx.device, &ai, &cmd) == VK_SUCCESS);
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     ctx.api.vkBeginCommandBuffer(cmd, &bi);
     record(cmd);
     ctx.api.vkEndCommandBuffer(cmd);
-    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFenceCreateInfo fci{};
+    fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
     VkFence fence = VK_NULL_HANDLE;
     ctx.api.vkCreateFence(ctx.device, &fci, nullptr, &fence);
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    VkSubmitInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
     {

@@ -88,26 +88,9 @@ fn main(q0: float[D], eps: float, iterations: int, probe: int) -> float[D] {{
                      d);
 }
 
+// One to three transitions.
 Batch nuts_batch(int d, uint32_t lanes) {
-  Batch batch;
-  batch.lanes = lanes;
-  batch.inputs.resize(4);
-  for (uint32_t lane = 0; lane < lanes; ++lane) {
-    for (int i = 0; i < d; ++i) {
-      const float q =
-          static_cast<float>(static_cast<int>(testing::lane_hash(lane, i) % 200) - 100) / 50.0f;
-      uint32_t w;
-      std::memcpy(&w, &q, 4);
-      batch.inputs[0].push_back(w);
-    }
-    const float eps = 0.1f + 0.05f * static_cast<float>(lane % 5);
-    uint32_t w;
-    std::memcpy(&w, &eps, 4);
-    batch.inputs[1].push_back(w);
-    batch.inputs[2].push_back(1 + lane % 3);
-    batch.inputs[3].push_back(lane % 11 == 0 ? static_cast<uint32_t>(d) : lane % d);
-  }
-  return batch;
+  return point_batch(d, lanes, [](uint32_t lane) { return 1 + lane % 3; });
 }
 
 // Runs `batch` with `program` on configuration c; fails the test unless the results are

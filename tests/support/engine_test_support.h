@@ -120,4 +120,27 @@ inline RunResult run_to_completion(const std::shared_ptr<VulkanProgram>& program
   return *result;
 }
 
+// A batch for the engine tests' NUTS-like programs, `main(q0: float[d], eps: float, n: int,
+// probe: int)`: a start point in [-2, 2) from lane_hash, eps 0.1 to 0.3, n = n_of(lane), and a
+// probe index out of range (d) on every 11th lane, so that those lanes fault.
+inline Batch point_batch(int d, uint32_t lanes, uint32_t (*n_of)(uint32_t lane)) {
+  const auto word = [](float f) {
+    uint32_t w;
+    std::memcpy(&w, &f, 4);
+    return w;
+  };
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(4);
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    for (int i = 0; i < d; ++i)
+      batch.inputs[0].push_back(word(
+          static_cast<float>(static_cast<int>(testing::lane_hash(lane, i) % 200) - 100) / 50.0f));
+    batch.inputs[1].push_back(word(0.1f + 0.05f * static_cast<float>(lane % 5)));
+    batch.inputs[2].push_back(n_of(lane));
+    batch.inputs[3].push_back(lane % 11 == 0 ? static_cast<uint32_t>(d) : lane % d);
+  }
+  return batch;
+}
+
 }  // namespace ab::enginetest
