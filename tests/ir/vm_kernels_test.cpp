@@ -141,6 +141,50 @@ TEST_CASE("vm kernels: rows shared by all the lanes of a step, or by some") {
     }
 }
 
+// A fused pair writing a variable that lives past the step (`acc = acc + X[k] * s`) runs, for a
+// set with gaps, in place under the set's mask: the lanes that left the loop early (and the
+// ones that never entered) sit in the gaps, and their words must stay as they left them, since
+// they are the lanes' results. The row is shared by every lane of the step (acc) or each
+// lane's own (other).
+constexpr const char* kLoopProgram = R"(
+const N: int = 12;
+uniform X: float[20][N];
+
+struct Out { acc: float[N], other: float[N] }
+
+fn main(i: int, s: float) -> Out {
+    var acc: float[N];
+    var other: float[N];
+    var k = 0;
+    while k < i % 6 {
+        acc = acc + X[k] * s;
+        other = other - X[(i + k) % 20] * s;
+        k += 1;
+    }
+    return Out { acc: acc, other: other };
+}
+)";
+
+TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the lanes in gaps") {
+  const CompiledProgram loaded = compile_program(kLoopProgram, "vm_loop.ab");
+  for (uint32_t lanes : {5u, 64u, 1000u}) {
+    CAPTURE(lanes);
+    Batch batch = make_batch(lanes);
+    batch.uniforms.resize(1);
+    REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
+    RunOptions options;
+    const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
+    REQUIRE(expected.errors.empty());
+    for (uint32_t threads : {1u, 2u}) {
+      CAPTURE(threads);
+      options.threads = threads;
+      const RunResult actual = run_vm(loaded.lowered, batch, options);
+      const std::string difference = describe_difference(expected, actual);
+      CHECK_MESSAGE(difference.empty(), difference);
+    }
+  }
+}
+
 TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {
   const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
   const Batch batch = make_batch(2000);
