@@ -15,6 +15,7 @@ set(AB_SLOW_TEST_CASES
   "engine_trace_test: engine: stepping the global schedule N steps reaches the VM's state after N steps"
   "engine_trace_test: engine: global lane lists give the VM's trace and results at every batch size"
   "engine_compile_test: engine: split random programs equal interp on every schedule"
+  "engine_compile_test: engine: a split whose parts are several block ranges equals interp on every schedule"
   "native_nuts_test: native nuts: the 10000-point logistic regression equals vm bit for bit"
   "sample_vulkan_test: sample on vulkan: local and global schedules give interp's draws bit for bit"
   "sample_vulkan_test: sample on vulkan: a bounded struct model gives the vm's draws and its known means"

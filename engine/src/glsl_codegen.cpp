@@ -790,13 +790,13 @@ std::string raise_in_registers() {
 // - with a private_depth, the stacks the part uses are private arrays for the dispatch: the
 //   entries below each stack pointer are copied in and, at the end, back out.
 std::string lane_registers(const LoweredProgram& program, const StateLayout& layout,
-                           const BlockRange& part, bool with_vars, bool compact,
+                           const BlockSet& part, bool with_vars, bool compact,
                            uint32_t private_depth, uint32_t register_words, const Banks& banks) {
   const BankAddress at(banks);
   const Types& types = program.types();
   std::vector<bool> used(program.vars.size(), false), written(program.vars.size(), false);
   bool calls = false, tail_calls = false, returns = false, random = false, emits = false;
-  for (int32_t b = part.first; b < part.end; ++b) {
+  part.each([&](int32_t b) {
     const LoweredBlock& block = program.blocks[b];
     for (const Op& op : block.ops) {
       for (VarId a : op.args)
@@ -810,7 +810,7 @@ std::string lane_registers(const LoweredProgram& program, const StateLayout& lay
     calls = calls || block.term.kind == Terminator::Kind::PushJump;
     tail_calls = tail_calls || block.term.kind == Terminator::Kind::TailJump;
     returns = returns || block.term.kind == Terminator::Kind::Return;
-  }
+  });
   struct Word {
     std::string reg;  // the register holding it
     uint32_t slot;
@@ -966,7 +966,7 @@ std::string loop_count_defines(const GlslTarget& target, const StateLayout& layo
 
 // run_block: block b for a lane, once its step budget is checked (the same check the VM makes
 // before every block, made in one place).
-std::string run_block_function(bool slots_in_registers, const BlockRange& blocks) {
+std::string run_block_function(bool slots_in_registers, const BlockSet& blocks) {
   const std::string steps =
       slots_in_registers ? slot_register(AB_SLOT_STEPS) : "state.w[AB_SLOT_STEPS * P.lanes + lane]";
   std::string out = fmt::format(
@@ -978,8 +978,8 @@ std::string run_block_function(bool slots_in_registers, const BlockRange& blocks
       "  }}\n"
       "  switch (b) {{\n",
       steps);
-  for (int32_t b = blocks.first; b < blocks.end; ++b)
-    out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b);
+  blocks.each(
+      [&](int32_t b) { out += fmt::format("    case {0}u: block_{0}(lane); break;\n", b); });
   return out + "    default: break;\n  }\n}\n";
 }
 
@@ -991,9 +991,10 @@ class SweepEmitter {
   // Up to this many words per row, each component's row is inlined as constants.
   static constexpr uint32_t kInlineMemberWords = 8;
   // block_loops: each block's loops (by block number), summed into loops() over the items.
-  SweepEmitter(const BlockRange& part, const std::vector<LoopCount>& block_loops)
+  SweepEmitter(const BlockSet& part, const std::vector<LoopCount>& block_loops)
       : part_(part),
-        words_(static_cast<uint32_t>(part.end - part.first) / 32 + 1),
+        hull_(part.hull()),
+        words_(static_cast<uint32_t>(hull_.end - hull_.first) / 32 + 1),
         block_loops_(block_loops) {}
 
   // Emits the items whose blocks are in the part; a component without any is left out. Returns
@@ -1014,16 +1015,18 @@ class SweepEmitter {
                            item.block, item.block);
         continue;
       }
-      const std::vector<bool> in = blocks_inside(item, static_cast<size_t>(part_.end));
-      if (std::find(in.begin() + part_.first, in.end(), true) == in.end()) continue;
+      std::vector<bool> in = blocks_inside(item, static_cast<size_t>(hull_.end));
+      for (int32_t b = hull_.first; b < hull_.end; ++b)
+        in[b] = in[b] && part_.contains(b);
+      if (std::find(in.begin() + hull_.first, in.end(), true) == in.end()) continue;
       const int component = components_++;
       loops_.statements += 1;
       pass += 1;
       for (uint32_t w = 0; w < words_; ++w) {
         uint32_t bits = 0;
         for (uint32_t i = 0; i < 32; ++i) {
-          const int64_t b = int64_t{part_.first} + w * 32 + i;
-          if (b < part_.end && in[b]) bits |= 1u << i;
+          const int64_t b = int64_t{hull_.first} + w * 32 + i;
+          if (b < hull_.end && in[b]) bits |= 1u << i;
         }
         members_.push_back(bits);
       }
@@ -1051,7 +1054,8 @@ class SweepEmitter {
   }
 
   // The membership table and ab_inside, which the emitted loops call. A component's row has a
-  // bit per block of the part and one more, never set, for every PC outside it.
+  // bit per block of the part's hull (set for the component's blocks in the part) and one more,
+  // never set, for every PC outside it.
   std::string declarations() const {
     if (members_.empty()) return "";
     const std::string pc =
@@ -1087,8 +1091,9 @@ class SweepEmitter {
   const LoopCount& loops() const { return loops_; }
 
  private:
-  BlockRange part_;
-  uint32_t words_;  // per component
+  BlockSet part_;
+  BlockRange hull_;  // the membership rows' bits start at its first block
+  uint32_t words_;   // per component
   const std::vector<LoopCount>& block_loops_;
   LoopCount loops_;
   int components_ = 0;
@@ -1140,7 +1145,7 @@ Residency residency_of(Kernel k) {
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part) {
-  const BlockRange& blocks = part.blocks;
+  const BlockSet& blocks = part.blocks;
   std::string out;
   out += "#version 450\n";
   // Float controls (SPIR-V 1.4 core): capability and execution mode ids, for 32-bit floats.
@@ -1165,23 +1170,35 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   out += fmt::format("// Generated by autobatch from '{}': {} blocks, {} variables.\n",
                      program.source ? program.source->file : "", program.blocks.size(),
                      program.vars.size());
+  // AB_FIRST_BLOCK and AB_END_BLOCK bound the part's blocks (the sweep's membership rows start
+  // at the first); AB_IN_PART tests each of its ranges.
+  const BlockRange hull = blocks.hull();
+  std::string in_part = "(pc) >= AB_FIRST_BLOCK && (pc) < AB_END_BLOCK", listed;
+  if (blocks.ranges.size() > 1) in_part.clear();
+  for (const BlockRange& r : blocks.ranges) {
+    if (blocks.ranges.size() > 1)
+      in_part += fmt::format("{}((pc) >= {}u && (pc) < {}u)", in_part.empty() ? "" : " || ",
+                             r.first, r.end);
+    listed += fmt::format("{}[{}, {})", listed.empty() ? "" : " ", r.first, r.end);
+  }
   out += fmt::format(
-      "// The blocks of this source: [{0}, {1}){2}.\n#define AB_FIRST_BLOCK {0}u\n"
-      "#define AB_END_BLOCK {1}u\n"
-      "#define AB_IN_PART(pc) ((pc) >= AB_FIRST_BLOCK && (pc) < AB_END_BLOCK)\n",
-      blocks.first, blocks.end,
-      blocks.first == 0 && static_cast<size_t>(blocks.end) == program.blocks.size()
+      "// The blocks of this source: {0}{1}.\n#define AB_FIRST_BLOCK {2}u\n"
+      "#define AB_END_BLOCK {3}u\n#define AB_IN_PART(pc) ({4})\n",
+      listed,
+      hull.first == 0 && static_cast<size_t>(hull.end) == program.blocks.size() &&
+              blocks.ranges.size() == 1
           ? ", the whole program"
-          : ", one part of a split program");
+          : ", one part of a split program",
+      hull.first, hull.end, in_part);
   // The blocks first: a device with a loop limit needs their loops' bounds ahead of them.
   std::string block_functions;
   std::vector<LoopCount> block_loops(program.blocks.size());
-  for (int32_t b = blocks.first; b < blocks.end; ++b) {
+  blocks.each([&](int32_t b) {
     BlockEmitter block(program, layout, b, residency, block_functions, part.slots_in_registers,
                        part.private_stack_depth > 0, part.register_words, part.banks);
     block.emit();
     block_loops[b] = block.loops();
-  }
+  });
   // Only the kernels that run many blocks per dispatch count their loops (ab_common.glsl).
   const bool count_loops = target.loop_limit > 0 && residency == Residency::Registers;
   if (count_loops) out += "#define AB_LOOP_LIMITED 1\n";
@@ -1238,8 +1255,9 @@ uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth, uint32_t
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target) {
-  return generate_glsl(program, layout, residency, target,
-                       SourcePart{{0, static_cast<int32_t>(program.blocks.size())}});
+  return generate_glsl(
+      program, layout, residency, target,
+      SourcePart{BlockSet{{BlockRange{0, static_cast<int32_t>(program.blocks.size())}}}});
 }
 
 std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,

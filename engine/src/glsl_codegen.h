@@ -55,14 +55,34 @@ struct GlslTarget {
   uint32_t loop_limit = 0;
   uint32_t loop_lanes = 1;
 };
-// The blocks one generated source holds, [first, end) in block numbers. A program too large to
-// compile as one kernel is split into parts (kernel_split.h), each compiled into kernels of its
-// own that run only its blocks: a lane whose PC leaves the part stops until the part holding its
-// block runs. The whole program is {0, blocks}.
+// A range of blocks, [first, end) in block numbers.
 struct BlockRange {
   int32_t first = 0;
   int32_t end = 0;
   bool contains(int32_t b) const { return b >= first && b < end; }
+};
+// The blocks one generated source holds: disjoint ranges in ascending order. A program too large
+// to compile as one kernel is split into parts (kernel_split.h), each compiled into kernels of its
+// own that run only its blocks: a lane whose PC leaves the part stops until the part holding its
+// block runs. The whole program is one range {0, blocks}.
+struct BlockSet {
+  std::vector<BlockRange> ranges;
+
+  bool contains(int32_t b) const {
+    for (const BlockRange& r : ranges)
+      if (r.contains(b)) return true;
+    return false;
+  }
+  // The smallest range holding every block of the set.
+  BlockRange hull() const {
+    return ranges.empty() ? BlockRange{} : BlockRange{ranges.front().first, ranges.back().end};
+  }
+  template <typename F>
+  void each(F&& f) const {
+    for (const BlockRange& r : ranges)
+      for (int32_t b = r.first; b < r.end; ++b)
+        f(b);
+  }
 };
 // SourcePart::register_words: every value in registers (the default), and what a program too
 // large for one kernel keeps there (VulkanOptions::register_value_words = 0, automatic).
@@ -72,7 +92,7 @@ constexpr uint32_t kLargeProgramRegisterWords = 16;
 // shared callees per call site (sweep_order.h; off for a split program, whose parts would
 // otherwise hold copies of each other's blocks), and where Memory residency keeps the slots.
 struct SourcePart {
-  BlockRange blocks;
+  BlockSet blocks;
   bool copy_callees = true;
   // Memory residency: the fixed and stack-pointer slots in registers, loaded before the step's
   // block and stored after it, so that they are one state-buffer access each in the kernel

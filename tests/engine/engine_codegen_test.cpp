@@ -134,7 +134,7 @@ TEST_CASE("engine: stacks in private arrays equal interp, overflows and dispatch
   CAPTURE(private_here);
 
   // The register kernels' source holds the stacks privately and passes spirv-val.
-  SourcePart part{{0, static_cast<int32_t>(loaded->lowered.blocks.size())}};
+  SourcePart part{BlockSet{{{0, static_cast<int32_t>(loaded->lowered.blocks.size())}}}};
   part.private_stack_depth = 24;
   const std::string glsl =
       generate_glsl(loaded->lowered, layout, Residency::Registers, GlslTarget{}, part);

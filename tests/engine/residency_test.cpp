@@ -203,7 +203,7 @@ TEST_CASE("residency: the register kernels' source does not grow with the values
   auto small = load_source(nuts_program(24), "main", "nuts24.ab");
   auto large = load_source(nuts_program(240), "main", "nuts240.ab");
   auto source = [](const Loaded& loaded, uint32_t register_words) {
-    SourcePart part{{0, static_cast<int32_t>(loaded.lowered.blocks.size())}};
+    SourcePart part{BlockSet{{{0, static_cast<int32_t>(loaded.lowered.blocks.size())}}}};
     part.register_words = register_words;
     return generate_glsl(loaded.lowered, plan_state(loaded.lowered), Residency::Registers,
                          GlslTarget{}, part);
