@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <new>
 #include <string>
 #include <string_view>
@@ -290,6 +291,8 @@ int bench_command(ab::bench::BenchOptions options) {
     (ab::cli::is_nuts_bench_program(p) ? nuts.models : others).push_back(p);
   if (nuts.models.empty()) return ab::bench::run_bench(options);
   nuts.chains = options.batches;
+  // Chain counts the user named are run however long they take.
+  if (!options.batches.empty()) nuts.row_budget_seconds = std::numeric_limits<double>::infinity();
   nuts.systems = options.systems;
   nuts.quick = options.quick;
   nuts.device = options.device;

@@ -437,6 +437,33 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
 
 // The NUTS rows' check is real: one flipped bit in the vm's draws makes its row FAILED and the
 // run exit 1, while the native rows stay ok.
+// A row predicted to run past the budget is skipped with its reason, not left blank.
+TEST_CASE("sample: a NUTS bench row over the row budget is skipped with its reason") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_budget_{}", ::getpid());
+  fs::create_directories(dir);
+  ab::cli::NutsBenchOptions options;
+  options.models = {"nuts_gaussian"};
+  options.systems = {"vm"};
+  options.chains = {1, 2};
+  options.quick = true;
+  options.row_budget_seconds = 0;  // any row after the first is predicted to take longer
+  options.samples_dir = (fs::path(AB_SOURCE_DIR) / "samples").string();
+  options.json_path = (dir / "rows.json").string();
+  CHECK(ab::cli::run_nuts_bench(options) == 0);
+  const json document = json::parse(read_bytes(dir / "rows.json"));
+  std::vector<json> rows;
+  for (const json& row : document["nuts_rows"])
+    if (row["program"] == "nuts_gaussian" && row["system"] == "vm") rows.push_back(row);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["chains"] == 1);
+  CHECK(rows[0]["status"] == "ok");
+  CHECK(rows[1]["chains"] == 2);
+  const std::string skipped = rows[1]["status"];
+  CHECK(skipped.rfind("skipped: would take about ", 0) == 0);
+  CHECK(skipped.find("when --batches is not given") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("sample: a NUTS bench row whose draws differ from the native sampler's FAILS") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_tamper_{}", ::getpid());
   fs::create_directories(dir);

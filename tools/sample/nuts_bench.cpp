@@ -457,7 +457,10 @@ int run_nuts_bench(const NutsBenchOptions& options) {
         Row row{m.name, s.name, chains, draws};
         const double predicted = last_chains[k] ? last_seconds[k] * chains / last_chains[k] : 0.0;
         if (predicted > options.row_budget_seconds) {
-          row.status = fmt::format("skipped: would take about {:.0f} s", predicted);
+          row.status = fmt::format(
+              "skipped: would take about {:.0f} s, over the {:.0f} s a row may take when "
+              "--batches is not given",
+              predicted, options.row_budget_seconds);
           rows.push_back(row);
           continue;
         }
@@ -531,6 +534,8 @@ int run_nuts_bench(const NutsBenchOptions& options) {
           fmt::print(stderr, "  {} at {} chains: {}\n", r.system, chains, r.status);
         else if (r.system == "stan" && r.status.find("rstan") != std::string::npos)
           fmt::print("  stan: {}\n", r.status);
+        else if (r.status.rfind("skipped: would take", 0) == 0)
+          fmt::print("  {} at {} chains: {}\n", r.system, chains, r.status);
         nlohmann::ordered_json j = {
             {"program", r.model},
             {"system", r.system},

@@ -39,7 +39,9 @@ struct NutsBenchOptions {
   uint32_t transitions = 0;
   bool quick = false;
   int device = -1;
-  // A system stops at the next chain count once a row took longer than this (seconds).
+  // A system skips a chain count whose row it predicts (from its last row, by chains) to take
+  // longer than this, in seconds, and the table says so. `bench` lifts it when --batches names
+  // the chain counts: rows asked for are run.
   double row_budget_seconds = 60;
   std::string json_path;
   std::string
