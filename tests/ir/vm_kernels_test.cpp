@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -79,21 +80,27 @@ Batch make_batch(uint32_t lanes, uint32_t (*first_row)(uint32_t) = nullptr) {
   return batch;
 }
 
+// The vm's results on each thread count equal the interpreter's; returns the interpreter's.
+RunResult check_vm_against_interp(const CompiledProgram& loaded, const Batch& batch,
+                                  std::initializer_list<uint32_t> thread_counts = {1, 2}) {
+  REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
+  RunOptions options;
+  const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
+  for (uint32_t threads : thread_counts) {
+    CAPTURE(threads);
+    options.threads = threads;
+    const std::string difference =
+        describe_difference(expected, run_vm(loaded.lowered, batch, options));
+    CHECK_MESSAGE(difference.empty(), difference);
+  }
+  return expected;
+}
+
 TEST_CASE("vm kernels: every kernel path gives the interpreter's words and faults") {
   const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
   for (uint32_t lanes : {1u, 7u, 8u, 13u, 64u, 1000u}) {
     CAPTURE(lanes);
-    const Batch batch = make_batch(lanes);
-    REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
-    RunOptions options;
-    const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
-    for (uint32_t threads : {1u, 2u, 3u}) {
-      CAPTURE(threads);
-      options.threads = threads;
-      const RunResult actual = run_vm(loaded.lowered, batch, options);
-      const std::string difference = describe_difference(expected, actual);
-      CHECK_MESSAGE(difference.empty(), difference);
-    }
+    const RunResult expected = check_vm_against_interp(loaded, make_batch(lanes), {1, 2, 3});
     if (lanes >= 64) {
       // The batch reaches every fault it is built for, and a quarter of the lanes finish.
       std::map<Fault, int> faults;
@@ -126,17 +133,7 @@ TEST_CASE("vm kernels: rows shared by all the lanes of a step, or by some") {
     for (uint32_t lanes : {1u, 9u, 64u, 1000u}) {
       CAPTURE(start);
       CAPTURE(lanes);
-      const Batch batch = make_batch(lanes, starts[start]);
-      REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
-      RunOptions options;
-      const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
-      for (uint32_t threads : {1u, 2u}) {
-        CAPTURE(threads);
-        options.threads = threads;
-        const RunResult actual = run_vm(loaded.lowered, batch, options);
-        const std::string difference = describe_difference(expected, actual);
-        CHECK_MESSAGE(difference.empty(), difference);
-      }
+      const RunResult expected = check_vm_against_interp(loaded, make_batch(lanes, starts[start]));
       if (start == std::size(starts) - 1) CHECK(expected.errors.size() == lanes);
     }
 }
@@ -171,17 +168,7 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
     CAPTURE(lanes);
     Batch batch = make_batch(lanes);
     batch.uniforms.resize(1);
-    REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
-    RunOptions options;
-    const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
-    REQUIRE(expected.errors.empty());
-    for (uint32_t threads : {1u, 2u}) {
-      CAPTURE(threads);
-      options.threads = threads;
-      const RunResult actual = run_vm(loaded.lowered, batch, options);
-      const std::string difference = describe_difference(expected, actual);
-      CHECK_MESSAGE(difference.empty(), difference);
-    }
+    CHECK(check_vm_against_interp(loaded, batch).errors.empty());
   }
 }
 
