@@ -198,8 +198,8 @@ TEST_CASE("cli: each subcommand's --help ends with its exit codes and an example
     CHECK(help.out.find("Example:", at + 1) == std::string::npos);  // not the app's as well
     const size_t start = at + std::string("Example: autobatch ").size();
     const std::string example = help.out.substr(start, help.out.find('\n', start) - start);
-    // The debugger's needs a display and the bench's takes a minute: the rest run here.
-    if (std::string(sub) == "debug" || std::string(sub) == "bench") continue;
+    // The debugger's needs a display: the rest run here.
+    if (std::string(sub) == "debug") continue;
     const CliResult ran = ws.run(example);
     CHECK_MESSAGE(ran.exit_code == 0, example << ": " << ran.err);
   }
