@@ -438,6 +438,24 @@ unsigned bind_operands(Rows& r, const BatchOp& b, const BatchFrames& f, const La
   return konst;
 }
 
+// For a Listed set: binds the op's operands and destination for each lane alone (n = 1, the
+// words' stride the lane count) and calls run(r, the constant operands' bits).
+template <int Arity, class F>
+void each_listed_lane(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                      const UniformData& uniforms, bool reduction, F run) {
+  for (size_t j = 0; j < s.count; ++j) {
+    const uint32_t lane = s.list[j];
+    LaneSet one{s.list + j, 1, lane, true};
+    Rows r;
+    const unsigned konst = bind_operands<Arity>(r, b, f, one, uniforms, lane, reduction);
+    r.dst = f.word(b.dst) + lane;
+    r.dst_stride = f.lanes;
+    r.words = b.words;
+    r.n = 1;
+    run(r, konst);
+  }
+}
+
 // The elementwise rule of op C on kind S for every lane.
 template <OpCode C, Scalar S>
 bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
@@ -447,15 +465,8 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   const Visit visit = visit_of(s);
   Rows r;
   if (visit == Visit::Listed) {
-    for (size_t j = 0; j < s.count; ++j) {
-      const uint32_t lane = s.list[j];
-      LaneSet one{s.list + j, 1, lane, true};
-      bind_operands<arity>(r, b, f, one, uniforms, lane, false);
-      r.dst = f.word(b.dst) + lane;
-      r.dst_stride = f.lanes;
-      r.words = b.words;
-      op_lane<C, S>(r);
-    }
+    each_listed_lane<arity>(b, f, s, uniforms, false,
+                            [](const Rows& one, unsigned) { op_lane<C, S>(one); });
     return true;
   }
   const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
@@ -534,6 +545,206 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   }
   std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
   store_result(out, f, s, visit, b.dst, b.dst_temp);
+  return true;
+}
+
+// a @ b for every lane, in matrix_words' order (ops.h): each element of each lane a total from +0
+// of partial sums from +0 over blocks of kProductBlock terms, each term a rounded product added
+// with one rounding. Lanes run side by side, each lane's chain its own, so SIMD across lanes
+// keeps every lane's bits. Operand k's word w of lane j is src[k][w * stride[k] + j], or
+// src[k][w] for every lane when Konst has bit k (a uniform read in place). The lanes' totals
+// accumulate in the destination's rows (which no operand overlaps), the partials of one output
+// row of P elements in a scratch row per element.
+// The frames' words read and written as floats (may_alias: they are uint32_t elsewhere).
+using AliasFloat = float __attribute__((may_alias));
+thread_local std::vector<float> t_partial;
+
+// Output columns [p_begin, p_end) of every output row.
+template <unsigned Konst>
+AB_LANE_LOOP void matmul_rows(const Rows& r, const MatrixShape& s, float* partial, uint32_t p_begin,
+                              uint32_t p_end) {
+  const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
+  const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
+  auto* out = reinterpret_cast<AliasFloat*>(r.dst);
+  const size_t n = r.n;
+  for (uint32_t m = 0; m < s.m; ++m) {
+    for (uint32_t p = p_begin; p < p_end; ++p)
+      std::fill_n(out + (size_t{m} * s.p + p) * r.dst_stride, n, 0.0f);
+    for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+      std::fill_n(partial, size_t{p_end - p_begin} * n, 0.0f);
+      const uint32_t end = std::min(first + kProductBlock, s.k);
+      for (uint32_t k = first; k < end; ++k) {
+        const size_t wa = size_t{m} * s.k + k;
+        for (uint32_t p = p_begin; p < p_end; ++p) {
+          const size_t wb = size_t{k} * s.p + p;
+          float* acc = partial + size_t{p - p_begin} * n;
+          if constexpr (Konst == 1) {
+            const float x = a[wa];
+            const AliasFloat* y = b + wb * r.stride[1];
+            for (size_t j = 0; j < n; ++j)
+              acc[j] = acc[j] + x * y[j];
+          } else if constexpr (Konst == 2) {
+            const AliasFloat* x = a + wa * r.stride[0];
+            const float y = b[wb];
+            for (size_t j = 0; j < n; ++j)
+              acc[j] = acc[j] + x[j] * y;
+          } else {
+            const AliasFloat* x = a + wa * r.stride[0];
+            const AliasFloat* y = b + wb * r.stride[1];
+            for (size_t j = 0; j < n; ++j)
+              acc[j] = acc[j] + x[j] * y[j];
+          }
+        }
+      }
+      for (uint32_t p = p_begin; p < p_end; ++p) {
+        AliasFloat* total = out + (size_t{m} * s.p + p) * r.dst_stride;
+        const float* acc = partial + size_t{p - p_begin} * n;
+        for (size_t j = 0; j < n; ++j)
+          total[j] = total[j] + acc[j];
+      }
+    }
+  }
+}
+
+// Each lane's rows times a uniform matrix (g @ X: the gradient's pass over the data), lanes
+// [0, lanes) by output columns [0, cols) (multiples of 16 and 4): per block of terms, 16 lanes
+// by 4 columns hold their partials in eight vector registers across the block, each term's
+// lane values loaded once for four columns and each value of X broadcast once for 16 lanes;
+// the totals in the destination add each block's partials. The same sums as matmul_rows.
+AB_LANE_LOOP void rows_times_uniform(const Rows& r, const MatrixShape& s, size_t lanes,
+                                     uint32_t cols) {
+  const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
+  const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
+  auto* out = reinterpret_cast<AliasFloat*>(r.dst);
+  for (uint32_t m = 0; m < s.m; ++m) {
+    for (uint32_t p = 0; p < cols; ++p)
+      std::fill_n(out + (size_t{m} * s.p + p) * r.dst_stride, lanes, 0.0f);
+    for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+      const uint32_t end = std::min(first + kProductBlock, s.k);
+      for (uint32_t p0 = 0; p0 < cols; p0 += 4)
+        for (size_t lane = 0; lane < lanes; lane += 16) {
+          Floats8 partial[2][4] = {};
+          for (uint32_t k = first; k < end; ++k) {
+            const AliasFloat* x = a + (size_t{m} * s.k + k) * r.stride[0] + lane;
+            Floats8 x0, x1;
+            std::memcpy(&x0, x, sizeof x0);
+            std::memcpy(&x1, x + 8, sizeof x1);
+            const AliasFloat* y = b + size_t{k} * s.p + p0;
+            for (int q = 0; q < 4; ++q) {
+              const float yq = y[q];
+              partial[0][q] = partial[0][q] + x0 * yq;
+              partial[1][q] = partial[1][q] + x1 * yq;
+            }
+          }
+          for (int q = 0; q < 4; ++q)
+            for (int h = 0; h < 2; ++h) {
+              AliasFloat* total = out + (size_t{m} * s.p + p0 + q) * r.dst_stride + lane + 8 * h;
+              Floats8 t;
+              std::memcpy(&t, total, sizeof t);
+              t = t + partial[h][q];
+              std::memcpy(total, &t, sizeof t);
+            }
+        }
+    }
+  }
+}
+
+// A uniform matrix times each lane's vector (X @ w, P = 1): matmul_rows' sums, 32 lanes at a
+// time held in vector registers across a block's terms, reading X's row once per 32 lanes (from
+// the cache: the rows of X go by in order, each used for every lane before the next). Returns
+// the lanes it did not take (fewer than 32, for matmul_rows).
+AB_LANE_LOOP size_t matvec_uniform_rows(const Rows& r, const MatrixShape& s) {
+  constexpr size_t kChunk = 32;  // four vectors of eight lanes
+  const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
+  const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
+  auto* out = reinterpret_cast<AliasFloat*>(r.dst);
+  const size_t full = r.n / kChunk * kChunk;
+  for (uint32_t m = 0; m < s.m; ++m) {
+    const AliasFloat* row = a + size_t{m} * s.k;
+    for (size_t lane = 0; lane < full; lane += kChunk) {
+      Floats8 total[4] = {};
+      for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+        Floats8 partial[4] = {};
+        const uint32_t end = std::min(first + kProductBlock, s.k);
+        for (uint32_t k = first; k < end; ++k) {
+          const float x = row[k];
+          const AliasFloat* y = b + k * r.stride[1] + lane;
+          for (int q = 0; q < 4; ++q) {
+            Floats8 v;
+            std::memcpy(&v, y + 8 * q, sizeof v);
+            partial[q] = partial[q] + x * v;
+          }
+        }
+        for (int q = 0; q < 4; ++q)
+          total[q] = total[q] + partial[q];
+      }
+      std::memcpy(out + size_t{m} * r.dst_stride + lane, total, sizeof total);
+    }
+  }
+  return r.n - full;
+}
+
+// Runs the product for the rows r binds (n lanes from its pointers).
+void matmul_lanes(const Rows& r, unsigned konst, const MatrixShape& s) {
+  Rows rest = r;
+  if (konst == 1 && s.p == 1) {
+    const size_t left = matvec_uniform_rows(r, s);
+    const size_t done = r.n - left;
+    rest.n = left;
+    rest.src[1] += done;
+    rest.dst += done;
+    if (left == 0) return;
+  }
+  t_partial.resize(size_t{s.p} * rest.n);
+  float* partial = t_partial.data();
+  const size_t lanes16 = rest.n / 16 * 16;
+  const uint32_t cols4 = s.p / 4 * 4;
+  if (konst == 2 && lanes16 > 0 && cols4 > 0) {
+    rows_times_uniform(rest, s, lanes16, cols4);
+    matmul_rows<2>(rest, s, partial, cols4, s.p);  // the last columns, every lane
+    Rows tail = rest;                              // the first columns, the last lanes
+    tail.n -= lanes16;
+    tail.src[0] += lanes16;
+    tail.dst += lanes16;
+    if (tail.n > 0) matmul_rows<2>(tail, s, partial, 0, cols4);
+    return;
+  }
+  switch (konst) {
+    case 0:
+      matmul_rows<0>(rest, s, partial, 0, s.p);
+      break;
+    case 1:
+      matmul_rows<1>(rest, s, partial, 0, s.p);
+      break;
+    case 2:
+      matmul_rows<2>(rest, s, partial, 0, s.p);
+      break;
+    default:  // both uniform: every lane computes the same words; one lane's loop per lane
+      for (size_t j = 0; j < rest.n; ++j) {
+        Rows one = rest;
+        one.n = 1;
+        one.dst += j;
+        matmul_rows<3>(one, s, partial, 0, s.p);
+      }
+      break;
+  }
+}
+
+// a @ b for every lane (the operands apart from the destination: prepare_batch_op).
+bool matmul(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData& uniforms) {
+  if (s.count == 0) return true;
+  const Visit visit = visit_of(s);
+  Rows r;
+  if (visit == Visit::Listed) {
+    each_listed_lane<2>(b, f, s, uniforms, true, [&](const Rows& one, unsigned konst) {
+      matmul_lanes(one, konst, b.shape);
+    });
+    return true;
+  }
+  const unsigned konst = bind_operands<2>(r, b, f, s, uniforms, s.first, true);
+  bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
+  matmul_lanes(r, konst, b.shape);
+  store_result(r, f, s, visit, b.dst, b.dst_temp);
   return true;
 }
 
@@ -815,7 +1026,16 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
       break;
   }
   const OpClass cls = op_info(op.code).cls;
-  if (cls == OpClass::Reduction) {
+  if (op.code == OpCode::MatMul) {
+    b.shape = matrix_shape(types, op.code, var_type[op.args[0]], var_type[op.args[1]]);
+    const uint32_t a_words = types.words(var_type[op.args[0]]);
+    const uint32_t b_words = types.words(var_type[op.args[1]]);
+    if (!overlap(b.dst, b.words, b.src[0], a_words) && !overlap(b.dst, b.words, b.src[1], b_words))
+      b.run = matmul;
+    return b;
+  }
+  // max(v), min(v), log_sum_exp(v), outer and transpose run exec_op lane by lane.
+  if (cls == OpClass::Reduction && (op.code == OpCode::Dot || op.code == OpCode::Sum)) {
     b.words = types.words(var_type[op.args[0]]);
     const Scalar s = types[types.leaf(var_type[op.args[0]])].scalar;
     b.run = kReduction[static_cast<size_t>(s)][op.code == OpCode::Dot ? 0 : 1];
@@ -842,7 +1062,8 @@ bool writes(const Op& op, VarId v) {
 bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
   const Op& op = *b.op;
   const OpClass cls = op_info(op.code).cls;
-  const bool takes_views = b.run && (cls == OpClass::Binary || cls == OpClass::Reduction);
+  const bool takes_views =
+      b.run && (cls == OpClass::Binary || cls == OpClass::Reduction || op.code == OpCode::MatMul);
   for (size_t k = 0; k < op.args.size(); ++k) {
     if (op.args[k] != v) continue;
     if (!takes_views || k >= 3) return false;

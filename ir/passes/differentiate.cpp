@@ -808,6 +808,42 @@ class Deriver {
       case OpCode::Sum:
         acc(a[0], g);
         return;
+      case OpCode::ReduceMax:
+      case OpCode::ReduceMin: {  // shared evenly by the elements equal to the result
+        const VarId v = arg(0);
+        const VarId at = op(OpCode::ToFloat, type(v),
+                            {op(OpCode::Eq, with_leaf(type(v), Types::kBool), {v, res()})});
+        const VarId share =
+            op(OpCode::Div, Types::kFloat, {g, op(OpCode::Sum, Types::kFloat, {at})});
+        acc(a[0], mul(at, share));
+        return;
+      }
+      case OpCode::ReduceLogSumExp:  // softmax: exp(v - r)
+        acc(a[0], mul(same(OpCode::Exp, same(OpCode::Sub, arg(0), {res()})), g));
+        return;
+      case OpCode::MatMul: {
+        const TypeId ta = src_.vars[a[0]].type, tb = src_.vars[a[1]].type;
+        const bool a_matrix = T_.is_array(T_[ta].elem), b_matrix = T_.is_array(T_[tb].elem);
+        if (a_matrix && b_matrix) {  // A @ B: A' += G B^T, B' += A^T G
+          if (active_[a[0]]) acc(a[0], op(OpCode::MatMul, ta, {g, transposed(arg(1))}));
+          if (active_[a[1]]) acc(a[1], op(OpCode::MatMul, tb, {transposed(arg(0)), g}));
+        } else if (a_matrix) {  // A @ v: A' += outer(g, v), v' += g @ A
+          if (active_[a[0]]) acc(a[0], op(OpCode::Outer, ta, {g, arg(1)}));
+          if (active_[a[1]]) acc(a[1], op(OpCode::MatMul, tb, {g, arg(0)}));
+        } else {  // v @ A: v' += A @ g, A' += outer(v, g)
+          if (active_[a[0]]) acc(a[0], op(OpCode::MatMul, ta, {arg(1), g}));
+          if (active_[a[1]]) acc(a[1], op(OpCode::Outer, tb, {arg(0), g}));
+        }
+        return;
+      }
+      case OpCode::Outer: {  // a' += G @ b, b' += a @ G
+        if (active_[a[0]]) acc(a[0], op(OpCode::MatMul, src_.vars[a[0]].type, {g, arg(1)}));
+        if (active_[a[1]]) acc(a[1], op(OpCode::MatMul, src_.vars[a[1]].type, {arg(0), g}));
+        return;
+      }
+      case OpCode::Transpose:
+        acc(a[0], op(OpCode::Transpose, src_.vars[a[0]].type, {g}));
+        return;
       case OpCode::Select: {
         const VarId c = val(a[0]);
         const VarId z = zeros(type(g));
@@ -888,6 +924,13 @@ class Deriver {
       default:
         return;  // no derivative (integers, comparisons, floor, ceil, constants, uniforms)
     }
+  }
+
+  // transpose(m) of a float matrix.
+  VarId transposed(VarId m) {
+    const TypeId t = type(m);
+    const uint32_t rows = T_[t].count, cols = T_[T_[t].elem].count;
+    return op(OpCode::Transpose, T_.array(T_.array(Types::kFloat, rows), cols), {m});
   }
 
   TypeId with_leaf(TypeId t, TypeId scalar) {
