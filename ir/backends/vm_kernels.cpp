@@ -25,7 +25,7 @@ using namespace glsl_compat;
 #define AB_PRECISE
 #define AB_OUT(T) T&
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"  // only exp and log are used here
+#pragma GCC diagnostic ignored "-Wunused-function"  // only a few are used here
 #include "shaders/ab_math.glsl"
 #pragma GCC diagnostic pop
 #undef AB_OUT
@@ -237,18 +237,28 @@ AB_LANE_LOOP void op_rows(const Rows& r) {
   }
 }
 
-// exp or log of floats across the lanes (op_rows' loop for them): flatten inlines the language's
-// function (lane_math, above) into the loop, which the compiler then vectorises.
+// exp, log, log1p_exp or inv_logit of floats across the lanes (op_rows' loop for them): flatten
+// inlines the language's function (lane_math, above) into the loop, which the compiler then
+// vectorises (log1p_exp and its derivative inv_logit are a model's pass over its data rows).
+constexpr bool inlined_transcendental(OpCode c) {
+  return c == OpCode::Exp || c == OpCode::Log || c == OpCode::Log1pExp || c == OpCode::InvLogit;
+}
+template <OpCode C>
+float lane_transcendental(float x) {
+  if constexpr (C == OpCode::Exp) return lane_math::ab_exp(x);
+  if constexpr (C == OpCode::Log) return lane_math::ab_log(x);
+  if constexpr (C == OpCode::Log1pExp) return lane_math::ab_log1p_exp(x);
+  return lane_math::ab_inv_logit(x);
+}
 template <OpCode C, unsigned Konst>
 AB_LANE_LOOP __attribute__((flatten)) void transcendental_rows(const Rows& r) {
-  static_assert(C == OpCode::Exp || C == OpCode::Log);
+  static_assert(inlined_transcendental(C));
   for (uint32_t w = 0; w < r.words; ++w) {
     const uint32_t* p0 = r.src[0] + w * r.stride[0];
     uint32_t* d = r.dst + w * r.dst_stride;
     for (size_t j = 0; j < r.n; ++j) {
       const float x = std::bit_cast<float>(Konst & 1 ? p0[0] : p0[j]);
-      d[j] =
-          std::bit_cast<uint32_t>(C == OpCode::Exp ? lane_math::ab_exp(x) : lane_math::ab_log(x));
+      d[j] = std::bit_cast<uint32_t>(lane_transcendental<C>(x));
     }
   }
 }
@@ -471,7 +481,7 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   }
   const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
   bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
-  if constexpr (S == Scalar::Float && (C == OpCode::Exp || C == OpCode::Log)) {
+  if constexpr (S == Scalar::Float && inlined_transcendental(C)) {
     konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
   } else if constexpr (arity == 1) {
     konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);

@@ -176,13 +176,14 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
 // read in place times each lane's vector (X @ w: 32 lanes at a time in vector registers, the
 // rest by the general loop), each lane's vector times a uniform matrix (z @ X), a lane's own
 // matrices (both operands per lane) and two uniforms (the same words for every lane), on dense
-// sets, sets with gaps (lanes leave the loop at different iterations) and a few listed lanes.
+// sets, sets with gaps (lanes leave the loop at different iterations) and a few listed lanes;
+// and log1p_exp and inv_logit across the lanes (the language's functions inlined, vectorised).
 constexpr const char* kProductProgram = R"(
 const K: int = 70;
 uniform X: float[20][K];
 uniform Z: float[K][2];
 
-struct Out { z: float[20], w: float[K], q: float[2][2], u: float[20][2] }
+struct Out { z: float[20], w: float[K], q: float[2][2], u: float[20][2], s: float[20] }
 
 fn main(i: int, s: float) -> Out {
     var w = X[i % 20] * s;
@@ -195,7 +196,7 @@ fn main(i: int, s: float) -> Out {
         k += 1;
     }
     let m = [[w[0], w[1]], [w[2], w[3]], [s, w[4]]];
-    return Out { z: z, w: w, q: transpose(m) @ m, u: X @ Z };
+    return Out { z: z, w: w, q: transpose(m) @ m, u: X @ Z, s: log1p_exp(z) - inv_logit(z) };
 }
 )";
 
