@@ -617,37 +617,39 @@ AB_LANE_LOOP void matmul_rows(const Rows& r, const MatrixShape& s, float* partia
 }
 
 // Each lane's rows times a uniform matrix (g @ X: the gradient's pass over the data), lanes
-// [0, lanes) by output columns [0, cols) (multiples of 16 and 4): per block of terms, 16 lanes
-// by 4 columns hold their partials in eight vector registers across the block, each term's
-// lane values loaded once for four columns and each value of X broadcast once for 16 lanes;
-// the totals in the destination add each block's partials. The same sums as matmul_rows.
-AB_LANE_LOOP void rows_times_uniform(const Rows& r, const MatrixShape& s, size_t lanes,
-                                     uint32_t cols) {
+// [first, end) by output columns [0, cols) (multiples of 8 * V and 4): per block of terms,
+// 8 * V lanes by 4 columns hold their partials in 4 * V vector registers across the block,
+// each term's lane values loaded once for four columns and each value of X broadcast once for
+// all those lanes; the totals in the destination add each block's partials. The same sums as
+// matmul_rows.
+template <int V>
+AB_LANE_LOOP void rows_times_uniform(const Rows& r, const MatrixShape& s, size_t first_lane,
+                                     size_t end_lane, uint32_t cols) {
   const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
   const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
   auto* out = reinterpret_cast<AliasFloat*>(r.dst);
   for (uint32_t m = 0; m < s.m; ++m) {
     for (uint32_t p = 0; p < cols; ++p)
-      std::fill_n(out + (size_t{m} * s.p + p) * r.dst_stride, lanes, 0.0f);
+      std::fill_n(out + (size_t{m} * s.p + p) * r.dst_stride + first_lane, end_lane - first_lane,
+                  0.0f);
     for (uint32_t first = 0; first < s.k; first += kProductBlock) {
       const uint32_t end = std::min(first + kProductBlock, s.k);
       for (uint32_t p0 = 0; p0 < cols; p0 += 4)
-        for (size_t lane = 0; lane < lanes; lane += 16) {
-          Floats8 partial[2][4] = {};
+        for (size_t lane = first_lane; lane < end_lane; lane += 8 * V) {
+          Floats8 partial[V][4] = {};
           for (uint32_t k = first; k < end; ++k) {
             const AliasFloat* x = a + (size_t{m} * s.k + k) * r.stride[0] + lane;
-            Floats8 x0, x1;
-            std::memcpy(&x0, x, sizeof x0);
-            std::memcpy(&x1, x + 8, sizeof x1);
+            Floats8 xv[V];
+            std::memcpy(xv, x, sizeof xv);
             const AliasFloat* y = b + size_t{k} * s.p + p0;
             for (int q = 0; q < 4; ++q) {
               const float yq = y[q];
-              partial[0][q] = partial[0][q] + x0 * yq;
-              partial[1][q] = partial[1][q] + x1 * yq;
+              for (int h = 0; h < V; ++h)
+                partial[h][q] = partial[h][q] + xv[h] * yq;
             }
           }
           for (int q = 0; q < 4; ++q)
-            for (int h = 0; h < 2; ++h) {
+            for (int h = 0; h < V; ++h) {
               AliasFloat* total = out + (size_t{m} * s.p + p0 + q) * r.dst_stride + lane + 8 * h;
               Floats8 t;
               std::memcpy(&t, total, sizeof t);
@@ -659,63 +661,65 @@ AB_LANE_LOOP void rows_times_uniform(const Rows& r, const MatrixShape& s, size_t
   }
 }
 
-// A uniform matrix times each lane's vector (X @ w, P = 1): matmul_rows' sums, 32 lanes at a
-// time held in vector registers across a block's terms, reading X's row once per 32 lanes (from
-// the cache: the rows of X go by in order, each used for every lane before the next). Returns
-// the lanes it did not take (fewer than 32, for matmul_rows).
-AB_LANE_LOOP size_t matvec_uniform_rows(const Rows& r, const MatrixShape& s) {
-  constexpr size_t kChunk = 32;  // four vectors of eight lanes
+// A uniform matrix times each lane's vector (X @ w, P = 1), lanes [first, end) (a multiple of
+// 8 * V): matmul_rows' sums, 8 * V lanes at a time held in vector registers across a block's
+// terms, reading X's row once per 8 * V lanes (from the cache: the rows of X go by in order,
+// each used for every lane before the next).
+template <int V>
+AB_LANE_LOOP void matvec_uniform_rows(const Rows& r, const MatrixShape& s, size_t first_lane,
+                                      size_t end_lane) {
   const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
   const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
   auto* out = reinterpret_cast<AliasFloat*>(r.dst);
-  const size_t full = r.n / kChunk * kChunk;
   for (uint32_t m = 0; m < s.m; ++m) {
     const AliasFloat* row = a + size_t{m} * s.k;
-    for (size_t lane = 0; lane < full; lane += kChunk) {
-      Floats8 total[4] = {};
+    for (size_t lane = first_lane; lane < end_lane; lane += 8 * V) {
+      Floats8 total[V] = {};
       for (uint32_t first = 0; first < s.k; first += kProductBlock) {
-        Floats8 partial[4] = {};
+        Floats8 partial[V] = {};
         const uint32_t end = std::min(first + kProductBlock, s.k);
         for (uint32_t k = first; k < end; ++k) {
           const float x = row[k];
           const AliasFloat* y = b + k * r.stride[1] + lane;
-          for (int q = 0; q < 4; ++q) {
+          for (int q = 0; q < V; ++q) {
             Floats8 v;
             std::memcpy(&v, y + 8 * q, sizeof v);
             partial[q] = partial[q] + x * v;
           }
         }
-        for (int q = 0; q < 4; ++q)
+        for (int q = 0; q < V; ++q)
           total[q] = total[q] + partial[q];
       }
       std::memcpy(out + size_t{m} * r.dst_stride + lane, total, sizeof total);
     }
   }
-  return r.n - full;
 }
 
 // Runs the product for the rows r binds (n lanes from its pointers).
 void matmul_lanes(const Rows& r, unsigned konst, const MatrixShape& s) {
+  // The register kernels take the lanes in runs of 32 or 16, then 8; the general loop the rest.
+  const size_t wide = r.n / 32 * 32, narrow = r.n / 8 * 8;
   Rows rest = r;
   if (konst == 1 && s.p == 1) {
-    const size_t left = matvec_uniform_rows(r, s);
-    const size_t done = r.n - left;
-    rest.n = left;
-    rest.src[1] += done;
-    rest.dst += done;
-    if (left == 0) return;
+    matvec_uniform_rows<4>(r, s, 0, wide);
+    matvec_uniform_rows<1>(r, s, wide, narrow);
+    rest.n = r.n - narrow;
+    rest.src[1] += narrow;
+    rest.dst += narrow;
+    if (rest.n == 0) return;
   }
   t_partial.resize(size_t{s.p} * rest.n);
   float* partial = t_partial.data();
   const size_t lanes16 = rest.n / 16 * 16;
   const uint32_t cols4 = s.p / 4 * 4;
-  if (konst == 2 && lanes16 > 0 && cols4 > 0) {
-    rows_times_uniform(rest, s, lanes16, cols4);
+  if (konst == 2 && narrow > 0 && cols4 > 0) {
+    rows_times_uniform<2>(rest, s, 0, lanes16, cols4);
+    rows_times_uniform<1>(rest, s, lanes16, narrow, cols4);
     matmul_rows<2>(rest, s, partial, cols4, s.p);  // the last columns, every lane
     Rows tail = rest;                              // the first columns, the last lanes
-    tail.n -= lanes16;
-    tail.src[0] += lanes16;
-    tail.dst += lanes16;
+    tail.n -= narrow;
+    tail.src[0] += narrow;
+    tail.dst += narrow;
     if (tail.n > 0) matmul_rows<2>(tail, s, partial, 0, cols4);
     return;
   }
