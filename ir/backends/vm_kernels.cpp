@@ -640,7 +640,8 @@ AB_LANE_LOOP void rows_times_uniform(const Rows& r, const MatrixShape& s, size_t
           for (uint32_t k = first; k < end; ++k) {
             const AliasFloat* x = a + (size_t{m} * s.k + k) * r.stride[0] + lane;
             Floats8 xv[V];
-            std::memcpy(xv, x, sizeof xv);
+            for (int h = 0; h < V; ++h)  // one load each: a copy of all as one block is slow
+              std::memcpy(&xv[h], x + 8 * h, sizeof xv[h]);
             const AliasFloat* y = b + size_t{k} * s.p + p0;
             for (int q = 0; q < 4; ++q) {
               const float yq = y[q];
