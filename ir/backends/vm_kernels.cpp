@@ -698,45 +698,41 @@ AB_LANE_LOOP void matvec_uniform_rows(const Rows& r, const MatrixShape& s, size_
 
 // Runs the product for the rows r binds (n lanes from its pointers).
 void matmul_lanes(const Rows& r, unsigned konst, const MatrixShape& s) {
-  // The register kernels take the lanes in runs of 32 or 16, then 8; the general loop the rest.
-  const size_t wide = r.n / 32 * 32, narrow = r.n / 8 * 8;
-  Rows rest = r;
-  if (konst == 1 && s.p == 1) {
+  // The register kernels take the lanes in runs of 32 or 16, then 8, and the last 1-7 lanes as
+  // the last 8 again: each call computes its lanes' words from scratch (operands and
+  // destination apart), so lanes computed twice get the same words twice. Sets of fewer than 8
+  // lanes take the general loop.
+  const size_t wide = r.n / 32 * 32, narrow = r.n / 8 * 8, lanes16 = r.n / 16 * 16;
+  const bool registers = r.n >= 8;
+  if (konst == 1 && s.p == 1 && registers) {
     matvec_uniform_rows<4>(r, s, 0, wide);
     matvec_uniform_rows<1>(r, s, wide, narrow);
-    rest.n = r.n - narrow;
-    rest.src[1] += narrow;
-    rest.dst += narrow;
-    if (rest.n == 0) return;
+    if (narrow < r.n) matvec_uniform_rows<1>(r, s, r.n - 8, r.n);
+    return;
   }
-  t_partial.resize(size_t{s.p} * rest.n);
+  t_partial.resize(size_t{s.p} * r.n);
   float* partial = t_partial.data();
-  const size_t lanes16 = rest.n / 16 * 16;
   const uint32_t cols4 = s.p / 4 * 4;
-  if (konst == 2 && narrow > 0 && cols4 > 0) {
-    rows_times_uniform<2>(rest, s, 0, lanes16, cols4);
-    rows_times_uniform<1>(rest, s, lanes16, narrow, cols4);
-    matmul_rows<2>(rest, s, partial, cols4, s.p);  // the last columns, every lane
-    Rows tail = rest;                              // the first columns, the last lanes
-    tail.n -= narrow;
-    tail.src[0] += narrow;
-    tail.dst += narrow;
-    if (tail.n > 0) matmul_rows<2>(tail, s, partial, 0, cols4);
+  if (konst == 2 && cols4 > 0 && registers) {
+    rows_times_uniform<2>(r, s, 0, lanes16, cols4);
+    rows_times_uniform<1>(r, s, lanes16, narrow, cols4);
+    if (narrow < r.n) rows_times_uniform<1>(r, s, r.n - 8, r.n, cols4);
+    if (cols4 < s.p) matmul_rows<2>(r, s, partial, cols4, s.p);  // the last columns
     return;
   }
   switch (konst) {
     case 0:
-      matmul_rows<0>(rest, s, partial, 0, s.p);
+      matmul_rows<0>(r, s, partial, 0, s.p);
       break;
     case 1:
-      matmul_rows<1>(rest, s, partial, 0, s.p);
+      matmul_rows<1>(r, s, partial, 0, s.p);
       break;
     case 2:
-      matmul_rows<2>(rest, s, partial, 0, s.p);
+      matmul_rows<2>(r, s, partial, 0, s.p);
       break;
     default:  // both uniform: every lane computes the same words; one lane's loop per lane
-      for (size_t j = 0; j < rest.n; ++j) {
-        Rows one = rest;
+      for (size_t j = 0; j < r.n; ++j) {
+        Rows one = r;
         one.n = 1;
         one.dst += j;
         matmul_rows<3>(one, s, partial, 0, s.p);
