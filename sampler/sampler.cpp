@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <regex>
 #include <stdexcept>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -272,14 +275,47 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
 
 // ---- a run ----
 
-Status check_options(const Options& o) {
-  if (o.chains == 0) return Error{"chains must be at least 1"};
-  if (!(o.step_jitter >= 0.0 && o.step_jitter <= 1.0))
-    return Error{fmt::format("step_jitter {} is not in [0, 1]", o.step_jitter)};
+namespace {
+
+// `name` (the header's spelling) as `names` spells it: leaf_steps or --leaf-steps.
+std::string spelled(std::string name, OptionNames names) {
+  if (names == OptionNames::Library) return name;
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+}  // namespace
+
+Status check_options(const Options& o, OptionNames names) {
+  const auto not_in = [&](const char* name, auto value, auto min, auto max) {
+    return Error{fmt::format("{} {} is not in [{}, {}]", spelled(name, names), value, min, max)};
+  };
+  struct Whole {
+    const char* name;
+    uint64_t value, min, max;
+  };
+  const Whole whole[] = {
+      {"chains", o.chains, 1, 1u << 20}, {"draws", o.draws, 1, 1u << 24},
+      {"warmup", o.warmup, 0, 1u << 24}, {"leaf_steps", o.leaf_steps, 1, 1000},
+      {"max_depth", o.max_depth, 1, 30}, {"max_steps", o.max_steps, 1, UINT32_MAX}};
+  for (const Whole& w : whole)
+    if (w.value < w.min || w.value > w.max) return not_in(w.name, w.value, w.min, w.max);
+  struct Real {
+    const char* name;
+    double value, min, max;
+  };
+  const Real real[] = {{"target_accept", o.target_accept, 0.05, 0.995},
+                       {"step_size", o.step_size, 1e-8, 1e4},
+                       {"step_jitter", o.step_jitter, 0.0, 1.0}};
+  for (const Real& r : real)
+    if (!(r.value >= r.min && r.value <= r.max))
+      return not_in(r.name, r.value, r.min, r.max);  // NaN too
   if (o.stack_depth && o.stack_depth < recursion_depth(o))
-    return Error{fmt::format(
-        "stack_depth {} is less than the tree's recursion needs (max_depth {} + 8 = {})",
-        o.stack_depth, o.max_depth, recursion_depth(o))};
+    return Error{fmt::format("{} {} is less than the tree's recursion needs ({} {} + 8 = {})",
+                             spelled("stack_depth", names), o.stack_depth,
+                             spelled("max_depth", names), o.max_depth, recursion_depth(o))};
+  if (o.stack_depth > (1u << 24))
+    return not_in("stack_depth", o.stack_depth, recursion_depth(o), 1u << 24);
   return Ok{};
 }
 
@@ -376,8 +412,54 @@ Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulka
   };
 }
 
+namespace {
+
+// What a fit of `o` keeps in memory: the per-draw statistics (25 bytes a draw) and, without the
+// caller's sink, the draws (4 bytes a coordinate).
+double fit_bytes(const Options& o, uint32_t dimension, bool draws_in_memory) {
+  const double cells = static_cast<double>(o.chains) * o.draws;
+  return cells * (4.0 * 4 + 4 * 2 + 1) + (draws_in_memory ? cells * dimension * 4.0 : 0.0);
+}
+
+// The refusal of a fit too big for memory: how much it asks for, and what to reduce.
+Error too_big(const Options& o, uint32_t dimension, bool draws_in_memory, const std::string& why) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  return Error{fmt::format(
+      "{} chains x {} draws{} need {:.1f} GiB of memory for the draws and their statistics, {}: "
+      "use fewer chains or draws",
+      o.chains, o.draws,
+      draws_in_memory ? fmt::format(" x {} parameters", dimension) : std::string(),
+      fit_bytes(o, dimension, draws_in_memory) / kGiB, why)};
+}
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink);
+
+}  // namespace
+
 Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
                   const Runner& runner, DrawSink* sink) {
+  if (auto s = check_options(o); !s) return s.failure();
+  // Checked before anything is allocated: a fit larger than the machine's memory cannot be held,
+  // and on Linux an allocation that big may succeed, only for the process to be killed later.
+  const bool draws_in_memory = sink == nullptr;
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  if (fit_bytes(o, model.dimension(), draws_in_memory) > physical)
+    return too_big(
+        o, model.dimension(), draws_in_memory,
+        fmt::format("more than this machine's {:.1f} GiB", physical / (1024.0 * 1024.0 * 1024.0))
+            .c_str());
+  try {
+    return run_fit(model, std::move(data), o, runner, sink);
+  } catch (const std::bad_alloc&) {
+    return too_big(o, model.dimension(), draws_in_memory, "and the allocation failed");
+  }
+}
+
+namespace {
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink) {
   auto built = make_batch(model, std::move(data), o);
   if (!built) return built.failure();
   const Batch& batch = *built;
@@ -540,5 +622,7 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   }
   return fit;
 }
+
+}  // namespace
 
 }  // namespace ab::sample
