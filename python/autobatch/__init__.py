@@ -172,11 +172,17 @@ def _init_array(init, fields, chains):
 
 
 def _model_source(model):
-    """(source, file name for messages, model name): `model` is a path or source text."""
-    if "\n" not in model and model.endswith(".ab") and os.path.exists(model):
-        with open(model) as f:
+    """(source, file name for messages, model name). `model` is a path (an os.PathLike, or a
+    string with neither a newline nor a '{', which every model's source has: its log_density's
+    body) or the source text. A path that names no file raises FileNotFoundError naming it."""
+    if isinstance(model, os.PathLike) or ("\n" not in model and "{" not in model):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise FileNotFoundError("no such model file: '%s' (a model is a .ab path or its "
+                                    "source text)" % path)
+        with open(path) as f:
             source = f.read()
-        return source, model, os.path.splitext(os.path.basename(model))[0]
+        return source, path, os.path.splitext(os.path.basename(path))[0]
     return model, "<model>", "model"
 
 
