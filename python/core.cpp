@@ -294,6 +294,7 @@ struct EngineCalls {
   std::mutex mutex;
   std::condition_variable idle;
   uint32_t under_way = 0;
+  uint32_t left_compiling = 0;  // of them, Vulkan compiles a stop left running (run_vulkan)
   std::atomic<bool> exiting{false};
 };
 EngineCalls& engine_calls() {
@@ -309,9 +310,10 @@ void begin_engine_call() {
   if (calls.exiting) throw std::runtime_error("autobatch: the interpreter is exiting");
   ++calls.under_way;
 }
-void end_engine_call() {
+void end_engine_call(bool left_compiling = false) {
   EngineCalls& calls = engine_calls();
   std::lock_guard lock(calls.mutex);
+  calls.left_compiling -= left_compiling ? 1 : 0;
   if (--calls.under_way == 0) calls.idle.notify_all();
 }
 struct EngineCall {
@@ -331,7 +333,16 @@ void wait_for_engine_calls() {
   }
   py::gil_scoped_release release;
   std::unique_lock lock(calls.mutex);
-  calls.idle.wait(lock, [&] { return calls.under_way == 0; });
+  const auto idle = [&] { return calls.under_way == 0; };
+  // A run stops within a poll; a driver's compile cannot be stopped, so say why the exit waits.
+  if (!calls.idle.wait_for(lock, std::chrono::milliseconds(500), idle) && calls.left_compiling) {
+    std::fprintf(stderr,
+                 "autobatch: the exit waits for %u interrupted Vulkan compile%s to end (the "
+                 "driver's compile cannot be stopped)\n",
+                 calls.left_compiling, calls.left_compiling == 1 ? "" : "s");
+    std::fflush(stderr);
+  }
+  calls.idle.wait(lock, idle);
 }
 
 // The should_stop of a run with the GIL released: every 50 ms it takes the GIL and runs Python's
@@ -440,19 +451,25 @@ ab::Expected<ab::RunResult> run_vulkan(const std::shared_ptr<const ab::Module>& 
     } catch (const std::exception& e) {
       result = ab::Error{e.what()};
     }
+    bool abandoned = false;
     {
       std::lock_guard lock(handoff->mutex);
       handoff->result = std::move(result);
       handoff->done = true;
+      abandoned = handoff->abandoned;
     }
     handoff->finished.notify_all();
-    end_engine_call();
+    end_engine_call(abandoned);
   });
   std::unique_lock lock(handoff->mutex);
   while (!handoff->done) {
     handoff->finished.wait_for(lock, std::chrono::milliseconds(50));
     if (handoff->done || handoff->stepping || !interrupts.poll()) continue;
     handoff->abandoned = true;
+    {
+      std::lock_guard calls_lock(engine_calls().mutex);
+      ++engine_calls().left_compiling;
+    }
     worker.detach();
     ab::RunResult stopped;
     stopped.stopped = true;
