@@ -11,6 +11,8 @@
 #include <optional>
 #include <regex>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include <unistd.h>
 
@@ -284,38 +286,54 @@ std::string spelled(std::string name, OptionNames names) {
   return "--" + name;
 }
 
+// The options' ranges: check_options's, and the CLI's help (option_range).
+struct Range {
+  std::string_view name;
+  double min, max;
+};
+constexpr Range kRanges[] = {{"chains", 1, 1u << 20},        {"draws", 1, 1u << 24},
+                             {"warmup", 0, 1u << 24},        {"leaf_steps", 1, 1000},
+                             {"max_depth", 1, 30},           {"max_steps", 1, UINT32_MAX},
+                             {"target_accept", 0.05, 0.995}, {"step_size", 1e-8, 1e4},
+                             {"step_jitter", 0, 1},          {"stack_depth", 0, 1u << 24}};
+
+const Range& range_of(std::string_view name) {
+  for (const Range& r : kRanges)
+    if (r.name == name) return r;
+  throw std::out_of_range(fmt::format("no option {}", name));  // a caller's bug
+}
+
 }  // namespace
 
+std::string option_range(std::string_view name) {
+  const Range& r = range_of(name);
+  return fmt::format("{} to {}", r.min, r.max);
+}
+
 Status check_options(const Options& o, OptionNames names) {
-  const auto not_in = [&](const char* name, auto value, auto min, auto max) {
-    return Error{fmt::format("{} {} is not in [{}, {}]", spelled(name, names), value, min, max)};
+  const auto not_in = [&](std::string_view name, double value, double min, double max) {
+    return Error{fmt::format("{} {} is not in [{}, {}]", spelled(std::string(name), names), value,
+                             min, max)};
   };
-  struct Whole {
-    const char* name;
-    uint64_t value, min, max;
-  };
-  const Whole whole[] = {
-      {"chains", o.chains, 1, 1u << 20}, {"draws", o.draws, 1, 1u << 24},
-      {"warmup", o.warmup, 0, 1u << 24}, {"leaf_steps", o.leaf_steps, 1, 1000},
-      {"max_depth", o.max_depth, 1, 30}, {"max_steps", o.max_steps, 1, UINT32_MAX}};
-  for (const Whole& w : whole)
-    if (w.value < w.min || w.value > w.max) return not_in(w.name, w.value, w.min, w.max);
-  struct Real {
-    const char* name;
-    double value, min, max;
-  };
-  const Real real[] = {{"target_accept", o.target_accept, 0.05, 0.995},
-                       {"step_size", o.step_size, 1e-8, 1e4},
-                       {"step_jitter", o.step_jitter, 0.0, 1.0}};
-  for (const Real& r : real)
-    if (!(r.value >= r.min && r.value <= r.max))
-      return not_in(r.name, r.value, r.min, r.max);  // NaN too
+  const std::pair<std::string_view, double> values[] = {
+      {"chains", o.chains},
+      {"draws", o.draws},
+      {"warmup", o.warmup},
+      {"leaf_steps", o.leaf_steps},
+      {"max_depth", o.max_depth},
+      {"max_steps", static_cast<double>(o.max_steps)},
+      {"target_accept", o.target_accept},
+      {"step_size", o.step_size},
+      {"step_jitter", o.step_jitter}};
+  for (const auto& [name, value] : values)
+    if (const Range& r = range_of(name); !(value >= r.min && value <= r.max))  // NaN too
+      return not_in(name, value, r.min, r.max);
   if (o.stack_depth && o.stack_depth < recursion_depth(o))
     return Error{fmt::format("{} {} is less than the tree's recursion needs ({} {} + 8 = {})",
                              spelled("stack_depth", names), o.stack_depth,
                              spelled("max_depth", names), o.max_depth, recursion_depth(o))};
-  if (o.stack_depth > (1u << 24))
-    return not_in("stack_depth", o.stack_depth, recursion_depth(o), 1u << 24);
+  if (o.stack_depth > range_of("stack_depth").max)
+    return not_in("stack_depth", o.stack_depth, recursion_depth(o), range_of("stack_depth").max);
   return Ok{};
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autobatch/batch.h"
@@ -154,6 +155,10 @@ enum class OptionNames { Library, Cli };
 // depth of 0) or the run cannot be held. The Error names the option and the range:
 // "leaf_steps 0 is not in [1, 1000]".
 Status check_options(const Options& options, OptionNames names = OptionNames::Library);
+// An option's range as check_options holds it, for a help text: "1 to 1000". `name` as this
+// header spells it (chains, draws, warmup, leaf_steps, max_depth, max_steps, target_accept,
+// step_size, step_jitter, stack_depth); another throws std::out_of_range.
+std::string option_range(std::string_view name);
 
 // The batch of `options.chains` chains for main(init, random_init, settings): `data` are the
 // model's uniforms (Module::uniforms() order, words as ValueType lays them out), options.init

@@ -96,6 +96,10 @@ TEST_CASE("sampler options: run refuses what the CLI refuses, naming the option 
   edge.step_size = 1e-8;
   edge.step_jitter = 1;
   CHECK(sample::check_options(edge).ok());
+  // The ranges the CLI's help shows are the check's.
+  CHECK(sample::option_range("leaf_steps") == "1 to 1000");
+  CHECK(sample::option_range("target_accept") == "0.05 to 0.995");
+  CHECK_THROWS_AS((void)sample::option_range("leafsteps"), std::out_of_range);
   sample::Options cli;
   cli.leaf_steps = 0;
   CHECK(sample::check_options(cli, sample::OptionNames::Cli).error() ==
