@@ -432,6 +432,8 @@ Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulka
 
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 // What a fit of `o` keeps in memory: the per-draw statistics (25 bytes a draw) and, without the
 // caller's sink, the draws (4 bytes a coordinate).
 double fit_bytes(const Options& o, uint32_t dimension, bool draws_in_memory) {
@@ -441,7 +443,6 @@ double fit_bytes(const Options& o, uint32_t dimension, bool draws_in_memory) {
 
 // The refusal of a fit too big for memory: how much it asks for, and what to reduce.
 Error too_big(const Options& o, uint32_t dimension, bool draws_in_memory, const std::string& why) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   return Error{fmt::format(
       "{} chains x {} draws{} need {:.1f} GiB of memory for the draws and their statistics, {}: "
       "use fewer chains or draws",
@@ -463,10 +464,8 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   const bool draws_in_memory = sink == nullptr;
   const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
   if (fit_bytes(o, model.dimension(), draws_in_memory) > physical)
-    return too_big(
-        o, model.dimension(), draws_in_memory,
-        fmt::format("more than this machine's {:.1f} GiB", physical / (1024.0 * 1024.0 * 1024.0))
-            .c_str());
+    return too_big(o, model.dimension(), draws_in_memory,
+                   fmt::format("more than this machine's {:.1f} GiB", physical / kGiB));
   try {
     return run_fit(model, std::move(data), o, runner, sink);
   } catch (const std::bad_alloc&) {
