@@ -172,7 +172,8 @@ Status FitFiles::commit() {
   // The previous summary.json still names the previous set: its files this set lacks go now,
   // before the new summary.json replaces it (a crash here leaves them named for the next run).
   for (const std::string& name : previous_fit_files(dir_))
-    if (name != kLastFile && std::find(names.begin(), names.end(), name) == names.end())
+    if (name != kLastFile && std::find(names.begin(), names.end(), name) == names.end() &&
+        fs::symlink_status(final_path(name), ec).type() == fs::file_type::regular)
       if (!fs::remove(final_path(name), ec) && ec)
         return Error{fmt::format("cannot remove the earlier fit's '{}': {}", final_path(name),
                                  ec.message())};
