@@ -58,14 +58,16 @@ struct TextDeclaration {
   int line = 1, col = 1;
   std::string keyword, name;
 };
-std::optional<TextDeclaration> find_in_text(const std::string& text, const std::regex& pattern) {
+// `from_line`: the search starts there.
+std::optional<TextDeclaration> find_in_text(const std::string& text, const std::regex& pattern,
+                                            int from_line = 1) {
   int line = 1;
   for (size_t start = 0; start < text.size(); ++line) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string code = text.substr(start, end - start);
     code = code.substr(0, code.find("//"));
-    if (std::smatch m; std::regex_search(code, m, pattern))
+    if (std::smatch m; line >= from_line && std::regex_search(code, m, pattern))
       return TextDeclaration{line, static_cast<int>(m.position(2)) + 1, m[1].str(), m[2].str()};
     start = end + 1;
   }
@@ -97,6 +99,26 @@ const std::vector<std::string> kSamplerFirst = {"main", "nuts_*"};
 std::optional<TextDeclaration> find_declaration(const std::string& text, const std::string& name,
                                                 const char* keyword = "struct") {
   return find_in_text(text, std::regex(fmt::format(R"(\b({})\s+({})\b)", keyword, name)));
+}
+
+// A parameter becomes a column of the CmdStan CSV under its own name, and Stan's own columns
+// (lp__, stepsize__, ...) end in "__": a field named so would duplicate one, so it is refused
+// at its declaration, as Stan refuses such identifiers.
+Status check_parameter_names(const std::string& text, const std::string& model_path,
+                             const ValueType& params) {
+  for (const ValueField& f : params.fields) {
+    if (f.name.size() < 2 || f.name.substr(f.name.size() - 2) != "__") continue;
+    const int struct_line =
+        find_declaration(text, params.struct_name).value_or(TextDeclaration{}).line;
+    const TextDeclaration at =
+        find_in_text(text, std::regex(fmt::format(R"(()\b({})\s*:)", f.name)), struct_line)
+            .value_or(TextDeclaration{struct_line});
+    return Error{fmt::format(
+        "{}:{}:{}: parameter '{}': names ending in '__' are reserved for the sampler's own "
+        "columns (lp__, stepsize__, ... in the CmdStan CSV), as in Stan; rename it",
+        model_path, at.line, at.col, f.name)};
+  }
+  return Ok{};
 }
 
 // The flat contract's `const D`, when the model declares one, must be q's length: a D one too
@@ -236,6 +258,7 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
                                kContract)};
     }
     layout = std::move(*structured);
+    if (auto s = check_parameter_names(text, model_path, param); !s) return s.failure();
     for (const ValueField& f : param.fields) {
       Field field{f.name, {}, 1};
       for (const ValueType* t = &f.type; t->is_array(); t = &t->elem()) {
@@ -620,9 +643,12 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   // Chain totals from main's result (a chain that did not finish has none).
   for (uint32_t chain = 0; chain < o.chains; ++chain) {
     if (excluded[chain] || result.stopped) {
-      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost).
-      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i)
+      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost)
+      // and the divergences among them, as divergent.npy holds them.
+      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i) {
         fit.gradient_evaluations += s.n_leapfrog[uint64_t{chain} * o.draws + i];
+        fit.divergences += s.divergent[uint64_t{chain} * o.draws + i];
+      }
       fit.step_sizes.push_back(std::nan(""));
       fit.inv_metrics.emplace_back();
       continue;

@@ -237,7 +237,9 @@ struct Fit {
   std::vector<double> step_sizes;
   std::vector<std::vector<float>> inv_metrics;  // the diagonal inverse metric, D each
   uint64_t gradient_evaluations = 0;            // the finished chains' all, the others' draws'
-  uint64_t divergences = 0;                     // after warm-up, finished chains
+  // After warm-up, every chain's: the finished chains' totals, the others' draws' (the sum of
+  // stats.divergent, what divergent.npy holds).
+  uint64_t divergences = 0;
   RunStats run_stats;
   // Which chains the summary left out and why, as one line each ("chain 2 faulted: ...").
   std::vector<std::string> chain_messages;
@@ -255,12 +257,18 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data,
 // One chain of a fit as CmdStan writes it (the CmdStan guide, "Stan CSV file format"): `#`
 // comment lines with the settings, the header row `lp__,accept_stat__,stepsize__,treedepth__,
 // n_leapfrog__,divergent__,energy__,` then the parameters with CmdStan's names (theta.1, 1-based;
-// m.2.3 for m[1][2]), the adaptation comments (step size, the diagonal inverse metric), one row
-// per draw, and the timing comments. The text; write it with write_whole_file.
-// `draws` are the chain's [draws, D] (model space). A chain the fit does not have, or `draws`
-// shorter than the chain's draws, throws std::out_of_range.
+// m.2.3 for m[1][2]) in CmdStan's order (cmdstan_order: an array's columns run its first index
+// fastest), the adaptation comments (step size, the diagonal inverse metric in the unconstrained
+// order, which for arrays of reals is Stan's too: row-major), one row per draw, and the timing
+// comments. The text; write it with write_whole_file. `draws` are the chain's [draws, D] (model
+// space, our row-major order). A control byte in `model_name` is written \xNN. A chain the fit
+// does not have, or `draws` shorter than the chain's draws, throws std::out_of_range.
 std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t chain,
                         std::span<const float> draws);
+// The coordinates in the order of CmdStan's columns: column k of the parameters holds coordinate
+// order[k]. Each field keeps its place; inside an array the first index runs fastest
+// (m[0][0], m[1][0], m[0][1], ...), as Stan writes arrays and readers rebuild them.
+std::vector<uint32_t> cmdstan_order(const std::vector<std::string>& names);
 // The parameter names CmdStan gives our coordinates: "theta[0]" -> "theta.1".
 std::string cmdstan_name(const std::string& name);
 
