@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,13 @@ std::string cmdstan_name(const std::string& name) {
 
 std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t chain,
                         std::span<const float> draws) {
+  if (chain >= fit.chains || chain >= fit.draws_per_chain.size())
+    throw std::out_of_range(fmt::format("cmdstan_csv: no chain {} in a fit of {} chains (0 to {})",
+                                        chain, fit.chains, fit.chains - 1));
+  if (draws.size() < uint64_t{fit.draws_per_chain[chain]} * fit.dimension)
+    throw std::out_of_range(
+        fmt::format("cmdstan_csv: chain {} has {} draws of {} parameters but {} values were given",
+                    chain, fit.draws_per_chain[chain], fit.dimension, draws.size()));
   const Options& o = fit.options;
   const bool adapt = o.warmup > 0;
   std::string out;

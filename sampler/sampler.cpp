@@ -7,9 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <regex>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -295,14 +300,63 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
 
 // ---- a run ----
 
-Status check_options(const Options& o) {
-  if (o.chains == 0) return Error{"chains must be at least 1"};
-  if (!(o.step_jitter >= 0.0 && o.step_jitter <= 1.0))
-    return Error{fmt::format("step_jitter {} is not in [0, 1]", o.step_jitter)};
+namespace {
+
+// `name` (the header's spelling) as `names` spells it: leaf_steps or --leaf-steps.
+std::string spelled(std::string name, OptionNames names) {
+  if (names == OptionNames::Library) return name;
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+// The options' ranges: check_options's, and the CLI's help (option_range).
+struct Range {
+  std::string_view name;
+  double min, max;
+};
+constexpr Range kRanges[] = {{"chains", 1, 1u << 20},        {"draws", 1, 1u << 24},
+                             {"warmup", 0, 1u << 24},        {"leaf_steps", 1, 1000},
+                             {"max_depth", 1, 30},           {"max_steps", 1, UINT32_MAX},
+                             {"target_accept", 0.05, 0.995}, {"step_size", 1e-8, 1e4},
+                             {"step_jitter", 0, 1},          {"stack_depth", 0, 1u << 24}};
+
+const Range& range_of(std::string_view name) {
+  for (const Range& r : kRanges)
+    if (r.name == name) return r;
+  throw std::out_of_range(fmt::format("no option {}", name));  // a caller's bug
+}
+
+}  // namespace
+
+std::string option_range(std::string_view name) {
+  const Range& r = range_of(name);
+  return fmt::format("{} to {}", r.min, r.max);
+}
+
+Status check_options(const Options& o, OptionNames names) {
+  const auto not_in = [&](std::string_view name, double value, double min, double max) {
+    return Error{fmt::format("{} {} is not in [{}, {}]", spelled(std::string(name), names), value,
+                             min, max)};
+  };
+  const std::pair<std::string_view, double> values[] = {
+      {"chains", o.chains},
+      {"draws", o.draws},
+      {"warmup", o.warmup},
+      {"leaf_steps", o.leaf_steps},
+      {"max_depth", o.max_depth},
+      {"max_steps", static_cast<double>(o.max_steps)},
+      {"target_accept", o.target_accept},
+      {"step_size", o.step_size},
+      {"step_jitter", o.step_jitter}};
+  for (const auto& [name, value] : values)
+    if (const Range& r = range_of(name); !(value >= r.min && value <= r.max))  // NaN too
+      return not_in(name, value, r.min, r.max);
   if (o.stack_depth && o.stack_depth < recursion_depth(o))
-    return Error{fmt::format(
-        "stack_depth {} is less than the tree's recursion needs (max_depth {} + 8 = {})",
-        o.stack_depth, o.max_depth, recursion_depth(o))};
+    return Error{fmt::format("{} {} is less than the tree's recursion needs ({} {} + 8 = {})",
+                             spelled("stack_depth", names), o.stack_depth,
+                             spelled("max_depth", names), o.max_depth, recursion_depth(o))};
+  if (o.stack_depth > range_of("stack_depth").max)
+    return not_in("stack_depth", o.stack_depth, recursion_depth(o), range_of("stack_depth").max);
   return Ok{};
 }
 
@@ -399,8 +453,53 @@ Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulka
   };
 }
 
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// What a fit of `o` keeps in memory: the per-draw statistics (25 bytes a draw) and, without the
+// caller's sink, the draws (4 bytes a coordinate).
+double fit_bytes(const Options& o, uint32_t dimension, bool draws_in_memory) {
+  const double cells = static_cast<double>(o.chains) * o.draws;
+  return cells * (4.0 * 4 + 4 * 2 + 1) + (draws_in_memory ? cells * dimension * 4.0 : 0.0);
+}
+
+// The refusal of a fit too big for memory: how much it asks for, and what to reduce.
+Error too_big(const Options& o, uint32_t dimension, bool draws_in_memory, const std::string& why) {
+  return Error{fmt::format(
+      "{} chains x {} draws{} need {:.1f} GiB of memory for the draws and their statistics, {}: "
+      "use fewer chains or draws",
+      o.chains, o.draws,
+      draws_in_memory ? fmt::format(" x {} parameters", dimension) : std::string(),
+      fit_bytes(o, dimension, draws_in_memory) / kGiB, why)};
+}
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink);
+
+}  // namespace
+
 Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
                   const Runner& runner, DrawSink* sink) {
+  if (auto s = check_options(o); !s) return s.failure();
+  // Checked before anything is allocated: a fit larger than the machine's memory cannot be held,
+  // and on Linux an allocation that big may succeed, only for the process to be killed later.
+  const bool draws_in_memory = sink == nullptr;
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  if (fit_bytes(o, model.dimension(), draws_in_memory) > physical)
+    return too_big(o, model.dimension(), draws_in_memory,
+                   fmt::format("more than this machine's {:.1f} GiB", physical / kGiB));
+  try {
+    return run_fit(model, std::move(data), o, runner, sink);
+  } catch (const std::bad_alloc&) {
+    return too_big(o, model.dimension(), draws_in_memory, "and the allocation failed");
+  }
+}
+
+namespace {
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink) {
   auto built = make_batch(model, std::move(data), o);
   if (!built) return built.failure();
   const Batch& batch = *built;
@@ -566,5 +665,7 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   }
   return fit;
 }
+
+}  // namespace
 
 }  // namespace ab::sample

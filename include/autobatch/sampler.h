@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autobatch/batch.h"
@@ -142,9 +143,22 @@ inline uint32_t recursion_depth(const Options& o) {
   return o.max_depth + 8;
 }
 
-// The checks of the options that need no model: chains >= 1, stack_depth 0 or enough for the
-// tree. The Error names the option as this header spells it.
-Status check_options(const Options& options);
+// How a refusal of an option spells its name: as this header does (leaf_steps, also the Python
+// module's keyword) or as the CLI's flag (--leaf-steps).
+enum class OptionNames { Library, Cli };
+
+// The one check of the options that need no model, for the library, the CLI and Python alike:
+// every number in its range (chains 1 to 2^20, draws 1 to 2^24, warmup 0 to 2^24, leaf_steps 1
+// to 1000, max_depth 1 to 30, target_accept in [0.05, 0.995], step_size in [1e-8, 1e4],
+// step_jitter in [0, 1], max_steps 1 to 2^32 - 1, stack_depth 0 or from the tree's recursion
+// to 2^24); NaN is in no range. Outside them a fit's chains never move (a step size of 0, a
+// depth of 0) or the run cannot be held. The Error names the option and the range:
+// "leaf_steps 0 is not in [1, 1000]".
+Status check_options(const Options& options, OptionNames names = OptionNames::Library);
+// An option's range as check_options holds it, for a help text: "1 to 1000". `name` as this
+// header spells it (chains, draws, warmup, leaf_steps, max_depth, max_steps, target_accept,
+// step_size, step_jitter, stack_depth); another throws std::out_of_range.
+std::string option_range(std::string_view name);
 
 // The batch of `options.chains` chains for main(init, random_init, settings): `data` are the
 // model's uniforms (Module::uniforms() order, words as ValueType lays them out), options.init
@@ -232,7 +246,8 @@ struct Fit {
 };
 
 // Samples `model` given its data (see make_batch): the whole fit or an Error (bad options, data
-// or init, a run that could not happen). A fit with no draw at all (every chain faulted or was
+// or init, a run that could not happen, a fit too big for memory: the Error says how many bytes
+// and to use fewer chains or draws). A fit with no draw at all (every chain faulted or was
 // refused) is still a Fit: received == 0.
 Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data,
                   const Options& options, const Runner& runner, DrawSink* sink = nullptr);
@@ -246,7 +261,8 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data,
 // fastest), the adaptation comments (step size, the diagonal inverse metric in the unconstrained
 // order, which for arrays of reals is Stan's too: row-major), one row per draw, and the timing
 // comments. The text; write it with write_whole_file. `draws` are the chain's [draws, D] (model
-// space, our row-major order). A control byte in `model_name` is written \xNN.
+// space, our row-major order). A control byte in `model_name` is written \xNN. A chain the fit
+// does not have, or `draws` shorter than the chain's draws, throws std::out_of_range.
 std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t chain,
                         std::span<const float> draws);
 // The coordinates in the order of CmdStan's columns: column k of the parameters holds coordinate

@@ -104,7 +104,7 @@ TEST_CASE("sampler library: a model off the contract is one message with its pla
   CHECK(broken.error().find("broken.ab:1:") == 0);
   sample::Options none;
   none.chains = 0;
-  CHECK(sample::check_options(none).error() == "chains must be at least 1");
+  CHECK(sample::check_options(none).error() == "chains 0 is not in [1, 1048576]");
   sample::Options wild;
   wild.step_jitter = 1.5;
   CHECK(sample::check_options(wild).error() == "step_jitter 1.5 is not in [0, 1]");

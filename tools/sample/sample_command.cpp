@@ -311,16 +311,9 @@ BackendChoice choose_sample_backend(const SampleCommand& c) {
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
   catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
-  if (c.options.chains == 0) {
-    fmt::print(stderr, "error: --chains must be at least 1\n");
-    return 2;
-  }
-  // The trajectory's recursion takes max_depth frames, main and the leaf a few more.
-  const uint32_t recursion_depth = c.options.max_depth + 8;
-  if (c.options.stack_depth && c.options.stack_depth < recursion_depth)
-    return refuse(Error{fmt::format(
-        "--stack-depth {} is less than the tree's recursion needs (--max-depth {} + 8 = {})",
-        c.options.stack_depth, c.options.max_depth, recursion_depth)});
+  // The library's one check of the options, in the CLI's spelling (--leaf-steps).
+  if (auto s = sample::check_options(c.options, sample::OptionNames::Cli); !s)
+    return refuse(s.failure());
   const BackendChoice chosen = choose_sample_backend(c);
   const Backend* backend = find_backend(chosen.name);
   if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", chosen.name)});
