@@ -345,7 +345,8 @@ fn main(x: float[2]) -> float[4] {
     float out[4];
     for (int k = 0; k < 4; ++k)
       out[k] = bits_float(r.outputs[lane * 4 + k]);
-    const double a = batch.inputs[0][lane * 2] == batch.inputs[0][lane * 2 + 1] ? 0.5 : 0.7310585786;
+    const double a =
+        batch.inputs[0][lane * 2] == batch.inputs[0][lane * 2 + 1] ? 0.5 : 0.7310585786;
     CHECK(std::fabs(out[0] - a) <= 1e-6);
     CHECK(std::fabs(out[1] - (1.0 - a)) <= 1e-6);
     // d/dx of log_sum_exp(x, x - 1) elementwise: exactly 1 (the two weights' sum).
