@@ -62,6 +62,25 @@ RunResult run_entry(const Program& p, const std::string& entry, const Batch& bat
   return r;
 }
 
+// The derived function `name` keeps nothing on tapes: no push or pop at all.
+void check_no_tape(const Program& p, const std::string& name) {
+  const int derived = p.find_function(name);
+  REQUIRE(derived >= 0);
+  for (const Block& b : p.functions[derived].blocks)
+    for (const Op& op : b.ops)
+      CHECK((op.code != OpCode::Push && op.code != OpCode::Pop));
+}
+
+// Binds the batch's next uniform to n values uniform in [-1, 1), and returns them.
+std::vector<float> bind_uniform(Batch& batch, size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  batch.uniforms.emplace_back();
+  for (float& v : values)
+    batch.uniforms.back().push_back(float_bits(v = d(rng)));
+  return values;
+}
+
 // The central difference of `f` at x along coordinate i, or NaN where f is not smooth there
 // (a branch or a trip count changes inside the step: two step sizes disagree).
 double central_difference(const std::function<double(const std::vector<double>&)>& f,
@@ -216,20 +235,13 @@ fn f(q: float[3]) -> float {
 fn main(q: float[3]) -> float[3] { return grad(f, q); }
 )");
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-  const int derived = c.program.find_function("f.value_and_grad");
-  REQUIRE(derived >= 0);
-  for (const Block& b : c.program.functions[derived].blocks)
-    for (const Op& op : b.ops)
-      CHECK((op.code != OpCode::Push && op.code != OpCode::Pop));
+  check_no_tape(c.program, "f.value_and_grad");
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   Batch batch = points(3, 5, -1.0, 1.0, 8);
-  std::vector<float> X(120), y(40);
-  batch.uniforms.resize(2);
-  for (float& v : X)
-    batch.uniforms[0].push_back(float_bits(v = d(rng)));
-  for (float& v : y)
-    batch.uniforms[1].push_back(float_bits(v = d(rng) > 0.0f ? 1.0f : 0.0f));
+  const std::vector<float> X = bind_uniform(batch, 120, rng);
+  std::vector<float> y = bind_uniform(batch, 40, rng);
+  for (size_t i = 0; i < y.size(); ++i)  // outcomes: 1 or 0
+    batch.uniforms[1][i] = float_bits(y[i] = y[i] > 0.0f ? 1.0f : 0.0f);
   const RunResult r = run_entry(c.program, "main", batch);
   for (uint32_t lane = 0; lane < 5; ++lane) {
     double q[3], g[3];
@@ -273,18 +285,10 @@ fn f(q: float[60]) -> float {
 fn main(q: float[60]) -> float[60] { return grad(f, q); }
 )");
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-  const int derived = c.program.find_function("f.value_and_grad");
-  REQUIRE(derived >= 0);
-  for (const Block& b : c.program.functions[derived].blocks)
-    for (const Op& op : b.ops)
-      CHECK((op.code != OpCode::Push && op.code != OpCode::Pop));
+  check_no_tape(c.program, "f.value_and_grad");
   std::mt19937 rng(4);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   Batch batch = points(60, 3, -0.5, 0.5, 12);
-  std::vector<float> y(60);
-  batch.uniforms.resize(1);
-  for (float& v : y)
-    batch.uniforms[0].push_back(float_bits(v = d(rng)));
+  const std::vector<float> y = bind_uniform(batch, 60, rng);
   RunOptions shallow;
   shallow.stack_depth = 4;
   const int e = c.program.find_function("main");
