@@ -564,6 +564,14 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   };
   auto ran = runner(model.module(), batch, options);
   if (!sink->error().empty()) return Error{sink->error()};
+  // Memory for the stacks ran out (the backends say "reduce the batch size or the stack
+  // depth"): in the sampler's words, with the depth that was measured.
+  if (!ran && ran.error().find("stack depth") != std::string::npos)
+    return Error{
+        fmt::format("{} (here: fewer chains, or a --stack-depth (Options::stack_depth) "
+                    "below this run's {}{})",
+                    ran.error(), fit.stack_depth,
+                    o.stack_depth ? "" : ", measured from the model's gradient's tape")};
   if (!ran) return ran.failure();
   const RunResult& result = *ran;
   fit.stopped = result.stopped;

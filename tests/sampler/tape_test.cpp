@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "autobatch/numerics.h"
 #include "autobatch/sampler.h"
 
@@ -152,6 +154,25 @@ TEST_CASE("sampler tapes: a tape past a depth given by hand names its loop and t
   CHECK(message.find(model_path("garch") + ":17") != std::string::npos);
   CHECK(message.find("--stack-depth") != std::string::npos);
   CHECK(message.find("stack depth given, 40") != std::string::npos);
+}
+
+// Memory for a long tape's stacks that runs out on a backend: the message says what to change
+// in the sampler's terms (chains, --stack-depth) and the depth the run had measured.
+TEST_CASE("sampler tapes: stacks that do not fit say to use fewer chains or a lower depth") {
+  const auto model = load("garch");
+  const sample::Runner out_of_memory = [](const std::shared_ptr<const Module>&, const Batch&,
+                                          const RunOptions& options) -> Expected<RunResult> {
+    return Error{fmt::format(
+        "the batch needs more than the device's largest memory heap at stack depth {}: reduce the "
+        "batch size or the stack depth",
+        options.stack_depth)};
+  };
+  auto fit = sample::run(*model, data_for("garch"), short_run(), out_of_memory);
+  REQUIRE_FALSE(fit.ok());
+  CHECK(fit.error().find("at stack depth 406: reduce the batch size or the stack depth (here: "
+                         "fewer chains, or a --stack-depth (Options::stack_depth) below this "
+                         "run's 406, measured from the model's gradient's tape)") !=
+        std::string::npos);
 }
 
 // Bounds 4e38 apart: U - L is inf in float, so x = L + (U - L) inv_logit(u) and log(U - L) were
