@@ -99,10 +99,23 @@ uint32_t measured(const sample::Model& model, const std::string& name) {
   return *depth;
 }
 
+// The interpreter, the oracle, gives the vm's draws at the same depth, bit for bit.
+void check_same_draws(const sample::Model& model, const std::string& name, const sample::Options& o,
+                      const sample::Fit& vm) {
+  auto interp = sample::run(model, data_for(name), o, sample::cpu_runner(CpuBackend::Interpreter));
+  REQUIRE_MESSAGE(interp.ok(), interp.error());
+  CHECK(interp->stack_depth == vm.stack_depth);
+  REQUIRE(interp->draws_data.size() == vm.draws_data.size());
+  CHECK(std::memcmp(interp->draws_data.data(), vm.draws_data.data(),
+                    vm.draws_data.size() * sizeof(float)) == 0);
+  CHECK(interp->stats.lp == vm.stats.lp);
+}
+
 TEST_CASE("sampler tapes: sums over rows need no tape and sample with the default options") {
   // Each sum reads the parameter at the loop index (p.eta[j], p.beta[k]) or calls a user
   // function per row; before issue 40 they kept a tape entry per iteration (20, 1000 and 975
-  // entries) and every chain faulted at the default depth, 18.
+  // entries) and every chain faulted at the default depth, 18. The mixture's interp draws
+  // equal the vm's too (checked by hand: 23 s here, too long for a test).
   for (const char* name : {"schools20", "gauss_mix", "ark"}) {
     CAPTURE(name);
     const auto model = load(name);
@@ -113,6 +126,8 @@ TEST_CASE("sampler tapes: sums over rows need no tape and sample with the defaul
     CHECK(vm->faults.empty());
     CHECK(vm->received == o.chains * o.draws);
     CHECK(vm->stack_depth == sample::recursion_depth(o));  // nothing more than the tree's
+    if (std::string(name) == "gauss_mix") continue;        // its 1,000 rows on interp: 20 s here
+    check_same_draws(*model, name, o, *vm);
   }
 }
 
@@ -128,15 +143,7 @@ TEST_CASE("sampler tapes: a recursion over rows gets the depth its gradient meas
   CHECK(vm->faults.empty());
   CHECK(vm->received == o.chains * o.draws);
   CHECK(vm->stack_depth == 2 * need + 8);
-  // The interpreter, the oracle, gives the same draws at the same depth.
-  auto interp =
-      sample::run(*model, data_for("garch"), o, sample::cpu_runner(CpuBackend::Interpreter));
-  REQUIRE_MESSAGE(interp.ok(), interp.error());
-  CHECK(interp->stack_depth == vm->stack_depth);
-  REQUIRE(interp->draws_data.size() == vm->draws_data.size());
-  CHECK(std::memcmp(interp->draws_data.data(), vm->draws_data.data(),
-                    vm->draws_data.size() * sizeof(float)) == 0);
-  CHECK(interp->stats.lp == vm->stats.lp);
+  check_same_draws(*model, "garch", o, *vm);
 }
 
 TEST_CASE("sampler tapes: a tape past a depth given by hand names its loop and the option") {
