@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <random>
 #include <regex>
 #include <stdexcept>
 #include <string_view>
@@ -203,6 +204,30 @@ class MemorySink : public DrawSink {
   uint32_t draws_, dimension_;
 };
 
+// What to do about a chain whose gradient's tape outgrew the stack depth `depth`: the loop
+// (differentiate.cpp puts a tape's pushes at its loop's line) and the option; "" for any other
+// fault.
+std::string tape_advice(const LaneError& e, const std::string& file, const Options& o,
+                        uint32_t depth) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return e.function.size() > suffix.size() &&
+           e.function.compare(e.function.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (e.code != Fault::StackOverflow || !(ends_with(".vjp") || ends_with(".value_and_grad")))
+    return "";
+  const std::string given = o.stack_depth
+                                ? fmt::format("the stack depth given, {}", depth)
+                                : fmt::format(
+                                      "the stack depth {}, twice what the gradient needed at the "
+                                      "initial points plus 8,",
+                                      depth);
+  return fmt::format(
+      ": the gradient's tape for the loop at {}:{} (a value per iteration: a loop that is not a "
+      "sum, docs/nuts.md \"Tapes\") outgrew {}; raise it with --stack-depth (Options::"
+      "stack_depth), e.g. {}",
+      file, e.line, given, std::min<uint64_t>(uint64_t{depth} * 4, UINT32_MAX));
+}
+
 }  // namespace
 
 // ---- the model ----
@@ -281,10 +306,14 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
     out->fields_.push_back(Field{"q", {param.count}, param.count});
   }
 
-  auto combined = compile_text(text + sampler_glue(layout, !derived) + kNutsSource,
-                               model_path + " + nuts.ab", "main", kSamplerFirst);
+  const std::string glue = sampler_glue(layout, !derived);
+  auto combined =
+      compile_text(text + glue + kNutsSource, model_path + " + nuts.ab", "main", kSamplerFirst);
   if (!combined) return combined.failure();
+  auto probe = compile_text(text + glue, model_path, "nuts_density");
+  if (!probe) return probe.failure();
   out->module_ = std::move(*combined);
+  out->density_ = std::move(*probe);
   out->file_ = model_path;
   out->names_ = std::move(layout.names);
   out->bounds_ = std::move(layout.bounds);
@@ -296,6 +325,49 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
   layout.names = names_;
   layout.bounds = bounds_;
   return sample::unconstrain(layout, std::vector<float>(constrained.begin(), constrained.end()));
+}
+
+Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
+                                               std::span<const float> points,
+                                               uint32_t threads) const {
+  const uint32_t D = dimension();
+  Batch probe;
+  probe.lanes = static_cast<uint32_t>(points.size() / D);
+  probe.uniforms = data;
+  probe.inputs.emplace_back();
+  for (float x : points)
+    probe.inputs[0].push_back(float_bits(x));
+  // Whether every point's evaluation fits in `depth`; any other fault (an index out of range,
+  // a loop that never ends) is the run's to report, not the probe's.
+  const auto fits = [&](uint32_t depth) -> Expected<bool> {
+    RunOptions options;
+    options.stack_depth = depth;
+    options.threads = threads;
+    options.max_steps = 100'000'000;
+    auto ran = density_->run_cpu(probe, options, CpuBackend::Vm);
+    if (!ran) return ran.failure();
+    for (const LaneError& e : ran->errors)
+      if (e.code == Fault::StackOverflow) return false;
+    return true;
+  };
+  // Grow by 4 until it fits, then bisect: the exact need in O(log need) evaluations.
+  constexpr uint32_t kLimit = 1u << 20;
+  uint32_t fails = 0, passes = 16;
+  for (;;) {
+    auto ok = fits(passes);
+    if (!ok) return ok.failure();
+    if (*ok) break;
+    if (passes >= kLimit) return 0u;
+    fails = passes;
+    passes *= 4;
+  }
+  while (passes - fails > 1) {
+    const uint32_t mid = fails + (passes - fails) / 2;
+    auto ok = fits(mid);
+    if (!ok) return ok.failure();
+    (*ok ? passes : fails) = mid;
+  }
+  return passes;
 }
 
 // ---- a run ----
@@ -327,6 +399,28 @@ const Range& range_of(std::string_view name) {
 }
 
 }  // namespace
+
+Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const Options& o) {
+  if (o.stack_depth) return o.stack_depth;
+  const uint32_t D = model.dimension();
+  std::vector<float> points;
+  if (o.init.empty()) {
+    std::mt19937_64 random(o.seed);
+    std::uniform_real_distribution<float> coordinate(-2.0f, 2.0f);
+    for (uint32_t k = 0; k < 8 * D; ++k)
+      points.push_back(coordinate(random));
+  } else {  // make_batch's unconstrained initial points, the first 64 chains'
+    const std::vector<uint32_t>& init = batch.inputs.at(0);
+    for (uint64_t k = 0; k < std::min<uint64_t>(init.size(), 64ull * D); ++k)
+      points.push_back(bits_float(init[k]));
+  }
+  auto need = model.gradient_stack_depth(batch.uniforms, points, o.threads);
+  if (!need) return need.failure();
+  // Twice the need: a loop whose trip count depends on the parameters may run longer elsewhere.
+  const uint64_t measured = 2 * uint64_t{*need} + 8;
+  return static_cast<uint32_t>(
+      std::max<uint64_t>(recursion_depth(o), std::min<uint64_t>(measured, UINT32_MAX)));
+}
 
 std::string option_range(std::string_view name) {
   const Range& r = range_of(name);
@@ -542,7 +636,9 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   RunOptions options;
   options.seed = o.seed;
   options.threads = o.threads;
-  options.stack_depth = o.stack_depth ? o.stack_depth : recursion_depth(o);
+  auto depth = stack_depth_for(model, batch, o);
+  if (!depth) return depth.failure();
+  fit.stack_depth = options.stack_depth = *depth;
   options.max_steps = o.max_steps;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
     const uint32_t i = next_draw[chain]++;
@@ -567,6 +663,14 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   };
   auto ran = runner(model.module(), batch, options);
   if (!sink->error().empty()) return Error{sink->error()};
+  // Memory for the stacks ran out (the backends say "reduce the batch size or the stack
+  // depth"): in the sampler's words, with the depth that was measured.
+  if (!ran && ran.error().find("stack depth") != std::string::npos)
+    return Error{
+        fmt::format("{} (here: fewer chains, or a --stack-depth (Options::stack_depth) "
+                    "below this run's {}{})",
+                    ran.error(), fit.stack_depth,
+                    o.stack_depth ? "" : ", measured from the model's gradient's tape")};
   if (!ran) return ran.failure();
   const RunResult& result = *ran;
   fit.stopped = result.stopped;
@@ -577,9 +681,10 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   std::vector<uint8_t> excluded(o.chains, 0);
   for (const LaneError& e : result.errors) {
     excluded[e.lane] = 1;
-    fit.chain_messages.push_back(fmt::format(
-        "chain {} faulted: {} in {} at line {} after {} of {} draws", e.lane, fault_text(e),
-        e.function, e.line, std::min(next_draw[e.lane], o.draws), o.draws));
+    fit.chain_messages.push_back(
+        fmt::format("chain {} faulted: {} in {} at line {} after {} of {} draws{}", e.lane,
+                    fault_text(e), e.function, e.line, std::min(next_draw[e.lane], o.draws),
+                    o.draws, tape_advice(e, model.file(), o, fit.stack_depth)));
   }
   // A chain with no finite starting point returned without sampling (nuts.ab's main).
   const ValueType& chain_type = module.output().value_type;

@@ -231,9 +231,9 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
                "also write one CmdStan CSV per chain into --out, MODEL-CHAIN.csv (chain from 1), "
                "as cmdstanpy, ArviZ and R's posterior read them");
   app.add_option("--stack-depth", c.options.stack_depth,
-                 "call frames and gradient tape entries a chain may hold (default: --max-depth + "
-                 "8, what the tree needs; a derived gradient's loop that is not a sum takes one "
-                 "per iteration)")
+                 "call frames and gradient tape entries a chain may hold (default: measured, "
+                 "--max-depth + 8 or, when the model's gradient needs more, twice its need plus "
+                 "8; a derived gradient's loop that is not a sum takes one per iteration)")
       ->transform(sampler_whole("stack_depth"));
   app.add_option("--max-steps", c.options.max_steps,
                  "most blocks one chain may run; past that it faults with step_budget")

@@ -98,9 +98,19 @@ class Model {
   // error names the coordinate that lies outside its bounds (or on one).
   Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
 
+  // The stack depth one evaluation of the log density and its gradient needs, the most over
+  // `points` ([n, D], unconstrained) given `data`: the call frames and, for a derived gradient's
+  // loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm with
+  // `threads`; 0 when no depth up to 2^20 is enough (a recursion that never ends).
+  Expected<uint32_t> gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
+                                          std::span<const float> points,
+                                          uint32_t threads = 0) const;
+
  private:
   Model() = default;  // compile() makes them: a Model always holds a compiled module
   std::shared_ptr<const Module> module_;
+  // The model with nuts_density(u) as its entry: gradient_stack_depth's probe.
+  std::shared_ptr<const Module> density_;
   std::string file_;
   std::vector<std::string> names_;
   std::vector<FloatBounds> bounds_;
@@ -128,7 +138,8 @@ struct Options {
   std::vector<float> init;
   uint32_t threads = 0;             // the vm's worker threads (0: one per core)
   uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults
-  uint32_t stack_depth = 0;         // call frames and tape entries per chain; 0: max_depth + 8
+  // Call frames and tape entries per chain; 0: measured (stack_depth_for, docs/nuts.md "Tapes").
+  uint32_t stack_depth = 0;
 
   // Called on the running thread after each draw (chain, its index, draws received in all).
   std::function<void(uint32_t chain, uint32_t draw, uint64_t received)> on_draw;
@@ -142,6 +153,12 @@ struct Options {
 inline uint32_t recursion_depth(const Options& o) {
   return o.max_depth + 8;
 }
+
+// The stack depth a run of `model` uses: options.stack_depth when given, else the tree's
+// recursion_depth or, when the model's gradient needs more (a tape), twice what it needed at the
+// chains' initial points (options.init) or at 8 random points uniform in [-2, 2] like the chains',
+// plus 8.
+Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const Options& options);
 
 // How a refusal of an option spells its name: as this header does (leaf_steps, also the Python
 // module's keyword) or as the CLI's flag (--leaf-steps).
@@ -241,6 +258,7 @@ struct Fit {
   // stats.divergent, what divergent.npy holds).
   uint64_t divergences = 0;
   RunStats run_stats;
+  uint32_t stack_depth = 0;  // the run's (stack_depth_for)
   // Which chains the summary left out and why, as one line each ("chain 2 faulted: ...").
   std::vector<std::string> chain_messages;
 };
