@@ -407,10 +407,12 @@ TEST_CASE("sample files: the sampler's contract is checked where the mistake is"
   CHECK(o.err.find("warning: --warmup") == std::string::npos);
 }
 
-TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape") {
+TEST_CASE(
+    "sample files: the default stack depth is measured; a given one too small names the option") {
   const TempDir dir("ab_fit_tape");
   // A standard normal reached through a recurrence (not a sum): the reverse sweep keeps one tape
-  // entry per iteration, 40 here, more than the default depth (--max-depth 10 + 8).
+  // entry per iteration, 40 here, more than the tree's depth (--max-depth 10 + 8). By default
+  // the sampler measures that need before the chains start; a depth the user gives is used as is.
   dir.write("recurrence.ab",
             "const D: int = 1;\n"
             "fn log_density(q: float[D]) -> float {\n"
@@ -420,12 +422,15 @@ TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape"
   const std::string run =
       "recurrence.ab --chains 4 --draws 300 --warmup 200 --backend vm --out fit";
   Outcome o = run_sample(dir, run);
-  CHECK(o.exit_code == 1);
-  CHECK(o.err.find("faulted: stack_overflow") != std::string::npos);
-  o = run_sample(dir, run + " --stack-depth 64");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
   const json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
   CHECK(std::abs(summary["parameters"][0]["sd"].get<double>() - 1.0) < 0.15);
+  o = run_sample(dir, run + " --stack-depth 20");
+  CHECK(o.exit_code == 1);
+  CHECK(o.err.find("faulted: stack_overflow") != std::string::npos);
+  CHECK(o.err.find("--stack-depth") != std::string::npos);
+  o = run_sample(dir, run + " --stack-depth 64");
+  CHECK_MESSAGE(o.exit_code == 0, o.err);
   o = run_sample(dir, run + " --stack-depth 12");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("--stack-depth 12 is less than the tree's recursion needs (--max-depth 10 + "
