@@ -59,6 +59,10 @@ std::string check_batch(const Program& program, int entry, const Batch& batch) {
 std::string check_run_options(const RunOptions& options) {
   if (options.stack_depth == 0)
     return "the stack depth must be at least 1 (it counts the entry function's frame)";
+  // No lane could run a block: every one would fault at once.
+  if (options.max_steps == 0)
+    return "max_steps must be at least 1 (the blocks a lane may run before it faults with "
+           "step_budget)";
   return "";
 }
 

@@ -6,7 +6,10 @@
 //
 // Every run releases the GIL; its should_stop callback takes it back at most every 50 ms to run
 // Python's signal handlers (PyErr_CheckSignals), so Ctrl-C stops a run at its next step boundary
-// and raises KeyboardInterrupt once the run has returned and its device state is freed.
+// and raises KeyboardInterrupt once the run has returned and its device state is freed. A Vulkan
+// run's compile polls nothing (the driver's, for minutes on lavapipe): it runs on a worker thread
+// while the caller polls, and a Ctrl-C during it returns at once (run_vulkan). The interpreter's
+// exit stops the runs under way and waits for them (EngineCalls).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,11 +18,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autobatch/autobatch.h"
@@ -138,6 +145,17 @@ void pack_leaf(const py::handle& value, const Leaf& leaf, const std::string& wha
   };
   (void)rows;
   if (leaf.scalar == ab::Scalar::Float) {
+    if (kind == 'f' && array.itemsize() > 4) {
+      // A finite value beyond float's range would round to infinity: refused, as the CLI does.
+      auto wide = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+      for (uint64_t k = 0; k < count; ++k)
+        if (std::isfinite(wide.data()[k]) &&
+            std::fabs(wide.data()[k]) > std::numeric_limits<float>::max()) {
+          char shown[40];
+          std::snprintf(shown, sizeof shown, "%.9g", wide.data()[k]);
+          throw py::value_error(what + " holds " + shown + ", out of range for float");
+        }
+    }
     auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
     const float* p = f.data();
     for (uint64_t k = 0; k < count; ++k)
@@ -185,6 +203,27 @@ py::array unpack_leaf(const Leaf& leaf, const std::vector<uint32_t>& words, uint
   return out;
 }
 
+// A dict given for a struct of type `t` (or an array of them; nested dicts for nested structs)
+// names only its fields: a misspelt one is refused, not left out.
+void check_field_names(const py::handle& value, const ab::ValueType& t, const std::string& what) {
+  const ab::ValueType* type = &t;
+  while (type->is_array())
+    type = &type->elem();
+  if (!type->is_struct() || !py::isinstance<py::dict>(value)) return;
+  for (const auto& item : py::reinterpret_borrow<py::dict>(value)) {
+    const std::string name = py::str(item.first);
+    const ab::ValueField* field = type->field(name);
+    if (!field) {
+      std::string known;
+      for (const ab::ValueField& f : type->fields)
+        known += (known.empty() ? "" : ", ") + f.name;
+      throw py::value_error(what + " has an unknown field '" + name + "' (" + type->struct_name +
+                            "'s fields: " + known + ")");
+    }
+    check_field_names(item.second, field->type, what + " field '" + name + "'");
+  }
+}
+
 // The value `value` of type `info` (an ndarray, or a dict of fields for a struct) as words.
 void pack_value(const py::handle& value, const ab::ValueInfo& info, const std::string& kind,
                 const std::vector<py::ssize_t>& lead, uint64_t copies,
@@ -193,6 +232,7 @@ void pack_value(const py::handle& value, const ab::ValueInfo& info, const std::s
   words.assign(copies * info.words, 0u);
   // Structs (and arrays of them) are dicts of their fields.
   const bool is_struct = leaves.size() != 1 || !leaves[0].name.empty();
+  check_field_names(value, info.value_type, kind + " '" + info.name + "'");
   for (const Leaf& leaf : leaves) {
     py::object part = py::reinterpret_borrow<py::object>(value);
     std::string what = kind + " '" + info.name + "'";
@@ -242,13 +282,81 @@ std::shared_ptr<ab::VulkanContext> shared_context() {
   return context;
 }
 
+// ---- the interpreter's exit ----
+
+// The calls into the engine under way (a run, a fit, a Vulkan compile a Ctrl-C left running) and
+// whether the interpreter is exiting. Python's exit waits (atexit) until none is under way: a
+// thread of ours that took the GIL while Python finalizes would be ended by pthread_exit inside
+// C++ frames (std::terminate, "terminate called without an active exception", exit 134), and one
+// still in the engine would run on while the process's statics are destroyed. Never destroyed,
+// so that it outlives the statics.
+struct EngineCalls {
+  std::mutex mutex;
+  std::condition_variable idle;
+  uint32_t under_way = 0;
+  uint32_t left_compiling = 0;  // of them, Vulkan compiles a stop left running (run_vulkan)
+  std::atomic<bool> exiting{false};
+};
+EngineCalls& engine_calls() {
+  static auto* calls = new EngineCalls;
+  return *calls;
+}
+
+// Counts one call under way; made with the GIL held. Refused once the interpreter is exiting (a
+// daemon thread that calls again after its run was stopped).
+void begin_engine_call() {
+  EngineCalls& calls = engine_calls();
+  std::lock_guard lock(calls.mutex);
+  if (calls.exiting) throw std::runtime_error("autobatch: the interpreter is exiting");
+  ++calls.under_way;
+}
+void end_engine_call(bool left_compiling = false) {
+  EngineCalls& calls = engine_calls();
+  std::lock_guard lock(calls.mutex);
+  calls.left_compiling -= left_compiling ? 1 : 0;
+  if (--calls.under_way == 0) calls.idle.notify_all();
+}
+struct EngineCall {
+  EngineCall() { begin_engine_call(); }
+  ~EngineCall() { end_engine_call(); }
+  EngineCall(const EngineCall&) = delete;
+  EngineCall& operator=(const EngineCall&) = delete;
+};
+
+// Python's atexit (after the non-daemon threads were joined, before finalizing): the runs under
+// way stop at their next poll without taking the GIL (Interrupts), and the exit waits for them.
+void wait_for_engine_calls() {
+  EngineCalls& calls = engine_calls();
+  {
+    std::lock_guard lock(calls.mutex);
+    calls.exiting = true;
+  }
+  py::gil_scoped_release release;
+  std::unique_lock lock(calls.mutex);
+  const auto idle = [&] { return calls.under_way == 0; };
+  // A run stops within a poll; a driver's compile cannot be stopped, so say why the exit waits.
+  if (!calls.idle.wait_for(lock, std::chrono::milliseconds(500), idle) && calls.left_compiling) {
+    std::fprintf(stderr,
+                 "autobatch: the exit waits for %u interrupted Vulkan compile%s to end (the "
+                 "driver's compile cannot be stopped)\n",
+                 calls.left_compiling, calls.left_compiling == 1 ? "" : "s");
+    std::fflush(stderr);
+  }
+  calls.idle.wait(lock, idle);
+}
+
 // The should_stop of a run with the GIL released: every 50 ms it takes the GIL and runs Python's
 // signal handlers; a handler that raised (Ctrl-C: KeyboardInterrupt) stops the run, and the
-// exception stays set for raise_if_interrupted() once the run is over.
+// exception stays set for raise_if_interrupted() once the run is over. Once the interpreter is
+// exiting it stops the run without the GIL.
 class Interrupts {
  public:
   bool poll() {
     if (interrupted_) return true;
+    if (engine_calls().exiting) {
+      exiting_ = true;
+      return interrupted_ = true;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now - last_ < std::chrono::milliseconds(50)) return false;
     last_ = now;
@@ -258,12 +366,14 @@ class Interrupts {
   }
   // With the GIL held.
   void raise_if_interrupted() const {
+    if (exiting_)
+      throw std::runtime_error("autobatch: the run was stopped: the interpreter is exiting");
     if (interrupted_ && PyErr_Occurred()) throw py::error_already_set();
   }
   bool interrupted() const { return interrupted_; }
 
  private:
-  std::atomic<bool> interrupted_{false};
+  std::atomic<bool> interrupted_{false}, exiting_{false};
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
@@ -297,16 +407,78 @@ class ProgressLine {
   double last_ = -10.0;
 };
 
+// A Vulkan run on a worker thread while this thread waits. Until the run takes its first step
+// (the compile: seconds to minutes on a CPU device, and the driver's part polls nothing) this
+// thread polls `interrupts`; a stop then returns a stopped run at once, and the worker finishes
+// the compile alone, calls none of the caller's callbacks again and ends at its first step (the
+// interpreter's exit waits for it). From the first step on, the run polls through
+// options.should_stop as any run does. The mutex is held while a callback of the caller runs on
+// either thread, so they never run at once; it is taken before the GIL, never after.
 ab::Expected<ab::RunResult> run_vulkan(const std::shared_ptr<const ab::Module>& module,
                                        const ab::Batch& batch, const ab::RunOptions& options,
-                                       const ab::VulkanOptions& vulkan) {
+                                       const ab::VulkanOptions& vulkan, Interrupts& interrupts) {
   std::shared_ptr<ab::VulkanContext> context;
   try {
     context = shared_context();
   } catch (const std::runtime_error& e) {
     return ab::Error{e.what()};
   }
-  return ab::sample::vulkan_runner(context, vulkan)(module, batch, options);
+  struct Handoff {
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false, stepping = false, abandoned = false;
+    ab::Expected<ab::RunResult> result = ab::Error{""};
+  };
+  auto handoff = std::make_shared<Handoff>();
+  ab::RunOptions worker_options = options;
+  worker_options.should_stop = [handoff, inner = options.should_stop] {
+    std::lock_guard lock(handoff->mutex);
+    handoff->stepping = true;
+    return handoff->abandoned || (inner && inner());
+  };
+  if (options.on_emit)
+    worker_options.on_emit = [handoff, inner = options.on_emit](uint32_t lane,
+                                                                const uint32_t* record) {
+      std::lock_guard lock(handoff->mutex);
+      if (!handoff->abandoned) inner(lane, record);
+    };
+  begin_engine_call();  // the worker's own, ended by the worker
+  std::thread worker([handoff, module, batch, worker_options,
+                      runner = ab::sample::vulkan_runner(context, vulkan)] {
+    ab::Expected<ab::RunResult> result = ab::Error{""};
+    try {
+      result = runner(module, batch, worker_options);
+    } catch (const std::exception& e) {
+      result = ab::Error{e.what()};
+    }
+    bool abandoned = false;
+    {
+      std::lock_guard lock(handoff->mutex);
+      handoff->result = std::move(result);
+      handoff->done = true;
+      abandoned = handoff->abandoned;
+    }
+    handoff->finished.notify_all();
+    end_engine_call(abandoned);
+  });
+  std::unique_lock lock(handoff->mutex);
+  while (!handoff->done) {
+    handoff->finished.wait_for(lock, std::chrono::milliseconds(50));
+    if (handoff->done || handoff->stepping || !interrupts.poll()) continue;
+    handoff->abandoned = true;
+    {
+      std::lock_guard calls_lock(engine_calls().mutex);
+      ++engine_calls().left_compiling;
+    }
+    worker.detach();
+    ab::RunResult stopped;
+    stopped.stopped = true;
+    stopped.stats.lanes = batch.lanes;
+    return stopped;
+  }
+  lock.unlock();
+  worker.join();
+  return std::move(handoff->result);
 }
 
 struct PyModule {
@@ -368,14 +540,23 @@ ab::UniformData pack_uniforms(const std::vector<ab::ValueInfo>& declared, const 
   return out;
 }
 
-py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& uniforms,
-                    const std::string& backend, std::optional<uint32_t> batch, uint64_t seed,
-                    const std::string& schedule, uint32_t threads, uint64_t max_steps,
-                    std::optional<uint32_t> stack_depth, bool progress) {
-  const ab::Module& module = *m.module;
+// `backend` checked, "auto" chosen as the CLI's `sample` chooses: Vulkan on a GPU or when a
+// schedule is given, else the vm (which outruns Vulkan on a CPU device such as lavapipe).
+std::string choose_backend(const std::string& backend, const std::string& schedule) {
+  if (backend == "auto") return !schedule.empty() || ab::has_gpu() ? "vulkan" : "vm";
   if (backend != "vulkan" && backend != "vm" && backend != "interp")
     throw py::value_error("backend must be 'auto', 'vulkan', 'vm' or 'interp', not '" + backend +
                           "'");
+  return backend;
+}
+
+py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& uniforms,
+                    const std::string& requested_backend, std::optional<uint32_t> batch,
+                    uint64_t seed, const std::string& schedule, uint32_t threads,
+                    uint64_t max_steps, std::optional<uint32_t> stack_depth, bool progress) {
+  const EngineCall call;
+  const ab::Module& module = *m.module;
+  const std::string backend = choose_backend(requested_backend, schedule);
   for (const auto& item : inputs) {
     const std::string name = py::str(item.first);
     bool known = false;
@@ -429,7 +610,7 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
   {
     py::gil_scoped_release release;
     if (backend == "vulkan")
-      result = run_vulkan(m.module, b, options, vulkan);
+      result = run_vulkan(m.module, b, options, vulkan, interrupts);
     else
       result = module.run_cpu(b, options,
                               backend == "vm" ? ab::CpuBackend::Vm : ab::CpuBackend::Interpreter);
@@ -516,6 +697,7 @@ PyModel compile_model(const std::string& source, const std::string& file) {
 PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::sample::Options& given,
                    std::string backend, const std::string& schedule,
                    std::optional<py::array_t<float>> init, bool progress) {
+  const EngineCall call;
   const std::shared_ptr<const ab::sample::Model>* model = &py_model.model;
   ab::sample::Options options = given;
   if (init) {
@@ -528,23 +710,22 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
     options.init.assign(c.data(), c.data() + c.size());
   }
   ab::UniformData uniforms = pack_uniforms((*model)->data(), data);
+  Interrupts interrupts;
   ab::sample::Runner runner;
-  if (backend == "auto") backend = !schedule.empty() || ab::has_gpu() ? "vulkan" : "vm";
+  backend = choose_backend(backend, schedule);
   if (backend == "vulkan") {
     ab::VulkanOptions vulkan;
     auto parsed = parse_schedule(schedule, vulkan);
     if (!parsed) throw py::value_error(parsed.error());
     vulkan.schedule = *parsed;
-    runner = [vulkan](const std::shared_ptr<const ab::Module>& m, const ab::Batch& b,
-                      const ab::RunOptions& o) { return run_vulkan(m, b, o, vulkan); };
-  } else if (backend == "vm" || backend == "interp") {
+    runner = [vulkan, &interrupts](const std::shared_ptr<const ab::Module>& m, const ab::Batch& b,
+                                   const ab::RunOptions& o) {
+      return run_vulkan(m, b, o, vulkan, interrupts);
+    };
+  } else {
     runner =
         ab::sample::cpu_runner(backend == "vm" ? ab::CpuBackend::Vm : ab::CpuBackend::Interpreter);
-  } else {
-    throw py::value_error("backend must be 'auto', 'vulkan', 'vm' or 'interp', not '" + backend +
-                          "'");
   }
-  Interrupts interrupts;
   ProgressLine line(progress);
   std::atomic<uint64_t> received{0};
   const uint64_t cells = uint64_t{options.chains} * options.draws;
@@ -584,6 +765,7 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
 PYBIND11_MODULE(_core, m) {
   m.doc() = "autobatch's C++ core (docs/python.md); use the autobatch package.";
   py::register_exception<CompileError>(m, "CompileError", PyExc_ValueError);
+  py::module_::import("atexit").attr("register")(py::cpp_function(&wait_for_engine_calls));
 
   py::class_<PyModule>(m, "Module")
       .def_static("compile", &compile_module, py::arg("source"), py::arg("entry") = "main",
@@ -710,10 +892,11 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("stopped", [](const PyFit& f) { return f.fit.stopped; })
       .def("cmdstan_csv", [](const PyFit& f, const std::string& model_name, uint32_t chain) {
         const ab::sample::Fit& x = f.fit;
-        if (chain >= x.chains) throw py::index_error("no chain " + std::to_string(chain));
+        // A chain the fit does not have: cmdstan_csv's std::out_of_range, an IndexError.
         const uint64_t per = uint64_t{x.draws} * x.dimension;
+        const std::span<const float> all(x.draws_data);
         return ab::sample::cmdstan_csv(x, model_name, chain,
-                                       std::span(x.draws_data).subspan(chain * per, per));
+                                       chain < x.chains ? all.subspan(chain * per, per) : all);
       });
 
   m.def("sample", &sample_model, py::arg("model"), py::arg("data"), py::arg("options"),

@@ -5,12 +5,18 @@
 
 #include <fmt/format.h>
 
+#include "sampler/summary.h"
+
 namespace ab::sample {
 namespace {
 
+// "3 of 4000 (0.075%)", "1999 of 2000 (99.9%)", "4000 of 4000 (100%)": two significant digits
+// below 10%, one decimal above, never "1e+02%"; a part short of the whole never shows as 100%.
 std::string share(uint64_t part, uint64_t whole) {
-  return fmt::format("{} of {} ({:.2g}%)", part, whole,
-                     whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  const double percent =
+      whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  return fmt::format("{} of {} ({:.{}g}%)", part, whole,
+                     percent < 10 ? percent : std::floor(percent * 10) / 10, percent < 10 ? 2 : 3);
 }
 
 // The parameters whose `value` fails `bad`, worst first as `worse` orders them: the count and the
@@ -27,6 +33,44 @@ std::string worst(const std::vector<NamedSummary>& parameters, Value value, Bad 
     if (!found || worse(v, value(found->summary))) found = &p;
   }
   return found ? fmt::format("{} {:.3g}", found->name, value(found->summary)) : "";
+}
+
+// NaN fails the checks: why a parameter's R-hat or ESS is NaN (summarize() leaves them undefined):
+// too few draws, draws that are not finite, or draws that never change.
+enum class Undiagnosed { TooFewDraws, NotFinite, Constant };
+
+std::vector<FitWarning> undiagnosed_warnings(uint32_t draws,
+                                             const std::vector<NamedSummary>& parameters) {
+  struct Found {
+    uint32_t count = 0;
+    const NamedSummary* first = nullptr;
+  };
+  Found found[3];
+  for (const NamedSummary& p : parameters) {
+    const ParameterSummary& v = p.summary;
+    if (!std::isnan(v.rhat) && !std::isnan(v.ess_bulk) && !std::isnan(v.ess_tail)) continue;
+    const Undiagnosed why = draws < kMinDrawsToDiagnose ? Undiagnosed::TooFewDraws
+                            : !std::isfinite(v.mean)    ? Undiagnosed::NotFinite
+                                                        : Undiagnosed::Constant;
+    Found& f = found[static_cast<int>(why)];
+    if (f.count++ == 0) f.first = &p;
+  }
+  const char* reasons[3] = {
+      "too few draws to diagnose convergence: the chains may not have mixed; draw more",
+      "some draws are NaN or infinite: the fit is not usable as it stands",
+      "their draws never change: a chain stuck at one value, or a bound too narrow for float32 "
+      "(docs/nuts.md); the fit cannot be checked"};
+  std::vector<FitWarning> out;
+  for (int why = 0; why < 3; ++why)
+    if (found[why].count)
+      out.push_back(
+          {"undiagnosed",
+           fmt::format("R-hat and ESS are undefined (NaN) for {} of {} parameters (first: {}) "
+                       "with {} draws per chain{}: {}",
+                       found[why].count, parameters.size(), found[why].first->name, draws,
+                       why == 0 ? fmt::format(" (they need at least {})", kMinDrawsToDiagnose) : "",
+                       reasons[why])});
+  return out;
 }
 
 }  // namespace
@@ -78,6 +122,8 @@ std::vector<FitWarning> fit_warnings(const FitStatistics& s,
                        "reparameterise the model (heavy tails, funnels) or warm up longer",
                        chain, bfmi, kMinEbfmi)});
   }
+  for (FitWarning& w : undiagnosed_warnings(s.draws, parameters))
+    out.push_back(std::move(w));
   uint32_t count = 0;
   const auto rhat = [](const ParameterSummary& p) { return p.rhat; };
   std::string name = worst(
@@ -89,6 +135,10 @@ std::vector<FitWarning> fit_warnings(const FitStatistics& s,
                                        "look for multimodality or a poorly identified model",
                                        kMaxRhat, count, parameters.size(), name)});
   const double min_ess = kMinEssPerChain * s.chains;
+  // rstan's rule is per chain; the bound the fit's ESS is held to is the total.
+  const std::string bound = s.chains == 1 ? fmt::format("{}", kMinEssPerChain)
+                                          : fmt::format("{:.0f} ({} per chain x {} chains)",
+                                                        min_ess, kMinEssPerChain, s.chains);
   const auto low = [min_ess](double v) { return v < min_ess; };
   const auto smaller = [](double a, double b) { return a < b; };
   for (const auto& [kind, label, field] :
@@ -97,12 +147,11 @@ std::vector<FitWarning> fit_warnings(const FitStatistics& s,
     name = worst(
         parameters, [f = field](const ParameterSummary& p) { return p.*f; }, low, smaller, count);
     if (count)
-      out.push_back(
-          {kind, fmt::format("{} ESS is below {} per chain ({:.0f}) for {} of {} "
-                             "parameters (worst: {}): means, sds and {} are unreliable; "
-                             "draw more, or reparameterise",
-                             label, kMinEssPerChain, min_ess, count, parameters.size(), name,
-                             std::string(label) == "bulk" ? "medians" : "quantiles")});
+      out.push_back({kind, fmt::format("{} ESS is below {} for {} of {} "
+                                       "parameters (worst: {}): means, sds and {} are unreliable; "
+                                       "draw more, or reparameterise",
+                                       label, bound, count, parameters.size(), name,
+                                       std::string(label) == "bulk" ? "medians" : "quantiles")});
   }
   return out;
 }

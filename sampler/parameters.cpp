@@ -87,9 +87,20 @@ std::string sampler_glue(const ParameterLayout& layout, bool hand_gradient) {
       if (!b.any()) continue;
       if (b.lower && b.upper) {
         const std::string L = float_literal(*b.lower), U = float_literal(*b.upper);
-        out += fmt::format("    x[{0}] = {1} + ({2} - {1}) * inv_logit(u[{0}]);\n", i, L, U);
-        jacobian += fmt::format(
-            "    j += log({2} - {1}) - log1p_exp(-u[{0}]) - log1p_exp(u[{0}]);\n", i, L, U);
+        const float width = *b.upper - *b.lower;
+        if (std::isfinite(width)) {
+          out += fmt::format("    x[{0}] = {1} + ({2} - {1}) * inv_logit(u[{0}]);\n", i, L, U);
+          jacobian += fmt::format(
+              "    j += log({2} - {1}) - log1p_exp(-u[{0}]) - log1p_exp(u[{0}]);\n", i, L, U);
+        } else {
+          // U - L overflows float (bounds like +-2e38): the point as a weighted mean of the
+          // bounds, and ln(U - L) folded here in double.
+          out += fmt::format("    x[{0}] = {1} * inv_logit(-u[{0}]) + {2} * inv_logit(u[{0}]);\n",
+                             i, L, U);
+          const double log_width = std::log(double{*b.upper} - double{*b.lower});
+          jacobian += fmt::format("    j += {1} - log1p_exp(-u[{0}]) - log1p_exp(u[{0}]);\n", i,
+                                  float_literal(static_cast<float>(log_width)));
+        }
       } else if (b.lower) {
         out += fmt::format("    x[{0}] = {1} + exp(u[{0}]);\n", i, float_literal(*b.lower));
         jacobian += fmt::format("    j += u[{}];\n", i);

@@ -7,9 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <optional>
+#include <random>
 #include <regex>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -53,14 +59,16 @@ struct TextDeclaration {
   int line = 1, col = 1;
   std::string keyword, name;
 };
-std::optional<TextDeclaration> find_in_text(const std::string& text, const std::regex& pattern) {
+// `from_line`: the search starts there.
+std::optional<TextDeclaration> find_in_text(const std::string& text, const std::regex& pattern,
+                                            int from_line = 1) {
   int line = 1;
   for (size_t start = 0; start < text.size(); ++line) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string code = text.substr(start, end - start);
     code = code.substr(0, code.find("//"));
-    if (std::smatch m; std::regex_search(code, m, pattern))
+    if (std::smatch m; line >= from_line && std::regex_search(code, m, pattern))
       return TextDeclaration{line, static_cast<int>(m.position(2)) + 1, m[1].str(), m[2].str()};
     start = end + 1;
   }
@@ -92,6 +100,26 @@ const std::vector<std::string> kSamplerFirst = {"main", "nuts_*"};
 std::optional<TextDeclaration> find_declaration(const std::string& text, const std::string& name,
                                                 const char* keyword = "struct") {
   return find_in_text(text, std::regex(fmt::format(R"(\b({})\s+({})\b)", keyword, name)));
+}
+
+// A parameter becomes a column of the CmdStan CSV under its own name, and Stan's own columns
+// (lp__, stepsize__, ...) end in "__": a field named so would duplicate one, so it is refused
+// at its declaration, as Stan refuses such identifiers.
+Status check_parameter_names(const std::string& text, const std::string& model_path,
+                             const ValueType& params) {
+  for (const ValueField& f : params.fields) {
+    if (f.name.size() < 2 || f.name.substr(f.name.size() - 2) != "__") continue;
+    const int struct_line =
+        find_declaration(text, params.struct_name).value_or(TextDeclaration{}).line;
+    const TextDeclaration at =
+        find_in_text(text, std::regex(fmt::format(R"(()\b({})\s*:)", f.name)), struct_line)
+            .value_or(TextDeclaration{struct_line});
+    return Error{fmt::format(
+        "{}:{}:{}: parameter '{}': names ending in '__' are reserved for the sampler's own "
+        "columns (lp__, stepsize__, ... in the CmdStan CSV), as in Stan; rename it",
+        model_path, at.line, at.col, f.name)};
+  }
+  return Ok{};
 }
 
 // The flat contract's `const D`, when the model declares one, must be q's length: a D one too
@@ -176,6 +204,30 @@ class MemorySink : public DrawSink {
   uint32_t draws_, dimension_;
 };
 
+// What to do about a chain whose gradient's tape outgrew the stack depth `depth`: the loop
+// (differentiate.cpp puts a tape's pushes at its loop's line) and the option; "" for any other
+// fault.
+std::string tape_advice(const LaneError& e, const std::string& file, const Options& o,
+                        uint32_t depth) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return e.function.size() > suffix.size() &&
+           e.function.compare(e.function.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (e.code != Fault::StackOverflow || !(ends_with(".vjp") || ends_with(".value_and_grad")))
+    return "";
+  const std::string given = o.stack_depth
+                                ? fmt::format("the stack depth given, {}", depth)
+                                : fmt::format(
+                                      "the stack depth {}, twice what the gradient needed at the "
+                                      "initial points plus 8,",
+                                      depth);
+  return fmt::format(
+      ": the gradient's tape for the loop at {}:{} (a value per iteration: a loop that is not a "
+      "sum, docs/nuts.md \"Tapes\") outgrew {}; raise it with --stack-depth (Options::"
+      "stack_depth), e.g. {}",
+      file, e.line, given, std::min<uint64_t>(uint64_t{depth} * 4, UINT32_MAX));
+}
+
 }  // namespace
 
 // ---- the model ----
@@ -231,6 +283,7 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
                                kContract)};
     }
     layout = std::move(*structured);
+    if (auto s = check_parameter_names(text, model_path, param); !s) return s.failure();
     for (const ValueField& f : param.fields) {
       Field field{f.name, {}, 1};
       for (const ValueType* t = &f.type; t->is_array(); t = &t->elem()) {
@@ -253,10 +306,14 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
     out->fields_.push_back(Field{"q", {param.count}, param.count});
   }
 
-  auto combined = compile_text(text + sampler_glue(layout, !derived) + kNutsSource,
-                               model_path + " + nuts.ab", "main", kSamplerFirst);
+  const std::string glue = sampler_glue(layout, !derived);
+  auto combined =
+      compile_text(text + glue + kNutsSource, model_path + " + nuts.ab", "main", kSamplerFirst);
   if (!combined) return combined.failure();
+  auto probe = compile_text(text + glue, model_path, "nuts_density");
+  if (!probe) return probe.failure();
   out->module_ = std::move(*combined);
+  out->density_ = std::move(*probe);
   out->file_ = model_path;
   out->names_ = std::move(layout.names);
   out->bounds_ = std::move(layout.bounds);
@@ -270,16 +327,130 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
   return sample::unconstrain(layout, std::vector<float>(constrained.begin(), constrained.end()));
 }
 
+Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
+                                               std::span<const float> points,
+                                               uint32_t threads) const {
+  const uint32_t D = dimension();
+  Batch probe;
+  probe.lanes = static_cast<uint32_t>(points.size() / D);
+  probe.uniforms = data;
+  probe.inputs.emplace_back();
+  for (float x : points)
+    probe.inputs[0].push_back(float_bits(x));
+  // Whether every point's evaluation fits in `depth`; any other fault (an index out of range,
+  // a loop that never ends) is the run's to report, not the probe's.
+  const auto fits = [&](uint32_t depth) -> Expected<bool> {
+    RunOptions options;
+    options.stack_depth = depth;
+    options.threads = threads;
+    options.max_steps = 100'000'000;
+    auto ran = density_->run_cpu(probe, options, CpuBackend::Vm);
+    if (!ran) return ran.failure();
+    for (const LaneError& e : ran->errors)
+      if (e.code == Fault::StackOverflow) return false;
+    return true;
+  };
+  // Grow by 4 until it fits, then bisect: the exact need in O(log need) evaluations.
+  constexpr uint32_t kLimit = 1u << 20;
+  uint32_t fails = 0, passes = 16;
+  for (;;) {
+    auto ok = fits(passes);
+    if (!ok) return ok.failure();
+    if (*ok) break;
+    if (passes >= kLimit) return 0u;
+    fails = passes;
+    passes *= 4;
+  }
+  while (passes - fails > 1) {
+    const uint32_t mid = fails + (passes - fails) / 2;
+    auto ok = fits(mid);
+    if (!ok) return ok.failure();
+    (*ok ? passes : fails) = mid;
+  }
+  return passes;
+}
+
 // ---- a run ----
 
-Status check_options(const Options& o) {
-  if (o.chains == 0) return Error{"chains must be at least 1"};
-  if (!(o.step_jitter >= 0.0 && o.step_jitter <= 1.0))
-    return Error{fmt::format("step_jitter {} is not in [0, 1]", o.step_jitter)};
+namespace {
+
+// `name` (the header's spelling) as `names` spells it: leaf_steps or --leaf-steps.
+std::string spelled(std::string name, OptionNames names) {
+  if (names == OptionNames::Library) return name;
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+// The options' ranges: check_options's, and the CLI's help (option_range).
+struct Range {
+  std::string_view name;
+  double min, max;
+};
+constexpr Range kRanges[] = {{"chains", 1, 1u << 20},        {"draws", 1, 1u << 24},
+                             {"warmup", 0, 1u << 24},        {"leaf_steps", 1, 1000},
+                             {"max_depth", 1, 30},           {"max_steps", 1, UINT32_MAX},
+                             {"target_accept", 0.05, 0.995}, {"step_size", 1e-8, 1e4},
+                             {"step_jitter", 0, 1},          {"stack_depth", 0, 1u << 24}};
+
+const Range& range_of(std::string_view name) {
+  for (const Range& r : kRanges)
+    if (r.name == name) return r;
+  throw std::out_of_range(fmt::format("no option {}", name));  // a caller's bug
+}
+
+}  // namespace
+
+Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const Options& o) {
+  if (o.stack_depth) return o.stack_depth;
+  const uint32_t D = model.dimension();
+  std::vector<float> points;
+  if (o.init.empty()) {
+    std::mt19937_64 random(o.seed);
+    std::uniform_real_distribution<float> coordinate(-2.0f, 2.0f);
+    for (uint32_t k = 0; k < 8 * D; ++k)
+      points.push_back(coordinate(random));
+  } else {  // make_batch's unconstrained initial points, the first 64 chains'
+    const std::vector<uint32_t>& init = batch.inputs.at(0);
+    for (uint64_t k = 0; k < std::min<uint64_t>(init.size(), 64ull * D); ++k)
+      points.push_back(bits_float(init[k]));
+  }
+  auto need = model.gradient_stack_depth(batch.uniforms, points, o.threads);
+  if (!need) return need.failure();
+  // Twice the need: a loop whose trip count depends on the parameters may run longer elsewhere.
+  const uint64_t measured = 2 * uint64_t{*need} + 8;
+  return static_cast<uint32_t>(
+      std::max<uint64_t>(recursion_depth(o), std::min<uint64_t>(measured, UINT32_MAX)));
+}
+
+std::string option_range(std::string_view name) {
+  const Range& r = range_of(name);
+  return fmt::format("{} to {}", r.min, r.max);
+}
+
+Status check_options(const Options& o, OptionNames names) {
+  const auto not_in = [&](std::string_view name, double value, double min, double max) {
+    return Error{fmt::format("{} {} is not in [{}, {}]", spelled(std::string(name), names), value,
+                             min, max)};
+  };
+  const std::pair<std::string_view, double> values[] = {
+      {"chains", o.chains},
+      {"draws", o.draws},
+      {"warmup", o.warmup},
+      {"leaf_steps", o.leaf_steps},
+      {"max_depth", o.max_depth},
+      {"max_steps", static_cast<double>(o.max_steps)},
+      {"target_accept", o.target_accept},
+      {"step_size", o.step_size},
+      {"step_jitter", o.step_jitter}};
+  for (const auto& [name, value] : values)
+    if (const Range& r = range_of(name); !(value >= r.min && value <= r.max))  // NaN too
+      return not_in(name, value, r.min, r.max);
   if (o.stack_depth && o.stack_depth < recursion_depth(o))
-    return Error{fmt::format(
-        "stack_depth {} is less than the tree's recursion needs (max_depth {} + 8 = {})",
-        o.stack_depth, o.max_depth, recursion_depth(o))};
+    return Error{fmt::format("{} {} is less than the tree's recursion needs ({} {} + 8 = {})",
+                             spelled("stack_depth", names), o.stack_depth,
+                             spelled("max_depth", names), o.max_depth, recursion_depth(o))};
+  if (o.stack_depth > range_of("stack_depth").max)
+    return not_in("stack_depth", o.stack_depth, recursion_depth(o), range_of("stack_depth").max);
   return Ok{};
 }
 
@@ -376,8 +547,53 @@ Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulka
   };
 }
 
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// What a fit of `o` keeps in memory: the per-draw statistics (25 bytes a draw) and, without the
+// caller's sink, the draws (4 bytes a coordinate).
+double fit_bytes(const Options& o, uint32_t dimension, bool draws_in_memory) {
+  const double cells = static_cast<double>(o.chains) * o.draws;
+  return cells * (4.0 * 4 + 4 * 2 + 1) + (draws_in_memory ? cells * dimension * 4.0 : 0.0);
+}
+
+// The refusal of a fit too big for memory: how much it asks for, and what to reduce.
+Error too_big(const Options& o, uint32_t dimension, bool draws_in_memory, const std::string& why) {
+  return Error{fmt::format(
+      "{} chains x {} draws{} need {:.1f} GiB of memory for the draws and their statistics, {}: "
+      "use fewer chains or draws",
+      o.chains, o.draws,
+      draws_in_memory ? fmt::format(" x {} parameters", dimension) : std::string(),
+      fit_bytes(o, dimension, draws_in_memory) / kGiB, why)};
+}
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink);
+
+}  // namespace
+
 Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
                   const Runner& runner, DrawSink* sink) {
+  if (auto s = check_options(o); !s) return s.failure();
+  // Checked before anything is allocated: a fit larger than the machine's memory cannot be held,
+  // and on Linux an allocation that big may succeed, only for the process to be killed later.
+  const bool draws_in_memory = sink == nullptr;
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  if (fit_bytes(o, model.dimension(), draws_in_memory) > physical)
+    return too_big(o, model.dimension(), draws_in_memory,
+                   fmt::format("more than this machine's {:.1f} GiB", physical / kGiB));
+  try {
+    return run_fit(model, std::move(data), o, runner, sink);
+  } catch (const std::bad_alloc&) {
+    return too_big(o, model.dimension(), draws_in_memory, "and the allocation failed");
+  }
+}
+
+namespace {
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink) {
   auto built = make_batch(model, std::move(data), o);
   if (!built) return built.failure();
   const Batch& batch = *built;
@@ -420,7 +636,9 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   RunOptions options;
   options.seed = o.seed;
   options.threads = o.threads;
-  options.stack_depth = o.stack_depth ? o.stack_depth : recursion_depth(o);
+  auto depth = stack_depth_for(model, batch, o);
+  if (!depth) return depth.failure();
+  fit.stack_depth = options.stack_depth = *depth;
   options.max_steps = o.max_steps;
   options.on_emit = [&](uint32_t chain, const uint32_t* r) {
     const uint32_t i = next_draw[chain]++;
@@ -445,6 +663,14 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   };
   auto ran = runner(model.module(), batch, options);
   if (!sink->error().empty()) return Error{sink->error()};
+  // Memory for the stacks ran out (the backends say "reduce the batch size or the stack
+  // depth"): in the sampler's words, with the depth that was measured.
+  if (!ran && ran.error().find("stack depth") != std::string::npos)
+    return Error{
+        fmt::format("{} (here: fewer chains, or a --stack-depth (Options::stack_depth) "
+                    "below this run's {}{})",
+                    ran.error(), fit.stack_depth,
+                    o.stack_depth ? "" : ", measured from the model's gradient's tape")};
   if (!ran) return ran.failure();
   const RunResult& result = *ran;
   fit.stopped = result.stopped;
@@ -455,9 +681,10 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   std::vector<uint8_t> excluded(o.chains, 0);
   for (const LaneError& e : result.errors) {
     excluded[e.lane] = 1;
-    fit.chain_messages.push_back(fmt::format(
-        "chain {} faulted: {} in {} at line {} after {} of {} draws", e.lane, fault_text(e),
-        e.function, e.line, std::min(next_draw[e.lane], o.draws), o.draws));
+    fit.chain_messages.push_back(
+        fmt::format("chain {} faulted: {} in {} at line {} after {} of {} draws{}", e.lane,
+                    fault_text(e), e.function, e.line, std::min(next_draw[e.lane], o.draws),
+                    o.draws, tape_advice(e, model.file(), o, fit.stack_depth)));
   }
   // A chain with no finite starting point returned without sampling (nuts.ab's main).
   const ValueType& chain_type = module.output().value_type;
@@ -521,9 +748,12 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   // Chain totals from main's result (a chain that did not finish has none).
   for (uint32_t chain = 0; chain < o.chains; ++chain) {
     if (excluded[chain] || result.stopped) {
-      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost).
-      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i)
+      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost)
+      // and the divergences among them, as divergent.npy holds them.
+      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i) {
         fit.gradient_evaluations += s.n_leapfrog[uint64_t{chain} * o.draws + i];
+        fit.divergences += s.divergent[uint64_t{chain} * o.draws + i];
+      }
       fit.step_sizes.push_back(std::nan(""));
       fit.inv_metrics.emplace_back();
       continue;
@@ -540,5 +770,7 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
   }
   return fit;
 }
+
+}  // namespace
 
 }  // namespace ab::sample

@@ -310,14 +310,14 @@ double quantile_of_sorted(std::span<const double> sorted, double probability) {
 
 double split_rhat(std::span<const double> draws, size_t chains, size_t draws_per_chain) {
   if (draws.size() != chains * draws_per_chain) return kNaN;
-  if (chains == 0 || draws_per_chain < 4 || !all_finite(draws)) return kNaN;
+  if (chains == 0 || draws_per_chain < kMinDrawsToDiagnose || !all_finite(draws)) return kNaN;
   return rhat_of_split(split_copy(draws, chains, draws_per_chain),
                        SplitLayout(chains, draws_per_chain));
 }
 
 double split_ess(std::span<const double> draws, size_t chains, size_t draws_per_chain) {
   if (draws.size() != chains * draws_per_chain) return kNaN;
-  if (chains == 0 || draws_per_chain < 4 || !all_finite(draws)) return kNaN;
+  if (chains == 0 || draws_per_chain < kMinDrawsToDiagnose || !all_finite(draws)) return kNaN;
   return ess_of_split(split_copy(draws, chains, draws_per_chain),
                       SplitLayout(chains, draws_per_chain));
 }
@@ -345,7 +345,8 @@ Expected<ParameterSummary> summarize(std::span<const double> draws, size_t chain
   summary.q50 = interpolated_quantile(ascending.size(), 0.50, sorted_value);
   summary.q95 = interpolated_quantile(ascending.size(), 0.95, sorted_value);
 
-  if (draws_per_chain < 4 || ascending.front().value == ascending.back().value) return summary;
+  if (draws_per_chain < kMinDrawsToDiagnose || ascending.front().value == ascending.back().value)
+    return summary;
 
   // From here on only the draws the split chains keep take part, as in the paper.
   std::erase_if(ascending, [&](const SortedDraw& d) { return d.position == layout.size(); });

@@ -18,6 +18,9 @@
 
 namespace ab::sample {
 
+// Split R-hat and ESS need this many draws per chain (each split half needs 2).
+constexpr size_t kMinDrawsToDiagnose = 4;
+
 // Summarises `chains` x `draws_per_chain` draws of one parameter; an Error when draws.size() !=
 // chains * draws_per_chain. Degenerate input gives NaN instead of failing:
 //  - no draws: every field NaN; a single draw: sd NaN.

@@ -1,6 +1,8 @@
 # Test cases that take 5 s or more on the 2-core development machine (ctest's timings):
 # labelled `slow` instead of `quick`. Re-measure with `ctest -j2` and update when cases move.
 set(AB_SLOW_TEST_CASES
+  "tape_test: sampler tapes: sums over rows need no tape and sample with the default options"
+  "tape_test: sampler tapes: a recursion over rows gets the depth its gradient measured"
   "banks_test: banks: a recursive program over several banks equals interp on every schedule"
   "banks_test: banks: the sampler's draws over several banks are interp's on two schedules"
   "banks_test: banks: a split program over several banks equals interp"

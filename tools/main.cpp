@@ -155,6 +155,18 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
   add_device_options(run, command.device);
 }
 
+// The numbers are only read here (whole_number_in refuses what is no number of the option's
+// type); their ranges are the sampler library's one check (sample::check_options), so the CLI,
+// Python and an embedding app refuse the same values with the same message. The help shows the
+// library's range of `name` (sample::option_range).
+CLI::Validator sampler_whole(const char* name, uint64_t type_max = UINT32_MAX) {
+  return whole_number_in(0, type_max).description(ab::sample::option_range(name));
+}
+CLI::Validator sampler_real(const char* name) {
+  return CLI::Validator([](const std::string&) { return std::string(); },
+                        ab::sample::option_range(name));
+}
+
 void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
   app.add_option("MODEL", c.model,
                  "the model .ab file: fn log_density(q: float[D]) or (p: Params) (docs/nuts.md)")
@@ -169,28 +181,28 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
       ->check(CLI::IsMember(names));
   app.add_option("--chains", c.options.chains, "chains, one per lane")
       ->capture_default_str()
-      ->transform(whole_number_in(1, 1u << 20));
+      ->transform(sampler_whole("chains"));
   app.add_option("--draws", c.options.draws, "draws per chain after warm-up")
       ->capture_default_str()
-      ->transform(whole_number_in(1, 1u << 24));
+      ->transform(sampler_whole("draws"));
   app.add_option("--warmup", c.options.warmup, "warm-up iterations per chain (not in draws.npy)")
       ->capture_default_str()
-      ->transform(whole_number_in(0, 1u << 24));
+      ->transform(sampler_whole("warmup"));
   app.add_option(
          "--leaf-steps", c.options.leaf_steps,
          "leapfrog steps per tree leaf (1 as Stan; the paper used 4, which costs ESS per gradient)")
       ->capture_default_str()
-      ->transform(whole_number_in(1, 1000));
+      ->transform(sampler_whole("leaf_steps"));
   app.add_option("--max-depth", c.options.max_depth, "maximum tree depth")
       ->capture_default_str()
-      ->transform(whole_number_in(1, 30));
+      ->transform(sampler_whole("max_depth"));
   app.add_option("--target-accept", c.options.target_accept,
                  "warm-up's target acceptance statistic")
       ->capture_default_str()
-      ->check(CLI::Range(0.05, 0.995));
+      ->check(sampler_real("target_accept"));
   app.add_option("--step-size", c.options.step_size, "the first step size before adaptation")
       ->capture_default_str()
-      ->check(CLI::Range(1e-8, 1e4));
+      ->check(sampler_real("step_size"));
   app.add_flag("!--no-step-search", c.options.search_step,
                "start from --step-size as given instead of searching for one (Hoffman & Gelman "
                "Algorithm 4); with --warmup 0 every chain keeps it");
@@ -198,7 +210,7 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
                  "each transition's step size times a uniform factor in [1 - J, 1 + J] (Stan's "
                  "stepsize_jitter; 0 as Stan's default)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(sampler_real("step_jitter"));
   app.add_flag("!--no-metric", c.options.adapt_metric,
                "keep the unit metric: adapt only the step size in warm-up");
   app.add_option("--init", c.init_file,
@@ -219,14 +231,14 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
                "also write one CmdStan CSV per chain into --out, MODEL-CHAIN.csv (chain from 1), "
                "as cmdstanpy, ArviZ and R's posterior read them");
   app.add_option("--stack-depth", c.options.stack_depth,
-                 "call frames and gradient tape entries a chain may hold (default: --max-depth + "
-                 "8, what the tree needs; a derived gradient's loop that is not a sum takes one "
-                 "per iteration)")
-      ->transform(whole_number_in(1, 1u << 24));
+                 "call frames and gradient tape entries a chain may hold (default: measured, "
+                 "--max-depth + 8 or, when the model's gradient needs more, twice its need plus "
+                 "8; a derived gradient's loop that is not a sum takes one per iteration)")
+      ->transform(sampler_whole("stack_depth"));
   app.add_option("--max-steps", c.options.max_steps,
                  "most blocks one chain may run; past that it faults with step_budget")
       ->capture_default_str()
-      ->transform(whole_number_in(1, UINT32_MAX));
+      ->transform(sampler_whole("max_steps", UINT64_MAX));
   app.add_option("--format", c.format, "stdout: table or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));

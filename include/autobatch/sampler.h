@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autobatch/batch.h"
@@ -97,9 +98,19 @@ class Model {
   // error names the coordinate that lies outside its bounds (or on one).
   Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
 
+  // The stack depth one evaluation of the log density and its gradient needs, the most over
+  // `points` ([n, D], unconstrained) given `data`: the call frames and, for a derived gradient's
+  // loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm with
+  // `threads`; 0 when no depth up to 2^20 is enough (a recursion that never ends).
+  Expected<uint32_t> gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
+                                          std::span<const float> points,
+                                          uint32_t threads = 0) const;
+
  private:
   Model() = default;  // compile() makes them: a Model always holds a compiled module
   std::shared_ptr<const Module> module_;
+  // The model with nuts_density(u) as its entry: gradient_stack_depth's probe.
+  std::shared_ptr<const Module> density_;
   std::string file_;
   std::vector<std::string> names_;
   std::vector<FloatBounds> bounds_;
@@ -127,7 +138,8 @@ struct Options {
   std::vector<float> init;
   uint32_t threads = 0;             // the vm's worker threads (0: one per core)
   uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults
-  uint32_t stack_depth = 0;         // call frames and tape entries per chain; 0: max_depth + 8
+  // Call frames and tape entries per chain; 0: measured (stack_depth_for, docs/nuts.md "Tapes").
+  uint32_t stack_depth = 0;
 
   // Called on the running thread after each draw (chain, its index, draws received in all).
   std::function<void(uint32_t chain, uint32_t draw, uint64_t received)> on_draw;
@@ -142,9 +154,28 @@ inline uint32_t recursion_depth(const Options& o) {
   return o.max_depth + 8;
 }
 
-// The checks of the options that need no model: chains >= 1, stack_depth 0 or enough for the
-// tree. The Error names the option as this header spells it.
-Status check_options(const Options& options);
+// The stack depth a run of `model` uses: options.stack_depth when given, else the tree's
+// recursion_depth or, when the model's gradient needs more (a tape), twice what it needed at the
+// chains' initial points (options.init) or at 8 random points uniform in [-2, 2] like the chains',
+// plus 8.
+Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const Options& options);
+
+// How a refusal of an option spells its name: as this header does (leaf_steps, also the Python
+// module's keyword) or as the CLI's flag (--leaf-steps).
+enum class OptionNames { Library, Cli };
+
+// The one check of the options that need no model, for the library, the CLI and Python alike:
+// every number in its range (chains 1 to 2^20, draws 1 to 2^24, warmup 0 to 2^24, leaf_steps 1
+// to 1000, max_depth 1 to 30, target_accept in [0.05, 0.995], step_size in [1e-8, 1e4],
+// step_jitter in [0, 1], max_steps 1 to 2^32 - 1, stack_depth 0 or from the tree's recursion
+// to 2^24); NaN is in no range. Outside them a fit's chains never move (a step size of 0, a
+// depth of 0) or the run cannot be held. The Error names the option and the range:
+// "leaf_steps 0 is not in [1, 1000]".
+Status check_options(const Options& options, OptionNames names = OptionNames::Library);
+// An option's range as check_options holds it, for a help text: "1 to 1000". `name` as this
+// header spells it (chains, draws, warmup, leaf_steps, max_depth, max_steps, target_accept,
+// step_size, step_jitter, stack_depth); another throws std::out_of_range.
+std::string option_range(std::string_view name);
 
 // The batch of `options.chains` chains for main(init, random_init, settings): `data` are the
 // model's uniforms (Module::uniforms() order, words as ValueType lays them out), options.init
@@ -223,14 +254,18 @@ struct Fit {
   std::vector<double> step_sizes;
   std::vector<std::vector<float>> inv_metrics;  // the diagonal inverse metric, D each
   uint64_t gradient_evaluations = 0;            // the finished chains' all, the others' draws'
-  uint64_t divergences = 0;                     // after warm-up, finished chains
+  // After warm-up, every chain's: the finished chains' totals, the others' draws' (the sum of
+  // stats.divergent, what divergent.npy holds).
+  uint64_t divergences = 0;
   RunStats run_stats;
+  uint32_t stack_depth = 0;  // the run's (stack_depth_for)
   // Which chains the summary left out and why, as one line each ("chain 2 faulted: ...").
   std::vector<std::string> chain_messages;
 };
 
 // Samples `model` given its data (see make_batch): the whole fit or an Error (bad options, data
-// or init, a run that could not happen). A fit with no draw at all (every chain faulted or was
+// or init, a run that could not happen, a fit too big for memory: the Error says how many bytes
+// and to use fewer chains or draws). A fit with no draw at all (every chain faulted or was
 // refused) is still a Fit: received == 0.
 Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data,
                   const Options& options, const Runner& runner, DrawSink* sink = nullptr);
@@ -240,11 +275,18 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data,
 // One chain of a fit as CmdStan writes it (the CmdStan guide, "Stan CSV file format"): `#`
 // comment lines with the settings, the header row `lp__,accept_stat__,stepsize__,treedepth__,
 // n_leapfrog__,divergent__,energy__,` then the parameters with CmdStan's names (theta.1, 1-based;
-// m.2.3 for m[1][2]), the adaptation comments (step size, the diagonal inverse metric), one row
-// per draw, and the timing comments. The text; write it with write_whole_file.
-// `draws` are the chain's [draws, D] (model space).
+// m.2.3 for m[1][2]) in CmdStan's order (cmdstan_order: an array's columns run its first index
+// fastest), the adaptation comments (step size, the diagonal inverse metric in the unconstrained
+// order, which for arrays of reals is Stan's too: row-major), one row per draw, and the timing
+// comments. The text; write it with write_whole_file. `draws` are the chain's [draws, D] (model
+// space, our row-major order). A control byte in `model_name` is written \xNN. A chain the fit
+// does not have, or `draws` shorter than the chain's draws, throws std::out_of_range.
 std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t chain,
                         std::span<const float> draws);
+// The coordinates in the order of CmdStan's columns: column k of the parameters holds coordinate
+// order[k]. Each field keeps its place; inside an array the first index runs fastest
+// (m[0][0], m[1][0], m[0][1], ...), as Stan writes arrays and readers rebuild them.
+std::vector<uint32_t> cmdstan_order(const std::vector<std::string>& names);
 // The parameter names CmdStan gives our coordinates: "theta[0]" -> "theta.1".
 std::string cmdstan_name(const std::string& name);
 

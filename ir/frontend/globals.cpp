@@ -1,6 +1,7 @@
 #include "ir/frontend/globals.h"
 
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -37,11 +38,19 @@ bool is_builtin_function(const std::string& name) {
 Globals::Globals(const ast::Module& module, Program& program, Diagnostics& diags)
     : module_(module), program_(program), diags_(diags) {}
 
+// Structs, constants, uniforms and functions share one name space: a name means one thing
+// wherever it is used. A clash between two kinds names both, since the first may be far away.
 void Globals::declare_name(const std::string& name, SourceLoc loc, const char* what) {
-  auto [it, inserted] = top_level_.emplace(name, loc);
-  if (!inserted)
+  auto [it, inserted] = top_level_.emplace(name, Declared{loc, what});
+  if (inserted) return;
+  const Declared& first = it->second;
+  if (std::string_view(first.what) == what)
     diags_.error(loc, fmt::format("{} '{}' is already declared at {}:{}", what, name,
-                                  it->second.line, it->second.col));
+                                  first.loc.line, first.loc.col));
+  else
+    diags_.error(loc, fmt::format("{} '{}' has the name of the {} declared at {}:{} (structs, "
+                                  "constants, uniforms and functions share one name space)",
+                                  what, name, first.what, first.loc.line, first.loc.col));
 }
 
 void Globals::declare() {

@@ -81,7 +81,11 @@ class Globals {
   const ast::Module& module_;
   Program& program_;
   Diagnostics& diags_;
-  std::map<std::string, SourceLoc> top_level_;  // first declaration of each name
+  struct Declared {
+    SourceLoc loc;
+    const char* what;  // "struct", "constant", "uniform", "function"
+  };
+  std::map<std::string, Declared> top_level_;  // first declaration of each name
   std::map<std::string, ConstEntry> consts_;
   std::map<std::string, StructEntry> structs_;
   std::map<std::string, int> uniforms_;

@@ -219,6 +219,34 @@ class Deriver {
     }
   }
   bool in_cycle(int b) const { return reach_[b][b]; }
+  // The line of the innermost loop around block b (its header's), for a tape's pushes: a tape
+  // that outgrows the stack depth faults there, naming the loop rather than a statement in it.
+  SourceLoc loop_loc(int b) const {
+    int innermost = -1;
+    size_t innermost_size = 0;
+    for (int h = 0; h < nb_; ++h)
+      for (int latch : preds_[h]) {
+        if (!dom_[latch][h]) continue;  // not a back edge
+        std::vector<bool> in(nb_, false);
+        in[h] = true;
+        std::vector<int> work{latch};
+        size_t size = 1;
+        while (!work.empty()) {
+          const int x = work.back();
+          work.pop_back();
+          if (in[x]) continue;
+          in[x] = true;
+          ++size;
+          for (int p : preds_[x])
+            work.push_back(p);
+        }
+        if (in[b] && (innermost < 0 || size < innermost_size)) {
+          innermost = h;
+          innermost_size = size;
+        }
+      }
+    return innermost >= 0 ? src_.blocks[innermost].loc : src_.blocks[b].loc;
+  }
 
   // ---- preaccumulated loops ----
   // A loop of a header, one body block and at most a latch whose only carried derivative is one
@@ -290,10 +318,8 @@ class Deriver {
           }
           pre.chain.push_back(cur);
           ++covered;
-          for (const Op& o : src_.blocks[cur].ops) {
+          for (const Op& o : src_.blocks[cur].ops)
             if (o.dst >= 0) pre.defined.insert(o.dst);
-            if (o.code == OpCode::Call && o.dst >= 0 && active_[o.dst]) ok = false;
-          }
           cur = t.target;
         }
       }
@@ -314,17 +340,23 @@ class Deriver {
       // The body's ops in order (an inner loop: what it writes), for the checks below.
       std::vector<const Op*> ops;
       std::vector<const PreLoop*> unit;
+      std::vector<Pos> at;
       for (int b : pre.chain) {
         if (pre_.count(b) && b != h) {
           ops.push_back(nullptr);
           unit.push_back(&pre_.at(b));
+          at.push_back(Pos{b, -1});
           continue;
         }
-        for (const Op& o : src_.blocks[b].ops) {
-          ops.push_back(&o);
+        for (size_t i = 0; i < src_.blocks[b].ops.size(); ++i) {
+          ops.push_back(&src_.blocks[b].ops[i]);
           unit.push_back(nullptr);
+          at.push_back(Pos{b, static_cast<int>(i)});
         }
       }
+      // Operands without a derivative (an index, a data value) that the body writes again after
+      // an adjoint reads them, by (position, operand): read through a copy taken just before.
+      std::set<std::pair<size_t, size_t>> snapshots;
       for (size_t i = 0; ok && i < ops.size(); ++i) {
         if (!ops[i]) {
           const PreLoop& inner = *unit[i];
@@ -339,11 +371,17 @@ class Deriver {
         if (o.dst == pre.acc && !update) ok = false;
         for (size_t k = 0; k < o.args.size(); ++k)
           if (o.args[k] == pre.acc && !(update && k == 0)) ok = false;
-        // No value an adjoint reads is written again later in the body.
+        // No value an adjoint reads is written again later in the body (the per-iteration
+        // reverse runs at the body's end), unless it is inactive and can be read from a copy.
         for (size_t j = i + 1; ok && differentiated(o) && j < ops.size(); ++j)
-          for (VarId a : o.args) {
+          for (size_t k = 0; k < o.args.size(); ++k) {
+            const VarId a = o.args[k];
             if (a == pre.acc) continue;
-            if (ops[j] ? ops[j]->dst == a : unit[j]->defined.count(a) != 0) ok = false;
+            if (!(ops[j] ? ops[j]->dst == a : unit[j]->defined.count(a) != 0)) continue;
+            if (active_[a])
+              ok = false;
+            else
+              snapshots.insert({i, k});
           }
       }
       if (!ok) continue;
@@ -352,6 +390,31 @@ class Deriver {
         const std::vector<VarId>& args = ops[i] ? ops[i]->args : unit[i]->inputs;
         for (VarId a : args)
           if (active_[a] && !pre.defined.count(a)) inputs.insert(a);
+      }
+      // Operand copies before their ops, from the last op back so that an insertion moves no
+      // position still to visit (ops holds no valid pointer after this).
+      std::map<size_t, std::vector<size_t>> copied_operands;
+      for (const auto& [i, k] : snapshots)
+        copied_operands[i].push_back(k);
+      for (auto it = copied_operands.rbegin(); it != copied_operands.rend(); ++it) {
+        const Pos p = at[it->first];
+        std::vector<Op>& body = src_.blocks[p.block].ops;
+        std::vector<Op> copies;
+        for (size_t k : it->second) {
+          const VarId a = body[p.op].args[k];
+          const auto copy = static_cast<VarId>(src_.vars.size());
+          src_.vars.push_back(Var{src_.vars[a].name + ".read", src_.vars[a].type});
+          active_.push_back(false);
+          defs_.push_back(1);
+          pre.defined.insert(copy);
+          body[p.op].args[k] = copy;
+          Op& take = copies.emplace_back();
+          take.code = OpCode::Copy;
+          take.dst = copy;
+          take.args = {a};
+          take.loc = body[p.op].loc;
+        }
+        body.insert(body.begin() + p.op, copies.begin(), copies.end());
       }
       for (VarId u : inputs) {
         pre.inputs.push_back(u);
@@ -797,10 +860,14 @@ class Deriver {
         }
         return;
       }
-      case OpCode::LogSumExp:
-        acc(a[0], mul(g, same(OpCode::Exp, same(OpCode::Sub, arg(0), {res()}))));
-        acc(a[1], mul(g, same(OpCode::Exp, same(OpCode::Sub, arg(1), {res()}))));
+      case OpCode::LogSumExp: {
+        // The weights e^(a - r) and e^(b - r) from a - b alone: r = ln(e^a + e^b) keeps none of
+        // a's low bits at large magnitudes (a - r at a = -1e7 is off by an ulp of 1e7, 1).
+        const VarId diff = same(OpCode::Sub, arg(0), {arg(1)});
+        acc(a[0], mul(g, same(OpCode::InvLogit, diff)));
+        acc(a[1], mul(g, same(OpCode::InvLogit, same(OpCode::Neg, diff))));
         return;
+      }
       case OpCode::Dot:
         if (active_[a[0]]) acc(a[0], mul(arg(1), g));
         if (active_[a[1]]) acc(a[1], mul(arg(0), g));
@@ -818,9 +885,15 @@ class Deriver {
         acc(a[0], mul(at, share));
         return;
       }
-      case OpCode::ReduceLogSumExp:  // softmax: exp(v - r)
-        acc(a[0], mul(same(OpCode::Exp, same(OpCode::Sub, arg(0), {res()})), g));
+      case OpCode::ReduceLogSumExp: {
+        // softmax from v - max(v), which is exact, not from v - r: r keeps none of v's low bits
+        // at large magnitudes (as for the two-argument form).
+        const VarId v = arg(0);
+        const VarId e =
+            same(OpCode::Exp, same(OpCode::Sub, v, {op(OpCode::ReduceMax, Types::kFloat, {v})}));
+        acc(a[0], mul(e, op(OpCode::Div, Types::kFloat, {g, op(OpCode::Sum, Types::kFloat, {e})})));
         return;
+      }
       case OpCode::MatMul: {
         const TypeId ta = src_.vars[a[0]].type, tb = src_.vars[a[1]].type;
         const bool a_matrix = T_.is_array(T_[ta].elem), b_matrix = T_.is_array(T_[tb].elem);
@@ -1094,7 +1167,7 @@ class Deriver {
       for (size_t i = 0; i < sb.ops.size(); ++i) {
         const Op& o = sb.ops[i];
         loc_ = o.loc;
-        if (restore_[b][i] == Restore::Tape) emit(OpCode::Push, -1, {o.dst});
+        if (restore_[b][i] == Restore::Tape) emit(OpCode::Push, -1, {o.dst}).loc = loop_loc(b);
         if (restore_[b][i] == Restore::Save) emit(OpCode::Copy, saved_[b][i], {o.dst});
         D_.blocks[b].ops.push_back(o);
       }
@@ -1109,7 +1182,7 @@ class Deriver {
         if (counted_[s]) {
           if (preds_[s][0] == b) {  // entering the loop: keep the outer count
             if (in_cycle(b))
-              emit(OpCode::Push, -1, {c});
+              emit(OpCode::Push, -1, {c}).loc = loop_loc(b);
             else
               emit(OpCode::Copy, ctl_saved_[s], {c});
             emit(OpCode::Copy, c, {iconst(0)});
@@ -1119,7 +1192,7 @@ class Deriver {
         } else {
           const auto k = std::find(preds_[s].begin(), preds_[s].end(), b) - preds_[s].begin();
           emit(OpCode::Copy, c, {iconst(static_cast<int32_t>(k))});
-          if (in_cycle(s)) emit(OpCode::Push, -1, {c});
+          if (in_cycle(s)) emit(OpCode::Push, -1, {c}).loc = loop_loc(s);
         }
       }
       D_.blocks[b].term = sb.term;

@@ -76,7 +76,8 @@ class Module:
     def run(self, inputs=None, uniforms=None, backend="vulkan", batch=None, seed=0,
             schedule=None, threads=0, max_steps=10_000_000, stack_depth=None, progress=True):
         """Runs the entry function once per lane. `inputs`: name -> array [lanes, ...] (a dict
-        of fields for a struct); `uniforms`: name -> array in the uniform's shape. Wrong dtypes
+        of fields for a struct); `uniforms`: name -> array in the uniform's shape. `backend`:
+        "vulkan", "vm", "interp" or "auto" (Vulkan on a GPU, else the vm). Wrong dtypes
         or shapes raise ValueError naming the input and the expected shape. A run longer than a
         second says so on stderr every 10 s (progress=False: never)."""
         raw = self._core.run(dict(inputs or {}), dict(uniforms or {}), backend, batch, seed,
@@ -172,11 +173,17 @@ def _init_array(init, fields, chains):
 
 
 def _model_source(model):
-    """(source, file name for messages, model name): `model` is a path or source text."""
-    if "\n" not in model and model.endswith(".ab") and os.path.exists(model):
-        with open(model) as f:
+    """(source, file name for messages, model name). `model` is a path (an os.PathLike, or a
+    string with neither a newline nor a '{', which every model's source has: its log_density's
+    body) or the source text. A path that names no file raises FileNotFoundError naming it."""
+    if isinstance(model, os.PathLike) or ("\n" not in model and "{" not in model):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise FileNotFoundError("no such model file: '%s' (a model is a .ab path or its "
+                                    "source text)" % path)
+        with open(path) as f:
             source = f.read()
-        return source, model, os.path.splitext(os.path.basename(model))[0]
+        return source, path, os.path.splitext(os.path.basename(path))[0]
     return model, "<model>", "model"
 
 
@@ -184,7 +191,8 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
            init=None, leaf_steps=1, max_depth=10, target_accept=0.8, step_size=1.0,
            adapt_metric=True, search_step=True, step_jitter=0.0, threads=0, max_steps=2**32 - 1, stack_depth=0,
            schedule=None, progress=True):
-    """Batched NUTS on `model` (a .ab path or source text; docs/nuts.md for the contract) with
+    """Batched NUTS on `model` (a .ab path, i.e. an os.PathLike or a string with neither a
+    newline nor a '{', or else the source text; docs/nuts.md for the contract) with
     its uniforms from `data` (name -> array). One lane per chain. Returns a Fit; a faulted or
     refused chain and each of Stan's warnings (divergences, R-hat, ...) is also a
     RuntimeWarning."""

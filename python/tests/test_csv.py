@@ -67,6 +67,36 @@ def test_to_csv_round_trips(tmp_path):
         np.testing.assert_array_equal(rows[:, 5], fit.stats["divergent"][chain])
 
 
+GRID = """
+struct Params { a: float, m: float[2][3] }
+fn sq(x: float) -> float { return x * x; }
+fn log_density(p: Params) -> float {
+    return -0.5 * (sq(p.a) + sq(p.m[0][0]) + sq(p.m[0][1] - 10.0) + sq(p.m[0][2] - 20.0)
+                   + sq(p.m[1][0] - 30.0) + sq(p.m[1][1] - 40.0) + sq(p.m[1][2] - 50.0));
+}
+"""
+
+
+def test_to_csv_writes_arrays_column_major(tmp_path):
+    # m[i][j] is near 10 (3 i + j): [[0, 10, 20], [30, 40, 50]], each cell told apart.
+    fit = autobatch.sample(GRID, chains=1, draws=20, warmup=50, seed=3, backend="vm",
+                           progress=False)
+    (path,) = fit.to_csv(str(tmp_path))
+    _, columns, rows, _ = read_stan_csv(path)
+    assert columns[7:] == ["a", "m.1.1", "m.2.1", "m.1.2", "m.2.2", "m.1.3", "m.2.3"]
+    draws = fit.draws[0]  # [draws, 7]: a, then m row-major, as parameter_names lists them
+    assert fit.parameter_names[1:] == ["m[%d][%d]" % (i, j) for i in range(2) for j in range(3)]
+    # By name: m.I.J holds cell (I - 1, J - 1).
+    for k, name in enumerate(columns[7:], start=7):
+        if name.startswith("m."):
+            i, j = int(name[2]) - 1, int(name[4]) - 1
+            np.testing.assert_array_equal(rows[:, k].astype(np.float32), draws[:, 1 + 3 * i + j])
+    # By position, as rstan::read_stan_csv rebuilds it: Fortran order, first index fastest.
+    rebuilt = rows[:, 8:14].astype(np.float32).reshape(-1, 3, 2).transpose(0, 2, 1)
+    np.testing.assert_array_equal(rebuilt, draws[:, 1:].reshape(-1, 2, 3))
+    assert np.all(np.abs(rebuilt.mean(axis=0) - [[0, 10, 20], [30, 40, 50]]) < 2)
+
+
 def test_cli_csv_holds_the_same_rows(tmp_path):
     model = tmp_path / "two.ab"
     model.write_text(MODEL)

@@ -4,6 +4,8 @@ errors; Ctrl-C (SIGINT) stops a long run with KeyboardInterrupt; two threads run
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -228,3 +230,70 @@ def test_two_threads_run_at_once():
         t.join()
     for r in results:
         np.testing.assert_array_equal(r.outputs["result"], want)
+
+
+def test_auto_backend_is_accepted():
+    # "auto", as the CLI's sample chooses: Vulkan on a GPU, else the vm; the results are the same.
+    fib = autobatch.Module.compile(read(sample_path("fib.ab")))
+    n = {"n": np.arange(12, dtype=np.int32)}
+    np.testing.assert_array_equal(fib.run(inputs=n, backend="auto").outputs["result"],
+                                  fib.run(inputs=n, backend="vm").outputs["result"])
+
+
+def test_float64_beyond_float_is_refused():
+    # Rounded to float32 it would be infinity; the CLI refuses it as out of range too.
+    simpson = autobatch.Module.compile(read(sample_path("simpson.ab")))
+    with pytest.raises(ValueError, match=r"input 'a' holds 1e\+39, out of range for float"):
+        simpson.run(inputs={"a": np.array([0.0, 1e39]), "b": np.ones(2)}, backend="vm")
+    with pytest.raises(ValueError, match=r"input 'b' holds -3.5e\+38, out of range for float"):
+        simpson.run(inputs={"a": np.zeros(1), "b": np.array([-3.5e38])}, backend="vm")
+    # Infinity and NaN are floats; the largest float64 that rounds to a finite float32 is taken.
+    got = simpson.run(inputs={"a": np.zeros(2), "b": np.array([np.inf, 1.0])}, backend="vm")
+    assert got.outputs["result"].shape == (2,)
+
+
+def test_an_unknown_struct_field_is_refused():
+    module = autobatch.Module.compile(PAIRS)
+    a = np.zeros((2, 3), dtype=np.int32)
+    b = np.zeros((2, 3, 2), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"input 'ps' has an unknown field 'bb' "
+                                         r"\(P's fields: a, b\)"):
+        module.run(inputs={"ps": {"a": a, "b": b, "bb": b}, "k": np.ones(2)}, backend="vm")
+
+
+def test_max_steps_zero_is_refused():
+    fib = autobatch.Module.compile(read(sample_path("fib.ab")))
+    with pytest.raises(RuntimeError, match="max_steps must be at least 1"):
+        fib.run(inputs={"n": np.arange(3)}, backend="vm", max_steps=0)
+
+
+EXIT_DURING_A_RUN = """
+import sys, threading, time
+import numpy as np
+import autobatch
+spin = autobatch.Module.compile(sys.argv[1])
+started = threading.Event()
+def work():
+    started.set()
+    if sys.argv[2] == "run":
+        spin.run(inputs={"n": np.full(64, 2_000_000_000)}, backend="vm", max_steps=2**62,
+                 threads=1, progress=False)
+    else:
+        autobatch.sample("fn log_density(q: float[2]) -> float { return -q[0] * q[0]; }",
+                         chains=2, draws=1_000_000, backend="vm", threads=1, progress=False)
+threading.Thread(target=work, daemon=True).start()
+started.wait()
+time.sleep(0.5)
+print("exiting", flush=True)
+"""
+
+
+@pytest.mark.parametrize("call", ["run", "sample"])
+def test_the_interpreter_exits_cleanly_while_a_thread_runs(call):
+    # A daemon thread inside a long run when the interpreter exits: the run is stopped and the
+    # exit waits for it (it used to abort: "terminate called without an active exception", 134).
+    done = subprocess.run([sys.executable, "-c", EXIT_DURING_A_RUN, SPIN, call],
+                          capture_output=True, text=True, timeout=60)
+    assert "terminate called" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "exiting\n"

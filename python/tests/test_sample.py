@@ -4,7 +4,10 @@ options (one implementation: the sampler library); bad models, data and init rai
 documented errors."""
 
 import json
+import math
 import os
+import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -103,7 +106,7 @@ def test_bad_models_and_data_raise():
         autobatch.sample("\nfn log_density(q: float[2]) -> float { return q; }\n", backend="vm")
     with pytest.raises(ValueError, match=r"uniform 'y' has shape \(3,\)"):
         autobatch.sample(GAUSSIAN, data={"y": np.zeros(3, np.float32)}, backend="vm")
-    with pytest.raises(ValueError, match="chains must be at least 1"):
+    with pytest.raises(ValueError, match=r"chains 0 is not in \[1, 1048576\]"):
         autobatch.sample(GAUSSIAN, data=DATA, chains=0, backend="vm")
     with pytest.raises(ValueError, match=r"step_jitter -0.5 is not in \[0, 1\]"):
         autobatch.sample(GAUSSIAN, data=DATA, step_jitter=-0.5, backend="vm")
@@ -145,3 +148,60 @@ def test_warnings_and_faulted_chains_are_python_warnings():
     with pytest.warns(RuntimeWarning, match="faulted: index_out_of_range"):
         fit = autobatch.sample(faulty, chains=2, draws=50, warmup=20, seed=2, backend="vm",
                                progress=False)
+
+
+# What the CLI refuses and the library used to accept, giving fits whose chains never move:
+# (keyword, value, the CLI's flag and value, the message after the option's name).
+BAD_OPTIONS = [
+    ("leaf_steps", 0, "0", "0 is not in [1, 1000]"),
+    ("max_depth", 0, "0", "0 is not in [1, 30]"),
+    ("max_depth", 100, "100", "100 is not in [1, 30]"),
+    ("target_accept", math.nan, "nan", "nan is not in [0.05, 0.995]"),
+    ("target_accept", 0.0, "0", "0 is not in [0.05, 0.995]"),
+    ("target_accept", 2.0, "2", "2 is not in [0.05, 0.995]"),
+    ("step_size", 0.0, "0", "0 is not in [1e-08, 10000]"),
+    ("step_size", -1.0, "-1", "-1 is not in [1e-08, 10000]"),
+    ("step_size", math.inf, "inf", "inf is not in [1e-08, 10000]"),
+    ("step_size", math.nan, "nan", "nan is not in [1e-08, 10000]"),
+    ("draws", 0, "0", "0 is not in [1, 16777216]"),
+    ("max_steps", 0, "0", "0 is not in [1, 4294967295]"),
+]
+
+
+@pytest.mark.parametrize("keyword,value,flag_value,message", BAD_OPTIONS,
+                         ids=["%s=%s" % (b[0], b[1]) for b in BAD_OPTIONS])
+def test_options_the_cli_refuses_are_refused_with_its_message(tmp_path, keyword, value,
+                                                              flag_value, message):
+    options = dict(chains=2, draws=10, warmup=10, backend="vm", progress=False)
+    options[keyword] = value
+    with pytest.raises(ValueError) as refused:
+        autobatch.sample(GAUSSIAN, data=DATA, **options)
+    assert str(refused.value) == keyword + " " + message
+    if not os.path.exists(CLI):
+        return
+    model = tmp_path / "gaussian.ab"
+    model.write_text(GAUSSIAN)
+    flag = "--" + keyword.replace("_", "-")
+    done = subprocess.run([CLI, "sample", str(model), "--backend", "vm", flag + "=" + flag_value,
+                           "--out", str(tmp_path / "fit")], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "error: " + flag + " " + message in done.stderr
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_model_path_that_names_no_file_is_no_such_file(tmp_path):
+    # A string with neither a newline nor a '{' is a path (every model's source has a body).
+    for typo in ["samples/models/eight_shcools.ab", "eight_schools", str(tmp_path / "m.ab")]:
+        with pytest.raises(FileNotFoundError, match=re.escape("no such model file: '%s'" % typo)):
+            autobatch.sample(typo, backend="vm")
+    path = pathlib.Path(SOURCE_DIR) / "tests" / "data" / "models" / "gaussian_iid.ab"
+    fit = autobatch.sample(path, chains=2, draws=10, warmup=10, backend="vm", progress=False)
+    assert fit.model_name == "gaussian_iid"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_chain_the_fit_does_not_have_is_an_index_error():
+    fit = autobatch.sample(GAUSSIAN, data=DATA, chains=2, draws=10, warmup=10, backend="vm",
+                           progress=False)
+    with pytest.raises(IndexError, match=r"no chain 2 in a fit of 2 chains \(0 to 1\)"):
+        fit._core.cmdstan_csv("gaussian", 2)

@@ -4,6 +4,8 @@ statistics without warm-up equal the interpreter's bit for bit, as `autobatch sa
 sampler for about half a minute."""
 
 import os
+import subprocess
+import sys
 
 os.environ["AB_PYTHON_VALIDATION"] = "1"  # before the first Vulkan run makes the context
 
@@ -23,3 +25,34 @@ def test_vulkan_draws_equal_the_interpreter():
     for key in ["lp", "accept_stat", "tree_depth", "n_leapfrog", "divergent", "energy"]:
         np.testing.assert_array_equal(got.stats[key], want.stats[key])
     assert _core.validation_messages() == []
+
+
+CTRL_C_DURING_THE_COMPILE = """
+import os, signal, sys, threading, time
+import autobatch
+sent = []
+def interrupt():
+    sent.append(time.monotonic())
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer(0.5, interrupt).start()
+try:
+    autobatch.sample(sys.argv[1], chains=2, draws=10, warmup=10, backend="vulkan", progress=False)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted after %.3f s" % (time.monotonic() - sent[0]), flush=True)
+"""
+
+
+def test_ctrl_c_during_the_compile_raises_at_once(tmp_path):
+    # An empty kernel cache (XDG_CACHE_HOME, Mesa's too): the sampler's kernels compile for tens
+    # of seconds on lavapipe, and polled nothing: Ctrl-C used to arrive when the compile ended.
+    # Now it raises within a poll; the compile finishes alone, and the exit waits for it.
+    model = os.path.join(SOURCE_DIR, "samples", "models", "banana.ab")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), MESA_SHADER_CACHE_DISABLE="true")
+    env.pop("AB_PYTHON_VALIDATION", None)
+    done = subprocess.run([sys.executable, "-c", CTRL_C_DURING_THE_COMPILE, model], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert "terminate called" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("interrupted after "), done.stdout + done.stderr
+    assert float(done.stdout.split()[2]) < 2.0

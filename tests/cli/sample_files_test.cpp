@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -128,6 +129,101 @@ TEST_CASE("sample files: every chain faulted is a failure that keeps the previou
   CHECK(fit_files(dir.path / "fit") == before);
 }
 
+TEST_CASE("sample files: every chain faulting after some draws keeps the previous fit") {
+  const TempDir dir("ab_fit_faulted_late");
+  // A standard normal whose density faults (index out of range) once |q| passes 2.5: every chain
+  // gets there within its 3000 draws, after making some.
+  dir.write("late.ab",
+            "const D: int = 1;\n"
+            "fn log_density(q: float[D]) -> float {\n"
+            "  let t = [1.0, 2.0];\n"
+            "  let k = t[int(abs(q[0]) > 2.5) * 7];\n"
+            "  return -0.5 * q[0] * q[0] * k;\n}\n");
+  const std::string model = (kModels / "gaussian_iid.ab").string();
+  Outcome o =
+      run_sample(dir, model + " --chains 2 --draws 100 --warmup 150 --backend vm --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  const auto before = fit_files(dir.path / "fit");
+  o = run_sample(dir,
+                 "late.ab --chains 2 --draws 3000 --warmup 0 --step-size 0.5 --no-step-search "
+                 "--seed 2 --backend vm --out fit");
+  CHECK(o.exit_code == 1);
+  // Both chains faulted after some of their draws, not at their first.
+  CHECK(o.err.find("chain 0 faulted: index_out_of_range") != std::string::npos);
+  CHECK(o.err.find("chain 1 faulted: index_out_of_range") != std::string::npos);
+  CHECK(o.err.find("after 0 of") == std::string::npos);
+  CHECK(o.err.find("error: every chain faulted or was refused (") != std::string::npos);
+  CHECK(o.err.find("the files in 'fit' are unchanged") != std::string::npos);
+  CHECK(fit_files(dir.path / "fit") == before);
+  CHECK(!fs::exists(dir.path / "fit" / ".autobatch-sample.partial"));
+}
+
+// The names of the files in `out`, the lock and the staging folder aside.
+std::set<std::string> file_names(const fs::path& out) {
+  std::set<std::string> names;
+  for (const auto& [name, bytes] : fit_files(out))
+    names.insert(name);
+  return names;
+}
+
+std::set<std::string> fit_file_names(const std::vector<std::string>& csvs) {
+  std::set<std::string> names = {"draws.npy",     "accept_stat.npy", "step_size.npy",
+                                 "energy.npy",    "tree_depth.npy",  "n_grad.npy",
+                                 "divergent.npy", "lp.npy",          "summary.json"};
+  names.insert(csvs.begin(), csvs.end());
+  return names;
+}
+
+TEST_CASE("sample files: a later fit removes the earlier fit's files, never the user's") {
+  const TempDir dir("ab_fit_stale");
+  fs::copy_file(kModels / "gaussian_iid.ab", dir.path / "g.ab");
+  Outcome o = run_sample(dir, "g.ab --chains 4 --draws 20 --warmup 20 --csv --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  CHECK(file_names(dir.path / "fit") ==
+        fit_file_names({"g-1.csv", "g-2.csv", "g-3.csv", "g-4.csv"}));
+  // summary.json names the fit's files.
+  json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
+  CHECK(summary["files"].get<std::set<std::string>>() == file_names(dir.path / "fit"));
+  // The user's own files beside the fit, one with a name our CSVs could have.
+  dir.write("fit/notes.txt", "mine");
+  dir.write("fit/g-7.csv", "mine too");
+
+  o = run_sample(dir, "g.ab --chains 2 --draws 20 --warmup 20 --csv --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  std::set<std::string> expected = fit_file_names({"g-1.csv", "g-2.csv"});
+  summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
+  CHECK(summary["files"].get<std::set<std::string>>() == expected);
+  expected.insert({"notes.txt", "g-7.csv"});
+  CHECK(file_names(dir.path / "fit") == expected);
+
+  // A run without --csv leaves none of the earlier CSVs.
+  o = run_sample(dir, "g.ab --chains 2 --draws 20 --warmup 20 --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  expected = fit_file_names({});
+  expected.insert({"notes.txt", "g-7.csv"});
+  CHECK(file_names(dir.path / "fit") == expected);
+  CHECK(read_bytes(dir.path / "fit" / "notes.txt") == "mine");
+  CHECK(read_bytes(dir.path / "fit" / "g-7.csv") == "mine too");
+}
+
+TEST_CASE("sample files: a fit from before summary.json listed its files loses its own CSVs only") {
+  const TempDir dir("ab_fit_stale_legacy");
+  fs::copy_file(kModels / "gaussian_iid.ab", dir.path / "g.ab");
+  Outcome o = run_sample(dir, "g.ab --chains 4 --draws 20 --warmup 20 --csv --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  // As an earlier version wrote it: no "files"; and the user replaced g-4.csv with a file of
+  // their own.
+  json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
+  summary.erase("files");
+  dir.write("fit/summary.json", summary.dump(2));
+  dir.write("fit/g-4.csv", "a,b\n1,2\n");
+  o = run_sample(dir, "g.ab --chains 2 --draws 20 --warmup 20 --csv --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  std::set<std::string> expected = fit_file_names({"g-1.csv", "g-2.csv", "g-4.csv"});
+  CHECK(file_names(dir.path / "fit") == expected);
+  CHECK(read_bytes(dir.path / "fit" / "g-4.csv") == "a,b\n1,2\n");
+}
+
 TEST_CASE("sample files: a failed or refused run leaves the previous fit's files byte for byte") {
   const TempDir dir("ab_fit_failed");
   const std::string model = (kModels / "gaussian_iid.ab").string();
@@ -216,6 +312,28 @@ TEST_CASE("sample files: SIGINT mid-run writes the draws that exist, NaN after, 
   CHECK(summary["parameters"][0]["mean"].is_number());
 }
 
+TEST_CASE("sample files: a stopped fit counts its divergences where divergent.npy does") {
+  const TempDir dir("ab_fit_sigint_divergent");
+  const std::string model = (kModels / "gaussian_iid.ab").string();
+  // A step size of 10 on standard normals: leapfrog is unstable past 2, nearly every transition
+  // diverges.
+  const Outcome o = interrupt_sample(dir,
+                                     model +
+                                         " --chains 4 --draws 500000 --warmup 0 --step-size 10 "
+                                         "--no-step-search --backend vm",
+                                     first_draw_written, SIGINT);
+  REQUIRE_MESSAGE(o.exit_code == 130, o.err);
+  auto divergent = ab::cli::read_npy((dir.path / "fit" / "divergent.npy").string());
+  REQUIRE(divergent.ok());
+  uint64_t in_file = 0;
+  for (uint64_t k = 0; k < divergent->elements(); ++k)
+    in_file += std::get<bool>(divergent->at(k));
+  CHECK(in_file > 0);
+  const json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
+  CHECK(summary["divergences"].get<uint64_t>() == in_file);
+  CHECK(o.out.find(fmt::format("divergences           {}\n", in_file)) != std::string::npos);
+}
+
 TEST_CASE("sample files: a log density that never returns is stopped by SIGTERM or --max-steps") {
   const TempDir dir("ab_fit_hang");
   dir.write("hang.ab",
@@ -289,10 +407,12 @@ TEST_CASE("sample files: the sampler's contract is checked where the mistake is"
   CHECK(o.err.find("warning: --warmup") == std::string::npos);
 }
 
-TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape") {
+TEST_CASE(
+    "sample files: the default stack depth is measured; a given one too small names the option") {
   const TempDir dir("ab_fit_tape");
   // A standard normal reached through a recurrence (not a sum): the reverse sweep keeps one tape
-  // entry per iteration, 40 here, more than the default depth (--max-depth 10 + 8).
+  // entry per iteration, 40 here, more than the tree's depth (--max-depth 10 + 8). By default
+  // the sampler measures that need before the chains start; a depth the user gives is used as is.
   dir.write("recurrence.ab",
             "const D: int = 1;\n"
             "fn log_density(q: float[D]) -> float {\n"
@@ -302,12 +422,15 @@ TEST_CASE("sample files: --stack-depth makes room for a derived gradient's tape"
   const std::string run =
       "recurrence.ab --chains 4 --draws 300 --warmup 200 --backend vm --out fit";
   Outcome o = run_sample(dir, run);
-  CHECK(o.exit_code == 1);
-  CHECK(o.err.find("faulted: stack_overflow") != std::string::npos);
-  o = run_sample(dir, run + " --stack-depth 64");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
   const json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
   CHECK(std::abs(summary["parameters"][0]["sd"].get<double>() - 1.0) < 0.15);
+  o = run_sample(dir, run + " --stack-depth 20");
+  CHECK(o.exit_code == 1);
+  CHECK(o.err.find("faulted: stack_overflow") != std::string::npos);
+  CHECK(o.err.find("--stack-depth") != std::string::npos);
+  o = run_sample(dir, run + " --stack-depth 64");
+  CHECK_MESSAGE(o.exit_code == 0, o.err);
   o = run_sample(dir, run + " --stack-depth 12");
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("--stack-depth 12 is less than the tree's recursion needs (--max-depth 10 + "

@@ -15,6 +15,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -364,6 +366,17 @@ TEST_CASE("sample: bad models and options get one clear message") {
   s = sample(model("gaussian_iid.ab") + " --chains 0");
   CHECK(s.exit_code == 2);
   CHECK(s.err.find("--chains") != std::string::npos);
+  // The ranges are the library's one check (sample::check_options), spelt with the flags.
+  for (const auto& [option, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--leaf-steps 0", "--leaf-steps 0 is not in [1, 1000]"},
+           {"--max-depth 100", "--max-depth 100 is not in [1, 30]"},
+           {"--target-accept nan", "--target-accept nan is not in [0.05, 0.995]"},
+           {"--step-size 0", "--step-size 0 is not in [1e-08, 10000]"},
+           {"--draws 0", "--draws 0 is not in [1, 16777216]"}}) {
+    s = sample(model("gaussian_iid.ab") + " " + option);
+    CHECK(s.exit_code == 2);
+    CHECK_MESSAGE(s.err.find("error: " + message + "\n") != std::string::npos, s.err);
+  }
 
   // logreg_small's X is float[200][3]: a [3] file is refused with its shape.
   s = sample(model("logreg_small.ab") + " -u X=@" + model("logreg_small_y.npy") + " -u y=@" +

@@ -62,6 +62,25 @@ RunResult run_entry(const Program& p, const std::string& entry, const Batch& bat
   return r;
 }
 
+// The derived function `name` keeps nothing on tapes: no push or pop at all.
+void check_no_tape(const Program& p, const std::string& name) {
+  const int derived = p.find_function(name);
+  REQUIRE(derived >= 0);
+  for (const Block& b : p.functions[derived].blocks)
+    for (const Op& op : b.ops)
+      CHECK((op.code != OpCode::Push && op.code != OpCode::Pop));
+}
+
+// Binds the batch's next uniform to n values uniform in [-1, 1), and returns them.
+std::vector<float> bind_uniform(Batch& batch, size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  batch.uniforms.emplace_back();
+  for (float& v : values)
+    batch.uniforms.back().push_back(float_bits(v = d(rng)));
+  return values;
+}
+
 // The central difference of `f` at x along coordinate i, or NaN where f is not smooth there
 // (a branch or a trip count changes inside the step: two step sizes disagree).
 double central_difference(const std::function<double(const std::vector<double>&)>& f,
@@ -216,20 +235,13 @@ fn f(q: float[3]) -> float {
 fn main(q: float[3]) -> float[3] { return grad(f, q); }
 )");
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-  const int derived = c.program.find_function("f.value_and_grad");
-  REQUIRE(derived >= 0);
-  for (const Block& b : c.program.functions[derived].blocks)
-    for (const Op& op : b.ops)
-      CHECK((op.code != OpCode::Push && op.code != OpCode::Pop));
+  check_no_tape(c.program, "f.value_and_grad");
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   Batch batch = points(3, 5, -1.0, 1.0, 8);
-  std::vector<float> X(120), y(40);
-  batch.uniforms.resize(2);
-  for (float& v : X)
-    batch.uniforms[0].push_back(float_bits(v = d(rng)));
-  for (float& v : y)
-    batch.uniforms[1].push_back(float_bits(v = d(rng) > 0.0f ? 1.0f : 0.0f));
+  const std::vector<float> X = bind_uniform(batch, 120, rng);
+  std::vector<float> y = bind_uniform(batch, 40, rng);
+  for (size_t i = 0; i < y.size(); ++i)  // outcomes: 1 or 0
+    batch.uniforms[1][i] = float_bits(y[i] = y[i] > 0.0f ? 1.0f : 0.0f);
   const RunResult r = run_entry(c.program, "main", batch);
   for (uint32_t lane = 0; lane < 5; ++lane) {
     double q[3], g[3];
@@ -245,6 +257,110 @@ fn main(q: float[3]) -> float[3] { return grad(f, q); }
     for (int j = 0; j < 3; ++j)
       CHECK(std::fabs(bits_float(r.outputs[lane * 3 + j]) - g[j]) <=
             1e-4 * std::max(1.0, std::fabs(g[j])));
+  }
+}
+
+// Issue 40: a likelihood's sum that reads the parameter at the loop index (q[i], p.eta[j]), one
+// that calls a user function per row, and an AR(K)'s inner sum mu += beta[k] * y[t - k] kept one
+// tape entry per iteration, so ordinary models faulted at the sampler's stack depth. They are
+// sums: preaccumulated, no push or pop, and they run at a stack depth of 4.
+TEST_CASE("autodiff: sums that index the parameter or call a function per row need no tape") {
+  const Compiled c = compile(R"(
+uniform y: float[60];
+fn row_lpdf(x: float, mu: float, sigma: float) -> float {
+    let z = (x - mu) / sigma;
+    return -0.5 * z * z - log(sigma);
+}
+fn f(q: float[60]) -> float {
+    var lp = 0.0;
+    for i in 0..60 { lp += -0.5 * (y[i] - q[i]) * (y[i] - q[i]); }
+    for i in 0..60 { lp += row_lpdf(y[i], q[0], exp(q[1])); }
+    for t in 3..60 {
+        var mu = q[2];
+        for k in 0..3 { mu += q[k + 3] * y[t - k - 1]; }
+        lp += -0.5 * (y[t] - mu) * (y[t] - mu);
+    }
+    return lp;
+}
+fn main(q: float[60]) -> float[60] { return grad(f, q); }
+)");
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  check_no_tape(c.program, "f.value_and_grad");
+  std::mt19937 rng(4);
+  Batch batch = points(60, 3, -0.5, 0.5, 12);
+  const std::vector<float> y = bind_uniform(batch, 60, rng);
+  RunOptions shallow;
+  shallow.stack_depth = 4;
+  const int e = c.program.find_function("main");
+  const RunResult r = run_interp(c.program, e, batch, shallow);
+  REQUIRE(r.errors.empty());
+  const RunResult v = run_vm(lower(c.program, e), batch, shallow);
+  CHECK(describe_difference(r, v).empty());
+  for (uint32_t lane = 0; lane < 3; ++lane) {
+    std::vector<double> q(60), g(60, 0.0);
+    for (int j = 0; j < 60; ++j)
+      q[j] = bits_float(batch.inputs[0][lane * 60 + j]);
+    const double sigma = std::exp(q[1]);
+    for (int i = 0; i < 60; ++i) {
+      g[i] += y[i] - q[i];
+      const double z = (y[i] - q[0]) / sigma;
+      g[0] += z / sigma;
+      g[1] += z * z - 1.0;  // d/dq1 of -z^2/2 - q1
+    }
+    for (int t = 3; t < 60; ++t) {
+      double mu = q[2];
+      for (int k = 0; k < 3; ++k)
+        mu += q[k + 3] * y[t - k - 1];
+      g[2] += y[t] - mu;
+      for (int k = 0; k < 3; ++k)
+        g[k + 3] += (y[t] - mu) * y[t - k - 1];
+    }
+    for (int j = 0; j < 60; ++j) {
+      CAPTURE(j);
+      CHECK(std::fabs(bits_float(r.outputs[lane * 60 + j]) - g[j]) <=
+            1e-4 * std::max(1.0, std::fabs(g[j])));
+    }
+  }
+}
+
+// Issue 40: log_sum_exp's weights were e^(a - r) with r = log_sum_exp(a, b), which at a = -1e7
+// has lost a's low bits: the gradient of log_sum_exp(x, x - 1) (exactly 1) came out 1.37.
+TEST_CASE("autodiff: log_sum_exp's gradient is exact at large magnitudes, scalar and array") {
+  const Compiled c = compile(R"(
+fn f(x: float[2]) -> float { return log_sum_exp(x[0], x[1]); }
+fn g(x: float[2]) -> float { return sum(log_sum_exp(x, x - 1.0)); }
+fn h(x: float[2]) -> float { return log_sum_exp(x); }
+fn main(x: float[2]) -> float[6] {
+    let a = grad(f, x);
+    let b = grad(g, x);
+    let c = grad(h, x);
+    return [a[0], a[1], b[0], b[1], c[0], c[1]];
+}
+)");
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  const std::vector<float> at = {-1e5f, -1e7f, -2e7f, 1e7f, 0.0f, -3e38f};
+  Batch batch;
+  batch.lanes = static_cast<uint32_t>(at.size());
+  batch.inputs.resize(1);
+  for (float x : at)  // x and x - 1, exact below 2^24
+    for (float v : {x, x == -2e7f || x == -3e38f ? x : x - 1.0f})
+      batch.inputs[0].push_back(float_bits(v));
+  const RunResult r = run_entry(c.program, "main", batch);
+  for (size_t lane = 0; lane < at.size(); ++lane) {
+    CAPTURE(at[lane]);
+    float out[6];
+    for (int k = 0; k < 6; ++k)
+      out[k] = bits_float(r.outputs[lane * 6 + k]);
+    const double a =
+        batch.inputs[0][lane * 2] == batch.inputs[0][lane * 2 + 1] ? 0.5 : 0.7310585786;
+    CHECK(std::fabs(out[0] - a) <= 1e-6);
+    CHECK(std::fabs(out[1] - (1.0 - a)) <= 1e-6);
+    // d/dx of log_sum_exp(x, x - 1) elementwise: exactly 1 (the two weights' sum).
+    CHECK(std::fabs(out[2] - 1.0) <= 1e-6);
+    CHECK(std::fabs(out[3] - 1.0) <= 1e-6);
+    // The one-array reduction's softmax: the same weights as the two-argument form.
+    CHECK(std::fabs(out[4] - a) <= 1e-6);
+    CHECK(std::fabs(out[5] - (1.0 - a)) <= 1e-6);
   }
 }
 

@@ -71,6 +71,13 @@ const ErrorCase kErrorCases[] = {
     {"fn main(a: $Foo) { }", "unknown type 'Foo'"},
     {"fn main() { let x = 1; let $x = 2; }", "'x' is already declared in this scope"},
     {"fn f() { }\nfn $f() { }", "function 'f' is already declared at 1:4"},
+    // a name of two kinds: both named, and why they clash
+    {"uniform log_density: float[3];\nfn $log_density(q: float[1]) -> float { return q[0]; }",
+     "function 'log_density' has the name of the uniform declared at 1:9 (structs, constants, "
+     "uniforms and functions share one name space)"},
+    {"struct N { a: int }\nconst $N: int = 2;",
+     "constant 'N' has the name of the struct declared at 1:8 (structs, constants, uniforms and "
+     "functions share one name space)"},
     {"fn $min(a: int) -> int { return a; }", "cannot redefine builtin function 'min'"},
     {"struct P { a: int }\nfn main(p: P) -> int { return p.$b; }", "struct 'P' has no field 'b'"},
     // calls

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "autobatch/sampler.h"
 
 namespace {
@@ -102,7 +104,7 @@ TEST_CASE("sampler library: a model off the contract is one message with its pla
   CHECK(broken.error().find("broken.ab:1:") == 0);
   sample::Options none;
   none.chains = 0;
-  CHECK(sample::check_options(none).error() == "chains must be at least 1");
+  CHECK(sample::check_options(none).error() == "chains 0 is not in [1, 1048576]");
   sample::Options wild;
   wild.step_jitter = 1.5;
   CHECK(sample::check_options(wild).error() == "step_jitter 1.5 is not in [0, 1]");
@@ -175,4 +177,127 @@ TEST_CASE("sampler library: a Gaussian's mean recovered, and its CSV round-trips
       CHECK(static_cast<float>(row[8]) == fit->draws_data[k * 2 + 1]);
     }
   }
+}
+
+TEST_CASE("sampler library: an array's CSV columns are column-major, values under their names") {
+  // One chain of two draws over a scalar, a 2x3 array and a vector, each cell a distinct value:
+  // m[i][j] = 10 * (3 i + j) + draw, as in the issue's [[0, 10, 20], [30, 40, 50]].
+  sample::Fit fit;
+  fit.chains = 1;
+  fit.draws = 2;
+  fit.parameter_names = {"a",       "m[0][0]", "m[0][1]", "m[0][2]", "m[1][0]",
+                         "m[1][1]", "m[1][2]", "v[0]",    "v[1]"};
+  fit.dimension = static_cast<uint32_t>(fit.parameter_names.size());
+  fit.draws_per_chain = {2};
+  fit.stats.lp = fit.stats.accept_stat = fit.stats.step_size = fit.stats.energy = {0.5f, 0.5f};
+  fit.stats.tree_depth = fit.stats.n_leapfrog = {1, 1};
+  fit.stats.divergent = {0, 0};
+  std::vector<float> draws;
+  for (int draw = 0; draw < 2; ++draw) {
+    draws.push_back(-1.0f - draw);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        draws.push_back(10.0f * (3 * i + j) + draw);
+    draws.push_back(100.0f + draw);
+    draws.push_back(200.0f + draw);
+  }
+  const StanCsv csv = read_stan_csv(sample::cmdstan_csv(fit, "grid", 0, draws));
+  // CmdStan's header: the first index fastest (the CmdStan guide, "Stan CSV File Format").
+  const std::vector<std::string> parameters(csv.columns.begin() + 7, csv.columns.end());
+  CHECK(parameters == std::vector<std::string>{"a", "m.1.1", "m.2.1", "m.1.2", "m.2.2", "m.1.3",
+                                               "m.2.3", "v.1", "v.2"});
+  REQUIRE(csv.rows.size() == 2);
+  for (int draw = 0; draw < 2; ++draw) {
+    const std::vector<double>& row = csv.rows[draw];
+    REQUIRE(row.size() == csv.columns.size());
+    // Each value under its name: m.I.J holds cell (I - 1, J - 1).
+    for (size_t k = 7; k < row.size(); ++k) {
+      const std::string& name = csv.columns[k];
+      CAPTURE(name);
+      if (name == "a") CHECK(row[k] == -1.0 - draw);
+      if (name[0] == 'v') CHECK(row[k] == 100.0 * (name[2] - '0') + draw);
+      if (name[0] == 'm') {
+        const int i = name[2] - '1', j = name[4] - '1';
+        CHECK(row[k] == 10.0 * (3 * i + j) + draw);
+      }
+    }
+    // A reader rebuilding m from its columns' positions, first index fastest, gets the truth.
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i)
+        CHECK(row[8 + 2 * j + i] == 10.0 * (3 * i + j) + draw);
+  }
+}
+
+TEST_CASE("sampler library: cmdstan_order keeps fields in place and runs the first index fastest") {
+  CHECK(sample::cmdstan_order({"q[0]", "q[1]", "q[2]"}) == std::vector<uint32_t>{0, 1, 2});
+  CHECK(sample::cmdstan_order({"b[0][0]", "b[0][1]", "b[1][0]", "b[1][1]", "a"}) ==
+        std::vector<uint32_t>{0, 2, 1, 3, 4});
+  // [2][2][2]: t[i][j][k] is coordinate 4i + 2j + k; Stan's order runs i, then j, then k.
+  std::vector<std::string> cube;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 2; ++k)
+        cube.push_back("t[" + std::to_string(i) + "][" + std::to_string(j) + "][" +
+                       std::to_string(k) + "]");
+  CHECK(sample::cmdstan_order(cube) == std::vector<uint32_t>{0, 4, 2, 6, 1, 5, 3, 7});
+}
+
+TEST_CASE("sampler library: a control byte in the model's name stays inside its comment line") {
+  sample::Fit fit;
+  fit.chains = 1;
+  fit.dimension = 1;
+  fit.parameter_names = {"a"};
+  fit.draws_per_chain = {0};
+  const std::string text = sample::cmdstan_csv(fit, "two\nlines\r", 0, {});
+  CHECK(text.find("# model = two\\x0alines\\x0d\n") != std::string::npos);
+  // Every line before the header is a comment.
+  const StanCsv csv = read_stan_csv(text);
+  CHECK(csv.columns.size() == 8);
+  CHECK(csv.columns[0] == "lp__");
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line) && line.rfind("lp__", 0) != 0)
+    CHECK(line.rfind('#', 0) == 0);
+}
+
+TEST_CASE("sampler library: a parameter named like Stan's columns (ending in __) is refused") {
+  for (const char* name : {"lp__", "stepsize__", "x__"}) {
+    CAPTURE(name);
+    const std::string source = std::string("struct Params {\n  mu: float,\n  ") + name +
+                               ": float<lower=0>\n}\n"
+                               "fn log_density(p: Params) -> float { return -p.mu * p.mu; }\n";
+    auto model = sample::Model::compile(source, "reserved.ab");
+    REQUIRE_FALSE(model.ok());
+    CHECK(model.error() == fmt::format("reserved.ab:3:3: parameter '{}': names ending in '__' are "
+                                       "reserved for the sampler's own columns (lp__, stepsize__, "
+                                       "... in the CmdStan CSV), as in Stan; rename it",
+                                       name));
+  }
+  // A name with "__" inside, or one underscore at the end, is the user's.
+  auto fine = sample::Model::compile(
+      "struct Params { a__b: float, c_: float }\n"
+      "fn log_density(p: Params) -> float { return -p.a__b * p.a__b - p.c_ * p.c_; }\n",
+      "fine.ab");
+  CHECK_MESSAGE(fine.ok(), (fine.ok() ? std::string() : fine.error()));
+}
+
+TEST_CASE("sampler library: three draws per chain leave R-hat NaN, and a warning says why") {
+  auto model = sample::Model::compile(kModel, "two_normals.ab");
+  REQUIRE(model.ok());
+  sample::Options options;
+  options.chains = 4;
+  options.draws = 3;
+  options.warmup = 20;
+  auto fit = sample::run(**model, {}, options, sample::cpu_runner(CpuBackend::Vm));
+  REQUIRE(fit.ok());
+  REQUIRE(fit->summary.size() == 2);
+  CHECK(std::isnan(fit->summary[0].summary.rhat));
+  bool warned = false;
+  for (const sample::FitWarning& w : fit->warnings)
+    if (w.kind == "undiagnosed") {
+      warned = true;
+      CHECK(w.message.find("with 3 draws per chain (they need at least 4): too few draws to "
+                           "diagnose convergence") != std::string::npos);
+    }
+  CHECK(warned);
 }

@@ -92,14 +92,79 @@ TEST_CASE("sample diagnostics: each problem gives its warning, with counts and t
   CHECK(warnings[2].message.find("chain 2: E-BFMI 0.000 is below 0.3") == 0);
   CHECK(warnings[3].message.find("R-hat is above 1.01 for 2 of 3 parameters (worst: tau 1.2)") ==
         0);
-  CHECK(warnings[4].message.find("bulk ESS is below 100 per chain (400) for 1 of 3 parameters "
-                                 "(worst: theta[3] 150)") == 0);
+  CHECK(warnings[4].message.find("bulk ESS is below 400 (100 per chain x 4 chains) for 1 of 3 "
+                                 "parameters (worst: theta[3] 150)") == 0);
   CHECK(warnings[5].message.find("(worst: tau 80)") != std::string::npos);
-  // A parameter whose diagnostics are NaN (a constant) is not a warning.
-  parameters = {{"c", clean_summary()}};
-  parameters[0].summary.rhat = parameters[0].summary.ess_bulk = parameters[0].summary.ess_tail =
-      std::nan("");
-  CHECK(fit_warnings(clean_statistics(), parameters).empty());
+}
+
+TEST_CASE("sample diagnostics: the ESS bound is the fit's total, the rule per chain beside it") {
+  FitStatistics s = clean_statistics();
+  std::vector<NamedSummary> parameters = {{"mu", clean_summary()}};
+  parameters[0].summary.ess_bulk = 350;
+  std::vector<FitWarning> warnings = fit_warnings(s, parameters);
+  REQUIRE(kinds(warnings) == std::vector<std::string>{"ess_bulk"});
+  CHECK(warnings[0].message.find("bulk ESS is below 400 (100 per chain x 4 chains) for 1 of 1") ==
+        0);
+  // One chain: the bound is the rule.
+  s.chains = 1;
+  s.draws = 4000;
+  parameters[0].summary.ess_bulk = 50;
+  warnings = fit_warnings(s, parameters);
+  REQUIRE(kinds(warnings) == std::vector<std::string>{"ess_bulk"});
+  CHECK(warnings[0].message.find("bulk ESS is below 100 for 1 of 1 parameters (worst: mu 50)") ==
+        0);
+}
+
+TEST_CASE("sample diagnostics: shares print in plain percents, 100% included") {
+  FitStatistics s = clean_statistics();
+  s.divergent.assign(4000, 1);
+  s.tree_depth.assign(4000, 10);
+  s.tree_depth[0] = 3;
+  const std::vector<NamedSummary> parameters = {{"mu", clean_summary()}};
+  const std::vector<FitWarning> warnings = fit_warnings(s, parameters);
+  REQUIRE(kinds(warnings) == std::vector<std::string>{"divergences", "max_tree_depth"});
+  CHECK(warnings[0].message.find("4000 of 4000 (100%) transitions") == 0);
+  // One short of all is not rounded up to 100%.
+  CHECK(warnings[1].message.find("3999 of 4000 (99.9%) transitions") == 0);
+  s.divergent.assign(4000, 0);
+  for (int k = 0; k < 500; ++k)
+    s.divergent[k] = 1;
+  CHECK(fit_warnings(s, parameters)[0].message.find("500 of 4000 (12.5%)") == 0);
+}
+
+TEST_CASE("sample diagnostics: NaN R-hat or ESS fails the checks and says why") {
+  ParameterSummary undefined = clean_summary();
+  undefined.rhat = undefined.ess_bulk = undefined.ess_tail = undefined.mcse_mean = std::nan("");
+  // Three draws per chain: too few for split R-hat; every parameter is undefined.
+  FitStatistics s = clean_statistics();
+  s.draws = 3;
+  s.divergent.resize(12);
+  s.tree_depth.resize(12);
+  s.energy.resize(12);
+  std::vector<NamedSummary> parameters = {{"mu", undefined}, {"tau", undefined}};
+  std::vector<FitWarning> warnings = fit_warnings(s, parameters);
+  REQUIRE(kinds(warnings) == std::vector<std::string>{"undiagnosed"});
+  CHECK(warnings[0].message ==
+        "R-hat and ESS are undefined (NaN) for 2 of 2 parameters (first: mu) with 3 draws per "
+        "chain (they need at least 4): too few draws to diagnose convergence: the chains may not "
+        "have mixed; draw more");
+  // Enough draws, but a parameter that never moved (all draws equal: sd 0).
+  ParameterSummary constant = undefined;
+  constant.sd = 0;
+  parameters = {{"mu", clean_summary()}, {"c", constant}};
+  warnings = fit_warnings(clean_statistics(), parameters);
+  REQUIRE(kinds(warnings) == std::vector<std::string>{"undiagnosed"});
+  CHECK(warnings[0].message.find("undefined (NaN) for 1 of 2 parameters (first: c) with 1000 "
+                                 "draws per chain: their draws never change") != std::string::npos);
+  // Draws that are not finite (every field NaN).
+  ParameterSummary broken = undefined;
+  broken.mean = broken.sd = std::nan("");
+  parameters = {{"b", broken}, {"c", constant}};
+  warnings = fit_warnings(clean_statistics(), parameters);
+  REQUIRE(kinds(warnings) == std::vector<std::string>{"undiagnosed", "undiagnosed"});
+  CHECK(warnings[0].message.find("(first: b) with 1000 draws per chain: some draws are NaN") !=
+        std::string::npos);
+  CHECK(warnings[1].message.find("(first: c)") != std::string::npos);
 }
 
 TEST_CASE("sample parameters: a struct's floats become named coordinates with their bounds") {

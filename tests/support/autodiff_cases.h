@@ -316,6 +316,65 @@ fn f(x: float[70]) -> float {
          return m + std::log(std::exp(z[0] - m) + std::exp(z[1] - m)) + 0.01 * rest;
        },
        -0.5, 0.5},
+      // Sums that read the parameter at the loop index and call a user function per row
+      // (issue 40): preaccumulated like any other sum.
+      {"sums over rows that index the parameter and call a function", 4, R"(
+fn row_lpdf(y: float, mu: float, log_sigma: float) -> float {
+    let z = (y - mu) / exp(log_sigma);
+    return -0.5 * z * z - log_sigma;
+}
+fn f(x: float[4]) -> float {
+    let ys = [0.5, -1.0, 0.25, 1.5];
+    var lp = 0.0;
+    for i in 0..4 {
+        lp += -0.5 * (ys[i] - x[i]) * (ys[i] - x[i]);
+    }
+    for i in 0..4 {
+        lp += row_lpdf(ys[i], x[0], 0.5 * x[3]);
+    }
+    for t in 2..4 {
+        var mu = x[2];
+        for k in 0..2 {
+            mu += x[k] * ys[t - k - 1];
+        }
+        lp += -0.5 * (ys[t] - mu) * (ys[t] - mu);
+    }
+    return lp;
+}
+)",
+       [](const std::vector<double>& x) {
+         const double ys[4] = {0.5, -1.0, 0.25, 1.5};
+         double lp = 0.0;
+         for (int i = 0; i < 4; ++i)
+           lp += -0.5 * (ys[i] - x[i]) * (ys[i] - x[i]);
+         for (double y : ys) {
+           const double z = (y - x[0]) / std::exp(0.5 * x[3]);
+           lp += -0.5 * z * z - 0.5 * x[3];
+         }
+         for (int t = 2; t < 4; ++t) {
+           double mu = x[2];
+           for (int k = 0; k < 2; ++k)
+             mu += x[k] * ys[t - k - 1];
+           lp += -0.5 * (ys[t] - mu) * (ys[t] - mu);
+         }
+         return lp;
+       }},
+      // log_sum_exp of log densities the size of a million rows' (issue 40): its weights come
+      // from a - b, which is exact, not from a - log_sum_exp(a, b), which keeps no low bits.
+      {"log_sum_exp at large magnitudes", 2, R"(
+fn f(x: float[2]) -> float {
+    return log_sum_exp(x[0], x[0] - 1.0) + sum(log_sum_exp(x, x - 2.0))
+           + 0.5 * log_sum_exp(x[1] - 3.0, x[1]) + log_sum_exp([x[0], x[0] - 1.0, x[1]]);
+}
+)",
+       [](const std::vector<double>& x) {
+         const auto lse = [](double a, double b) {
+           return std::max(a, b) + std::log1p(std::exp(-std::fabs(a - b)));
+         };
+         return lse(x[0], x[0] - 1.0) + lse(x[0], x[0] - 2.0) + lse(x[1], x[1] - 2.0) +
+                0.5 * lse(x[1] - 3.0, x[1]) + lse(lse(x[0], x[0] - 1.0), x[1]);
+       },
+       -2e7, -1e5},
   };
   return cases;
 }

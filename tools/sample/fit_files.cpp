@@ -6,15 +6,19 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "tools/file_io.h"
 #include "tools/npy.h"
 
 namespace ab::cli {
@@ -42,6 +46,47 @@ Status sync_file(const std::string& path) {
   ::close(fd);
   if (rc != 0) return errno_error("cannot write", path, error);
   return Ok{};
+}
+
+// The files of the fit whose summary.json lies in `dir`: its "files", or for a summary.json
+// written before it listed them, MODEL-k.csv for its model and chains where such a file is one of
+// our CSVs (the draws and statistics have fixed names and are always replaced). Only plain names
+// inside `dir` count; a summary.json that is not ours names nothing.
+std::vector<std::string> previous_fit_files(const std::string& dir) {
+  const fs::path summary = fs::path(dir) / kLastFile;
+  std::error_code ec;
+  if (!fs::is_regular_file(summary, ec)) return {};
+  auto text = read_file(summary.string());
+  if (!text) return {};
+  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return {};
+  std::vector<std::string> names;
+  const auto plain = [](const std::string& name) {
+    return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+           name.rfind(".autobatch-sample", 0) != 0;
+  };
+  if (const auto files = doc.find("files"); files != doc.end() && files->is_array()) {
+    for (const nlohmann::json& name : *files)
+      if (name.is_string() && plain(name.get<std::string>())) names.push_back(name);
+    return names;
+  }
+  const auto model = doc.find("model"), chains = doc.find("chains");
+  if (model == doc.end() || !model->is_string() || chains == doc.end() ||
+      !chains->is_number_unsigned())
+    return {};
+  const std::string stem = fs::path(model->get<std::string>()).stem().string();
+  for (uint64_t k = 1; k <= chains->get<uint64_t>(); ++k) {
+    const std::string name = fmt::format("{}-{}.csv", stem, k);
+    if (!plain(name)) break;
+    std::ifstream in(fs::path(dir) / name, std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.rfind("# stan_version_major", 0) == 0 &&
+        head.find("\n# autobatch: leaf_steps") != std::string::npos)
+      names.push_back(name);
+  }
+  return names;
 }
 
 }  // namespace
@@ -95,7 +140,8 @@ FitFiles::~FitFiles() {
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
 }
 
-std::string FitFiles::staged(const std::string& name) const {
+std::string FitFiles::staged(const std::string& name) {
+  names_.insert(name);
   return (fs::path(staging_) / name).string();
 }
 
@@ -109,13 +155,30 @@ Status FitFiles::commit() {
   for (const fs::directory_entry& e : fs::directory_iterator(staging_, ec))
     if (e.path().filename() != kLastFile) names.push_back(e.path().filename().string());
   if (ec) return Error{fmt::format("cannot list '{}': {}", staging_, ec.message())};
-  if (fs::exists(staged(kLastFile), ec)) names.push_back(kLastFile);
+  const std::string last = (fs::path(staging_) / kLastFile).string();
+  const bool has_last = fs::exists(last, ec);
   // Every file on disk before the first rename: a crash then leaves either set whole.
   for (const std::string& name : names)
-    if (auto s = sync_file(staged(name)); !s) return s;
-  for (const std::string& name : names)
-    if (::rename(staged(name).c_str(), final_path(name).c_str()) != 0)
+    if (auto s = sync_file((fs::path(staging_) / name).string()); !s) return s;
+  if (has_last)
+    if (auto s = sync_file(last); !s) return s;
+  const auto move_in = [&](const std::string& name) -> Status {
+    if (::rename((fs::path(staging_) / name).c_str(), final_path(name).c_str()) != 0)
       return errno_error("cannot move the new file into place:", final_path(name), errno);
+    return Ok{};
+  };
+  for (const std::string& name : names)
+    if (auto s = move_in(name); !s) return s;
+  // The previous summary.json still names the previous set: its files this set lacks go now,
+  // before the new summary.json replaces it (a crash here leaves them named for the next run).
+  for (const std::string& name : previous_fit_files(dir_))
+    if (name != kLastFile && std::find(names.begin(), names.end(), name) == names.end() &&
+        fs::symlink_status(final_path(name), ec).type() == fs::file_type::regular)
+      if (!fs::remove(final_path(name), ec) && ec)
+        return Error{fmt::format("cannot remove the earlier fit's '{}': {}", final_path(name),
+                                 ec.message())};
+  if (has_last)
+    if (auto s = move_in(kLastFile); !s) return s;
   committed_ = true;
   fs::remove(staging_, ec);
   if (const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {

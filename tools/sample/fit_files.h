@@ -7,11 +7,16 @@
 //    commit(), after all of them were written and synced; summary.json is renamed last. A run
 //    that fails, or is killed, before commit() leaves the previous fit's files as they were (a
 //    stale partial folder is removed by the next run).
+//  - After a commit DIR holds exactly this fit's files: summary.json's "files" names them, and
+//    the files an earlier fit's summary.json names that this set lacks (MODEL-k.csv of more
+//    chains, of another model, of a run with --csv before one without) are removed. A file
+//    that no summary.json of ours names is never touched.
 //  - The disk space the set needs is checked before anything runs.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,17 +34,20 @@ class FitFiles {
   FitFiles(const FitFiles&) = delete;
   FitFiles& operator=(const FitFiles&) = delete;
 
-  // Where to write `name` before commit().
-  std::string staged(const std::string& name) const;
+  // Where to write `name` before commit(); `name` becomes one of the set's files.
+  std::string staged(const std::string& name);
+  // The set's files so far, sorted: what summary.json lists as "files".
+  std::vector<std::string> files() const { return {names_.begin(), names_.end()}; }
   // Where `name` lies after commit().
   std::string final_path(const std::string& name) const;
-  // Syncs the staged files, renames them into DIR (summary.json last), removes the staging
-  // folder. Returns the first error.
+  // Syncs the staged files, renames them into DIR, removes the previous fit's files this set
+  // lacks, renames summary.json last and removes the staging folder. Returns the first error.
   Status commit();
 
  private:
   FitFiles() = default;
   std::string dir_, staging_;
+  std::set<std::string> names_;
   int lock_fd_ = -1;
   bool committed_ = false;
 };

@@ -214,7 +214,7 @@ std::string csv_name(const SampleCommand& c, uint32_t chain) {
   return fmt::format("{}-{}.csv", model_name(c), chain + 1);
 }
 Status write_csv_files(const SampleCommand& c, const sample::Fit& fit, DrawsFile& draws,
-                       const FitFiles& files) {
+                       FitFiles& files) {
   const uint32_t D = fit.dimension;
   for (uint32_t chain = 0; chain < fit.chains; ++chain) {
     const uint32_t n = fit.draws_per_chain[chain];
@@ -311,16 +311,9 @@ BackendChoice choose_sample_backend(const SampleCommand& c) {
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
   catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
-  if (c.options.chains == 0) {
-    fmt::print(stderr, "error: --chains must be at least 1\n");
-    return 2;
-  }
-  // The trajectory's recursion takes max_depth frames, main and the leaf a few more.
-  const uint32_t recursion_depth = c.options.max_depth + 8;
-  if (c.options.stack_depth && c.options.stack_depth < recursion_depth)
-    return refuse(Error{fmt::format(
-        "--stack-depth {} is less than the tree's recursion needs (--max-depth {} + 8 = {})",
-        c.options.stack_depth, c.options.max_depth, recursion_depth)});
+  // The library's one check of the options, in the CLI's spelling (--leaf-steps).
+  if (auto s = sample::check_options(c.options, sample::OptionNames::Cli); !s)
+    return refuse(s.failure());
   const BackendChoice chosen = choose_sample_backend(c);
   const Backend* backend = find_backend(chosen.name);
   if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", chosen.name)});
@@ -402,6 +395,13 @@ int sample_command(const SampleCommand& c) {
         "unchanged",
         c.out_dir.empty() ? "." : c.out_dir)});
   }
+  // Every chain faulted or was refused after some draws: a failure, which keeps the previous
+  // fit (a stopped run still writes what it made).
+  if (fit.summary_chains.empty() && !signal)
+    return report_error(Error{fmt::format(
+        "every chain faulted or was refused ({} of {} draws made): there is no summary; the "
+        "files in '{}' are unchanged",
+        fit.received, cells, c.out_dir.empty() ? "." : c.out_dir)});
   const std::vector<DrawStatisticFile> stat_files = statistic_files(fit.stats);
   for (const DrawStatisticFile& f : stat_files)
     if (auto s = write_npy(fit_files.staged(f.file), f.type, {c.options.chains, c.options.draws},
@@ -494,11 +494,12 @@ int sample_command(const SampleCommand& c) {
   }
   if (compiled) doc["compile_seconds"] = compiled->value;
   if (kernels) doc["kernels"] = kernels->value;
-  if (auto s = write_file(fit_files.staged("summary.json"), doc.dump(2) + "\n"); !s)
-    return report_error(s.failure());
+  const std::string summary_path = fit_files.staged("summary.json");
+  doc["files"] = fit_files.files();  // what a later run into --out may replace and remove
+  if (auto s = write_file(summary_path, doc.dump(2) + "\n"); !s) return report_error(s.failure());
   if (auto s = fit_files.commit(); !s) return report_error(s.failure());
 
-  const int exit_code = signal ? 128 + signal : used_chains.empty() ? 1 : 0;
+  const int exit_code = signal ? 128 + signal : 0;  // every chain faulted: returned above
   if (signal)
     fmt::print(stderr,
                "stopped by {}: {} of {} draws written (per chain: {}); the missing draws are NaN\n",
