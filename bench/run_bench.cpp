@@ -30,7 +30,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
          "--programs", options.programs,
          "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all of these); "
          "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains; nuts_logreg_ad, "
-         "nuts_gaussian_ad: the same with the gradient derived from the log density "
+         "nuts_gaussian_ad: the same with the gradient derived from the log density; "
+         "nuts_logreg_matmul, nuts_gaussian_matmul: derived, the data pass a matrix product "
          "(docs/nuts.md)")
       ->delimiter(',');
   app.add_option("--batches", options.batches,

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "ir/float_math.h"
 #include "ir/random.h"
 
 namespace ab {
@@ -66,11 +67,32 @@ Fault elementwise(const Op& op, const Types& types, const FrameView& f) {
   return Fault::None;
 }
 
+// max(v), min(v): the chain of the binary rule from v[0]; log_sum_exp(v): ab_lse_shift's sum.
+uint32_t reduce_extreme(OpCode code, Scalar in, const uint32_t* xs, uint32_t n) {
+  Fault fault = Fault::None;
+  const OpCode rule = code == OpCode::ReduceMin ? OpCode::Min : OpCode::Max;
+  uint32_t acc = xs[0];
+  for (uint32_t i = 1; i < n; ++i) {
+    const uint32_t pair[2] = {acc, xs[i]};
+    eval_scalar(rule, in, pair, acc, fault);
+  }
+  if (code != OpCode::ReduceLogSumExp) return acc;
+  const float shift = ab_lse_shift(bits_float(acc));
+  float s = 0.0f;
+  for (uint32_t i = 0; i < n; ++i)
+    s = s + ab_exp(bits_float(xs[i]) - shift);
+  return float_bits(shift + ab_log(s));
+}
+
 Fault reduce(const Op& op, const Types& types, const FrameView& f) {
   const VarId a = op.args[0];
   const uint32_t n = types.words(f.type[a]);
   const Scalar in = types[types.leaf(f.type[a])].scalar;
   const uint32_t* xs = at(f, a);
+  if (op.code != OpCode::Dot && op.code != OpCode::Sum) {
+    *at(f, op.dst) = reduce_extreme(op.code, in, xs, n);
+    return Fault::None;
+  }
   const uint32_t* ys = op.code == OpCode::Dot ? at(f, op.args[1]) : nullptr;
   uint32_t acc = 0;  // 0 is the zero of int, uint and float alike
   Fault fault = Fault::None;
@@ -148,7 +170,22 @@ Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& 
     }
     case OpCode::Dot:
     case OpCode::Sum:
+    case OpCode::ReduceMax:
+    case OpCode::ReduceMin:
+    case OpCode::ReduceLogSumExp:
       return reduce(op, types, f);
+    case OpCode::MatMul:
+    case OpCode::Outer:
+    case OpCode::Transpose: {
+      const TypeId b = op.args.size() > 1 ? f.type[op.args[1]] : Types::kVoid;
+      const MatrixShape shape = matrix_shape(types, op.code, f.type[op.args[0]], b);
+      // Into a scratch first: the destination may alias an operand.
+      std::vector<uint32_t> result(types.words(f.type[op.dst]));
+      matrix_words(op.code, shape, at(f, op.args[0]),
+                   op.args.size() > 1 ? at(f, op.args[1]) : nullptr, result.data());
+      std::memcpy(at(f, op.dst), result.data(), result.size() * sizeof(uint32_t));
+      return Fault::None;
+    }
     case OpCode::RandUniform:
       *at(f, op.dst) = float_bits(random_uniform(rng.seed, rng.lane, rng.draws++));
       return Fault::None;

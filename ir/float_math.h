@@ -4,3 +4,8 @@
 #pragma once
 
 #include "autobatch/numerics.h"
+
+namespace ab {
+// log_sum_exp(v)'s shift for an array whose max is m (shaders/ab_math.glsl).
+float ab_lse_shift(float m);
+}  // namespace ab

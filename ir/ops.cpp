@@ -1,7 +1,9 @@
 #include "ir/ops.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -72,6 +74,12 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"clamp", C::Ternary, 3, true, "ab_min(ab_max({0}, {1}), {2})"},
     {"dot", C::Reduction, 2, true, nullptr},
     {"sum", C::Reduction, 1, true, nullptr},
+    {"reduce_max", C::Reduction, 1, true, nullptr},
+    {"reduce_min", C::Reduction, 1, true, nullptr},
+    {"reduce_log_sum_exp", C::Reduction, 1, true, nullptr},
+    {"matmul", C::Matrix, 2, true, nullptr},
+    {"outer", C::Matrix, 2, true, nullptr},
+    {"transpose", C::Matrix, 1, true, nullptr},
     {"rand_uniform", C::Random, 0, true, nullptr},
     {"rand_normal", C::Random, 0, true, nullptr},
     {"assert", C::Check, 1, false, nullptr},
@@ -92,6 +100,111 @@ std::optional<OpCode> op_by_name(std::string_view name) {
   for (size_t i = 0; i < kOps.size(); ++i)
     if (name == kOps[i].name) return static_cast<OpCode>(i);
   return std::nullopt;
+}
+
+namespace {
+
+// The dimensions of a float vector (one) or matrix (two), or none for anything else.
+std::vector<uint32_t> float_dims(const Types& types, TypeId t) {
+  std::vector<uint32_t> dims;
+  while (t >= 0 && types.is_array(t)) {
+    dims.push_back(types[t].count);
+    t = types[t].elem;
+  }
+  if (t != Types::kFloat || dims.size() > 2) dims.clear();
+  return dims;
+}
+
+std::string spelling(const Types& types, TypeId t) {
+  return types.to_string(t);
+}
+
+}  // namespace
+
+std::optional<MatrixShape> matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b,
+                                        std::string& why) {
+  const std::vector<uint32_t> da = float_dims(types, a);
+  if (code == OpCode::Transpose) {
+    if (da.size() == 2) return MatrixShape{da[0], da[1], 0};
+    why = fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
+                      spelling(types, a));
+    return std::nullopt;
+  }
+  const std::vector<uint32_t> db = float_dims(types, b);
+  if (code == OpCode::Outer) {
+    if (da.size() == 1 && db.size() == 1) return MatrixShape{da[0], 1, db[0]};
+    why = fmt::format("'outer' needs two float vectors, found '{}' and '{}'", spelling(types, a),
+                      spelling(types, b));
+    return std::nullopt;
+  }
+  if (da.empty() || db.empty() || (da.size() == 1 && db.size() == 1)) {
+    why = fmt::format(
+        "'@' multiplies a float matrix by a float vector or matrix ('float[M][K] @ float[K]', "
+        "'float[M] @ float[M][K]', 'float[M][K] @ float[K][P]'), found '{}' @ '{}'{}",
+        spelling(types, a), spelling(types, b),
+        da.size() == 1 && db.size() == 1 ? ": for two vectors use 'dot'" : "");
+    return std::nullopt;
+  }
+  const MatrixShape s{da.size() == 2 ? da[0] : 1, da.back(), db.size() == 2 ? db[1] : 1};
+  if (s.k == db[0]) return s;
+  why = fmt::format(
+      "'@' needs the left operand's {} ({}) to equal the right one's {} ({}): "
+      "'{}' @ '{}'",
+      da.size() == 2 ? "column count" : "length", s.k, db.size() == 2 ? "row count" : "length",
+      db[0], spelling(types, a), spelling(types, b));
+  return std::nullopt;
+}
+
+MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b) {
+  std::string why;
+  return *matrix_shape(types, code, a, b, why);
+}
+
+std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b) {
+  const MatrixShape s = matrix_shape(types, code, a, b);
+  if (code == OpCode::Transpose) return {s.k, s.m};
+  if (code == OpCode::Outer) return {s.m, s.p};
+  const bool a_matrix = float_dims(types, a).size() == 2,
+             b_matrix = float_dims(types, b).size() == 2;
+  if (a_matrix && b_matrix) return {s.m, s.p};
+  return {a_matrix ? s.m : s.p};
+}
+
+void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
+                  uint32_t* out) {
+  Fault fault = Fault::None;
+  if (code == OpCode::Transpose) {
+    for (uint32_t m = 0; m < s.m; ++m)
+      for (uint32_t k = 0; k < s.k; ++k)
+        out[size_t{k} * s.m + m] = a[size_t{m} * s.k + k];
+    return;
+  }
+  if (code == OpCode::Outer) {
+    for (uint32_t m = 0; m < s.m; ++m)
+      for (uint32_t p = 0; p < s.p; ++p) {
+        const uint32_t pair[2] = {a[m], b[p]};
+        scalar_rule(OpCode::Mul, Scalar::Float, pair, out[size_t{m} * s.p + p], fault);
+      }
+    return;
+  }
+  for (uint32_t m = 0; m < s.m; ++m)
+    for (uint32_t p = 0; p < s.p; ++p) {
+      uint32_t total = 0;  // +0
+      for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+        const uint32_t end = std::min(first + kProductBlock, s.k);
+        uint32_t partial = 0;
+        for (uint32_t k = first; k < end; ++k) {
+          const uint32_t pair[2] = {a[size_t{m} * s.k + k], b[size_t{k} * s.p + p]};
+          uint32_t term;
+          scalar_rule(OpCode::Mul, Scalar::Float, pair, term, fault);
+          const uint32_t sum[2] = {partial, term};
+          scalar_rule(OpCode::Add, Scalar::Float, sum, partial, fault);
+        }
+        const uint32_t sum[2] = {total, partial};
+        scalar_rule(OpCode::Add, Scalar::Float, sum, total, fault);
+      }
+      out[size_t{m} * s.p + p] = total;
+    }
 }
 
 std::string fault_text(const LaneError& e) {
@@ -119,7 +232,7 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
   switch (code) {
     case OpCode::Neg: case OpCode::Abs: case OpCode::Add: case OpCode::Sub: case OpCode::Mul:
     case OpCode::Div: case OpCode::Rem: case OpCode::Min: case OpCode::Max: case OpCode::Clamp:
-    case OpCode::Dot: case OpCode::Sum:
+    case OpCode::Dot: case OpCode::Sum: case OpCode::ReduceMax: case OpCode::ReduceMin:
       if (is_numeric(in)) return in;
       return std::nullopt;
     case OpCode::Not: case OpCode::And: case OpCode::Or:
@@ -133,7 +246,8 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
     case OpCode::Tanh: case OpCode::Floor: case OpCode::Ceil: case OpCode::Pow:
     case OpCode::Lgamma: case OpCode::Digamma: case OpCode::Trigamma: case OpCode::Log1p:
     case OpCode::Expm1: case OpCode::Log1pExp: case OpCode::Erf: case OpCode::Erfc:
-    case OpCode::InvLogit: case OpCode::LogSumExp:
+    case OpCode::InvLogit: case OpCode::LogSumExp: case OpCode::ReduceLogSumExp:
+    case OpCode::MatMul: case OpCode::Outer: case OpCode::Transpose:
       if (in == Scalar::Float) return in;
       return std::nullopt;
     case OpCode::Eq: case OpCode::Ne: return Scalar::Bool;

@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "autobatch/batch.h"  // Fault
 #include "ir/types.h"
@@ -40,6 +42,11 @@ enum class OpCode : uint8_t {
   Clamp,
   // reductions over arrays
   Dot, Sum,
+  ReduceMax, ReduceMin, ReduceLogSumExp,  // max(v), min(v), log_sum_exp(v) of one array
+  // matrix ops (float arrays of one or two dimensions; shapes in MatrixShape)
+  MatMul,     // dst = a0 @ a1: matrix-vector, vector-matrix or matrix-matrix product
+  Outer,      // dst[m][p] = a0[m] * a1[p] (a matrix product's derivative)
+  Transpose,  // dst[k][m] = a0[m][k]
   // per-lane random numbers (no operands)
   RandUniform, RandNormal,
   // checks
@@ -62,6 +69,7 @@ enum class OpClass : uint8_t {
   Binary,
   Ternary,
   Reduction,
+  Matrix,
   Random,
   Check,
   Output,
@@ -102,6 +110,31 @@ bool eval_scalar(OpCode code, Scalar in, const uint32_t* x, uint32_t& result, Fa
 // Result scalar kind of an elementwise op applied to operands of kind `in`, or nullopt if the
 // op does not accept that kind (e.g. Sqrt on int, BitAnd on float).
 std::optional<Scalar> elementwise_result(OpCode code, Scalar in);
+
+// A matrix op as one product of an M x K matrix by a K x P matrix, both row-major: a vector on
+// the left of `@` is 1 x K, one on the right K x 1. Outer is the product with K = 1 (written
+// without a sum) and Transpose reads an M x K operand and writes it K x M (P unused).
+struct MatrixShape {
+  uint32_t m = 0, k = 0, p = 0;
+};
+// The shape of `a @ b`, `outer(a, b)` or `transpose(a)` (b unused) on float arrays, or nullopt
+// with `why` saying which shapes disagree.
+std::optional<MatrixShape> matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b,
+                                        std::string& why);
+// The same for a well-typed op.
+MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
+// The result's dimensions, outermost first (its leaf is float).
+std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b);
+
+// The language's summation order for a product (docs/language.md, "Matrix products"): each
+// output element sums its K terms in blocks of kProductBlock consecutive k, in order; each
+// block's partial sum starts at +0 and adds its terms (each a rounded product, then a rounded
+// add: no fma), and the element, starting at +0, adds the blocks' partials in order.
+constexpr uint32_t kProductBlock = 64;
+// out = a @ b (MatMul), outer(a, b) or transpose(a), over words. `out` must not overlap the
+// operands.
+void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
+                  uint32_t* out);
 
 // Bit-casting helpers used across backends.
 uint32_t float_bits(float f);

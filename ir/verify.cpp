@@ -105,6 +105,9 @@ class OpChecker {
       case OpClass::Reduction:
         check_reduction(op);
         break;
+      case OpClass::Matrix:
+        check_matrix(op);
+        break;
       case OpClass::Random:
         if (type(op.dst) != Types::kFloat)
           report(fmt::format("destination {} must be float", var(op.dst)));
@@ -403,6 +406,20 @@ class OpChecker {
     }
     if (type(op.dst) != s.leaf)
       report(fmt::format("destination {} must be {}", var(op.dst), scalar_name(in)));
+  }
+
+  void check_matrix(const Op& op) {
+    std::string why;
+    const TypeId b = op.args.size() > 1 ? type(op.args[1]) : Types::kVoid;
+    if (!matrix_shape(*types, op.code, type(op.args[0]), b, why)) {
+      report(why);
+      return;
+    }
+    const std::vector<uint32_t> dims = matrix_result_dims(*types, op.code, type(op.args[0]), b);
+    const Shape dst = shape_of(*types, type(op.dst));
+    if (dst.leaf != Types::kFloat || dst.dims != dims)
+      report(fmt::format("destination {} must be {}", var(op.dst),
+                         shape_spelling(Scalar::Float, dims)));
   }
 
   void check_stack(const Op& op) {

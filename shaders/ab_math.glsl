@@ -387,6 +387,11 @@ float ab_log_sum_exp(float a, float b) {
   return r;
 }
 
+// log_sum_exp(v) of an array (docs/language.md) is shift + log(s), where m is the array's max
+// (the chain max(max(v[0], v[1]), v[2])...), shift is m, or 0 when m is infinite (so that all
+// -inf gives -inf and any +inf gives +inf), and s sums exp(v[i] - shift) in order from +0.
+float ab_lse_shift(float m) { return (m == -abm_inf() || m == abm_inf()) ? 0.0f : m; }
+
 // 1 / (1 + e^-x) (the logistic function), from e^-|x| so it never overflows.
 float ab_inv_logit(float x) {
   if (abm_is_nan(x)) return x;

@@ -365,14 +365,19 @@ class BlockEmitter {
   // `i`.
   template <class F>
   void for_words(int indent, uint32_t n, F body, uint32_t first = 0) {
+    for_index(indent, "i", n, body, first);
+  }
+  // The same over a loop variable of another name (for loops inside loops).
+  template <class F>
+  void for_index(int indent, const std::string& var, uint32_t n, F body, uint32_t first = 0) {
     if (n <= kUnrollWords) {
       for (uint32_t i = first; i < first + n; ++i)
         body(indent, std::to_string(i));
       return;
     }
     const uint64_t before = loops_.iterations;
-    line(indent, fmt::format("for (uint i = {}u; i < {}u; ++i) {{", first, first + n));
-    body(indent + 1, std::string("i"));
+    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; ++{0}) {{", var, first, first + n));
+    body(indent + 1, var);
     line(indent, "}");
     // n iterations and the final test, each with the body's own loops.
     loops_.iterations = before + uint64_t{n} * (1 + loops_.iterations - before) + 1;
@@ -504,6 +509,101 @@ class BlockEmitter {
     line(1, "}");
   }
 
+  // max(v), min(v): the chain of the binary rule from v[0]; log_sum_exp(v): then shift + log(the
+  // sum of exp(v[i] - shift) from +0), shift = ab_lse_shift(max) (exec.cpp's reduce_extreme).
+  void emit_extreme(const Op& op) {
+    const Scalar in = leaf_kind(op.args[0]);
+    const uint32_t n = words(op.args[0]);
+    const std::string type = in == Scalar::Float ? "precise float" : glsl_type(in);
+    const char* rule = op_info(op.code == OpCode::ReduceMin ? OpCode::Min : OpCode::Max).glsl;
+    line(1, "{");
+    line(2, fmt::format("{} acc = {};", type, typed(in, word(op.args[0], "0"))));
+    if (n > 1)
+      for_words(
+          2, n - 1,
+          [&](int ind, const std::string& i) {
+            line(ind, fmt::format("acc = {};", fmt::format(fmt::runtime(rule), "acc",
+                                                           typed(in, word(op.args[0], i)))));
+          },
+          1);
+    if (op.code == OpCode::ReduceLogSumExp) {
+      line(2, "precise float shift = ab_lse_shift(acc);");
+      line(2, "precise float s = 0.0;");
+      for_words(2, n, [&](int ind, const std::string& i) {
+        line(ind, fmt::format("{{ precise float d = {} - shift; s = s + ab_exp(d); }}",
+                              typed(in, word(op.args[0], i))));
+      });
+      line(2, "acc = shift + ab_log(s);");
+    }
+    line(2, fmt::format("{} = {};", name(op.dst), untyped(in, "acc")));
+    line(1, "}");
+  }
+
+  // a @ b, outer(a, b), transpose(a) (ops.h, matrix_words): each product element sums its k in
+  // blocks of kProductBlock, a partial from +0 per block, the blocks' partials added in order.
+  void emit_matrix(const Op& op) {
+    const VarId a = op.args[0], b = op.args.size() > 1 ? op.args[1] : -1;
+    const MatrixShape s =
+        matrix_shape(T_, op.code, p_.vars[a].type, b >= 0 ? p_.vars[b].type : Types::kVoid);
+    const uint32_t n = words(op.dst);
+    const bool aliases = op.dst == a || op.dst == b;
+    line(1, "{");
+    if (aliases) line(2, fmt::format("uint res[{}];", n));
+    auto out = [&](const std::string& idx) {
+      return aliases ? fmt::format("res[{}]", idx) : word(op.dst, idx);
+    };
+    auto a_at = [&](const std::string& m, const std::string& k) {
+      return typed(Scalar::Float, word(a, fmt::format("{} * {}u + {}", m, s.k, k)));
+    };
+    if (op.code == OpCode::Transpose) {
+      for_index(2, "m", s.m, [&](int i1, const std::string& m) {
+        for_index(i1, "k", s.k, [&](int i2, const std::string& k) {
+          line(i2, fmt::format("{} = {};", out(fmt::format("{} * {}u + {}", k, s.m, m)),
+                               word(a, fmt::format("{} * {}u + {}", m, s.k, k))));
+        });
+      });
+    } else {
+      for_index(2, "m", s.m, [&](int i1, const std::string& m) {
+        for_index(i1, "p", s.p, [&](int i2, const std::string& p) {
+          const std::string dst = out(fmt::format("{} * {}u + {}", m, s.p, p));
+          if (op.code == OpCode::Outer) {
+            line(i2, fmt::format("{{ precise float r = {} * {}; {} = floatBitsToUint(r); }}",
+                                 typed(Scalar::Float, word(a, m)), typed(Scalar::Float, word(b, p)),
+                                 dst));
+            return;
+          }
+          line(i2, "{");
+          line(i2 + 1, "precise float total = 0.0;");
+          auto block = [&](int ind, const std::string& first, uint32_t len) {
+            line(ind, "{");
+            line(ind + 1, "precise float partial = 0.0;");
+            for_index(ind + 1, "k", len, [&](int i3, const std::string& k) {
+              const std::string kk = fmt::format("{} + {}", first, k);
+              line(i3,
+                   fmt::format(
+                       "{{ precise float term = {} * {}; partial = partial + term; }}", a_at(m, kk),
+                       typed(Scalar::Float, word(b, fmt::format("({}) * {}u + {}", kk, s.p, p)))));
+            });
+            line(ind + 1, "total = total + partial;");
+            line(ind, "}");
+          };
+          const uint32_t full = s.k / kProductBlock, rest = s.k % kProductBlock;
+          for_index(i2 + 1, "kb", full, [&](int i3, const std::string& kb) {
+            block(i3, fmt::format("{} * {}u", kb, kProductBlock), kProductBlock);
+          });
+          if (rest) block(i2 + 1, fmt::format("{}u", full * kProductBlock), rest);
+          line(i2 + 1, fmt::format("{} = floatBitsToUint(total);", dst));
+          line(i2, "}");
+        });
+      });
+    }
+    if (aliases)
+      for_words(2, n, [&](int ind, const std::string& i) {
+        line(ind, fmt::format("{} = res[{}];", word(op.dst, i), i));
+      });
+    line(1, "}");
+  }
+
   // Emits `uint off = ...;` resolving the access path, faulting on a bad dynamic index.
   void emit_path(const Op& op, size_t first_index_arg, uint32_t index) {
     uint32_t static_off = 0;
@@ -618,6 +718,16 @@ class BlockEmitter {
       case OpCode::Dot:
       case OpCode::Sum:
         emit_reduction(op);
+        return;
+      case OpCode::ReduceMax:
+      case OpCode::ReduceMin:
+      case OpCode::ReduceLogSumExp:
+        emit_extreme(op);
+        return;
+      case OpCode::MatMul:
+      case OpCode::Outer:
+      case OpCode::Transpose:
+        emit_matrix(op);
         return;
       case OpCode::RandUniform:
       case OpCode::RandNormal:

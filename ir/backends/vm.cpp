@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <type_traits>
 
@@ -12,6 +14,34 @@
 #include "ir/fault_detail.h"
 
 namespace ab {
+namespace {
+
+// Memory that is zero from calloc (the OS's fresh pages, for a large block) and that a vector
+// value-initialises by doing nothing: words no kernel ever writes cost address space only. The
+// registers hold, per lane, every variable's words, also a Temp holding a whole uniform that its
+// readers view in place (X in `X @ w`: 4 MB a lane, which no op then writes: vm_kernels.h).
+template <class T>
+struct ZeroedAllocator {
+  using value_type = T;
+  ZeroedAllocator() = default;
+  template <class U>
+  explicit ZeroedAllocator(const ZeroedAllocator<U>&) {}
+  T* allocate(size_t n) {
+    void* p = std::calloc(n, sizeof(T));
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  void construct(U*) noexcept {}  // value-initialised: calloc's zeros
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+  bool operator==(const ZeroedAllocator&) const { return true; }
+};
+
+}  // namespace
 
 int32_t pick_min_pc(const std::vector<uint32_t>& waiting) {
   for (size_t b = 0; b < waiting.size(); ++b)
@@ -50,7 +80,7 @@ class VmRun::State {
     for (const LoweredVar& v : p.vars)
       var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
-    regs_.assign(size_t{lanes_} * words_, 0u);
+    regs_.resize(size_t{lanes_} * words_);  // zeros
     mini_offset_.assign(p.vars.size(), 0u);
     for (const LoweredBlock& block : p.blocks) {
       batch_ops_.push_back(prepare_block_ops(block, p, var_type_.data(), offset_.data()));
@@ -350,8 +380,8 @@ class VmRun::State {
   }
 
   // Lanes [first, end) of a [row][lane] array, as [lane][row] (rows rows per lane).
-  template <class T>
-  std::vector<T> lane_major(const std::vector<T>& v, size_t rows, uint32_t first,
+  template <class T, class A>
+  std::vector<T> lane_major(const std::vector<T, A>& v, size_t rows, uint32_t first,
                             uint32_t end) const {
     std::vector<T> out(rows * (end - first));
     for (size_t r = 0; r < rows; ++r)
@@ -680,8 +710,8 @@ class VmRun::State {
   std::vector<uint32_t> offset_;
   std::vector<TypeId> var_type_;
   uint32_t words_ = 0;
-  std::vector<uint32_t> regs_;  // [word][lane]
-  uint64_t version_ = 0;        // counts steps and restores: when lane_major_ is stale
+  std::vector<uint32_t, ZeroedAllocator<uint32_t>> regs_;  // [word][lane]
+  uint64_t version_ = 0;  // counts steps and restores: when lane_major_ is stale
   mutable std::vector<uint32_t> lane_major_;  // registers(): [lane][word]
   mutable uint64_t lane_major_version_ = UINT64_MAX;
   std::vector<uint32_t> mini_offset_, mini_;  // exec_lanes' small frame

@@ -25,7 +25,7 @@ using namespace glsl_compat;
 #define AB_PRECISE
 #define AB_OUT(T) T&
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"  // only exp and log are used here
+#pragma GCC diagnostic ignored "-Wunused-function"  // only a few are used here
 #include "shaders/ab_math.glsl"
 #pragma GCC diagnostic pop
 #undef AB_OUT
@@ -237,18 +237,28 @@ AB_LANE_LOOP void op_rows(const Rows& r) {
   }
 }
 
-// exp or log of floats across the lanes (op_rows' loop for them): flatten inlines the language's
-// function (lane_math, above) into the loop, which the compiler then vectorises.
+// exp, log, log1p_exp or inv_logit of floats across the lanes (op_rows' loop for them): flatten
+// inlines the language's function (lane_math, above) into the loop, which the compiler then
+// vectorises (log1p_exp and its derivative inv_logit are a model's pass over its data rows).
+constexpr bool inlined_transcendental(OpCode c) {
+  return c == OpCode::Exp || c == OpCode::Log || c == OpCode::Log1pExp || c == OpCode::InvLogit;
+}
+template <OpCode C>
+float lane_transcendental(float x) {
+  if constexpr (C == OpCode::Exp) return lane_math::ab_exp(x);
+  if constexpr (C == OpCode::Log) return lane_math::ab_log(x);
+  if constexpr (C == OpCode::Log1pExp) return lane_math::ab_log1p_exp(x);
+  return lane_math::ab_inv_logit(x);
+}
 template <OpCode C, unsigned Konst>
 AB_LANE_LOOP __attribute__((flatten)) void transcendental_rows(const Rows& r) {
-  static_assert(C == OpCode::Exp || C == OpCode::Log);
+  static_assert(inlined_transcendental(C));
   for (uint32_t w = 0; w < r.words; ++w) {
     const uint32_t* p0 = r.src[0] + w * r.stride[0];
     uint32_t* d = r.dst + w * r.dst_stride;
     for (size_t j = 0; j < r.n; ++j) {
       const float x = std::bit_cast<float>(Konst & 1 ? p0[0] : p0[j]);
-      d[j] =
-          std::bit_cast<uint32_t>(C == OpCode::Exp ? lane_math::ab_exp(x) : lane_math::ab_log(x));
+      d[j] = std::bit_cast<uint32_t>(lane_transcendental<C>(x));
     }
   }
 }
@@ -438,6 +448,24 @@ unsigned bind_operands(Rows& r, const BatchOp& b, const BatchFrames& f, const La
   return konst;
 }
 
+// For a Listed set: binds the op's operands and destination for each lane alone (n = 1, the
+// words' stride the lane count) and calls run(r, the constant operands' bits).
+template <int Arity, class F>
+void each_listed_lane(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                      const UniformData& uniforms, bool reduction, F run) {
+  for (size_t j = 0; j < s.count; ++j) {
+    const uint32_t lane = s.list[j];
+    LaneSet one{s.list + j, 1, lane, true};
+    Rows r;
+    const unsigned konst = bind_operands<Arity>(r, b, f, one, uniforms, lane, reduction);
+    r.dst = f.word(b.dst) + lane;
+    r.dst_stride = f.lanes;
+    r.words = b.words;
+    r.n = 1;
+    run(r, konst);
+  }
+}
+
 // The elementwise rule of op C on kind S for every lane.
 template <OpCode C, Scalar S>
 bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
@@ -447,20 +475,13 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   const Visit visit = visit_of(s);
   Rows r;
   if (visit == Visit::Listed) {
-    for (size_t j = 0; j < s.count; ++j) {
-      const uint32_t lane = s.list[j];
-      LaneSet one{s.list + j, 1, lane, true};
-      bind_operands<arity>(r, b, f, one, uniforms, lane, false);
-      r.dst = f.word(b.dst) + lane;
-      r.dst_stride = f.lanes;
-      r.words = b.words;
-      op_lane<C, S>(r);
-    }
+    each_listed_lane<arity>(b, f, s, uniforms, false,
+                            [](const Rows& one, unsigned) { op_lane<C, S>(one); });
     return true;
   }
   const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
   bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
-  if constexpr (S == Scalar::Float && (C == OpCode::Exp || C == OpCode::Log)) {
+  if constexpr (S == Scalar::Float && inlined_transcendental(C)) {
     konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
   } else if constexpr (arity == 1) {
     konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
@@ -534,6 +555,207 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   }
   std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
   store_result(out, f, s, visit, b.dst, b.dst_temp);
+  return true;
+}
+
+// a @ b for every lane, in matrix_words' order (ops.h): each element of each lane a total from +0
+// of partial sums from +0 over blocks of kProductBlock terms, each term a rounded product added
+// with one rounding. Lanes run side by side, each lane's chain its own, so SIMD across lanes
+// keeps every lane's bits. Operand k's word w of lane j is src[k][w * stride[k] + j], or
+// src[k][w] for every lane when Konst has bit k (a uniform read in place). The lanes' totals
+// accumulate in the destination's rows (which no operand overlaps), the partials of one output
+// row of P elements in a scratch row per element.
+// The frames' words read and written as floats (may_alias: they are uint32_t elsewhere).
+using AliasFloat = float __attribute__((may_alias));
+thread_local std::vector<float> t_partial;
+
+// Output columns [p_begin, p_end) of every output row.
+template <unsigned Konst>
+AB_LANE_LOOP void matmul_rows(const Rows& r, const MatrixShape& s, float* partial, uint32_t p_begin,
+                              uint32_t p_end) {
+  const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
+  const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
+  auto* out = reinterpret_cast<AliasFloat*>(r.dst);
+  const size_t n = r.n;
+  for (uint32_t m = 0; m < s.m; ++m) {
+    for (uint32_t p = p_begin; p < p_end; ++p)
+      std::fill_n(out + (size_t{m} * s.p + p) * r.dst_stride, n, 0.0f);
+    for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+      std::fill_n(partial, size_t{p_end - p_begin} * n, 0.0f);
+      const uint32_t end = std::min(first + kProductBlock, s.k);
+      for (uint32_t k = first; k < end; ++k) {
+        const size_t wa = size_t{m} * s.k + k;
+        for (uint32_t p = p_begin; p < p_end; ++p) {
+          const size_t wb = size_t{k} * s.p + p;
+          float* acc = partial + size_t{p - p_begin} * n;
+          if constexpr (Konst == 1) {
+            const float x = a[wa];
+            const AliasFloat* y = b + wb * r.stride[1];
+            for (size_t j = 0; j < n; ++j)
+              acc[j] = acc[j] + x * y[j];
+          } else if constexpr (Konst == 2) {
+            const AliasFloat* x = a + wa * r.stride[0];
+            const float y = b[wb];
+            for (size_t j = 0; j < n; ++j)
+              acc[j] = acc[j] + x[j] * y;
+          } else {
+            const AliasFloat* x = a + wa * r.stride[0];
+            const AliasFloat* y = b + wb * r.stride[1];
+            for (size_t j = 0; j < n; ++j)
+              acc[j] = acc[j] + x[j] * y[j];
+          }
+        }
+      }
+      for (uint32_t p = p_begin; p < p_end; ++p) {
+        AliasFloat* total = out + (size_t{m} * s.p + p) * r.dst_stride;
+        const float* acc = partial + size_t{p - p_begin} * n;
+        for (size_t j = 0; j < n; ++j)
+          total[j] = total[j] + acc[j];
+      }
+    }
+  }
+}
+
+// Each lane's rows times a uniform matrix (g @ X: the gradient's pass over the data), lanes
+// [first, end) by output columns [0, cols) (multiples of 8 * V and 4): per block of terms,
+// 8 * V lanes by 4 columns hold their partials in 4 * V vector registers across the block,
+// each term's lane values loaded once for four columns and each value of X broadcast once for
+// all those lanes; the totals in the destination add each block's partials. The same sums as
+// matmul_rows.
+template <int V>
+AB_LANE_LOOP void rows_times_uniform(const Rows& r, const MatrixShape& s, size_t first_lane,
+                                     size_t end_lane, uint32_t cols) {
+  const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
+  const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
+  auto* out = reinterpret_cast<AliasFloat*>(r.dst);
+  for (uint32_t m = 0; m < s.m; ++m) {
+    for (uint32_t p = 0; p < cols; ++p)
+      std::fill_n(out + (size_t{m} * s.p + p) * r.dst_stride + first_lane, end_lane - first_lane,
+                  0.0f);
+    for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+      const uint32_t end = std::min(first + kProductBlock, s.k);
+      for (uint32_t p0 = 0; p0 < cols; p0 += 4)
+        for (size_t lane = first_lane; lane < end_lane; lane += 8 * V) {
+          Floats8 partial[V][4] = {};
+          for (uint32_t k = first; k < end; ++k) {
+            const AliasFloat* x = a + (size_t{m} * s.k + k) * r.stride[0] + lane;
+            Floats8 xv[V];
+            for (int h = 0; h < V; ++h)  // one load each: a copy of all as one block is slow
+              std::memcpy(&xv[h], x + 8 * h, sizeof xv[h]);
+            const AliasFloat* y = b + size_t{k} * s.p + p0;
+            for (int q = 0; q < 4; ++q) {
+              const float yq = y[q];
+              for (int h = 0; h < V; ++h)
+                partial[h][q] = partial[h][q] + xv[h] * yq;
+            }
+          }
+          for (int q = 0; q < 4; ++q)
+            for (int h = 0; h < V; ++h) {
+              AliasFloat* total = out + (size_t{m} * s.p + p0 + q) * r.dst_stride + lane + 8 * h;
+              Floats8 t;
+              std::memcpy(&t, total, sizeof t);
+              t = t + partial[h][q];
+              std::memcpy(total, &t, sizeof t);
+            }
+        }
+    }
+  }
+}
+
+// A uniform matrix times each lane's vector (X @ w, P = 1), lanes [first, end) (a multiple of
+// 8 * V): matmul_rows' sums, 8 * V lanes at a time held in vector registers across a block's
+// terms, reading X's row once per 8 * V lanes (from the cache: the rows of X go by in order,
+// each used for every lane before the next).
+template <int V>
+AB_LANE_LOOP void matvec_uniform_rows(const Rows& r, const MatrixShape& s, size_t first_lane,
+                                      size_t end_lane) {
+  const auto* a = reinterpret_cast<const AliasFloat*>(r.src[0]);
+  const auto* b = reinterpret_cast<const AliasFloat*>(r.src[1]);
+  auto* out = reinterpret_cast<AliasFloat*>(r.dst);
+  for (uint32_t m = 0; m < s.m; ++m) {
+    const AliasFloat* row = a + size_t{m} * s.k;
+    for (size_t lane = first_lane; lane < end_lane; lane += 8 * V) {
+      Floats8 total[V] = {};
+      for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+        Floats8 partial[V] = {};
+        const uint32_t end = std::min(first + kProductBlock, s.k);
+        for (uint32_t k = first; k < end; ++k) {
+          const float x = row[k];
+          const AliasFloat* y = b + k * r.stride[1] + lane;
+          for (int q = 0; q < V; ++q) {
+            Floats8 v;
+            std::memcpy(&v, y + 8 * q, sizeof v);
+            partial[q] = partial[q] + x * v;
+          }
+        }
+        for (int q = 0; q < V; ++q)
+          total[q] = total[q] + partial[q];
+      }
+      std::memcpy(out + size_t{m} * r.dst_stride + lane, total, sizeof total);
+    }
+  }
+}
+
+// Runs the product for the rows r binds (n lanes from its pointers).
+void matmul_lanes(const Rows& r, unsigned konst, const MatrixShape& s) {
+  // The register kernels take the lanes in runs of 32 or 16, then 8, and the last 1-7 lanes as
+  // the last 8 again: each call computes its lanes' words from scratch (operands and
+  // destination apart), so lanes computed twice get the same words twice. Sets of fewer than 8
+  // lanes take the general loop.
+  const size_t wide = r.n / 32 * 32, narrow = r.n / 8 * 8, lanes16 = r.n / 16 * 16;
+  const bool registers = r.n >= 8;
+  if (konst == 1 && s.p == 1 && registers) {
+    matvec_uniform_rows<4>(r, s, 0, wide);
+    matvec_uniform_rows<1>(r, s, wide, narrow);
+    if (narrow < r.n) matvec_uniform_rows<1>(r, s, r.n - 8, r.n);
+    return;
+  }
+  t_partial.resize(size_t{s.p} * r.n);
+  float* partial = t_partial.data();
+  const uint32_t cols4 = s.p / 4 * 4;
+  if (konst == 2 && cols4 > 0 && registers) {
+    rows_times_uniform<2>(r, s, 0, lanes16, cols4);
+    rows_times_uniform<1>(r, s, lanes16, narrow, cols4);
+    if (narrow < r.n) rows_times_uniform<1>(r, s, r.n - 8, r.n, cols4);
+    if (cols4 < s.p) matmul_rows<2>(r, s, partial, cols4, s.p);  // the last columns
+    return;
+  }
+  switch (konst) {
+    case 0:
+      matmul_rows<0>(r, s, partial, 0, s.p);
+      break;
+    case 1:
+      matmul_rows<1>(r, s, partial, 0, s.p);
+      break;
+    case 2:
+      matmul_rows<2>(r, s, partial, 0, s.p);
+      break;
+    default:  // both uniform: every lane computes the same words; one lane's loop per lane
+      for (size_t j = 0; j < r.n; ++j) {
+        Rows one = r;
+        one.n = 1;
+        one.dst += j;
+        matmul_rows<3>(one, s, partial, 0, s.p);
+      }
+      break;
+  }
+}
+
+// a @ b for every lane (the operands apart from the destination: prepare_batch_op).
+bool matmul(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData& uniforms) {
+  if (s.count == 0) return true;
+  const Visit visit = visit_of(s);
+  Rows r;
+  if (visit == Visit::Listed) {
+    each_listed_lane<2>(b, f, s, uniforms, true, [&](const Rows& one, unsigned konst) {
+      matmul_lanes(one, konst, b.shape);
+    });
+    return true;
+  }
+  const unsigned konst = bind_operands<2>(r, b, f, s, uniforms, s.first, true);
+  bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
+  matmul_lanes(r, konst, b.shape);
+  store_result(r, f, s, visit, b.dst, b.dst_temp);
   return true;
 }
 
@@ -815,7 +1037,16 @@ BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_typ
       break;
   }
   const OpClass cls = op_info(op.code).cls;
-  if (cls == OpClass::Reduction) {
+  if (op.code == OpCode::MatMul) {
+    b.shape = matrix_shape(types, op.code, var_type[op.args[0]], var_type[op.args[1]]);
+    const uint32_t a_words = types.words(var_type[op.args[0]]);
+    const uint32_t b_words = types.words(var_type[op.args[1]]);
+    if (!overlap(b.dst, b.words, b.src[0], a_words) && !overlap(b.dst, b.words, b.src[1], b_words))
+      b.run = matmul;
+    return b;
+  }
+  // max(v), min(v), log_sum_exp(v), outer and transpose run exec_op lane by lane.
+  if (cls == OpClass::Reduction && (op.code == OpCode::Dot || op.code == OpCode::Sum)) {
     b.words = types.words(var_type[op.args[0]]);
     const Scalar s = types[types.leaf(var_type[op.args[0]])].scalar;
     b.run = kReduction[static_cast<size_t>(s)][op.code == OpCode::Dot ? 0 : 1];
@@ -842,7 +1073,8 @@ bool writes(const Op& op, VarId v) {
 bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
   const Op& op = *b.op;
   const OpClass cls = op_info(op.code).cls;
-  const bool takes_views = b.run && (cls == OpClass::Binary || cls == OpClass::Reduction);
+  const bool takes_views =
+      b.run && (cls == OpClass::Binary || cls == OpClass::Reduction || op.code == OpCode::MatMul);
   for (size_t k = 0; k < op.args.size(); ++k) {
     if (op.args[k] != v) continue;
     if (!takes_views || k >= 3) return false;

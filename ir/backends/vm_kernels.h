@@ -74,6 +74,7 @@ struct BatchOp {
     uint32_t offset = 0, words = 0;
   };
   std::vector<Part> parts;  // Make: its operands, in order
+  MatrixShape shape;        // MatMul: the product's M, K, P
   // The destination is a Temp (dead outside the block): a loop across a span of lanes may
   // write it for the lanes outside the set too, instead of blending.
   bool dst_temp = false;
@@ -89,7 +90,9 @@ struct BatchOp {
   std::vector<VarId> touched;
 };
 
-// A block's ops bound to the frame layout. A UniformGet into a Temp variable (a row of data,
+// A block's ops bound to the frame layout. A matrix product's uniform operand (X in `X @ w`) is
+// such a reader too: the product then reads X where it lies, once for all the lanes. A
+// UniformGet into a Temp variable (a row of data,
 // say) whose only readers are later kernels of the block is not copied when every lane reads
 // the same row: those readers read the uniform where it lies, at the row the same indices pick
 // (they are not written in between), once for all the lanes. Where the lanes' rows differ, the

@@ -96,6 +96,8 @@ class FunctionBuilder {
   Value emit_call(const ast::Expr& e, bool allow_void);
   Value derivative(const ast::Expr& e);
   TypeId with_leaf(TypeId t, TypeId scalar);
+  // a @ b, or transpose(a) (b unused): the op, or an error naming the shapes at `loc`.
+  Value matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc);
 
   // ---- emission helpers (function_builder.cpp) ----
   Types& types() { return program_.types; }

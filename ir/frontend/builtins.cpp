@@ -60,6 +60,21 @@ TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
   return types().array(with_leaf(elem, scalar), count);
 }
 
+Value FunctionBuilder::matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc) {
+  std::string why;
+  if (!matrix_shape(types(), code, a.type, b.type, why)) {
+    error(loc, why);
+    return Value{};
+  }
+  const std::vector<uint32_t> dims = matrix_result_dims(types(), code, a.type, b.type);
+  TypeId result = Types::kFloat;
+  for (size_t d = dims.size(); d-- > 0;)
+    result = types().array(result, dims[d]);
+  std::vector<VarId> args = {a.var};
+  if (code != OpCode::Transpose) args.push_back(b.var);
+  return op_value(code, result, std::move(args), loc);
+}
+
 Value FunctionBuilder::call(const Expr& e, TypeId hint, bool allow_void) {
   if (e.name == "emit") return emit_call(e, allow_void);
   if (auto b = builtin(e, hint)) return *b;
@@ -185,6 +200,39 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
       return Value{};
     }
     return op_value(OpCode::Abs, v.type, {v.var}, e.loc);
+  }
+
+  // max(v), min(v), log_sum_exp(v), mean(v) of one array; transpose(A).
+  const bool one_array = e.args.size() == 1 && (n == "max" || n == "min" || n == "log_sum_exp");
+  if (one_array || n == "mean") {
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], kPoison);
+    if (!v.ok()) return Value{};
+    const auto leaf = leaf_scalar(types(), v.type);
+    const bool floats_only = n == "log_sum_exp" || n == "mean";
+    if (!types().is_array(v.type) || !leaf || *leaf == Scalar::Bool ||
+        (floats_only && *leaf != Scalar::Float)) {
+      error(e.args[0]->loc, fmt::format("'{}' of one argument needs {} array, found '{}'", n,
+                                        floats_only ? "a float" : "a numeric", type_name(v.type)));
+      return Value{};
+    }
+    const TypeId scalar = types().leaf(v.type);
+    if (n == "mean") {  // sum(v) / (the element count): '/' rounds as everywhere
+      const Value total = op_value(OpCode::Sum, scalar, {v.var}, e.loc);
+      const Value count =
+          constant(scalar, {float_bits(static_cast<float>(types().words(v.type)))}, e.loc);
+      return op_value(OpCode::Div, scalar, {total.var, count.var}, e.loc);
+    }
+    const OpCode code = n == "max"   ? OpCode::ReduceMax
+                        : n == "min" ? OpCode::ReduceMin
+                                     : OpCode::ReduceLogSumExp;
+    return op_value(code, scalar, {v.var}, e.loc);
+  }
+  if (n == "transpose") {
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], kPoison);
+    if (!v.ok()) return Value{};
+    return matrix_op(OpCode::Transpose, v, Value{}, e.loc);
   }
 
   for (const NamedOp& m : kElementwise) {

@@ -94,6 +94,12 @@ Value FunctionBuilder::binary(const Expr& e, TypeId hint) {
   if (auto c = fold(e, hint)) return constant(c->type, {c->bits}, e.loc);
   if (e.op == Tok::AmpAmp || e.op == Tok::PipePipe) return logical(e);
   const OpCode code = *binary_opcode(e.op);
+  if (code == OpCode::MatMul) {
+    const Value lv = expr(*e.args[0], kPoison);
+    const Value rv = expr(*e.args[1], kPoison);
+    if (!lv.ok() || !rv.ok()) return Value{};
+    return matrix_op(code, lv, rv, e.op_loc);
+  }
   const bool compares = code == OpCode::Eq || code == OpCode::Ne || code == OpCode::Lt ||
                         code == OpCode::Le || code == OpCode::Gt || code == OpCode::Ge;
   const TypeId context = compares ? kPoison : hint;

@@ -16,6 +16,7 @@ constexpr const char* kBuiltins[] = {
     "sum",       "len",         "uniform", "normal",  "int",       "uint",  "float",
     "bool",      "emit",        "lgamma",  "digamma", "trigamma",  "log1p", "expm1",
     "log1p_exp", "log_sum_exp", "erf",     "erfc",    "inv_logit", "grad",  "value_and_grad",
+    "mean",      "transpose",
 };
 
 std::optional<TypeId> scalar_type(const std::string& name) {

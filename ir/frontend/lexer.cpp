@@ -80,6 +80,7 @@ constexpr Punct kPuncts[] = {
     {"*", Tok::Star},
     {"/", Tok::Slash},
     {"%", Tok::Percent},
+    {"@", Tok::At},
     {"&", Tok::Amp},
     {"|", Tok::Pipe},
     {"^", Tok::Caret},

@@ -16,6 +16,8 @@ std::optional<OpCode> binary_opcode(Tok op) {
       return OpCode::Div;
     case Tok::Percent:
       return OpCode::Rem;
+    case Tok::At:
+      return OpCode::MatMul;
     case Tok::Amp:
       return OpCode::BitAnd;
     case Tok::Pipe:
@@ -99,6 +101,8 @@ const char* spelling(Tok op) {
       return "/";
     case Tok::Percent:
       return "%";
+    case Tok::At:
+      return "@";
     case Tok::Amp:
       return "&";
     case Tok::Pipe:
@@ -166,6 +170,14 @@ std::optional<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, T
   const std::string ls = types.to_string(l), rs = types.to_string(r);
   if (!code) {
     error = fmt::format("unknown operator '{}'", spelling(op));
+    return std::nullopt;
+  }
+  if (op == Tok::At) {  // FunctionBuilder::matrix_product types '@' (it makes the result type)
+    std::string why;
+    if (!matrix_shape(types, OpCode::MatMul, l, r, why))
+      error = why;
+    else
+      error = "'@' is not allowed in a constant expression";
     return std::nullopt;
   }
   if (op == Tok::AmpAmp || op == Tok::PipePipe) {

@@ -510,7 +510,7 @@ class Parser {
   ExprPtr shift() { return left_assoc({Tok::Shl, Tok::Shr}, &Parser::additive); }
   ExprPtr additive() { return left_assoc({Tok::Plus, Tok::Minus}, &Parser::multiplicative); }
   ExprPtr multiplicative() {
-    return left_assoc({Tok::Star, Tok::Slash, Tok::Percent}, &Parser::unary);
+    return left_assoc({Tok::Star, Tok::Slash, Tok::Percent, Tok::At}, &Parser::unary);
   }
 
   ExprPtr unary() {

@@ -60,6 +60,7 @@ enum class Tok : uint8_t {
   Star,
   Slash,
   Percent,
+  At,  // '@', the matrix product
   Amp,
   Pipe,
   Caret,

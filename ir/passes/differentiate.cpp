@@ -875,6 +875,48 @@ class Deriver {
       case OpCode::Sum:
         acc(a[0], g);
         return;
+      case OpCode::ReduceMax:
+      case OpCode::ReduceMin: {  // shared evenly by the elements equal to the result
+        const VarId v = arg(0);
+        const VarId at = op(OpCode::ToFloat, type(v),
+                            {op(OpCode::Eq, with_leaf(type(v), Types::kBool), {v, res()})});
+        const VarId share =
+            op(OpCode::Div, Types::kFloat, {g, op(OpCode::Sum, Types::kFloat, {at})});
+        acc(a[0], mul(at, share));
+        return;
+      }
+      case OpCode::ReduceLogSumExp: {
+        // softmax from v - max(v), which is exact, not from v - r: r keeps none of v's low bits
+        // at large magnitudes (as for the two-argument form).
+        const VarId v = arg(0);
+        const VarId e =
+            same(OpCode::Exp, same(OpCode::Sub, v, {op(OpCode::ReduceMax, Types::kFloat, {v})}));
+        acc(a[0], mul(e, op(OpCode::Div, Types::kFloat, {g, op(OpCode::Sum, Types::kFloat, {e})})));
+        return;
+      }
+      case OpCode::MatMul: {
+        const TypeId ta = src_.vars[a[0]].type, tb = src_.vars[a[1]].type;
+        const bool a_matrix = T_.is_array(T_[ta].elem), b_matrix = T_.is_array(T_[tb].elem);
+        if (a_matrix && b_matrix) {  // A @ B: A' += G B^T, B' += A^T G
+          if (active_[a[0]]) acc(a[0], op(OpCode::MatMul, ta, {g, transposed(arg(1))}));
+          if (active_[a[1]]) acc(a[1], op(OpCode::MatMul, tb, {transposed(arg(0)), g}));
+        } else if (a_matrix) {  // A @ v: A' += outer(g, v), v' += g @ A
+          if (active_[a[0]]) acc(a[0], op(OpCode::Outer, ta, {g, arg(1)}));
+          if (active_[a[1]]) acc(a[1], op(OpCode::MatMul, tb, {g, arg(0)}));
+        } else {  // v @ A: v' += A @ g, A' += outer(v, g)
+          if (active_[a[0]]) acc(a[0], op(OpCode::MatMul, ta, {arg(1), g}));
+          if (active_[a[1]]) acc(a[1], op(OpCode::Outer, tb, {arg(0), g}));
+        }
+        return;
+      }
+      case OpCode::Outer: {  // a' += G @ b, b' += a @ G
+        if (active_[a[0]]) acc(a[0], op(OpCode::MatMul, src_.vars[a[0]].type, {g, arg(1)}));
+        if (active_[a[1]]) acc(a[1], op(OpCode::MatMul, src_.vars[a[1]].type, {arg(0), g}));
+        return;
+      }
+      case OpCode::Transpose:
+        acc(a[0], op(OpCode::Transpose, src_.vars[a[0]].type, {g}));
+        return;
       case OpCode::Select: {
         const VarId c = val(a[0]);
         const VarId z = zeros(type(g));
@@ -955,6 +997,13 @@ class Deriver {
       default:
         return;  // no derivative (integers, comparisons, floor, ceil, constants, uniforms)
     }
+  }
+
+  // transpose(m) of a float matrix.
+  VarId transposed(VarId m) {
+    const TypeId t = type(m);
+    const uint32_t rows = T_[t].count, cols = T_[T_[t].elem].count;
+    return op(OpCode::Transpose, T_.array(T_.array(Types::kFloat, rows), cols), {m});
   }
 
   TypeId with_leaf(TypeId t, TypeId scalar) {

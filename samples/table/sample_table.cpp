@@ -246,6 +246,23 @@ std::vector<Sample> build_samples() {
                    // Kind 5 spins forever: a small budget keeps it fast.
                    .options = {.max_steps = 5000}});
 
+  cases.push_back({.file = "products.ab",
+                   .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
+                     std::vector<uint32_t> w0;
+                     for (uint32_t i = 0; i < 66; ++i)
+                       w0.push_back(float_bits(lane_float(60 + i, lane, -1.0f, 1.0f)));
+                     return {w0, {int_word(lane_int(130, lane, 0, 3))}};
+                   },
+                   .uniforms =
+                       [] {
+                         std::vector<uint32_t> x, y;
+                         for (int i = 0; i < 2 * 66; ++i)
+                           x.push_back(float_bits(std::sin(0.37f * static_cast<float>(i))));
+                         y = {float_bits(-0.5f), float_bits(0.25f)};
+                         return UniformData{x, y};
+                       },
+                   .input_bounds = "w0 in [-1, 1)^66, steps in 0..3"});
+
   cases.push_back({.file = "bits.ab",
                    .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
                      return {{static_cast<uint32_t>(lane_hash(58, lane))}};

@@ -1,6 +1,6 @@
-// The shipped models written as just their log density (samples/models/*_ad.ab): the gradient
-// the sampler derives equals central differences of the same log density computed in float64
-// from the same data, at random points, on interp and vm alike (bit for bit).
+// The shipped models written as just their log density (samples/models/*_ad.ab, *_matmul.ab): the
+// gradient the sampler derives equals central differences of the same log density computed in
+// float64 from the same data, at random points, on interp and vm alike (bit for bit).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -106,36 +106,38 @@ TEST_CASE(
       },
       10.0);
 
+  // The product forms (*_matmul.ab) are the same densities as the loop forms (*_ad.ab).
   const std::vector<double> P = read_doubles(kSamples + "/data/gaussian_precision.npy");
-  check_model(
-      "correlated_gaussian_ad.ab", {"precision=@" + kSamples + "/data/gaussian_precision.npy"}, 100,
-      [&](const std::vector<double>& q) {
-        double v = 0.0;
-        for (int i = 0; i < 100; ++i)
-          for (int j = 0; j < 100; ++j)
-            v += q[i] * P[i * 100 + j] * q[j];
-        return -0.5 * v;
-      },
-      3.0);
+  const Density gaussian = [&](const std::vector<double>& q) {
+    double v = 0.0;
+    for (int i = 0; i < 100; ++i)
+      for (int j = 0; j < 100; ++j)
+        v += q[i] * P[i * 100 + j] * q[j];
+    return -0.5 * v;
+  };
+  const std::vector<std::string> precision = {"precision=@" + kSamples +
+                                              "/data/gaussian_precision.npy"};
+  check_model("correlated_gaussian_ad.ab", precision, 100, gaussian, 3.0);
+  check_model("correlated_gaussian_matmul.ab", precision, 100, gaussian, 3.0);
 
   const std::vector<double> X = read_doubles(kSamples + "/data/logreg_X.npy");
   const std::vector<double> y = read_doubles(kSamples + "/data/logreg_y.npy");
-  check_model(
-      "logistic_regression_ad.ab",
-      {"X=@" + kSamples + "/data/logreg_X.npy", "y=@" + kSamples + "/data/logreg_y.npy"}, 100,
-      [&](const std::vector<double>& w) {
-        double v = 0.0;
-        for (int j = 0; j < 100; ++j)
-          v -= w[j] * w[j] / 50.0;
-        for (int i = 0; i < 10000; ++i) {
-          double z = 0.0;
-          for (int j = 0; j < 100; ++j)
-            z += X[i * 100 + j] * w[j];
-          v += y[i] * z - (z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)));
-        }
-        return v;
-      },
-      0.3);
+  const Density logreg = [&](const std::vector<double>& w) {
+    double v = 0.0;
+    for (int j = 0; j < 100; ++j)
+      v -= w[j] * w[j] / 50.0;
+    for (int i = 0; i < 10000; ++i) {
+      double z = 0.0;
+      for (int j = 0; j < 100; ++j)
+        z += X[i * 100 + j] * w[j];
+      v += y[i] * z - (z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)));
+    }
+    return v;
+  };
+  const std::vector<std::string> data = {"X=@" + kSamples + "/data/logreg_X.npy",
+                                         "y=@" + kSamples + "/data/logreg_y.npy"};
+  check_model("logistic_regression_ad.ab", data, 100, logreg, 0.3);
+  check_model("logistic_regression_matmul.ab", data, 100, logreg, 0.3);
 }
 
 }  // namespace

@@ -329,10 +329,12 @@ TEST_CASE("autodiff: log_sum_exp's gradient is exact at large magnitudes, scalar
   const Compiled c = compile(R"(
 fn f(x: float[2]) -> float { return log_sum_exp(x[0], x[1]); }
 fn g(x: float[2]) -> float { return sum(log_sum_exp(x, x - 1.0)); }
-fn main(x: float[2]) -> float[4] {
+fn h(x: float[2]) -> float { return log_sum_exp(x); }
+fn main(x: float[2]) -> float[6] {
     let a = grad(f, x);
     let b = grad(g, x);
-    return [a[0], a[1], b[0], b[1]];
+    let c = grad(h, x);
+    return [a[0], a[1], b[0], b[1], c[0], c[1]];
 }
 )");
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
@@ -346,9 +348,9 @@ fn main(x: float[2]) -> float[4] {
   const RunResult r = run_entry(c.program, "main", batch);
   for (size_t lane = 0; lane < at.size(); ++lane) {
     CAPTURE(at[lane]);
-    float out[4];
-    for (int k = 0; k < 4; ++k)
-      out[k] = bits_float(r.outputs[lane * 4 + k]);
+    float out[6];
+    for (int k = 0; k < 6; ++k)
+      out[k] = bits_float(r.outputs[lane * 6 + k]);
     const double a =
         batch.inputs[0][lane * 2] == batch.inputs[0][lane * 2 + 1] ? 0.5 : 0.7310585786;
     CHECK(std::fabs(out[0] - a) <= 1e-6);
@@ -356,6 +358,9 @@ fn main(x: float[2]) -> float[4] {
     // d/dx of log_sum_exp(x, x - 1) elementwise: exactly 1 (the two weights' sum).
     CHECK(std::fabs(out[2] - 1.0) <= 1e-6);
     CHECK(std::fabs(out[3] - 1.0) <= 1e-6);
+    // The one-array reduction's softmax: the same weights as the two-argument form.
+    CHECK(std::fabs(out[4] - a) <= 1e-6);
+    CHECK(std::fabs(out[5] - (1.0 - a)) <= 1e-6);
   }
 }
 

@@ -89,7 +89,35 @@ const ErrorCase kErrorCases[] = {
      "function 'f' returns nothing and cannot be used as a value"},
     {"fn main(x: int) -> float { return sqrt($x); }",
      "'sqrt' needs a 'float' argument, found 'int'"},
-    {"fn main(x: float) -> float { return $min(x); }", "'min' takes 2 arguments, found 1"},
+    {"fn main(x: float) -> float { return $min(x, x, x); }", "'min' takes 2 arguments, found 3"},
+    {"fn main(x: float) -> float { return min($x); }",
+     "'min' of one argument needs a numeric array, found 'float'"},
+    {"fn main(n: int[3]) -> float { return log_sum_exp($n); }",
+     "'log_sum_exp' of one argument needs a float array, found 'int[3]'"},
+    {"fn main(x: float) -> float { return mean($x); }",
+     "'mean' of one argument needs a float array, found 'float'"},
+    // matrix products: the message names both shapes
+    {"fn main(a: float[2][3], v: float[2]) -> float[2] { return a $@ v; }",
+     "'@' needs the left operand's column count (3) to equal the right one's length (2): "
+     "'float[2][3]' @ 'float[2]'"},
+    {"fn main(a: float[2][3], b: float[2][3]) -> float[2][3] { return a $@ b; }",
+     "'@' needs the left operand's column count (3) to equal the right one's row count (2): "
+     "'float[2][3]' @ 'float[2][3]'"},
+    {"fn main(v: float[4], a: float[3][4]) -> float[4] { return v $@ a; }",
+     "'@' needs the left operand's length (4) to equal the right one's row count (3): "
+     "'float[4]' @ 'float[3][4]'"},
+    {"fn main(u: float[3], v: float[3]) -> float { return u $@ v; }",
+     "'@' multiplies a float matrix by a float vector or matrix ('float[M][K] @ float[K]', "
+     "'float[M] @ float[M][K]', 'float[M][K] @ float[K][P]'), found 'float[3]' @ 'float[3]': for "
+     "two vectors use 'dot'"},
+    {"fn main(a: int[2][2], v: int[2]) -> int[2] { return a $@ v; }",
+     "'@' multiplies a float matrix by a float vector or matrix ('float[M][K] @ float[K]', "
+     "'float[M] @ float[M][K]', 'float[M][K] @ float[K][P]'), found 'int[2][2]' @ 'int[2]'"},
+    {"fn main(v: float[3]) -> float[3] { return $transpose(v); }",
+     "'transpose' needs a float matrix ('float[M][K]'), found 'float[3]'"},
+    {"const C: float = 1.0 $@ 2.0;",
+     "'@' multiplies a float matrix by a float vector or matrix ('float[M][K] @ float[K]', "
+     "'float[M] @ float[M][K]', 'float[M][K] @ float[K][P]'), found 'float' @ 'float'"},
     // types of operators
     {"fn main(a: int, b: float) -> float { return a $+ b; }", "cannot add 'int' and 'float'"},
     {"fn main(a: int, b: uint) -> bool { return a $== b; }", "cannot compare 'int' and 'uint'"},
@@ -145,7 +173,7 @@ const ErrorCase kErrorCases[] = {
      "comparison operators cannot be chained; use parentheses"},
     {"fn main() { var x$; }", "'var x' needs a type or an initial value"},
     {"fn main() { } $/* never closed", "unterminated comment"},
-    {"fn main() { $@ }", "unexpected character '@'"},
+    {"fn main() { $# }", "unexpected character '#'"},
     {"fn main() -> int { return $12abc; }", "invalid suffix 'abc' on number"},
     {"fn main() -> float { return $1e999; }", "float literal out of range"},
     {"fn main() -> float { return $1.e5; }",

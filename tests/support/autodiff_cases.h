@@ -6,6 +6,7 @@
 // (value_and_grad's value, then its gradient).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -251,6 +252,70 @@ fn f(x: float[4]) -> float {
          return lp;
        },
        -1.0, 1.0},
+      {"matrix products, transpose and one-array reductions", 6, R"(
+fn f(x: float[6]) -> float {
+    let a = [[x[0], x[1], 0.5], [x[2], -1.0, x[3]]];
+    let v = [x[4], x[5], 1.5];
+    let z = a @ v;
+    let u = z @ a;
+    let b = a @ transpose(a);
+    let c = transpose(a) @ b;
+    return 0.1 * sum(z * z) + 0.05 * dot(u, v) + log_sum_exp(u) + max(v) - min(z) + mean(c)
+        + b[0][1];
+}
+)",
+       [](const std::vector<double>& x) {
+         const double a[2][3] = {{x[0], x[1], 0.5}, {x[2], -1.0, x[3]}};
+         const double v[3] = {x[4], x[5], 1.5};
+         double z[2] = {}, u[3] = {}, b[2][2] = {}, c[3][2] = {};
+         for (int i = 0; i < 2; ++i)
+           for (int k = 0; k < 3; ++k)
+             z[i] += a[i][k] * v[k];
+         for (int k = 0; k < 3; ++k)
+           for (int i = 0; i < 2; ++i)
+             u[k] += z[i] * a[i][k];
+         for (int i = 0; i < 2; ++i)
+           for (int j = 0; j < 2; ++j)
+             for (int k = 0; k < 3; ++k)
+               b[i][j] += a[i][k] * a[j][k];
+         for (int k = 0; k < 3; ++k)
+           for (int j = 0; j < 2; ++j)
+             for (int i = 0; i < 2; ++i)
+               c[k][j] += a[i][k] * b[i][j];
+         const double m = std::max({u[0], u[1], u[2]});
+         const double lse =
+             m + std::log(std::exp(u[0] - m) + std::exp(u[1] - m) + std::exp(u[2] - m));
+         double mean_c = 0.0;
+         for (const auto& row : c)
+           mean_c += (row[0] + row[1]) / 6.0;
+         return 0.1 * (z[0] * z[0] + z[1] * z[1]) +
+                0.05 * (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]) + lse +
+                std::max({v[0], v[1], v[2]}) - std::min(z[0], z[1]) + mean_c + b[0][1];
+       }},
+      {"a product past one summation block", 70, R"(
+fn f(x: float[70]) -> float {
+    var a: float[2][70];
+    for i in 0..70 {
+        a[0][i] = x[i];
+        a[1][i] = sin(x[i]);
+    }
+    let z = a @ x;
+    return log_sum_exp(z) + 0.01 * sum(transpose(a) @ z);
+}
+)",
+       [](const std::vector<double>& x) {
+         double z[2] = {};
+         for (int i = 0; i < 70; ++i) {
+           z[0] += x[i] * x[i];
+           z[1] += std::sin(x[i]) * x[i];
+         }
+         const double m = std::max(z[0], z[1]);
+         double rest = 0.0;
+         for (int i = 0; i < 70; ++i)
+           rest += x[i] * z[0] + std::sin(x[i]) * z[1];
+         return m + std::log(std::exp(z[0] - m) + std::exp(z[1] - m)) + 0.01 * rest;
+       },
+       -0.5, 0.5},
       // Sums that read the parameter at the loop index and call a user function per row
       // (issue 40): preaccumulated like any other sum.
       {"sums over rows that index the parameter and call a function", 4, R"(
@@ -299,7 +364,7 @@ fn f(x: float[4]) -> float {
       {"log_sum_exp at large magnitudes", 2, R"(
 fn f(x: float[2]) -> float {
     return log_sum_exp(x[0], x[0] - 1.0) + sum(log_sum_exp(x, x - 2.0))
-           + 0.5 * log_sum_exp(x[1] - 3.0, x[1]);
+           + 0.5 * log_sum_exp(x[1] - 3.0, x[1]) + log_sum_exp([x[0], x[0] - 1.0, x[1]]);
 }
 )",
        [](const std::vector<double>& x) {
@@ -307,7 +372,7 @@ fn f(x: float[2]) -> float {
            return std::max(a, b) + std::log1p(std::exp(-std::fabs(a - b)));
          };
          return lse(x[0], x[0] - 1.0) + lse(x[0], x[0] - 2.0) + lse(x[1], x[1] - 2.0) +
-                0.5 * lse(x[1] - 3.0, x[1]);
+                0.5 * lse(x[1] - 3.0, x[1]) + lse(lse(x[0], x[0] - 1.0), x[1]);
        },
        -2e7, -1e5},
   };

@@ -84,6 +84,22 @@ const std::vector<BenchModel>& bench_models() {
        0.1f,
        "correlated Gaussian, D = 100, derived gradient",
        "nuts_gaussian"},
+      {"nuts_logreg_matmul",
+       "logistic_regression_matmul.ab",
+       {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
+       2,
+       1,
+       0.03f,
+       "logistic regression, D = 100, N = 10000, z = X @ w, derived gradient",
+       "nuts_logreg"},
+      {"nuts_gaussian_matmul",
+       "correlated_gaussian_matmul.ab",
+       {{"precision", "gaussian_precision.npy"}},
+       10,
+       10,
+       0.1f,
+       "correlated Gaussian, D = 100, P @ q, derived gradient",
+       "nuts_gaussian"},
   };
   return models;
 }

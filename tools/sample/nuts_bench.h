@@ -28,7 +28,7 @@
 namespace ab::cli {
 
 struct NutsBenchOptions {
-  std::vector<std::string> models;  // nuts_logreg, nuts_gaussian, nuts_logreg_ad, nuts_gaussian_ad
+  std::vector<std::string> models;  // nuts_logreg, nuts_gaussian, their _ad and _matmul forms
   std::vector<uint32_t> chains;     // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
   // stan, native, vm, local-lane, local-subgroup, global-compacted, vulkan (the three), all;
   // empty: native and vm (the Vulkan rows only when asked: lavapipe compiles the sampler for
