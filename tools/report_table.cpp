@@ -101,6 +101,13 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
       out += lane_error_line(result.errors[i]);
     if (result.errors.size() > listed)
       out += fmt::format("  ... {} more errors\n", result.errors.size() - listed);
+    // What to do about the one fault an option causes: say it where the user reads the fault.
+    const auto overflowed = [](const LaneError& e) { return e.code == Fault::StackOverflow; };
+    if (std::any_of(result.errors.begin(), result.errors.end(), overflowed))
+      out += fmt::format(
+          "  stack_overflow: calls (or a derived gradient's loop) went deeper than the {} frames "
+          "--stack-depth allows; raise --stack-depth, or look for a recursion that never ends\n",
+          result.stats.max_stack_depth);
   }
 
   const RunStats& stats = result.stats;

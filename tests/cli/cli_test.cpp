@@ -308,6 +308,13 @@ TEST_CASE("cli: interp and vm agree on outputs and faults") {
   CHECK(vm["errors"][0]["lane"] == 9);
   CHECK(vm["errors"][0]["code"] == "stack_overflow");
   CHECK(vm["errors"][0]["function"] == "fib");
+  // The table says what to do about an overflow, naming the option and the depth it allowed.
+  const CliResult table = ws.run("run fib.ab --backend vm -i n=range:0:12 --stack-depth 8");
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("the 8 frames --stack-depth allows; raise --stack-depth") !=
+        std::string::npos);
+  CHECK(ws.run("run fib.ab --backend vm -i n=range:0:8 --stack-depth 8")
+            .out.find("raise --stack-depth") == std::string::npos);
 }
 
 TEST_CASE("cli: struct results, array inputs from csv, uniforms from csv") {
