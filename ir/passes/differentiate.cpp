@@ -263,6 +263,101 @@ class Deriver {
     std::vector<VarId> inputs, partial;  // invariant active inputs and their partials
     std::set<VarId> defined;             // every variable the loop writes
   };
+  // The natural loop of header h: the header and what reaches its back edge without passing it.
+  std::vector<int> natural_loop(int h) const {
+    std::vector<bool> in(nb_, false);
+    in[h] = true;
+    std::vector<int> work{preds_[h][1]};
+    while (!work.empty()) {
+      const int b = work.back();
+      work.pop_back();
+      if (in[b]) continue;
+      in[b] = true;
+      for (int p : preds_[b])
+        work.push_back(p);
+    }
+    std::vector<int> blocks;
+    for (int b = 0; b < nb_; ++b)
+      if (in[b]) blocks.push_back(b);
+    return blocks;
+  }
+
+  // A source variable the pass adds that carries no derivative (a copy, a partial).
+  VarId new_inactive_var(std::string name, TypeId type) {
+    const auto v = static_cast<VarId>(src_.vars.size());
+    src_.vars.push_back(Var{std::move(name), type});
+    active_.push_back(false);
+    defs_.push_back(1);
+    return v;
+  }
+
+  // Reads the operands `snapshots` names ((position in `at`, operand)) through copies taken just
+  // before their ops, from the last op back so that an insertion moves no position still to visit.
+  void insert_operand_copies(PreLoop& pre, const std::vector<Pos>& at,
+                             const std::set<std::pair<size_t, size_t>>& snapshots) {
+    std::map<size_t, std::vector<size_t>> copied_operands;
+    for (const auto& [i, k] : snapshots)
+      copied_operands[i].push_back(k);
+    for (auto it = copied_operands.rbegin(); it != copied_operands.rend(); ++it) {
+      const Pos p = at[it->first];
+      std::vector<Op>& body = src_.blocks[p.block].ops;
+      std::vector<Op> copies;
+      for (size_t k : it->second) {
+        const VarId a = body[p.op].args[k];
+        const VarId copy = new_inactive_var(src_.vars[a].name + ".read", src_.vars[a].type);
+        pre.defined.insert(copy);
+        body[p.op].args[k] = copy;
+        Op& take = copies.emplace_back();
+        take.code = OpCode::Copy;
+        take.dst = copy;
+        take.args = {a};
+        take.loc = body[p.op].loc;
+      }
+      body.insert(body.begin() + p.op, copies.begin(), copies.end());
+    }
+  }
+
+  // A partial per invariant active input, zero at loop entry: an op of the entry block, restored
+  // like any other.
+  void add_partials(PreLoop& pre, const std::set<VarId>& inputs) {
+    for (VarId u : inputs) {
+      pre.inputs.push_back(u);
+      pre.partial.push_back(new_inactive_var(src_.vars[u].name + ".partial", src_.vars[u].type));
+      not_remat_.insert(pre.partial.back());
+      Op zero;
+      zero.code = OpCode::Const;
+      zero.dst = pre.partial.back();
+      zero.imm.assign(T_.words(src_.vars[u].type), 0u);
+      zero.loc = src_.blocks[pre.header].loc;
+      src_.blocks[pre.entry].ops.push_back(zero);
+    }
+  }
+
+  // A preaccumulated loop's body in order, for its checks: each step an op (ops[i], unit[i] null)
+  // or a preaccumulated inner loop taken whole (ops[i] null, unit[i] the loop), at its position.
+  struct BodyInOrder {
+    std::vector<const Op*> ops;
+    std::vector<const PreLoop*> unit;
+    std::vector<Pos> at;
+  };
+  BodyInOrder body_in_order(const PreLoop& pre) const {
+    BodyInOrder body;
+    for (int b : pre.chain) {
+      if (pre_.count(b) && b != pre.header) {
+        body.ops.push_back(nullptr);
+        body.unit.push_back(&pre_.at(b));
+        body.at.push_back(Pos{b, -1});
+        continue;
+      }
+      for (size_t i = 0; i < src_.blocks[b].ops.size(); ++i) {
+        body.ops.push_back(&src_.blocks[b].ops[i]);
+        body.unit.push_back(nullptr);
+        body.at.push_back(Pos{b, static_cast<int>(i)});
+      }
+    }
+    return body;
+  }
+
   void find_preaccumulated_loops() {
     in_pre_loop_.assign(nb_, -1);
     const Liveness live = compute_liveness(src_);
@@ -271,20 +366,7 @@ class Deriver {
     std::vector<std::vector<int>> loop_blocks(nb_);
     for (int h = 0; h < nb_; ++h) {
       if (!counted_[h] || no_preaccumulation.count(h)) continue;
-      // The natural loop: the header and what reaches the back edge without passing it.
-      std::vector<bool> in(nb_, false);
-      in[h] = true;
-      std::vector<int> work{preds_[h][1]};
-      while (!work.empty()) {
-        const int b = work.back();
-        work.pop_back();
-        if (in[b]) continue;
-        in[b] = true;
-        for (int p : preds_[b])
-          work.push_back(p);
-      }
-      for (int b = 0; b < nb_; ++b)
-        if (in[b]) loop_blocks[h].push_back(b);
+      loop_blocks[h] = natural_loop(h);
       headers.push_back({loop_blocks[h].size(), h});
     }
     std::sort(headers.begin(), headers.end());
@@ -337,23 +419,7 @@ class Deriver {
         pre.acc = v;
       }
       if (!ok || pre.acc < 0) continue;
-      // The body's ops in order (an inner loop: what it writes), for the checks below.
-      std::vector<const Op*> ops;
-      std::vector<const PreLoop*> unit;
-      std::vector<Pos> at;
-      for (int b : pre.chain) {
-        if (pre_.count(b) && b != h) {
-          ops.push_back(nullptr);
-          unit.push_back(&pre_.at(b));
-          at.push_back(Pos{b, -1});
-          continue;
-        }
-        for (size_t i = 0; i < src_.blocks[b].ops.size(); ++i) {
-          ops.push_back(&src_.blocks[b].ops[i]);
-          unit.push_back(nullptr);
-          at.push_back(Pos{b, static_cast<int>(i)});
-        }
-      }
+      const auto [ops, unit, at] = body_in_order(pre);
       // Operands without a derivative (an index, a data value) that the body writes again after
       // an adjoint reads them, by (position, operand): read through a copy taken just before.
       std::set<std::pair<size_t, size_t>> snapshots;
@@ -391,46 +457,8 @@ class Deriver {
         for (VarId a : args)
           if (active_[a] && !pre.defined.count(a)) inputs.insert(a);
       }
-      // Operand copies before their ops, from the last op back so that an insertion moves no
-      // position still to visit (ops holds no valid pointer after this).
-      std::map<size_t, std::vector<size_t>> copied_operands;
-      for (const auto& [i, k] : snapshots)
-        copied_operands[i].push_back(k);
-      for (auto it = copied_operands.rbegin(); it != copied_operands.rend(); ++it) {
-        const Pos p = at[it->first];
-        std::vector<Op>& body = src_.blocks[p.block].ops;
-        std::vector<Op> copies;
-        for (size_t k : it->second) {
-          const VarId a = body[p.op].args[k];
-          const auto copy = static_cast<VarId>(src_.vars.size());
-          src_.vars.push_back(Var{src_.vars[a].name + ".read", src_.vars[a].type});
-          active_.push_back(false);
-          defs_.push_back(1);
-          pre.defined.insert(copy);
-          body[p.op].args[k] = copy;
-          Op& take = copies.emplace_back();
-          take.code = OpCode::Copy;
-          take.dst = copy;
-          take.args = {a};
-          take.loc = body[p.op].loc;
-        }
-        body.insert(body.begin() + p.op, copies.begin(), copies.end());
-      }
-      for (VarId u : inputs) {
-        pre.inputs.push_back(u);
-        pre.partial.push_back(static_cast<VarId>(src_.vars.size()));
-        src_.vars.push_back(Var{src_.vars[u].name + ".partial", src_.vars[u].type});
-        active_.push_back(false);
-        defs_.push_back(1);
-        not_remat_.insert(pre.partial.back());
-        // Zero at loop entry: an op of the entry block, restored like any other.
-        Op zero;
-        zero.code = OpCode::Const;
-        zero.dst = pre.partial.back();
-        zero.imm.assign(T_.words(src_.vars[u].type), 0u);
-        zero.loc = src_.blocks[h].loc;
-        src_.blocks[pre.entry].ops.push_back(zero);
-      }
+      insert_operand_copies(pre, at, snapshots);  // ops holds no valid pointer after this
+      add_partials(pre, inputs);
       for (int b : blocks)
         in_pre_loop_[b] = h;
       last_of_[pre.chain.back()] = h;
