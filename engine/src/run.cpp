@@ -89,8 +89,8 @@ Status VulkanRun::Impl::check_sizes() const {
                      words * 4 <= limit || banks.arena <= arena_windows});
   }
   if (streams.record_words > 0)
-    needs.push_back(
-        {"output stream", uint64_t{push.stream_cap} * lanes * streams.record_words, SizedBy::Lanes});
+    needs.push_back({"output stream", uint64_t{push.stream_cap} * lanes * streams.record_words,
+                     SizedBy::Lanes});
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
   const std::string device_range =
       fmt::format("this device's maxStorageBufferRange ({})", format_bytes(max_range));
@@ -200,8 +200,7 @@ std::vector<VkDescriptorBufferInfo> VulkanRun::Impl::bindings() const {
                           std::min<uint64_t>(bytes - offset, uint64_t{banks.window_words} * 4)};
     }
   }
-  if (streams.record_words > 0)
-    infos[AB_BIND_STREAM] = {streams.buffer.handle(), 0, VK_WHOLE_SIZE};
+  if (streams.record_words > 0) infos[AB_BIND_STREAM] = {streams.buffer.handle(), 0, VK_WHOLE_SIZE};
   return infos;
 }
 

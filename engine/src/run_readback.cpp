@@ -274,7 +274,8 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
   if (d.run != this) return Error{"this checkpoint was made by another run"};
   if (I.lanes > 0) {
     if (auto s = upload(*I.ctx, I.state, 0, d.state.data(), d.state.size() * 4); !s) return s;
-    if (auto s = upload(*I.ctx, I.control.buffer, 0, d.ctrl.data(), d.ctrl.size() * 4); !s) return s;
+    if (auto s = upload(*I.ctx, I.control.buffer, 0, d.ctrl.data(), d.ctrl.size() * 4); !s)
+      return s;
     // Entries above a stack's saved prefix were dead when it was saved; no lane reads them
     // before pushing over them, so only the prefix goes back.
     for (size_t k = 0; k < d.stacks.size(); ++k) {

@@ -117,7 +117,8 @@ Expected<bool> VulkanRun::poll() {
     case RunPhase::Restarted:
       // The readback still holds the rounds before the restart; the restart cleared the
       // counters it would show, and every lane waits at the entry.
-      I.stats.group_steps = I.counters.steps = I.counters.lane_iterations = I.counters.lane_slots = 0;
+      I.stats.group_steps = I.counters.steps = I.counters.lane_iterations = I.counters.lane_slots =
+          0;
       I.stats.utilization = 0;
       return false;
     case RunPhase::Running:

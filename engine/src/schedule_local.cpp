@@ -100,9 +100,9 @@ void LocalSchedule::read_back(const uint32_t* w, uint64_t) {
 // (the subgroup and workgroup scopes count a lane busy when it ran the step's block, the lane
 // scope when it was inside the subgroup's loop iteration).
 double LocalSchedule::utilization(const uint32_t*) const {
-  return run_.counters.lane_slots
-             ? static_cast<double>(run_.counters.lane_iterations) / static_cast<double>(run_.counters.lane_slots)
-             : 0;
+  return run_.counters.lane_slots ? static_cast<double>(run_.counters.lane_iterations) /
+                                        static_cast<double>(run_.counters.lane_slots)
+                                  : 0;
 }
 
 void LocalSchedule::result_stats(const std::vector<uint32_t>&, RunResult& result) const {
