@@ -34,18 +34,6 @@ const char* progress_end() {
 
 namespace {
 
-template <class Enum>
-bool parse_name(const std::string& text, std::initializer_list<Enum> values,
-                const char* (*name)(Enum), Enum& out) {
-  if (text.empty()) return true;
-  for (Enum v : values)
-    if (text == name(v)) {
-      out = v;
-      return true;
-    }
-  return false;
-}
-
 std::vector<std::string> block_names(const Module& module) {
   std::vector<std::string> names;
   for (const BlockInfo& block : module.blocks())
@@ -139,20 +127,19 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
   const auto start = std::chrono::steady_clock::now();
   BackendRun run;
   run.block_names = block_names(*module);
-  auto vulkan = vulkan_options(device);
-  if (!vulkan) return run.error = vulkan.error(), run;
+  VulkanOptions vulkan = vulkan_options(device);
   // Only the global schedule has a batch-wide step trace: asking for one picks it by default.
-  if (options.record_trace && device.schedule.empty()) vulkan->schedule = Schedule::Global;
-  if (options.record_trace && vulkan->schedule != Schedule::Global)
+  if (options.record_trace && !device.schedule) vulkan.schedule = Schedule::Global;
+  if (options.record_trace && vulkan.schedule != Schedule::Global)
     return run.error = "--trace-steps needs --schedule global", run;
-  auto context = VulkanContext::create(vulkan->context);
+  auto context = VulkanContext::create(vulkan.context);
   if (!context) return run.error = context.error(), run;
-  auto compiled = VulkanProgram::compile(*context, module, *vulkan);
+  auto compiled = VulkanProgram::compile(*context, module, vulkan);
   if (!compiled) return run.error = compiled.error(), run;
   const double compiled_before = (*compiled)->compile_seconds();
   const auto run_start = std::chrono::steady_clock::now();
   // create() checks every size against the device before any code is generated.
-  auto created = VulkanRun::create(*compiled, batch, options, *vulkan);
+  auto created = VulkanRun::create(*compiled, batch, options, vulkan);
   if (!created) return run.error = created.error(), run;
   VulkanRun& gpu = **created;
   if (auto prepared =
@@ -164,7 +151,7 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
   bool printed = false;
   double last_shown = -1e9;
   while (!gpu.done()) {
-    auto stepped = gpu.step(vulkan->schedule == Schedule::Global ? 4096 : 65536);
+    auto stepped = gpu.step(vulkan.schedule == Schedule::Global ? 4096 : 65536);
     if (!stepped) return run.error = stepped.error(), run;
     // Stopped early: the records streamed so far are all the caller gets (no outputs).
     if (!gpu.done() && options.should_stop && options.should_stop()) {
@@ -239,21 +226,22 @@ double run_seconds(const BackendRun& run) {
   return run.result.stats.wall_seconds;
 }
 
-Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
-  VulkanOptions vulkan;
-  vulkan.context.device_index = device.device;
-  vulkan.context.validation = device.validation;
-  vulkan.max_part_cost = device.max_part_cost;
-  vulkan.compile_threads = device.compile_threads;
-  if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
-                  vulkan.schedule) ||
-      !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,
-                  vulkan.global_mode) ||
-      !parse_name(device.local_scope,
-                  {LocalScope::Subgroup, LocalScope::Workgroup, LocalScope::Lane}, local_scope_name,
-                  vulkan.local_scope))
-    return Error{"unknown schedule option"};
+VulkanOptions vulkan_options(const DeviceOptions& device) {
+  VulkanOptions vulkan = device.vulkan;
+  if (device.schedule) vulkan.schedule = *device.schedule;
+  if (device.global_mode) vulkan.global_mode = *device.global_mode;
+  if (device.local_scope) vulkan.local_scope = *device.local_scope;
   return vulkan;
+}
+
+bool vulkan_option_given(const DeviceOptions& device) {
+  const VulkanOptions plain;
+  const VulkanOptions& given = device.vulkan;
+  return device.schedule || device.global_mode || device.local_scope ||
+         given.context.device_index != plain.context.device_index ||
+         given.context.validation != plain.context.validation ||
+         given.max_part_cost != plain.max_part_cost ||
+         given.compile_threads != plain.compile_threads;
 }
 
 const std::vector<Backend>& backends() {
