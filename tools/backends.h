@@ -43,7 +43,6 @@ struct ExtraStat {
 struct BackendRun {
   RunResult result;
   std::vector<std::string> block_names;  // the lowered blocks, for backends with a step trace
-  std::string error;                     // non-empty: the run could not happen (no device, ...)
   std::vector<ExtraStat> extra_stats;
 };
 
@@ -53,8 +52,9 @@ struct Backend {
   std::string_view name;
   std::string_view description;
   bool has_step_trace = false;  // honours RunOptions::record_trace
-  BackendRun (*run)(const std::shared_ptr<const Module>& module, const Batch& batch,
-                    const RunOptions& options, const DeviceOptions& device) = nullptr;
+  // An Error: the run could not happen (no device, a bad option, ...).
+  Expected<BackendRun> (*run)(const std::shared_ptr<const Module>& module, const Batch& batch,
+                              const RunOptions& options, const DeviceOptions& device) = nullptr;
 };
 
 // Progress lines on stderr: redrawn in place on a terminal (every call is due); written to a file

@@ -286,12 +286,13 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   };
   const Backend* backend = find_backend(system.backend);
   const double cpu_start = process_cpu_seconds();
-  const BackendRun run = backend->run(l.program->module(), l.batch, options, system.device);
+  const auto ran = backend->run(l.program->module(), l.batch, options, system.device);
   row.cpu_seconds = process_cpu_seconds() - cpu_start;
-  if (!run.error.empty()) {
-    row.status = "error: " + run.error;
+  if (!ran) {
+    row.status = "error: " + ran.error();
     return;
   }
+  const BackendRun& run = *ran;
   if (!run.result.errors.empty()) {
     row.status = fmt::format("FAILED: chain {} faulted", run.result.errors.front().lane);
     return;

@@ -325,8 +325,9 @@ Expected<sample::Fit> run_chains(const SampleCommand& c, Prepared& p, sample::Fi
   const Backend* backend = p.backend;
   const sample::Runner runner = [&](const std::shared_ptr<const Module>& module, const Batch& batch,
                                     const RunOptions& run_options) -> Expected<RunResult> {
-    run = backend->run(module, batch, run_options, device);
-    if (!run.error.empty()) return Error{run.error};
+    auto ran = backend->run(module, batch, run_options, device);
+    if (!ran) return ran.failure();
+    run = std::move(*ran);
     return run.result;
   };
   auto sampled = sample::run(*p.model, std::move(p.inputs.data), options, runner, &writer.draws());
