@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autobatch/context.h"
+#include "support/read_bytes.h"
 #include "tools/npy.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
@@ -29,16 +30,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ab::testing::read_bytes;
 using nlohmann::json;
 
 const fs::path kModels = fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models";
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Sampled {
   int exit_code = -1;
