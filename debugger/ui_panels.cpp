@@ -54,17 +54,18 @@ void Panels::refresh() {
     return;
   const auto start = std::chrono::steady_clock::now();
   if (cached_settings_ != model_.settings_epoch() && !ImGui::IsAnyItemActive())
-    std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+    std::snprintf(filter_text_, sizeof filter_text_, "%s",
+                  model_.lane_grid().filter_text().c_str());
   cached_state_ = model_.state_epoch();
   cached_settings_ = model_.settings_epoch();
   if (shape_changed) cached_columns_ = columns;
-  per_block_ = model_.waiting_per_block();
-  per_line_ = model_.waiting_per_line();
+  per_block_ = model_.activity().waiting();
+  per_line_ = model_.blocks().per_line(model_.activity().waiting());
   legend_ = model_.legend();
-  executions_ = model_.block_executions();
+  executions_ = model_.activity().executions();
   live_ = model_.live_lanes();
   faulted_ = model_.faulted_lanes();
-  hits_ = model_.hits();
+  hits_ = model_.breakpoints().hits(model_.source());
   hits_counted_ = model_.breakpoints().size();
   request_views(lanes < kSyncLanes);
   refresh_ms =
@@ -202,7 +203,7 @@ void Panels::draw_controls(float w) {
   const std::string next_text =
       s.group_width() > 0
           ? std::string("per group (lane inspector)")
-          : fmt::format("{} (line {})", model_.block_name(next), model_.block_line(next));
+          : fmt::format("{} (line {})", model_.blocks().name(next), model_.blocks().line(next));
   ImGui::Text("%s   |   step %s of %s%s   |   next: %s   |   live %s / %s   |   faulted %s",
               title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
               s.knows_future() ? " (trace)"
@@ -223,7 +224,7 @@ void Panels::draw_controls(float w) {
 
 void Panels::draw_source() {
   const int32_t next = model_.source().next_block();
-  const std::vector<int>* highlighted = next >= 0 ? &model_.block_lines()[next] : nullptr;
+  const std::vector<int>* highlighted = next >= 0 ? &model_.blocks().lines(next) : nullptr;
   ImGui::TextDisabled("lanes  line");
   ImGui::BeginChild("source_text");
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -247,7 +248,7 @@ void Panels::draw_source() {
     // Clicking the line number toggles a line breakpoint.
     if (ImGui::Selectable(fmt::format("{}{:>3}", has_break ? "*" : " ", line).c_str(), false, 0,
                           ImVec2(34, 0)))
-      model_.toggle_line_breakpoint(line);
+      model_.breakpoints().toggle_line(line);
     ImGui::SameLine();
     if (has_break)
       ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", source_lines_[i].c_str());
@@ -285,7 +286,7 @@ void Panels::draw_blocks() {
         lowered_text_.clear();
       }
       ImGui::TableNextColumn();
-      ImGui::Text("%d", model_.block_line(static_cast<int32_t>(b)));
+      ImGui::Text("%d", model_.blocks().line(static_cast<int32_t>(b)));
       ImGui::TableNextColumn();
       if (per_block_[b]) ImGui::Text("%s", with_commas(per_block_[b]).c_str());
       ImGui::TableNextColumn();
@@ -299,7 +300,8 @@ void Panels::draw_blocks() {
     ImGui::SameLine();
     if (ImGui::RadioButton("generated GLSL", show_glsl_)) show_glsl_ = true, lowered_text_.clear();
     if (lowered_text_.empty())
-      lowered_text_ = show_glsl_ ? model_.block_glsl(shown_block_) : model_.block_ir(shown_block_);
+      lowered_text_ =
+          show_glsl_ ? model_.blocks().glsl(shown_block_) : model_.blocks().ir(shown_block_);
     ImGui::BeginChild("lowered_ir", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextUnformatted(lowered_text_.c_str());
     ImGui::EndChild();
@@ -307,7 +309,7 @@ void Panels::draw_blocks() {
 }
 
 void Panels::draw_lane_grid_header() {
-  int mode = static_cast<int>(model_.color_mode());
+  int mode = static_cast<int>(model_.coloring().mode());
   ImGui::TextUnformatted("colour");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
@@ -319,14 +321,14 @@ void Panels::draw_lane_grid_header() {
       const Status set =
           p.inputs().empty()
               ? Status(Error{"no variable"})
-              : model_.set_color_mode(ColorMode::Variable, p.entry() + "." + p.inputs()[0].name);
+              : model_.coloring().set(ColorMode::Variable, p.entry() + "." + p.inputs()[0].name);
       if (!set) status_ = set.error();
     } else {
-      model_.set_color_mode(static_cast<ColorMode>(mode));
+      model_.coloring().set(static_cast<ColorMode>(mode));
     }
   }
   ImGui::SameLine();
-  int group = static_cast<int>(model_.grouping_mode());
+  int group = static_cast<int>(model_.lane_grid().grouping_mode());
   ImGui::TextUnformatted("  group");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
@@ -336,36 +338,36 @@ void Panels::draw_lane_grid_header() {
       const Module& p = model_.module();
       if (!group_var_[0] && !p.inputs().empty())
         std::snprintf(group_var_, sizeof group_var_, "%s", p.inputs()[0].name.c_str());
-      const Status set = model_.set_grouping(GroupBy::Variable, group_var_);
+      const Status set = model_.lane_grid().set_grouping(GroupBy::Variable, group_var_);
       if (!set) status_ = set.error();
     } else {
-      model_.set_grouping(static_cast<GroupBy>(group));
+      model_.lane_grid().set_grouping(static_cast<GroupBy>(group));
     }
   }
-  if (model_.grouping_mode() == GroupBy::Variable) {
+  if (model_.lane_grid().grouping_mode() == GroupBy::Variable) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);
     if (ImGui::InputText("##groupvar", group_var_, sizeof group_var_,
                          ImGuiInputTextFlags_EnterReturnsTrue)) {
-      const Status set = model_.set_grouping(GroupBy::Variable, group_var_);
+      const Status set = model_.lane_grid().set_grouping(GroupBy::Variable, group_var_);
       status_ = set.error();
     }
   }
   ImGui::SameLine();
-  if (ImGui::SmallButton("fit")) model_.grid_view() = GridView{};
-  if (model_.color_mode() == ColorMode::Variable) {
+  if (ImGui::SmallButton("fit")) model_.lane_grid().view() = GridView{};
+  if (model_.coloring().mode() == ColorMode::Variable) {
     ImGui::SameLine();
-    ImGui::TextDisabled("colour: %s", model_.watched_variable_name().c_str());
+    ImGui::TextDisabled("colour: %s", model_.coloring().watched_name().c_str());
   }
   // The filter: typed, Enter applies; its count and stepping through the matches.
   ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - 250));
   if (ImGui::InputTextWithHint("##filter", "filter: n > 15 && depth < 4  (Enter)", filter_text_,
                                sizeof filter_text_, ImGuiInputTextFlags_EnterReturnsTrue)) {
-    const Status set = model_.set_filter(filter_text_);
+    const Status set = model_.lane_grid().set_filter(filter_text_);
     status_ = set ? "" : "filter: " + set.error();
   }
   ImGui::SameLine();
-  if (model_.has_filter()) {
+  if (model_.lane_grid().has_filter()) {
     const bool built = views_.filtered && views_.settings_epoch == model_.settings_epoch();
     ImGui::TextColored(ImVec4(1, 0.85f, 0.4f, 1), "%s match",
                        built ? with_commas(views_.match_count).c_str() : "...");
@@ -375,7 +377,7 @@ void Panels::draw_lane_grid_header() {
     if (ImGui::SmallButton(">")) model_.select_next_match(true);
     ImGui::SameLine();
     if (ImGui::SmallButton("off")) {
-      model_.set_filter("");
+      model_.lane_grid().set_filter("");
       filter_text_[0] = 0;
     }
   } else {
@@ -415,7 +417,7 @@ void Panels::draw_lane_grid() {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float cols = static_cast<float>(grid_.columns), rows = static_cast<float>(grid_.rows);
   const float fit = std::max(0.01f, std::min(avail.x / cols, avail.y / rows));
-  GridView& v = model_.grid_view();
+  GridView& v = model_.lane_grid().view();
   if (v.cell_pixels > 0) {
     v.zoom = std::max(1.0, v.cell_pixels / fit);
     v.cell_pixels = 0;
@@ -474,12 +476,12 @@ void Panels::draw_lane_grid() {
           value = "fault";
         else if (pc == model_.exit_pc())
           value = "done";
-        else if (model_.color_mode() == ColorMode::Variable)
-          value = model_.lane_value(lane);
-        else if (model_.color_mode() == ColorMode::Depth)
+        else if (model_.coloring().mode() == ColorMode::Variable)
+          value = model_.coloring().value(lane_state(model_.source()), lane, 2);
+        else if (model_.coloring().mode() == ColorMode::Depth)
           value = fmt::format("d{}", model_.source().lane_depths()[lane]);
         else
-          value = model_.block_name(pc);
+          value = model_.blocks().name(pc);
         // Only as many characters as the cell holds.
         const size_t fits = static_cast<size_t>(std::max(1.0f, (cell - 6) / 7));
         if (value.size() > fits) value = value.substr(value.size() - fits);
@@ -545,7 +547,9 @@ void Panels::draw_lane_grid() {
   if (clicked_band >= 0) {
     const Status s = model_.select_band(static_cast<size_t>(clicked_band));
     status_ = s.error();
-    if (s) std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+    if (s)
+      std::snprintf(filter_text_, sizeof filter_text_, "%s",
+                    model_.lane_grid().filter_text().c_str());
     return;
   }
   if (!hover_enabled || !ImGui::IsItemHovered()) {
@@ -693,18 +697,18 @@ void Panels::draw_plot() {
       ImGui::SetTooltip("step %s: %u of %u lanes ran block %s", with_commas(at).c_str(), h.at(at),
                         h.lanes(),
                         model_.source().knows_future()
-                            ? model_.block_name(model_.source().recorded_block(at)).c_str()
+                            ? model_.blocks().name(model_.source().recorded_block(at)).c_str()
                             : "");
   }
 }
 
 void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_t begin,
                           uint64_t end) {
-  const BlockHeatmap& heat = model_.heatmap();
+  const BlockHeatmap& heat = model_.activity().heatmap();
   const uint32_t blocks = heat.blocks();
   if (!blocks || height < 8 || width < 8) return;
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const bool ran = model_.heatmap_shows_ran();
+  const bool ran = model_.activity().heatmap_shows_ran();
   draw->AddText(ImVec2(x0 - 44, y0), IM_COL32(160, 160, 170, 255), ran ? "ran" : "wait");
   const ImVec2 a(x0, y0), z(x0 + width, y0 + height);
   draw->AddRectFilled(a, z, IM_COL32(18, 20, 26, 255));
@@ -739,7 +743,7 @@ void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_
       c = e;
     }
     if (row_h >= 12) {
-      const std::string name = model_.block_name(static_cast<int32_t>(b));
+      const std::string name = model_.blocks().name(static_cast<int32_t>(b));
       const ImVec2 at(x0 + 2, y + (row_h - 13) / 2);
       draw->AddRectFilled(at, ImVec2(at.x + ImGui::CalcTextSize(name.c_str()).x + 4, at.y + 13),
                           IM_COL32(10, 10, 14, 170));
@@ -761,12 +765,14 @@ void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_
   if (step >= heat.steps()) return;
   heat.range(step, step + 1, heat_waiting_, heat_ran_);
   ImGui::SetTooltip("step %s, %s: %.0f lanes waiting, %.0f ran%s", with_commas(step).c_str(),
-                    model_.block_name(block).c_str(), heat_waiting_[block], heat_ran_[block],
+                    model_.blocks().name(block).c_str(), heat_waiting_[block], heat_ran_[block],
                     heat.steps_per_row() > 1 ? " (mean of a row of steps)" : "");
   if (ImGui::IsMouseClicked(0) && !running()) {
     const Status s = model_.select_heatmap_cell(step, block);
     status_ = s.error();
-    if (s) std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+    if (s)
+      std::snprintf(filter_text_, sizeof filter_text_, "%s",
+                    model_.lane_grid().filter_text().c_str());
   }
 }
 
@@ -806,13 +812,13 @@ void Panels::draw_histogram() {
 
 // The selected lane's depth over the steps recorded since it was selected, coloured by block.
 void Panels::draw_strip() {
-  const auto& strip = model_.lane_strip();
+  const auto& strip = model_.selection().strip();
   if (strip.size() < 2) {
     ImGui::TextDisabled("PC / depth over time: step forward to record");
     return;
   }
-  ImGui::Text("PC / depth, steps %s to %s", with_commas(model_.strip_first()).c_str(),
-              with_commas(model_.strip_first() + strip.size() - 1).c_str());
+  ImGui::Text("PC / depth, steps %s to %s", with_commas(model_.selection().strip_first()).c_str(),
+              with_commas(model_.selection().strip_first() + strip.size() - 1).c_str());
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float w = ImGui::GetContentRegionAvail().x, h = 44;
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -835,8 +841,9 @@ void Panels::draw_strip() {
   if (hover_enabled && ImGui::IsItemHovered()) {
     const auto c = static_cast<size_t>((ImGui::GetMousePos().x - origin.x) / col_w);
     const size_t i = std::min(n - 1, n * c / columns);
-    ImGui::SetTooltip("step %s: %s, depth %u", with_commas(model_.strip_first() + i).c_str(),
-                      model_.block_name(strip[i].pc).c_str(), strip[i].depth);
+    ImGui::SetTooltip("step %s: %s, depth %u",
+                      with_commas(model_.selection().strip_first() + i).c_str(),
+                      model_.blocks().name(strip[i].pc).c_str(), strip[i].depth);
   }
 }
 
@@ -848,7 +855,7 @@ void Panels::draw_inspector() {
   }
   // lane_details copies the run's results: only redo it when the state or selection changed.
   if (details_position_ != model_.position() || details_.lane != *sel || details_stale_) {
-    details_ = model_.lane_details(*sel);
+    details_ = lane_details(model_.source(), *sel);
     details_position_ = model_.position();
     details_stale_ = false;
   }
@@ -856,7 +863,7 @@ void Panels::draw_inspector() {
   ImGui::Text("lane %u: %s", d.lane, d.status.c_str());
   if (!d.output.empty()) ImGui::Text("output: %s", d.output.c_str());
   if (!d.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", d.error.c_str());
-  if (const auto g = model_.group_view(d.lane)) draw_group(*g);
+  if (const auto g = group_view(model_.source(), d.lane)) draw_group(*g);
   draw_strip();
   ImGui::Separator();
   ImGui::Text("call stack (innermost first)");
@@ -898,7 +905,7 @@ void Panels::draw_group(const GroupView& g) {
   ImGui::Separator();
   ImGui::Text("group %u (lanes %u-%u): next %s, %u of %zu lanes", g.group, g.first_lane,
               g.first_lane + static_cast<uint32_t>(g.pcs.size()) - 1,
-              model_.block_name(g.next_block).c_str(), g.lanes_at_next, g.pcs.size());
+              model_.blocks().name(g.next_block).c_str(), g.lanes_at_next, g.pcs.size());
   // One small cell per lane of the group, coloured by its block, the group's next block framed.
   const float cell = 14.0f;
   const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / cell));
@@ -920,7 +927,7 @@ void Panels::draw_group(const GroupView& g) {
     const size_t i = static_cast<size_t>((m.y - origin.y) / cell) * per_row +
                      static_cast<size_t>((m.x - origin.x) / cell);
     if (i < g.pcs.size())
-      ImGui::SetTooltip("lane %zu: %s", g.first_lane + i, model_.block_name(g.pcs[i]).c_str());
+      ImGui::SetTooltip("lane %zu: %s", g.first_lane + i, model_.blocks().name(g.pcs[i]).c_str());
   }
 }
 
@@ -937,7 +944,8 @@ void Panels::draw_breakpoints() {
   }
   // Hits are computed once per state (a filter breakpoint reads every lane).
   auto& bps = model_.breakpoints();
-  if (hits_counted_ != bps.size()) hits_ = model_.hits(), hits_counted_ = bps.size();
+  if (hits_counted_ != bps.size())
+    hits_ = model_.breakpoints().hits(model_.source()), hits_counted_ = bps.size();
   const std::vector<int>& hits = hits_;
   for (size_t i = 0; i < bps.size(); ++i) {
     ImGui::PushID(static_cast<int>(i));
@@ -951,7 +959,7 @@ void Panels::draw_breakpoints() {
       ImGui::TextUnformatted(describe(bps[i], model_.module()).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton("x")) {
-      model_.remove_breakpoint(i);
+      model_.breakpoints().remove(i);
       ImGui::PopID();
       break;
     }

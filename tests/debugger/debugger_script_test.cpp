@@ -18,12 +18,14 @@
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
+#include "support/read_bytes.h"
 
 using namespace ab;
 using namespace ab::debugger;
 using ab::debugger::testing::fib_batch;
 using ab::debugger::testing::Loaded;
 using ab::debugger::testing::temp_path;
+using ab::testing::read_bytes;
 
 namespace {
 
@@ -231,14 +233,6 @@ TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
   std::filesystem::remove(png);
 }
 
-// The file's whole text ("" when it cannot be read).
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST_CASE("window: a Vulkan session runs on the window's device, with no validation message") {
   if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
     MESSAGE("xvfb-run is not installed: window test skipped");
@@ -257,7 +251,7 @@ TEST_CASE("window: a Vulkan session runs on the window's device, with no validat
   // the one device, report to it, and any message fails the run.
   const int status = std::system(
       ("xvfb-run -a -s '-screen 0 1600x1000x24' " + run + " > /dev/null 2> " + errors).c_str());
-  const std::string stderr_text = read_text(errors);
+  const std::string stderr_text = read_bytes(errors);
   CHECK_MESSAGE(status == 0, stderr_text);
   CHECK_MESSAGE(stderr_text.find("validation") == std::string::npos, stderr_text);
   // The engine's context is the window's device (VulkanContext::external()), not one beside it.
@@ -300,7 +294,7 @@ TEST_CASE(
                               "--backend vm --script " +
                               cmds + " > " + log + " 2> " + errors;
   const int status = std::system(command.c_str());
-  const std::string stderr_text = read_text(errors), log_text = read_text(log);
+  const std::string stderr_text = read_bytes(errors), log_text = read_bytes(log);
   REQUIRE_MESSAGE(status == 0, stderr_text);
   CHECK_MESSAGE(stderr_text.find("validation") == std::string::npos, stderr_text);
   CHECK(log_text.find("group block: ") != std::string::npos);
