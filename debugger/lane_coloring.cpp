@@ -101,8 +101,9 @@ void lane_colors(const LaneState& s, ColorMode mode, int32_t watched_variable,
         out[lane] = finished ? kFinished : kRunning;
         break;
       case ColorMode::Variable: {
-        const double v =
-            leading_scalar(watched->value_type, s.registers + lane * s.stride + watched->offset);
+        // s.offset_of: the grid job's compact copy has its own offsets.
+        const double v = leading_scalar(
+            watched->value_type, s.registers + lane * s.stride + s.offset_of(watched_variable));
         out[lane] = ramp_color(hi > lo ? (v - lo) / (hi - lo) : 0.5);
         break;
       }
