@@ -254,8 +254,10 @@ TEST_CASE("views: grouping by block, depth and fault counts the lanes the batch 
   REQUIRE(m.grouping().bands.size() == 2);
   CHECK(m.grouping().bands[0].label == "running");
   CHECK(m.grouping().bands[0].count == 3000 - finished);
-  CHECK(m.lane_grid().set_grouping(GroupBy::Variable, "nosuch").error().find("no variable 'nosuch'") !=
-        std::string::npos);
+  CHECK(m.lane_grid()
+            .set_grouping(GroupBy::Variable, "nosuch")
+            .error()
+            .find("no variable 'nosuch'") != std::string::npos);
 
   // Clicking a band selects exactly its lanes through its filter.
   REQUIRE(m.lane_grid().set_grouping(GroupBy::Block).ok());
