@@ -56,10 +56,7 @@ void check_random_programs(uint64_t first_seed, uint64_t last_seed,
     CAPTURE(seed);
     const std::string source = testing::generate_program(seed);
     auto loaded = load_source(source, "main", fmt::format("gen{}.ab", seed));
-    RunOptions options;
-    options.seed = seed;
-    options.max_steps = 20000;
-    options.stack_depth = 64;
+    RunOptions options = random_program_options(seed);
     auto program = VulkanProgram::compile(context(), loaded->lowered);
     REQUIRE_MESSAGE(program.ok(), program.error());
     check_modules_validate(**program);
