@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -60,6 +61,16 @@ struct Command {
 
 std::string no_block(const std::string& word) {
   return fmt::format("no block '{}' (give a name such as fib.b2, or an index)", excerpt(word));
+}
+
+// The mode `color` or `group` names, by the mode's own name ("block", ...; "var NAME" for
+// `variable`); none for any other words.
+template <typename Mode, size_t N>
+std::optional<Mode> named_mode(const std::vector<std::string>& w, const Mode (&modes)[N],
+                               const char* (*name)(Mode), Mode variable) {
+  for (Mode mode : modes)
+    if (w.size() == (mode == variable ? 3u : 2u) && w[1] == name(mode)) return mode;
+  return std::nullopt;
 }
 
 // Each command's handler returns "" or an error message.
@@ -132,18 +143,12 @@ std::string color_command(Command& c) {
   DebuggerModel& m = c.m;
   const std::string usage = "usage: color block | depth | error | var NAME";
   if (w.size() < 2) return usage;
-  Status e = Ok{};
-  if (w[1] == "block" && w.size() == 2)
-    e = m.coloring().set(ColorMode::Block);
-  else if (w[1] == "depth" && w.size() == 2)
-    e = m.coloring().set(ColorMode::Depth);
-  else if (w[1] == "error" && w.size() == 2)
-    e = m.coloring().set(ColorMode::Error);
-  else if (w[1] == "var" && w.size() == 3)
-    e = m.coloring().set(ColorMode::Variable, w[2]);
-  else
-    return usage;
-  if (!e) return e.error();
+  constexpr ColorMode kModes[] = {ColorMode::Block, ColorMode::Depth, ColorMode::Error,
+                                  ColorMode::Variable};
+  const auto mode = named_mode(w, kModes, color_mode_name, ColorMode::Variable);
+  if (!mode) return usage;
+  if (Status e = m.coloring().set(*mode, *mode == ColorMode::Variable ? w[2] : ""); !e)
+    return e.error();
   c.log << "color " << color_mode_name(m.coloring().mode())
         << (m.coloring().mode() == ColorMode::Variable ? " " + m.coloring().watched_name() : "")
         << "\n";
@@ -224,20 +229,12 @@ std::string group_command(Command& c) {
   const std::vector<std::string>& w = c.w;
   DebuggerModel& m = c.m;
   const std::string usage = "usage: group block | depth | fault | var NAME | none";
-  Status e = Ok{};
-  if (w.size() == 2 && w[1] == "block")
-    e = m.lane_grid().set_grouping(GroupBy::Block);
-  else if (w.size() == 2 && w[1] == "depth")
-    e = m.lane_grid().set_grouping(GroupBy::Depth);
-  else if (w.size() == 2 && w[1] == "fault")
-    e = m.lane_grid().set_grouping(GroupBy::Fault);
-  else if (w.size() == 2 && w[1] == "none")
-    e = m.lane_grid().set_grouping(GroupBy::None);
-  else if (w.size() == 3 && w[1] == "var")
-    e = m.lane_grid().set_grouping(GroupBy::Variable, w[2]);
-  else
-    return usage;
-  if (!e) return e.error();
+  constexpr GroupBy kModes[] = {GroupBy::Block, GroupBy::Depth, GroupBy::Fault, GroupBy::None,
+                                GroupBy::Variable};
+  const auto by = named_mode(w, kModes, group_by_name, GroupBy::Variable);
+  if (!by) return usage;
+  if (Status e = m.lane_grid().set_grouping(*by, *by == GroupBy::Variable ? w[2] : ""); !e)
+    return e.error();
   const LaneGrouping& g = m.grouping();
   std::string bands;
   for (const Band& b : g.bands)

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "debugger/lane_coloring.h"
 #include "debugger/lane_grid_model.h"
 #include "debugger/lane_selection.h"
+#include "debugger/model.h"
+#include "debugger/script.h"
 #include "support/debugger_test_support.h"
 
 using namespace ab;
@@ -202,4 +205,31 @@ TEST_CASE("debugger parts: the lane grid model computes its views once per state
   REQUIRE(grid.set_filter("off").ok());
   CHECK_FALSE(grid.has_filter());
   CHECK(grid.filter_matches(state, 1).empty());
+}
+
+TEST_CASE("debugger parts: the script's color and group commands take each mode's own name") {
+  const auto fib = fib_batch(8);
+  DebuggerModel m(fib.source());
+  m.step(4);
+  // The script's error for `command` ("" when it ran).
+  auto error_of = [&](const std::string& command) {
+    std::ostringstream log, errors;
+    run_script(m, command + "\n", "s", {}, log, errors);
+    return errors.str();
+  };
+  for (const char* bad : {"color", "color red", "color var", "color block extra", "colour var n x"})
+    CHECK(error_of(bad).find("usage: color block | depth | error | var NAME") != std::string::npos);
+  for (const char* bad : {"group", "group var", "group colour", "group none extra"})
+    CHECK(error_of(bad).find("usage: group block | depth | fault | var NAME | none") !=
+          std::string::npos);
+  CHECK(error_of("color depth").empty());
+  CHECK(m.coloring().mode() == ColorMode::Depth);
+  CHECK(error_of("colour var n").empty());
+  CHECK(m.coloring().watched_name() == "fib.n");
+  CHECK(error_of("group fault").empty());
+  CHECK(m.lane_grid().grouping_mode() == GroupBy::Fault);
+  CHECK(error_of("group var n").empty());
+  CHECK(m.lane_grid().group_variable() == "n");
+  CHECK(error_of("group none").empty());
+  CHECK(m.lane_grid().grouping_mode() == GroupBy::None);
 }
