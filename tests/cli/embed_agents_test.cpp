@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include "support/read_bytes.h"
+#include "support/xvfb.h"
 
 #ifdef AB_AGENTS
 namespace {
@@ -32,10 +33,7 @@ int exit_status(int system_result) {
 }  // namespace
 
 TEST_CASE("embed agents: frames under xvfb with validation, a screenshot, a capture, --check") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string png = temp_path("shot.png"), trace = temp_path("capture.abtrace"),
                     log = temp_path("log.txt"), script = temp_path("script.txt");
   const std::string command = std::string("xvfb-run -a -s '-screen 0 1280x800x24' ") + AB_AGENTS +

@@ -19,6 +19,7 @@
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 #include "support/read_bytes.h"
+#include "support/xvfb.h"
 
 using namespace ab;
 using namespace ab::debugger;
@@ -186,10 +187,7 @@ TEST_CASE("script: save writes a trace of a step range that replays") {
 
 #ifdef AB_CLI
 TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string cmds = temp_path("shot.txt"), png = temp_path("shot.png");
   {
     std::ofstream out(cmds);
@@ -234,10 +232,7 @@ TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
 }
 
 TEST_CASE("window: a Vulkan session runs on the window's device, with no validation message") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string cmds = temp_path("one_device.txt"), png = temp_path("one_device.png"),
                     dump = temp_path("one_device.json"), errors = temp_path("one_device.err");
   {
@@ -275,10 +270,7 @@ TEST_CASE("window: a Vulkan session runs on the window's device, with no validat
 
 TEST_CASE(
     "window: grouped, filtered and zoomed lane grid screenshots, with no validation message") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string cmds = temp_path("views.txt"), plain = temp_path("plain.png"),
                     grouped = temp_path("grouped.png"), zoomed = temp_path("zoomed.png"),
                     log = temp_path("views.log"), errors = temp_path("views.err");
