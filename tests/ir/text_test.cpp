@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <random>
 
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
 #include "ir/text.h"
 #include "ir/verify.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 #include "support/read_bytes.h"
 
 namespace ab {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/src/shader_compiler.h"
+#include "engine/device/shader_compiler.h"
 
 namespace ab::enginetest {
 

@@ -1,5 +1,5 @@
 // spirv-val over every module of a Vulkan program, for the engine's white-box tests (it links
-// into autobatch_engine_tests alone: the validator is engine/src's).
+// into autobatch_engine_tests alone: the validator is engine/device's).
 #pragma once
 
 #include <cstddef>

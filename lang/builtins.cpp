@@ -1,0 +1,387 @@
+// Calls in the function builder: user functions and the builtin functions.
+#include <fmt/format.h>
+
+#include "lang/builder_state.h"
+#include "lang/operators.h"
+
+namespace ab::frontend {
+
+using ast::Expr;
+using ast::ExprKind;
+
+namespace {
+
+std::string arguments(size_t n) {
+  return fmt::format("{} argument{}", n, n == 1 ? "" : "s");
+}
+
+struct NamedOp {
+  const char* name;
+  OpCode code;
+};
+constexpr NamedOp kFloatMath[] = {
+    {"sqrt", OpCode::Sqrt},
+    {"exp", OpCode::Exp},
+    {"log", OpCode::Log},
+    {"sin", OpCode::Sin},
+    {"cos", OpCode::Cos},
+    {"tanh", OpCode::Tanh},
+    {"floor", OpCode::Floor},
+    {"ceil", OpCode::Ceil},
+    {"lgamma", OpCode::Lgamma},
+    {"digamma", OpCode::Digamma},
+    {"trigamma", OpCode::Trigamma},
+    {"log1p", OpCode::Log1p},
+    {"expm1", OpCode::Expm1},
+    {"log1p_exp", OpCode::Log1pExp},
+    {"erf", OpCode::Erf},
+    {"erfc", OpCode::Erfc},
+    {"inv_logit", OpCode::InvLogit},
+};
+constexpr NamedOp kElementwise[] = {
+    {"min", OpCode::Min},
+    {"max", OpCode::Max},
+    {"pow", OpCode::Pow},
+    {"clamp", OpCode::Clamp},
+    {"log_sum_exp", OpCode::LogSumExp},
+};
+constexpr NamedOp kConversions[] = {
+    {"int", OpCode::ToInt},
+    {"uint", OpCode::ToUInt},
+    {"float", OpCode::ToFloat},
+};
+
+}  // namespace
+
+TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
+  if (!types().is_array(t)) return scalar;
+  const TypeId elem = types()[t].elem;
+  const uint32_t count = types()[t].count;
+  return types().array(with_leaf(elem, scalar), count);
+}
+
+Value FunctionBuilder::matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc) {
+  std::string why;
+  if (!matrix_shape(types(), code, a.type, b.type, why)) {
+    error(loc, why);
+    return Value{};
+  }
+  const std::vector<uint32_t> dims = matrix_result_dims(types(), code, a.type, b.type);
+  TypeId result = Types::kFloat;
+  for (size_t d = dims.size(); d-- > 0;)
+    result = types().array(result, dims[d]);
+  std::vector<VarId> args = {a.var};
+  if (code != OpCode::Transpose) args.push_back(b.var);
+  return op_value(code, result, std::move(args), loc);
+}
+
+Value FunctionBuilder::call(const Expr& e, TypeId hint, bool allow_void) {
+  if (e.name == "emit") return emit_call(e, allow_void);
+  if (auto b = builtin(e, hint)) return *b;
+  const int f = globals_.function_index(e.name);
+  if (f < 0) {
+    if (find_local(e.name) || globals_.is_const(e.name) || globals_.uniform_index(e.name) >= 0)
+      error(e.loc, fmt::format("'{}' is not a function", e.name));
+    else
+      error(e.loc, fmt::format("unknown function '{}'", e.name));
+    return Value{};
+  }
+  const Signature& sig = globals_.signature(f);
+  if (e.args.size() != sig.params.size()) {
+    error(e.loc, fmt::format("'{}' takes {}, found {}", e.name, arguments(sig.params.size()),
+                             e.args.size()));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  bool ok = true;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const Value v = expr(*e.args[i], sig.params[i]);
+    if (!v.ok()) {
+      ok = false;
+    } else if (sig.params[i] != kPoison && v.type != sig.params[i]) {
+      error(e.args[i]->loc, fmt::format("argument {} of '{}' must be '{}', found '{}'", i + 1,
+                                        e.name, type_name(sig.params[i]), type_name(v.type)));
+      ok = false;
+    }
+    args.push_back(v.var);
+  }
+  if (sig.result == Types::kVoid && !allow_void) {
+    error(e.loc,
+          fmt::format("function '{}' returns nothing and cannot be used as a value", e.name));
+    return Value{};
+  }
+  if (!ok || !sig.ok) return Value{};
+  if (sig.result == Types::kVoid) {
+    emit(OpCode::Call, -1, std::move(args), e.loc).index = f;
+    return Value{-1, Types::kVoid};
+  }
+  Value v = op_value(OpCode::Call, sig.result, std::move(args), e.loc);
+  fn_.blocks[current_].ops.back().index = f;
+  return v;
+}
+
+// emit(x): appends x to the lane's output stream. Every emit of a program has one type (the
+// stream's record). Each emit starts a block of its own, so that a block holds at most one: the
+// Vulkan kernels check for room in the stream once, before the block changes anything.
+Value FunctionBuilder::emit_call(const Expr& e, bool allow_void) {
+  if (!allow_void) {
+    error(e.loc, "'emit' returns nothing and cannot be used as a value");
+    return Value{};
+  }
+  if (e.args.size() != 1) {
+    error(e.loc, fmt::format("'emit' takes 1 argument, found {}", e.args.size()));
+    return Value{};
+  }
+  const int block = new_block(e.loc, false);
+  jump(block, e.loc);
+  switch_to(block);
+  const TypeId expected = program_.emit_type == Types::kVoid ? kPoison : program_.emit_type;
+  const Value v = expr(*e.args[0], expected);
+  if (!v.ok()) return Value{-1, Types::kVoid};
+  if (program_.emit_type == Types::kVoid) {
+    program_.emit_type = v.type;
+    program_.emit_loc = e.loc;
+  } else if (v.type != program_.emit_type) {
+    error(e.args[0]->loc,
+          fmt::format("every 'emit' of a program emits one type: this one emits '{}', the one at "
+                      "line {} emits '{}'",
+                      type_name(v.type), program_.emit_loc.line, type_name(program_.emit_type)));
+    return Value{-1, Types::kVoid};
+  }
+  emit(OpCode::Emit, -1, {v.var}, e.loc);
+  return Value{-1, Types::kVoid};
+}
+
+std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
+  const std::string& n = e.name;
+  auto arity = [&](size_t want) {
+    if (e.args.size() == want) return true;
+    error(e.loc, fmt::format("'{}' takes {}, found {}", n, arguments(want), e.args.size()));
+    return false;
+  };
+
+  for (const NamedOp& c : kConversions) {
+    if (n != c.name) continue;
+    if (auto folded = fold(e, hint)) return constant(folded->type, {folded->bits}, e.loc);
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], kPoison);
+    if (!v.ok()) return Value{};
+    if (!leaf_scalar(types(), v.type)) {
+      error(e.args[0]->loc, fmt::format("cannot convert '{}' to '{}'", type_name(v.type), n));
+      return Value{};
+    }
+    const TypeId target = n == "int" ? Types::kInt : n == "uint" ? Types::kUInt : Types::kFloat;
+    return op_value(c.code, with_leaf(v.type, target), {v.var}, e.loc);
+  }
+
+  for (const NamedOp& m : kFloatMath) {
+    if (n != m.name) continue;
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], Types::kFloat);
+    if (!v.ok()) return Value{};
+    if (leaf_scalar(types(), v.type) != Scalar::Float) {
+      error(e.args[0]->loc,
+            fmt::format("'{}' needs a 'float' argument, found '{}'", n, type_name(v.type)));
+      return Value{};
+    }
+    return op_value(m.code, v.type, {v.var}, e.loc);
+  }
+
+  if (n == "grad" || n == "value_and_grad") return derivative(e);
+
+  if (n == "abs") {
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], hint);
+    if (!v.ok()) return Value{};
+    const auto leaf = leaf_scalar(types(), v.type);
+    if (!leaf || !elementwise_result(OpCode::Abs, *leaf)) {
+      error(e.args[0]->loc,
+            fmt::format("'abs' needs a numeric argument, found '{}'", type_name(v.type)));
+      return Value{};
+    }
+    return op_value(OpCode::Abs, v.type, {v.var}, e.loc);
+  }
+
+  // max(v), min(v), log_sum_exp(v), mean(v) of one array; transpose(A).
+  const bool one_array = e.args.size() == 1 && (n == "max" || n == "min" || n == "log_sum_exp");
+  if (one_array || n == "mean") {
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], kPoison);
+    if (!v.ok()) return Value{};
+    const auto leaf = leaf_scalar(types(), v.type);
+    const bool floats_only = n == "log_sum_exp" || n == "mean";
+    if (!types().is_array(v.type) || !leaf || *leaf == Scalar::Bool ||
+        (floats_only && *leaf != Scalar::Float)) {
+      error(e.args[0]->loc, fmt::format("'{}' of one argument needs {} array, found '{}'", n,
+                                        floats_only ? "a float" : "a numeric", type_name(v.type)));
+      return Value{};
+    }
+    const TypeId scalar = types().leaf(v.type);
+    if (n == "mean") {  // sum(v) / (the element count): '/' rounds as everywhere
+      const Value total = op_value(OpCode::Sum, scalar, {v.var}, e.loc);
+      const Value count =
+          constant(scalar, {float_bits(static_cast<float>(types().words(v.type)))}, e.loc);
+      return op_value(OpCode::Div, scalar, {total.var, count.var}, e.loc);
+    }
+    const OpCode code = n == "max"   ? OpCode::ReduceMax
+                        : n == "min" ? OpCode::ReduceMin
+                                     : OpCode::ReduceLogSumExp;
+    return op_value(code, scalar, {v.var}, e.loc);
+  }
+  if (n == "transpose") {
+    if (!arity(1)) return Value{};
+    const Value v = expr(*e.args[0], kPoison);
+    if (!v.ok()) return Value{};
+    return matrix_op(OpCode::Transpose, v, Value{}, e.loc);
+  }
+
+  for (const NamedOp& m : kElementwise) {
+    if (n != m.name) continue;
+    if (!arity(m.code == OpCode::Clamp ? 3 : 2)) return Value{};
+    const std::vector<Value> vals = operands(
+        e.args, m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? Types::kFloat : hint);
+    for (const Value& v : vals)
+      if (!v.ok()) return Value{};
+    // Equal types, or arrays of one type together with scalars of their leaf type.
+    TypeId common = vals[0].type;
+    for (size_t i = 1; i < vals.size(); ++i) {
+      const TypeId t = vals[i].type;
+      if (t == common) continue;
+      if (types().is_array(common) && types().is_scalar(t) && types().leaf(common) == t) continue;
+      if (types().is_scalar(common) && types().is_array(t) && types().leaf(t) == common) {
+        common = t;
+        continue;
+      }
+      error(e.args[i]->loc, fmt::format("'{}' arguments must have matching types, found '{}' "
+                                        "and '{}'",
+                                        n, type_name(common), type_name(t)));
+      return Value{};
+    }
+    const auto leaf = leaf_scalar(types(), common);
+    if (!leaf || !elementwise_result(m.code, *leaf)) {
+      error(e.loc, fmt::format(
+                       "'{}' needs {} arguments, found '{}'", n,
+                       m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? "'float'" : "numeric",
+                       type_name(common)));
+      return Value{};
+    }
+    std::vector<VarId> args;
+    for (const Value& v : vals)
+      args.push_back(v.var);
+    return op_value(m.code, common, std::move(args), e.loc);
+  }
+
+  if (n == "dot" || n == "sum") {
+    const bool is_dot = n == "dot";
+    if (!arity(is_dot ? 2 : 1)) return Value{};
+    const std::vector<Value> vals = operands(e.args, kPoison);
+    for (const Value& v : vals)
+      if (!v.ok()) return Value{};
+    const TypeId t = vals[0].type;
+    const auto leaf = leaf_scalar(types(), t);
+    const bool numeric_array = types().is_array(t) && leaf && *leaf != Scalar::Bool;
+    if (!numeric_array || (is_dot && vals[1].type != t)) {
+      if (is_dot)
+        error(e.loc, fmt::format("'dot' needs two numeric arrays of the same type, found '{}' "
+                                 "and '{}'",
+                                 type_name(t), type_name(vals[1].type)));
+      else
+        error(e.args[0]->loc, fmt::format("'sum' needs a numeric array, found '{}'", type_name(t)));
+      return Value{};
+    }
+    std::vector<VarId> args;
+    for (const Value& v : vals)
+      args.push_back(v.var);
+    return op_value(is_dot ? OpCode::Dot : OpCode::Sum, types().leaf(t), std::move(args), e.loc);
+  }
+
+  if (n == "len") {
+    if (!arity(1)) return Value{};
+    const Expr& a = *e.args[0];
+    TypeId t = kPoison;
+    // len of a named array needs only its type: nothing is copied.
+    const Local* l = a.kind == ExprKind::Name ? find_local(a.name) : nullptr;
+    const int u = a.kind == ExprKind::Name && !l ? globals_.uniform_index(a.name) : -1;
+    if (l) {
+      t = l->type;
+    } else if (u >= 0) {
+      t = program_.uniforms[u].type;
+      if (t == Types::kVoid) t = kPoison;
+    } else {
+      const Value v = expr(a, kPoison);
+      if (v.ok()) t = v.type;
+    }
+    if (t == kPoison) return Value{};
+    if (!types().is_array(t)) {
+      error(a.loc, fmt::format("'len' needs an array, found '{}'", type_name(t)));
+      return Value{};
+    }
+    return constant(Types::kInt, {types()[t].count}, e.loc);
+  }
+
+  if (n == "uniform" || n == "normal") {
+    if (!arity(0)) return Value{};
+    return op_value(n == "uniform" ? OpCode::RandUniform : OpCode::RandNormal, Types::kFloat, {},
+                    e.loc);
+  }
+  return std::nullopt;
+}
+
+// grad(f, x, ...) and value_and_grad(f, x, ...): a call of f's derived function
+// (passes/differentiate.h) with f's arguments; the gradient is with respect to the first one.
+Value FunctionBuilder::derivative(const Expr& e) {
+  const std::string& n = e.name;
+  if (e.args.size() < 2) {
+    error(e.loc, fmt::format("'{}' takes a function and its arguments, found {}", n,
+                             arguments(e.args.size())));
+    return Value{};
+  }
+  const Expr& fe = *e.args[0];
+  const int f = fe.kind == ExprKind::Name ? globals_.function_index(fe.name) : -1;
+  if (f < 0) {
+    error(fe.loc, fmt::format("the first argument of '{}' must name a function", n));
+    return Value{};
+  }
+  const Signature& sig = globals_.signature(f);
+  if (!sig.ok) return Value{};
+  if (sig.result != Types::kFloat) {
+    error(fe.loc, fmt::format("'{}' differentiates a function returning 'float'; '{}' returns '{}'",
+                              n, fe.name, type_name(sig.result)));
+    return Value{};
+  }
+  if (e.args.size() - 1 != sig.params.size()) {
+    error(e.loc, fmt::format("'{}' of '{}' takes {} after the function, found {}", n, fe.name,
+                             arguments(sig.params.size()), e.args.size() - 1));
+    return Value{};
+  }
+  const TypeId x = sig.params[0];
+  if (x == kPoison || !types().is_array_of(x, Scalar::Float)) {
+    error(fe.loc, fmt::format("'{}' differentiates with respect to the first parameter, which "
+                              "must be 'float' or a float array; '{}' takes '{}'",
+                              n, fe.name, type_name(x)));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  bool ok = true;
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    const Value v = expr(*e.args[i + 1], sig.params[i]);
+    if (!v.ok()) {
+      ok = false;
+    } else if (v.type != sig.params[i]) {
+      error(e.args[i + 1]->loc, fmt::format("argument {} of '{}' must be '{}', found '{}'", i + 1,
+                                            fe.name, type_name(sig.params[i]), type_name(v.type)));
+      ok = false;
+    }
+    args.push_back(v.var);
+  }
+  if (!ok) return Value{};
+  const TypeId vg = value_and_grad_type(types(), x);
+  Value v = op_value(OpCode::Call, vg, std::move(args), e.loc);
+  fn_.blocks[current_].ops.back().index = globals_.derivative(f, e.loc);
+  if (n == "value_and_grad") return v;
+  Value g = op_value(OpCode::Get, x, {v.var}, e.loc);
+  fn_.blocks[current_].ops.back().path = {PathStep{false, 1, 0, 0}};
+  return g;
+}
+
+}  // namespace ab::frontend
