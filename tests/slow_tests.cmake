@@ -1,8 +1,8 @@
 # Test cases labelled `slow` instead of `quick`, so that `ctest -L quick -j2` (the edit loop) stays
 # under a minute on an idle 2-core machine: the first block took 5 s or more (ctest's timings); the
 # second took 1.5 s of CPU or more each (user + system time of the test and its children, run one
-# at a time on 2026-11-28: the quick suite took 264 s of CPU before, 46 s after, which
-# `ctest -L quick -j2` ran in 102 s on the shared machine at a load average of 9; wall time was no
+# at a time on 2026-11-28: the quick suite took 264 s of CPU before, 43 s after, which
+# `ctest -L quick -j2` ran in 69 s on the shared machine at a load average of 6; wall time was no
 # guide there). Re-measure when cases move, and keep quick cases in every layer.
 set(AB_SLOW_TEST_CASES
   "tape_test: sampler tapes: sums over rows need no tape and sample with the default options"
