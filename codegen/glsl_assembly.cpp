@@ -1,6 +1,6 @@
 // The program-level assembly of a generated source (glsl_codegen.h, generate_glsl): the header
 // and extensions, the part's bounds, the bindings, the prelude, the lane state's access, the
-// blocks, run_block, the loop counts and the entry points.
+// blocks, run_block, the loop counts and the entry points its caller supplies.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -203,7 +203,8 @@ Residency residency_of(Kernel k) {
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, const GlslTarget& target, const SourcePart& part) {
+                          Residency residency, const GlslTarget& target, const SourcePart& part,
+                          KernelEntries entries) {
   const BlockSet& blocks = part.blocks;
   std::string out = source_header(program, residency, target, blocks);
   // The blocks first: a device with a loop limit needs their loops' bounds ahead of them.
@@ -231,14 +232,19 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
     out += slots_in_registers ? "#define AB_STEP(lane, b) { ab_load(lane); run_block(lane, b); "
                                 "ab_store(lane); }\n"
                               : "#define AB_STEP(lane, b) run_block(lane, b)\n";
+  // The entry points after the loop counts, which include the lane sweep's loops.
   LoopCount sweep_loops;
-  const std::string lane_entry =
-      registers ? lane_entry_point(program, part, block_loops, sweep_loops) : "";
+  std::string entry_points;
+  for (const KernelEntry& entry : entries) {
+    if (residency_of(entry.kernel) != residency) continue;
+    entry_points += entry.lane_sweep
+                        ? lane_entry_point(program, part, block_loops, entry.glsl, sweep_loops)
+                        : std::string(entry.glsl);
+  }
   if (count_loops)
     out += loop_count_defines(target, layout, program, block_loops, sweep_loops,
                               part.private_stack_depth);
-  out += registers ? kAbEntryRegistersText : kAbEntryMemoryText;
-  return out + lane_entry;
+  return out + entry_points;
 }
 
 uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth, uint32_t limit_words) {
@@ -249,10 +255,10 @@ uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth, uint32_t
 }
 
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, const GlslTarget& target) {
+                          Residency residency, const GlslTarget& target, KernelEntries entries) {
   return generate_glsl(
       program, layout, residency, target,
-      SourcePart{BlockSet{{BlockRange{0, static_cast<int32_t>(program.blocks.size())}}}});
+      SourcePart{BlockSet{{BlockRange{0, static_cast<int32_t>(program.blocks.size())}}}}, entries);
 }
 
 }  // namespace ab

@@ -1,6 +1,8 @@
 // GLSL code generation: LoweredProgram (Figure 4) -> a GLSL compute source holding every block as
 // a function over the per-lane state of state_layout.h, plus the entry points of the generated
-// kernels, selected by a macro at compile time (one source per Residency, below):
+// kernels, selected by a macro at compile time (one source per Residency, below). The entry points
+// are the schedules' (KernelEntry): the caller hands them in, so that adding a schedule does not
+// change the code generator.
 //   AB_GLOBAL_MASKED     one global step; every lane tests whether its PC is the chosen block
 //   AB_GLOBAL_COMPACTED  one global step over the active-lane list (indirect dispatch)
 //   AB_GLOBAL_FUSED      many global steps, pick included, for a batch that fits one subgroup
@@ -12,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "codegen/state_layout.h"
 #include "ir/ir.h"
@@ -123,11 +127,24 @@ struct SourcePart {
 constexpr uint32_t kPrivateStackWords = 4096;
 uint32_t private_stack_depth(const StateLayout& layout, uint32_t depth,
                              uint32_t limit_words = kPrivateStackWords);
+// The entry point of one kernel, as its schedule supplies it (engine/schedules/): GLSL guarded by
+// `#ifdef <kernel_macro(kernel)>`, appended to the source of the kernel's residency after the
+// blocks, run_block and the loop counts. A `lane_sweep` entry is a template the code generator
+// fills with the part's lane sweep (glsl_sweep.cpp: its `//@members` and `//@blocks` lines and the
+// name AB_RS_STEPS), whose loops the source's loop counts include.
+struct KernelEntry {
+  Kernel kernel;
+  std::string_view glsl;
+  bool lane_sweep = false;
+};
+// A source ends with the entries of its residency, in the order given.
+using KernelEntries = std::span<const KernelEntry>;
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, const GlslTarget& target, const SourcePart& part);
+                          Residency residency, const GlslTarget& target, const SourcePart& part,
+                          KernelEntries entries);
 // The whole program in one source (the form of every program that is not split).
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
-                          Residency residency, const GlslTarget& target);
+                          Residency residency, const GlslTarget& target, KernelEntries entries);
 // The GLSL function of one block, as it appears in generate_glsl's output ("" for a bad index).
 std::string generate_block_glsl(const LoweredProgram& program, const StateLayout& layout,
                                 int32_t block);

@@ -202,9 +202,10 @@ PartUse part_use(const LoweredProgram& program, const BlockSet& part);  // in gl
 LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, int32_t b,
                      Residency residency, const SourcePart& part, std::string& out);
 
-// The local schedule per lane's entry point (glsl_sweep.cpp): shaders/ab_entry_lane.glsl with
+// A lane sweep's entry point (glsl_sweep.cpp): `entry`, a KernelEntry::lane_sweep template, with
 // the part's sweep filled in. `sweep_loops`: the loops of one pass over the sweep.
 std::string lane_entry_point(const LoweredProgram& program, const SourcePart& part,
-                             const std::vector<LoopCount>& block_loops, LoopCount& sweep_loops);
+                             const std::vector<LoopCount>& block_loops, std::string_view entry,
+                             LoopCount& sweep_loops);
 
 }  // namespace ab

@@ -1,11 +1,11 @@
-// The lane sweep (glsl_codegen_parts.h): the local schedule per lane's entry point, the blocks in
-// sweep order (passes/analysis/sweep_order.h) with a loop per component.
+// The lane sweep (glsl_codegen_parts.h), filled into the local schedule per lane's entry point (a
+// KernelEntry::lane_sweep template): the blocks in sweep order (passes/analysis/sweep_order.h) with
+// a loop per component.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "codegen/glsl_codegen_parts.h"
-#include "codegen/shader_texts.h"
 #include "passes/analysis/sweep_order.h"
 #include "shaders/ab_layout.h"
 
@@ -131,21 +131,23 @@ class SweepEmitter {
 
 }  // namespace
 
-// The local schedule per lane: each lane runs its own PC loop, visiting the blocks in sweep order
-// (passes/analysis/sweep_order.h) with a loop per component, so lanes of a subgroup at the same
-// block still run it together, a lane follows its forward edges within one iteration, and only a
-// cycle costs another. A step is one loop iteration of the subgroup (at any nesting level).
-// `sweep_loops`: the loops of one pass over the sweep (SweepEmitter::loops).
+// The lane sweep (the local schedule per lane's entry point fills it in): each lane runs its own PC
+// loop, visiting the blocks in sweep order (passes/analysis/sweep_order.h) with a loop per
+// component, so lanes of a subgroup at the same block still run it together, a lane follows its
+// forward edges within one iteration, and only a cycle costs another. A step is one loop
+// iteration of the subgroup (at any nesting level). `sweep_loops`: the loops of one pass over the
+// sweep (SweepEmitter::loops).
 std::string lane_entry_point(const LoweredProgram& program, const SourcePart& part,
-                             const std::vector<LoopCount>& block_loops, LoopCount& sweep_loops) {
+                             const std::vector<LoopCount>& block_loops, std::string_view entry,
+                             LoopCount& sweep_loops) {
   SweepEmitter sweep(part.blocks, block_loops);
   std::string body;
   const uint64_t outer_pass = sweep.emit(sweep_order(program, part.copy_callees), 2, body);
   sweep_loops = sweep.loops();
   const std::string outer = fmt::format("#define AB_OUTER_PASS_LOOPS {}u\n", outer_pass + 2);
-  return fill_in(kAbEntryLaneText, {{"//@members", outer + sweep.declarations()},
-                                    {"//@blocks", body},
-                                    {"AB_RS_STEPS", slot_register(AB_SLOT_STEPS)}});
+  return fill_in(entry, {{"//@members", outer + sweep.declarations()},
+                         {"//@blocks", body},
+                         {"AB_RS_STEPS", slot_register(AB_SLOT_STEPS)}});
 }
 
 }  // namespace ab

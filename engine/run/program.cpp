@@ -14,6 +14,7 @@
 #include "engine/device/cache_file.h"
 #include "engine/device/shader_compiler.h"
 #include "engine/run/program_impl.h"
+#include "engine/schedules/schedule_entries.h"
 #include "shaders/ab_layout.h"
 
 namespace ab {
@@ -276,7 +277,7 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_
                         private_depth,
                         register_words,
                         banks};
-  std::string text = generate_glsl(*program, layout, r, target, what);
+  std::string text = generate_glsl(*program, layout, r, target, what, schedule_entries());
   std::lock_guard lock(mutex);
   return sources.emplace(key, std::move(text)).first->second;
 }

@@ -80,7 +80,7 @@ struct VulkanProgram::Impl {
   Expected<VkPipeline> pipeline(Kernel k, size_t part, uint32_t private_depth, const Banks& banks);
   Expected<VkPipeline> pipeline(HandKernel k);
   // Kernel k of a program in one part with its specialization constant AB_ONLY_BLOCK set to
-  // `block`: the driver keeps only that block's code (ab_entry_memory.glsl).
+  // `block`: the driver keeps only that block's code (ab_entry_global_compacted.glsl).
   Expected<VkPipeline> block_pipeline(Kernel k, uint32_t block, const Banks& banks);
   ~Impl();
 

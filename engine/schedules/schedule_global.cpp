@@ -9,9 +9,14 @@
 #include <algorithm>
 
 #include "engine/run/run_impl.h"
+#include "engine/schedules/entry_texts.h"
 #include "engine/schedules/schedule_global.h"
 
 namespace ab {
+
+KernelEntry GlobalSchedule::entry() {
+  return {Kernel::GlobalCompacted, kAbEntryGlobalCompactedText};
+}
 
 std::unique_ptr<GlobalSchedule> GlobalSchedule::choose(VulkanRun::Impl& run) {
   const VulkanOptions& vulkan = run.vulkan;

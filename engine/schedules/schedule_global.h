@@ -13,7 +13,9 @@ namespace ab {
 class GlobalMaskedSchedule final : public GlobalSchedule {
  public:
   using GlobalSchedule::GlobalSchedule;
-  Kernel step_kernel() const override { return Kernel::GlobalMasked; }
+  // Its step kernel's entry point (shaders/ab_entry_global_masked.glsl).
+  static KernelEntry entry();
+  Kernel step_kernel() const override { return entry().kernel; }
   void record_steps(VkCommandBuffer cmd, uint64_t n) override;
 
  protected:
@@ -78,8 +80,10 @@ class GlobalBlockKernelsSchedule final : public GlobalSchedule {
 class GlobalFusedSchedule final : public GlobalSchedule {
  public:
   using GlobalSchedule::GlobalSchedule;
+  // Its kernel's entry point (shaders/ab_entry_global_fused.glsl).
+  static KernelEntry entry();
   std::string name() const override { return "global/fused"; }
-  Kernel step_kernel() const override { return Kernel::GlobalFused; }
+  Kernel step_kernel() const override { return entry().kernel; }
   // Steps in one dispatch, bounded like a local dispatch.
   uint64_t steps_per_submission() const override;
   bool stops_short() const override { return true; }

@@ -1,6 +1,6 @@
 // GlobalBlockKernelsSchedule (schedule_global.h): pick in step, with the step kernel specialized
-// to each block (AB_ONLY_BLOCK, ab_entry_memory.glsl), so a dispatch holds only its block's code:
-// llvmpipe runs every branch of a kernel, masked.
+// to each block (AB_ONLY_BLOCK, ab_entry_global_compacted.glsl), so a dispatch holds only its
+// block's code: llvmpipe runs every branch of a kernel, masked.
 #include "engine/run/run_impl.h"
 #include "engine/schedules/schedule_global.h"
 

@@ -1,10 +1,15 @@
 // GlobalFusedSchedule (schedule_global.h): a batch that fits one subgroup runs the whole loop,
-// the pick included, in one dispatch per part (AB_GLOBAL_FUSED, ab_entry_registers.glsl), its
+// the pick included, in one dispatch per part (AB_GLOBAL_FUSED, ab_entry_global_fused.glsl), its
 // state in registers; it may stop short of its budget near the device's loop limit.
 #include "engine/run/run_impl.h"
+#include "engine/schedules/entry_texts.h"
 #include "engine/schedules/schedule_global.h"
 
 namespace ab {
+
+KernelEntry GlobalFusedSchedule::entry() {
+  return {Kernel::GlobalFused, kAbEntryGlobalFusedText};
+}
 
 uint64_t GlobalFusedSchedule::steps_per_submission() const {
   return run_.vulkan.local_steps_per_dispatch;

@@ -1,9 +1,14 @@
 // GlobalMaskedSchedule (schedule_global.h): every part's step kernel runs over all lanes each
 // step, and each lane tests whether its PC is the chosen block.
 #include "engine/run/run_impl.h"
+#include "engine/schedules/entry_texts.h"
 #include "engine/schedules/schedule_global.h"
 
 namespace ab {
+
+KernelEntry GlobalMaskedSchedule::entry() {
+  return {Kernel::GlobalMasked, kAbEntryGlobalMaskedText};
+}
 
 // Each step: the pick, then every part's step kernel; only the part holding the chosen block runs
 // it (the others return at once).

@@ -1,6 +1,6 @@
 // GlobalPickInStepSchedule (schedule_global.h): lane lists in a program of one part, where the
-// step kernel's last subgroup picks the next block itself (ab_entry_memory.glsl), so a step is one
-// dispatch after the submission's first pick.
+// step kernel's last subgroup picks the next block itself (ab_entry_global_compacted.glsl), so a
+// step is one dispatch after the submission's first pick.
 #include "engine/run/run_impl.h"
 #include "engine/schedules/schedule_global.h"
 

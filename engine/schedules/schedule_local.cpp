@@ -2,12 +2,14 @@
 // part, for up to the submission's budget of steps, then stores its state; the control buffer
 // only sums counters and says whether any lane is still live. The scope picks the group: a
 // subgroup or a workgroup stepping one block at a time for its lanes, or every lane on its own
-// (shaders/ab_entry_*.glsl). Also the rounds a host records into its own command buffer.
+// (shaders/ab_entry_local_*.glsl, entry()). Also the rounds a host records into its own command
+// buffer.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "engine/run/run_impl.h"
+#include "engine/schedules/entry_texts.h"
 
 namespace ab {
 
@@ -15,16 +17,16 @@ std::string LocalSchedule::name() const {
   return fmt::format("local/{}", local_scope_name(scope_));
 }
 
-Kernel LocalSchedule::step_kernel() const {
-  switch (scope_) {
+KernelEntry LocalSchedule::entry(LocalScope scope) {
+  switch (scope) {
     case LocalScope::Subgroup:
-      return Kernel::LocalSubgroup;
+      break;
     case LocalScope::Workgroup:
-      return Kernel::LocalWorkgroup;
+      return {Kernel::LocalWorkgroup, kAbEntryLocalWorkgroupText};
     case LocalScope::Lane:
-      return Kernel::LocalLane;
+      return {Kernel::LocalLane, kAbEntryLocalLaneText, true};
   }
-  return Kernel::LocalSubgroup;
+  return {Kernel::LocalSubgroup, kAbEntryLocalSubgroupText};
 }
 
 uint64_t LocalSchedule::steps_per_submission() const {

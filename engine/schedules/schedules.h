@@ -113,9 +113,12 @@ class GlobalSchedule : public RunSchedule {
  public:
   // The variant VulkanOptions and the device allow for this run (needs lanes, nblocks, prog).
   static std::unique_ptr<GlobalSchedule> choose(VulkanRun::Impl& run);
+  // The compacted step kernel's entry point (shaders/ab_entry_global_compacted.glsl), the step
+  // kernel of every variant but masked and fused.
+  static KernelEntry entry();
 
   std::string name() const override;
-  Kernel step_kernel() const override { return Kernel::GlobalCompacted; }
+  Kernel step_kernel() const override { return entry().kernel; }
   uint64_t steps_per_submission() const override;
   // The compaction pass's list (or none), or with lane lists a region per block and a spare one.
   uint64_t list_words() const override;
@@ -172,9 +175,12 @@ class GlobalSchedule : public RunSchedule {
 class LocalSchedule final : public RunSchedule {
  public:
   LocalSchedule(VulkanRun::Impl& run, LocalScope scope) : RunSchedule(run), scope_(scope) {}
+  // The step kernel's entry point for `scope` (shaders/ab_entry_local_<scope>.glsl; the lane's is
+  // the code generator's lane sweep template).
+  static KernelEntry entry(LocalScope scope);
 
   std::string name() const override;
-  Kernel step_kernel() const override;
+  Kernel step_kernel() const override { return entry(scope_).kernel; }
   uint64_t steps_per_submission() const override;
   uint64_t list_words() const override;
   uint32_t group_width() const override;

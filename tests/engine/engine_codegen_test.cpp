@@ -4,10 +4,13 @@
 // interpreter's results on every schedule; compiled SPIR-V and the pipeline cache are reused from
 // the disk cache.
 #include <filesystem>
+#include <set>
 
 #include "codegen/glsl_codegen.h"
 #include "engine/device/context_impl.h"
 #include "engine/device/shader_compiler.h"
+#include "engine/schedules/schedule_entries.h"
+#include "engine/schedules/schedule_global.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
 #include "support/spirv_check.h"
@@ -81,12 +84,53 @@ TEST_CASE("engine: the kernels for devices without subgroup ballot compile and p
   auto loaded = load_sample_case(testing::sample_case("nuts_tree.ab"));
   const StateLayout layout = plan_state(loaded->lowered);
   for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::LocalSubgroup}) {
-    const std::string glsl = generate_glsl(loaded->lowered, layout, residency_of(k), GlslTarget{});
+    const std::string glsl =
+        generate_glsl(loaded->lowered, layout, residency_of(k), GlslTarget{}, schedule_entries());
     CHECK(glsl.find("GL_KHR_shader_subgroup_ballot") == std::string::npos);
     auto spirv = compile_glsl(glsl, kernel_macro(k), "");
     REQUIRE_MESSAGE(spirv.ok(), spirv.error());
     CHECK(validate_spirv(spirv->spirv).empty());
   }
+}
+
+TEST_CASE("engine: the schedules supply every kernel's entry point, the generator takes them") {
+  // Each kernel has one entry, guarded by its macro, and the schedule running that kernel names it.
+  std::set<Kernel> kernels;
+  for (const KernelEntry& entry : schedule_entries()) {
+    CAPTURE(kernel_macro(entry.kernel));
+    CHECK(kernels.insert(entry.kernel).second);
+    CHECK(entry.glsl.find(fmt::format("#ifdef {}\n", kernel_macro(entry.kernel))) !=
+          std::string_view::npos);
+    CHECK(entry.lane_sweep == (entry.kernel == Kernel::LocalLane));
+  }
+  CHECK(kernels.size() == 6);
+  CHECK(GlobalMaskedSchedule::entry().kernel == Kernel::GlobalMasked);
+  CHECK(GlobalSchedule::entry().kernel == Kernel::GlobalCompacted);
+  CHECK(GlobalFusedSchedule::entry().kernel == Kernel::GlobalFused);
+  CHECK(LocalSchedule::entry(LocalScope::Subgroup).kernel == Kernel::LocalSubgroup);
+  CHECK(LocalSchedule::entry(LocalScope::Workgroup).kernel == Kernel::LocalWorkgroup);
+  CHECK(LocalSchedule::entry(LocalScope::Lane).kernel == Kernel::LocalLane);
+
+  // The code generator appends the entries it is given, of the source's residency only, in their
+  // order, and fills a lane sweep template with the part's blocks.
+  auto loaded = load_sample_case(testing::sample_case("fib.ab"));
+  const StateLayout layout = plan_state(loaded->lowered);
+  const KernelEntry entries[] = {{Kernel::GlobalCompacted, "// second memory entry\n"},
+                                 {Kernel::LocalLane, "// a sweep\n//@blocks\n// end\n", true},
+                                 {Kernel::GlobalMasked, "// first memory entry\n"}};
+  const std::string memory =
+      generate_glsl(loaded->lowered, layout, Residency::Memory, GlslTarget{}, entries);
+  CHECK(memory.ends_with("// second memory entry\n// first memory entry\n"));
+  CHECK(memory.find("// a sweep") == std::string::npos);
+  const std::string registers =
+      generate_glsl(loaded->lowered, layout, Residency::Registers, GlslTarget{}, entries);
+  CHECK(registers.find("memory entry") == std::string::npos);
+  const size_t sweep = registers.find("// a sweep\n");
+  REQUIRE(sweep != std::string::npos);
+  CHECK(registers.find("if (AB_PC(lane) == 0u && AB_BUDGET_LEFT) block_0(lane);", sweep) !=
+        std::string::npos);
+  CHECK(registers.ends_with("// end\n"));
+  CHECK(registers.find("//@blocks") == std::string::npos);
 }
 
 TEST_CASE("engine: random programs equal interp on every schedule and pass spirv-val") {
@@ -127,8 +171,8 @@ TEST_CASE("engine: stacks in private arrays equal interp, overflows and dispatch
   // The register kernels' source holds the stacks privately and passes spirv-val.
   SourcePart part{BlockSet{{{0, static_cast<int32_t>(loaded->lowered.blocks.size())}}}};
   part.private_stack_depth = 24;
-  const std::string glsl =
-      generate_glsl(loaded->lowered, layout, Residency::Registers, GlslTarget{}, part);
+  const std::string glsl = generate_glsl(loaded->lowered, layout, Residency::Registers,
+                                         GlslTarget{}, part, schedule_entries());
   CHECK(glsl.find("ab_stack0[") != std::string::npos);
   CHECK(glsl.find("arena0.w[(0u * P.depth + (psp)") == std::string::npos);
   for (Kernel k : {Kernel::LocalLane, Kernel::LocalSubgroup, Kernel::GlobalFused}) {

@@ -5,6 +5,7 @@
 // the loops inside blocks included, so the kernels count those too and never let one be cut short.
 #include "codegen/glsl_codegen.h"
 #include "engine/device/context_impl.h"
+#include "engine/schedules/schedule_entries.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {
@@ -97,16 +98,18 @@ TEST_CASE("engine: a device with a loop cap gets kernels that count their loops"
   GlslTarget capped;
   capped.loop_limit = kShaderLoopLimit;
   capped.loop_lanes = 8;
-  const std::string counted = generate_glsl(loaded->lowered, layout, Residency::Registers, capped);
+  const std::string counted =
+      generate_glsl(loaded->lowered, layout, Residency::Registers, capped, schedule_entries());
   CHECK(counted.find("#define AB_LOOP_LIMITED 1") != std::string::npos);
   // The addition's loop: 100 iterations and its final test.
   CHECK(counted.find("AB_COUNT_LOOPS(101u);") != std::string::npos);
   CHECK(counted.find("#define AB_LOOP_ROOM_ROW ") != std::string::npos);
   // Other devices, and the kernels of one block per dispatch, count nothing.
-  const std::string uncapped =
-      generate_glsl(loaded->lowered, layout, Residency::Registers, GlslTarget{});
+  const std::string uncapped = generate_glsl(loaded->lowered, layout, Residency::Registers,
+                                             GlslTarget{}, schedule_entries());
   CHECK(uncapped.find("#define AB_LOOP_LIMITED") == std::string::npos);
-  const std::string memory = generate_glsl(loaded->lowered, layout, Residency::Memory, capped);
+  const std::string memory =
+      generate_glsl(loaded->lowered, layout, Residency::Memory, capped, schedule_entries());
   CHECK(memory.find("#define AB_LOOP_LIMITED") == std::string::npos);
 }
 

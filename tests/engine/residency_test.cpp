@@ -6,6 +6,7 @@
 #include "codegen/glsl_codegen.h"
 #include "codegen/kernel_split.h"
 #include "codegen/state_layout.h"
+#include "engine/schedules/schedule_entries.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
 
@@ -203,7 +204,7 @@ TEST_CASE("residency: the register kernels' source does not grow with the values
     SourcePart part{BlockSet{{{0, static_cast<int32_t>(loaded.lowered.blocks.size())}}}};
     part.register_words = register_words;
     return generate_glsl(loaded.lowered, plan_state(loaded.lowered), Residency::Registers,
-                         GlslTarget{}, part);
+                         GlslTarget{}, part, schedule_entries());
   };
   // The same code but for the numbers in it (a few digits more each).
   const size_t a = source(*small, kSixteen).size(), b = source(*large, kSixteen).size();
