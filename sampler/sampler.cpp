@@ -328,8 +328,8 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
 }
 
 Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
-                                               std::span<const float> points,
-                                               uint32_t threads) const {
+                                               std::span<const float> points, uint32_t threads,
+                                               uint64_t max_steps) const {
   const uint32_t D = dimension();
   Batch probe;
   probe.lanes = static_cast<uint32_t>(points.size() / D);
@@ -338,12 +338,14 @@ Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uin
   for (float x : points)
     probe.inputs[0].push_back(float_bits(x));
   // Whether every point's evaluation fits in `depth`; any other fault (an index out of range,
-  // a loop that never ends) is the run's to report, not the probe's.
+  // a loop that never ends) is the run's to report, not the probe's. The run's own step budget
+  // bounds each evaluation, so a log density that never returns costs the probe no more than it
+  // costs a chain's first gradient.
   const auto fits = [&](uint32_t depth) -> Expected<bool> {
     RunOptions options;
     options.stack_depth = depth;
     options.threads = threads;
-    options.max_steps = 100'000'000;
+    options.max_steps = max_steps;
     auto ran = density_->run_cpu(probe, options, CpuBackend::Vm);
     if (!ran) return ran.failure();
     for (const LaneError& e : ran->errors)
@@ -414,7 +416,8 @@ Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const
     for (uint64_t k = 0; k < std::min<uint64_t>(init.size(), 64ull * D); ++k)
       points.push_back(bits_float(init[k]));
   }
-  auto need = model.gradient_stack_depth(batch.uniforms, points, o.threads);
+  auto need = model.gradient_stack_depth(batch.uniforms, points, o.threads,
+                                         std::min<uint64_t>(o.max_steps, 100'000'000));
   if (!need) return need.failure();
   // Twice the need: a loop whose trip count depends on the parameters may run longer elsewhere.
   const uint64_t measured = 2 * uint64_t{*need} + 8;

@@ -102,10 +102,12 @@ class Model {
   // The stack depth one evaluation of the log density and its gradient needs, the most over
   // `points` ([n, D], unconstrained) given `data`: the call frames and, for a derived gradient's
   // loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm with
-  // `threads`; 0 when no depth up to 2^20 is enough (a recursion that never ends).
+  // `threads`, each evaluation within `max_steps` blocks (a point whose evaluation runs out of
+  // them is the run's to report, and the depth is what the others need); 0 when no depth up to
+  // 2^20 is enough (a recursion that never ends).
   Expected<uint32_t> gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
-                                          std::span<const float> points,
-                                          uint32_t threads = 0) const;
+                                          std::span<const float> points, uint32_t threads = 0,
+                                          uint64_t max_steps = 100'000'000) const;
 
  private:
   Model() = default;  // compile() makes them: a Model always holds a compiled module

@@ -163,6 +163,31 @@ TEST_CASE("sampler tapes: a tape past a depth given by hand names its loop and t
   CHECK(message.find("stack depth given, 40") != std::string::npos);
 }
 
+// A log density that never returns: the run's step budget bounds the depth probe too, so the
+// chains fault at once with step_budget (the probe ran 10^8 blocks per evaluation before).
+TEST_CASE("sampler tapes: the depth probe keeps to the run's step budget") {
+  auto model = sample::Model::compile(
+      "const D: int = 1;\n"
+      "struct LogDensity { value: float, grad: float[D] }\n"
+      "fn log_density(q: float[D]) -> LogDensity {\n"
+      "  var x = q[0];\n"
+      "  while x == x { x = x + 1.0; }\n"
+      "  return LogDensity { value: x, grad: q };\n}\n",
+      "hang.ab");
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  const std::vector<float> points = {0.5f, -1.0f};
+  auto depth = (*model)->gradient_stack_depth({}, points, 1, 2000);
+  REQUIRE_MESSAGE(depth.ok(), depth.error());
+  CHECK(*depth > 0);
+  sample::Options o = short_run();
+  o.max_steps = 2000;
+  auto fit = sample::run(**model, {}, o, sample::cpu_runner(CpuBackend::Vm));
+  REQUIRE_MESSAGE(fit.ok(), fit.error());
+  REQUIRE(fit->faults.size() == o.chains);
+  for (const LaneError& fault : fit->faults)
+    CHECK(fault.code == Fault::StepBudget);
+}
+
 // Memory for a long tape's stacks that runs out on a backend: the message says what to change
 // in the sampler's terms (chains, --stack-depth) and the depth the run had measured.
 TEST_CASE("sampler tapes: stacks that do not fit say to use fewer chains or a lower depth") {
