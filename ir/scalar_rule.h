@@ -81,6 +81,7 @@ inline bool is_integer(Scalar s) {
     case OpCode::Digamma: r = to_bits(ab_digamma(fa)); return true;
     case OpCode::Trigamma: r = to_bits(ab_trigamma(fa)); return true;
     case OpCode::Log1p: r = to_bits(ab_log1p(fa)); return true;
+    case OpCode::Log1m: r = to_bits(ab_log1m(fa)); return true;
     case OpCode::Expm1: r = to_bits(ab_expm1(fa)); return true;
     case OpCode::Log1pExp: r = to_bits(ab_log1p_exp(fa)); return true;
     case OpCode::Erf: r = to_bits(ab_erf(fa)); return true;

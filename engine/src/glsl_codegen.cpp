@@ -74,43 +74,10 @@ struct LoopCount {
 };
 
 // The loops of the prelude's helper behind `code` for one scalar of kind `in`
-// (shaders/ab_math.glsl, ab_ops.glsl).
+// (shaders/ab_math.glsl, ab_ops.glsl): the op's row says (ir/ops.cpp).
 LoopCount helper_loops(OpCode code, Scalar in) {
-  switch (code) {
-    case OpCode::Sin:
-    case OpCode::Cos:
-      return {62 + 8, 1 + 8};  // abm_reduce normalises bit by bit; 4 table switches
-    case OpCode::Tanh:
-      return {4, 1};  // abm_recip's Newton steps
-    case OpCode::Pow:
-      return {8 + 4, 2};  // square-and-multiply for |y| <= 64, then abm_recip
-    // The special functions: abm_recip's Newton steps (4 each call), their own short loops and,
-    // below 0, abm_reduce through abm_sinpi_frac (62 + 8).
-    case OpCode::Log1p:
-    case OpCode::Log1pExp:
-    case OpCode::LogSumExp:
-    case OpCode::Erf:
-      return {4, 1};
-    case OpCode::InvLogit:
-    case OpCode::Erfc:
-      return {4, 2};
-    case OpCode::Expm1:
-      return {};
-    case OpCode::Lgamma:
-      return {7 + 4 + 4 + 62 + 8, 1 + 2 + 1 + 8};
-    case OpCode::Digamma:
-      return {8 + 8 * 4 + 4 + 4 + 62 + 8 + 4, 1 + 4 + 1 + 8};
-    case OpCode::Trigamma:
-      return {11 + 11 * 4 + 4 + 62 + 8 + 4, 1 + 3 + 1 + 8};
-    case OpCode::Rem:  // fmodf's long division, bit by bit over the exponents
-      return in == Scalar::Float ? LoopCount{400, 4} : LoopCount{};
-    case OpCode::RandUniform:
-      return {11, 1};  // Philox rounds
-    case OpCode::RandNormal:
-      return {11 + 62 + 8, 1 + 9};  // Philox, then ab_cos
-    default:
-      return {};
-  }
+  const LoopCost cost = helper_cost(code, in);
+  return {cost.iterations, cost.statements};
 }
 
 // Register residency: the lane's fixed and stack-pointer slots live in private globals

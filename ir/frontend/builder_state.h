@@ -95,6 +95,15 @@ class FunctionBuilder {
   std::optional<Value> builtin(const ast::Expr& e, TypeId hint);
   Value emit_call(const ast::Expr& e, bool allow_void);
   Value derivative(const ast::Expr& e);
+  bool arity_is(const ast::Expr& e, size_t want);  // or an error saying how many it takes
+  Value conversion_call(OpCode code, const ast::Expr& e, TypeId hint);
+  Value unary_call(OpCode code, const ast::Expr& e, TypeId hint);
+  std::optional<Value> one_array(const ast::Expr& e, bool floats_only);
+  Value fold_call(OpCode code, const ast::Expr& e);
+  Value mean_call(const ast::Expr& e);
+  Value elementwise_call(OpCode code, const ast::Expr& e, TypeId hint);
+  Value dot_or_sum(const ast::Expr& e);
+  Value len_call(const ast::Expr& e);
   TypeId with_leaf(TypeId t, TypeId scalar);
   // a @ b, or transpose(a) (b unused): the op, or an error naming the shapes at `loc`.
   Value matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc);
@@ -111,6 +120,14 @@ class FunctionBuilder {
   Op& emit(OpCode code, VarId dst, std::vector<VarId> args, SourceLoc loc);
   Value op_value(OpCode code, TypeId type, std::vector<VarId> args, SourceLoc loc);
   Value constant(TypeId type, std::vector<uint32_t> words, SourceLoc loc);
+  // The structural ops the expressions build: target = source; a struct or array of `parts`;
+  // base[path] with the path's dynamic `indices`; uniform u's [path].
+  void copy(VarId target, VarId source, SourceLoc loc);
+  Value make(TypeId type, std::vector<VarId> parts, SourceLoc loc);
+  Value get(TypeId type, VarId base, const std::vector<VarId>& indices, std::vector<PathStep> path,
+            SourceLoc loc);
+  Value uniform_get(int u, TypeId type, std::vector<VarId> indices, std::vector<PathStep> path,
+                    SourceLoc loc);
   // Stores `v` into variable `target`, retargeting the op that computed it when possible.
   void store(const Value& v, VarId target, SourceLoc loc);
   int new_block(SourceLoc loc, bool provisional = true);

@@ -4,62 +4,13 @@
 
 namespace ab::frontend {
 
+// The op table (ir/ops.cpp) spells each operator's symbol in its row.
 std::optional<OpCode> binary_opcode(Tok op) {
-  switch (op) {
-    case Tok::Plus:
-      return OpCode::Add;
-    case Tok::Minus:
-      return OpCode::Sub;
-    case Tok::Star:
-      return OpCode::Mul;
-    case Tok::Slash:
-      return OpCode::Div;
-    case Tok::Percent:
-      return OpCode::Rem;
-    case Tok::At:
-      return OpCode::MatMul;
-    case Tok::Amp:
-      return OpCode::BitAnd;
-    case Tok::Pipe:
-      return OpCode::BitOr;
-    case Tok::Caret:
-      return OpCode::BitXor;
-    case Tok::Shl:
-      return OpCode::Shl;
-    case Tok::Shr:
-      return OpCode::Shr;
-    case Tok::Eq:
-      return OpCode::Eq;
-    case Tok::Ne:
-      return OpCode::Ne;
-    case Tok::Lt:
-      return OpCode::Lt;
-    case Tok::Le:
-      return OpCode::Le;
-    case Tok::Gt:
-      return OpCode::Gt;
-    case Tok::Ge:
-      return OpCode::Ge;
-    case Tok::AmpAmp:
-      return OpCode::And;
-    case Tok::PipePipe:
-      return OpCode::Or;
-    default:
-      return std::nullopt;
-  }
+  return op_by_operator(spelling(op), 2);
 }
 
 std::optional<OpCode> unary_opcode(Tok op) {
-  switch (op) {
-    case Tok::Minus:
-      return OpCode::Neg;
-    case Tok::Bang:
-      return OpCode::Not;
-    case Tok::Tilde:
-      return OpCode::BitNot;
-    default:
-      return std::nullopt;
-  }
+  return op_by_operator(spelling(op), 1);
 }
 
 Tok compound_operator(Tok assign) {
@@ -174,7 +125,7 @@ std::optional<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, T
   }
   if (op == Tok::At) {  // FunctionBuilder::matrix_product types '@' (it makes the result type)
     std::string why;
-    if (!matrix_shape(types, OpCode::MatMul, l, r, why))
+    if (!matrix_shape(types, *code, l, r, why))
       error = why;
     else
       error = "'@' is not allowed in a constant expression";
@@ -185,8 +136,7 @@ std::optional<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, T
     error = fmt::format("'{}' needs 'bool' operands, found '{}' and '{}'", spelling(op), ls, rs);
     return std::nullopt;
   }
-  if (*code == OpCode::Eq || *code == OpCode::Ne || *code == OpCode::Lt || *code == OpCode::Le ||
-      *code == OpCode::Gt || *code == OpCode::Ge) {
+  if (op_info(*code).yields == Yields::Bool) {  // comparisons
     if (l == r && types.is_scalar(l) && elementwise_result(*code, types[l].scalar))
       return Types::kBool;
     error = fmt::format("cannot compare '{}' and '{}'", ls, rs);

@@ -8,26 +8,7 @@
 #include "ir/passes/split_at_calls.h"
 
 namespace ab {
-namespace {
-
-Op stack_op(OpCode code, VarId var, SourceLoc loc) {
-  Op op;
-  op.code = code;
-  op.args = {var};
-  op.loc = loc;
-  return op;
-}
-
-Op copy_op(VarId dst, VarId src, SourceLoc loc) {
-  Op op;
-  op.code = OpCode::Copy;
-  op.dst = dst;
-  op.args = {src};
-  op.loc = loc;
-  return op;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, int entry,
                                const Program* source) {
@@ -94,7 +75,7 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
       lb.loc = block.loc;
       if (lb.name.empty()) lb.name = fmt::format("{}.b{}", fn.name, b);
       for (const Op& op : block.ops) {
-        if (op.code == OpCode::Call) continue;  // handled below: it is the block's last op
+        if (is_call(op)) continue;  // handled below: it is the block's last op
         Op mapped = op;
         if (mapped.dst >= 0) mapped.dst = vid[mapped.dst];
         for (VarId& a : mapped.args)
@@ -128,7 +109,7 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
         args.push_back(arg);
       }
       for (VarId v : saved)
-        lb.ops.push_back(stack_op(OpCode::Push, vid[v], call.loc));
+        lb.ops.push_back(stack_op(true, vid[v], call.loc));
       for (size_t k = 0; k < args.size(); ++k)
         lb.ops.push_back(copy_op(var_id[call.index][callee.params[k]], args[k], call.loc));
       if (tail) {
@@ -148,7 +129,7 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
       if (call.dst >= 0)
         prologue.push_back(copy_op(vid[call.dst], var_id[call.index][callee.result], call.loc));
       for (auto it = saved.rbegin(); it != saved.rend(); ++it)
-        prologue.push_back(stack_op(OpCode::Pop, vid[*it], call.loc));
+        prologue.push_back(stack_op(false, vid[*it], call.loc));
       // split_at_calls appends continuations, so this one is visited later and its own ops land
       // after the prologue.
       cont.ops = std::move(prologue);
