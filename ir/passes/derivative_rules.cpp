@@ -130,7 +130,7 @@ namespace {
 
 // One op's rule, written in the emitter's terms: `a` are the op's operands, `g` the adjoint of
 // its result, arg(k) operand k's primal value and res() the result's.
-struct Rule {
+struct RuleTerms {
   AdjointEmitter& e;
   const Op& o;
   const std::vector<VarId>& a;
@@ -165,65 +165,68 @@ struct Rule {
   VarId transposed(VarId m) { return e.transposed(m); }
   TypeId vjp_result_type(int f) { return e.vjp_result_type(f); }
   const Types& T_ = e.types();
+};
 
-  void identity() { acc(a[0], g); }
-  void neg() { acc(a[0], same(OpCode::Neg, g)); }
+// The rules, one member function per op or pair of ops.
+struct Rule : RuleTerms {
+  void identity_rule() { acc(a[0], g); }
+  void neg_rule() { acc(a[0], same(OpCode::Neg, g)); }
   // sign: 1 - 2 [x < 0]
-  void abs() {
+  void abs_rule() {
     const VarId x = arg(0);
     const VarId neg = op(OpCode::Lt, with_leaf(type(x), Types::kBool), {x, fconst(0.0f)});
     const VarId negf = op(OpCode::ToFloat, type(x), {neg});
     const VarId sign = same(OpCode::Sub, one(), {same(OpCode::Add, negf, {negf})});
     acc(a[0], mul(g, sign));
   }
-  void sqrt() { acc(a[0], same(OpCode::Div, mul(g, fconst(0.5f)), {res()})); }
-  void exp() { acc(a[0], mul(g, res())); }
-  void log() { acc(a[0], same(OpCode::Div, g, {arg(0)})); }
-  void sin() { acc(a[0], mul(g, same(OpCode::Cos, arg(0)))); }
-  void cos() { acc(a[0], same(OpCode::Neg, mul(g, same(OpCode::Sin, arg(0))))); }
-  void tanh() {
+  void sqrt_rule() { acc(a[0], same(OpCode::Div, mul(g, fconst(0.5f)), {res()})); }
+  void exp_rule() { acc(a[0], mul(g, res())); }
+  void log_rule() { acc(a[0], same(OpCode::Div, g, {arg(0)})); }
+  void sin_rule() { acc(a[0], mul(g, same(OpCode::Cos, arg(0)))); }
+  void cos_rule() { acc(a[0], same(OpCode::Neg, mul(g, same(OpCode::Sin, arg(0))))); }
+  void tanh_rule() {
     const VarId t = res();
     acc(a[0], mul(g, same(OpCode::Sub, one(), {mul(t, t)})));
   }
-  void lgamma() { acc(a[0], mul(g, same(OpCode::Digamma, arg(0)))); }
-  void digamma() { acc(a[0], mul(g, same(OpCode::Trigamma, arg(0)))); }
-  void log1p() { acc(a[0], same(OpCode::Div, g, {same(OpCode::Add, one(), {arg(0)})})); }
+  void lgamma_rule() { acc(a[0], mul(g, same(OpCode::Digamma, arg(0)))); }
+  void digamma_rule() { acc(a[0], mul(g, same(OpCode::Trigamma, arg(0)))); }
+  void log1p_rule() { acc(a[0], same(OpCode::Div, g, {same(OpCode::Add, one(), {arg(0)})})); }
   // -1 / (1 - x)
-  void log1m() {
+  void log1m_rule() {
     acc(a[0], same(OpCode::Neg, same(OpCode::Div, g, {same(OpCode::Sub, one(), {arg(0)})})));
   }
-  void expm1() { acc(a[0], mul(g, same(OpCode::Exp, arg(0)))); }
-  void log1p_exp() { acc(a[0], mul(g, same(OpCode::InvLogit, arg(0)))); }
+  void expm1_rule() { acc(a[0], mul(g, same(OpCode::Exp, arg(0)))); }
+  void log1p_exp_rule() { acc(a[0], mul(g, same(OpCode::InvLogit, arg(0)))); }
   // +-2/sqrt(pi) e^(-x^2)
-  void erf_or_erfc() {
+  void erf_or_erfc_rule() {
     const VarId x = arg(0);
     const VarId e = same(OpCode::Exp, same(OpCode::Neg, mul(x, x)));
     const float k = o.code == OpCode::Erf ? 1.12837917f : -1.12837917f;
     acc(a[0], mul(g, mul(e, fconst(k))));
   }
-  void inv_logit() {
+  void inv_logit_rule() {
     const VarId s = res();
     acc(a[0], mul(g, mul(s, same(OpCode::Sub, one(), {s}))));
   }
-  void add() {
+  void add_rule() {
     acc(a[0], g);
     acc(a[1], g);
   }
-  void sub() {
+  void sub_rule() {
     acc(a[0], g);
     acc(a[1], same(OpCode::Neg, g));
   }
-  void mul() {
+  void mul_rule() {
     if (active(a[0])) acc(a[0], mul(g, arg(1)));
     if (active(a[1])) acc(a[1], mul(g, arg(0)));
   }
-  void div() {
+  void div_rule() {
     const VarId q = same(OpCode::Div, g, {arg(1)});
     acc(a[0], q);
     if (active(a[1])) acc(a[1], same(OpCode::Neg, mul(q, res())));
   }
   // fmod(x, y) = x - trunc(x / y) y
-  void rem() {
+  void rem_rule() {
     acc(a[0], g);
     if (active(a[1])) {
       const VarId n = same(OpCode::Div, same(OpCode::Sub, arg(0), {res()}), {arg(1)});
@@ -231,7 +234,7 @@ struct Rule {
     }
   }
   // min = b < a ? b : a; max = b < a ? a : b
-  void min_or_max() {
+  void min_or_max_rule() {
     const VarId x = arg(0), y = arg(1);
     const TypeId ft = T_.is_array(type(x)) ? type(x) : type(y);
     const VarId lt = op(OpCode::Lt, with_leaf(ft, Types::kBool), {y, x});
@@ -241,7 +244,7 @@ struct Rule {
     acc(a[1], mul(g, o.code == OpCode::Min ? m : rest));
   }
   // min(max(x, lo), hi)
-  void clamp() {
+  void clamp_rule() {
     const VarId x = arg(0), lo = arg(1), hi = arg(2);
     const TypeId ft = type(o.dst);
     const VarId m = same(OpCode::Max, x, {lo});
@@ -254,7 +257,7 @@ struct Rule {
     acc(a[0], mul(below, to_x));
     acc(a[1], mul(below, same(OpCode::Sub, one(), {to_x})));
   }
-  void pow() {
+  void pow_rule() {
     const VarId x = arg(0), y = arg(1);
     if (active(a[0]))
       acc(a[0], mul(g, mul(y, same(OpCode::Pow, x, {same(OpCode::Sub, y, {one()})}))));
@@ -268,27 +271,27 @@ struct Rule {
       acc(a[1], mul(g, d));
     }
   }
-  void log_sum_exp() {
+  void log_sum_exp_rule() {
     // The weights e^(a - r) and e^(b - r) from a - b alone: r = ln(e^a + e^b) keeps none of
     // a's low bits at large magnitudes (a - r at a = -1e7 is off by an ulp of 1e7, 1).
     const VarId diff = same(OpCode::Sub, arg(0), {arg(1)});
     acc(a[0], mul(g, same(OpCode::InvLogit, diff)));
     acc(a[1], mul(g, same(OpCode::InvLogit, same(OpCode::Neg, diff))));
   }
-  void dot() {
+  void dot_rule() {
     if (active(a[0])) acc(a[0], mul(arg(1), g));
     if (active(a[1])) acc(a[1], mul(arg(0), g));
   }
-  void sum() { acc(a[0], g); }
+  void sum_rule() { acc(a[0], g); }
   // shared evenly by the elements equal to the result
-  void reduce_extreme() {
+  void reduce_extreme_rule() {
     const VarId v = arg(0);
     const VarId at = op(OpCode::ToFloat, type(v),
                         {op(OpCode::Eq, with_leaf(type(v), Types::kBool), {v, res()})});
     const VarId share = op(OpCode::Div, Types::kFloat, {g, op(OpCode::Sum, Types::kFloat, {at})});
     acc(a[0], mul(at, share));
   }
-  void reduce_log_sum_exp() {
+  void reduce_log_sum_exp_rule() {
     // softmax from v - max(v), which is exact, not from v - r: r keeps none of v's low bits
     // at large magnitudes (as for the two-argument form).
     const VarId v = arg(0);
@@ -296,7 +299,7 @@ struct Rule {
         same(OpCode::Exp, same(OpCode::Sub, v, {op(OpCode::ReduceMax, Types::kFloat, {v})}));
     acc(a[0], mul(e, op(OpCode::Div, Types::kFloat, {g, op(OpCode::Sum, Types::kFloat, {e})})));
   }
-  void mat_mul() {
+  void mat_mul_rule() {
     const TypeId ta = source_type(a[0]), tb = source_type(a[1]);
     const bool a_matrix = T_.is_array(T_[ta].elem), b_matrix = T_.is_array(T_[tb].elem);
     if (a_matrix && b_matrix) {  // A @ B: A' += G B^T, B' += A^T G
@@ -311,18 +314,18 @@ struct Rule {
     }
   }
   // a' += G @ b, b' += a @ G
-  void outer() {
+  void outer_rule() {
     if (active(a[0])) acc(a[0], op(OpCode::MatMul, source_type(a[0]), {g, arg(1)}));
     if (active(a[1])) acc(a[1], op(OpCode::MatMul, source_type(a[1]), {arg(0), g}));
   }
-  void transpose() { acc(a[0], op(OpCode::Transpose, source_type(a[0]), {g})); }
-  void select() {
+  void transpose_rule() { acc(a[0], op(OpCode::Transpose, source_type(a[0]), {g})); }
+  void select_rule() {
     const VarId c = val(a[0]);
     const VarId z = zeros(type(g));
     acc(a[1], op(OpCode::Select, type(g), {c, g, z}));
     acc(a[2], op(OpCode::Select, type(g), {c, z, g}));
   }
-  void make() {
+  void make_rule() {
     const TypeId t = type(o.dst);
     for (size_t k = 0; k < a.size(); ++k) {
       if (!active(a[k])) continue;
@@ -336,7 +339,7 @@ struct Rule {
       acc(a[k], part);
     }
   }
-  void get() {
+  void get_rule() {
     if (!active(a[0])) return;
     std::vector<VarId> idx;
     for (size_t k = 1; k < a.size(); ++k)
@@ -352,7 +355,7 @@ struct Rule {
     emit(OpCode::Set, into, set_args).path = o.path;
   }
   // d = a0 with [path] = a1
-  void set() {
+  void set_rule() {
     std::vector<VarId> idx;
     for (size_t k = 2; k < a.size(); ++k)
       idx.push_back(val(a[k]));
@@ -371,7 +374,7 @@ struct Rule {
       acc(a[0], rest);
     }
   }
-  void call() {
+  void call_rule() {
     std::vector<VarId> args;
     for (VarId x : a)
       args.push_back(val(x));
@@ -400,48 +403,48 @@ constexpr size_t index(OpCode code) {
 // The rules keyed by op; an op without one has OpInfo::derivative Zero or Missing.
 constexpr std::array<RuleFn, index(OpCode::Count_)> kRules = [] {
   std::array<RuleFn, index(OpCode::Count_)> t{};
-  t[index(OpCode::Copy)] = &Rule::identity;
-  t[index(OpCode::ToFloat)] = &Rule::identity;
-  t[index(OpCode::Neg)] = &Rule::neg;
-  t[index(OpCode::Abs)] = &Rule::abs;
-  t[index(OpCode::Sqrt)] = &Rule::sqrt;
-  t[index(OpCode::Exp)] = &Rule::exp;
-  t[index(OpCode::Log)] = &Rule::log;
-  t[index(OpCode::Sin)] = &Rule::sin;
-  t[index(OpCode::Cos)] = &Rule::cos;
-  t[index(OpCode::Tanh)] = &Rule::tanh;
-  t[index(OpCode::Lgamma)] = &Rule::lgamma;
-  t[index(OpCode::Digamma)] = &Rule::digamma;
-  t[index(OpCode::Log1p)] = &Rule::log1p;
-  t[index(OpCode::Log1m)] = &Rule::log1m;
-  t[index(OpCode::Expm1)] = &Rule::expm1;
-  t[index(OpCode::Log1pExp)] = &Rule::log1p_exp;
-  t[index(OpCode::Erf)] = &Rule::erf_or_erfc;
-  t[index(OpCode::Erfc)] = &Rule::erf_or_erfc;
-  t[index(OpCode::InvLogit)] = &Rule::inv_logit;
-  t[index(OpCode::Add)] = &Rule::add;
-  t[index(OpCode::Sub)] = &Rule::sub;
-  t[index(OpCode::Mul)] = &Rule::mul;
-  t[index(OpCode::Div)] = &Rule::div;
-  t[index(OpCode::Rem)] = &Rule::rem;
-  t[index(OpCode::Min)] = &Rule::min_or_max;
-  t[index(OpCode::Max)] = &Rule::min_or_max;
-  t[index(OpCode::Clamp)] = &Rule::clamp;
-  t[index(OpCode::Pow)] = &Rule::pow;
-  t[index(OpCode::LogSumExp)] = &Rule::log_sum_exp;
-  t[index(OpCode::Dot)] = &Rule::dot;
-  t[index(OpCode::Sum)] = &Rule::sum;
-  t[index(OpCode::ReduceMax)] = &Rule::reduce_extreme;
-  t[index(OpCode::ReduceMin)] = &Rule::reduce_extreme;
-  t[index(OpCode::ReduceLogSumExp)] = &Rule::reduce_log_sum_exp;
-  t[index(OpCode::MatMul)] = &Rule::mat_mul;
-  t[index(OpCode::Outer)] = &Rule::outer;
-  t[index(OpCode::Transpose)] = &Rule::transpose;
-  t[index(OpCode::Select)] = &Rule::select;
-  t[index(OpCode::Make)] = &Rule::make;
-  t[index(OpCode::Get)] = &Rule::get;
-  t[index(OpCode::Set)] = &Rule::set;
-  t[index(OpCode::Call)] = &Rule::call;
+  t[index(OpCode::Copy)] = &Rule::identity_rule;
+  t[index(OpCode::ToFloat)] = &Rule::identity_rule;
+  t[index(OpCode::Neg)] = &Rule::neg_rule;
+  t[index(OpCode::Abs)] = &Rule::abs_rule;
+  t[index(OpCode::Sqrt)] = &Rule::sqrt_rule;
+  t[index(OpCode::Exp)] = &Rule::exp_rule;
+  t[index(OpCode::Log)] = &Rule::log_rule;
+  t[index(OpCode::Sin)] = &Rule::sin_rule;
+  t[index(OpCode::Cos)] = &Rule::cos_rule;
+  t[index(OpCode::Tanh)] = &Rule::tanh_rule;
+  t[index(OpCode::Lgamma)] = &Rule::lgamma_rule;
+  t[index(OpCode::Digamma)] = &Rule::digamma_rule;
+  t[index(OpCode::Log1p)] = &Rule::log1p_rule;
+  t[index(OpCode::Log1m)] = &Rule::log1m_rule;
+  t[index(OpCode::Expm1)] = &Rule::expm1_rule;
+  t[index(OpCode::Log1pExp)] = &Rule::log1p_exp_rule;
+  t[index(OpCode::Erf)] = &Rule::erf_or_erfc_rule;
+  t[index(OpCode::Erfc)] = &Rule::erf_or_erfc_rule;
+  t[index(OpCode::InvLogit)] = &Rule::inv_logit_rule;
+  t[index(OpCode::Add)] = &Rule::add_rule;
+  t[index(OpCode::Sub)] = &Rule::sub_rule;
+  t[index(OpCode::Mul)] = &Rule::mul_rule;
+  t[index(OpCode::Div)] = &Rule::div_rule;
+  t[index(OpCode::Rem)] = &Rule::rem_rule;
+  t[index(OpCode::Min)] = &Rule::min_or_max_rule;
+  t[index(OpCode::Max)] = &Rule::min_or_max_rule;
+  t[index(OpCode::Clamp)] = &Rule::clamp_rule;
+  t[index(OpCode::Pow)] = &Rule::pow_rule;
+  t[index(OpCode::LogSumExp)] = &Rule::log_sum_exp_rule;
+  t[index(OpCode::Dot)] = &Rule::dot_rule;
+  t[index(OpCode::Sum)] = &Rule::sum_rule;
+  t[index(OpCode::ReduceMax)] = &Rule::reduce_extreme_rule;
+  t[index(OpCode::ReduceMin)] = &Rule::reduce_extreme_rule;
+  t[index(OpCode::ReduceLogSumExp)] = &Rule::reduce_log_sum_exp_rule;
+  t[index(OpCode::MatMul)] = &Rule::mat_mul_rule;
+  t[index(OpCode::Outer)] = &Rule::outer_rule;
+  t[index(OpCode::Transpose)] = &Rule::transpose_rule;
+  t[index(OpCode::Select)] = &Rule::select_rule;
+  t[index(OpCode::Make)] = &Rule::make_rule;
+  t[index(OpCode::Get)] = &Rule::get_rule;
+  t[index(OpCode::Set)] = &Rule::set_rule;
+  t[index(OpCode::Call)] = &Rule::call_rule;
   return t;
 }();
 
@@ -450,7 +453,7 @@ constexpr std::array<RuleFn, index(OpCode::Count_)> kRules = [] {
 void AdjointEmitter::rule(const Op& o, VarId g, VarId r) {
   const RuleFn fn = kRules[index(o.code)];
   if (!fn) return;  // no derivative (integers, comparisons, floor, ceil, constants, uniforms)
-  Rule rule{*this, o, o.args, g, r};
+  Rule rule{{*this, o, o.args, g, r}};
   (rule.*fn)();
 }
 
