@@ -10,8 +10,10 @@
 #include <set>
 
 #include "ir/analysis/activity.h"
+#include "ir/analysis/cfg_shape.h"
 #include "ir/analysis/liveness.h"  // successors()
 #include "ir/passes/derivative_rules.h"
+#include "ir/passes/merge_blocks.h"  // merge_straight_chains
 
 namespace ab {
 namespace {
@@ -40,7 +42,6 @@ struct Read {
 };
 
 // Builds one derived function. `vjp_of(g)` gives the index of g's vjp function (made on demand).
-void merge_straight_chains(Function& fn);
 
 class Deriver : public AdjointEmitter {
  public:
@@ -155,82 +156,18 @@ class Deriver : public AdjointEmitter {
   }
 
   void analyse_cfg() {
-    preds_.assign(nb_, {});
-    for (int b = 0; b < nb_; ++b)
-      for (int s : successors(src_.blocks[b].term))
-        preds_[s].push_back(b);
-    reach_.assign(nb_, std::vector<bool>(nb_, false));
-    for (int b = 0; b < nb_; ++b) {
-      std::deque<int> work(1, b);
-      while (!work.empty()) {
-        const int x = work.front();
-        work.pop_front();
-        for (int s : successors(src_.blocks[x].term))
-          if (!reach_[b][s]) {
-            reach_[b][s] = true;
-            work.push_back(s);
-          }
-      }
-    }
-    // Dominators (dom_[b][a]: a dominates b), by the iterative data-flow rule.
-    dom_.assign(nb_, std::vector<bool>(nb_, true));
-    dom_[0].assign(nb_, false);
-    dom_[0][0] = true;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (int b = 1; b < nb_; ++b) {
-        std::vector<bool> d(nb_, !preds_[b].empty());
-        for (int p : preds_[b])
-          for (int a = 0; a < nb_; ++a)
-            d[a] = d[a] && dom_[p][a];
-        d[b] = true;
-        if (d != dom_[b]) {
-          dom_[b] = std::move(d);
-          changed = true;
-        }
-      }
-    }
-    // Loop headers counted by iterations: two predecessors, a back edge (from a block the header
-    // dominates) and an entry from outside.
-    counted_.assign(nb_, false);
-    for (int b = 0; b < nb_; ++b) {
-      if (preds_[b].size() != 2) continue;
-      const int p0 = preds_[b][0], p1 = preds_[b][1];
-      if (p0 == b || p1 == b || p0 == p1) continue;
-      const bool back0 = dom_[p0][b], back1 = dom_[p1][b];
-      if (back0 == back1) continue;
-      counted_[b] = true;
-      if (back0) std::swap(preds_[b][0], preds_[b][1]);  // [outside, back edge]
-    }
+    CfgShape cfg = cfg_shape(src_);
+    preds_ = std::move(cfg.preds);
+    reach_ = std::move(cfg.reach);
+    dom_ = std::move(cfg.dom);
+    counted_ = std::move(cfg.counted);
   }
   bool in_cycle(int b) const { return reach_[b][b]; }
   // The line of the innermost loop around block b (its header's), for a tape's pushes: a tape
   // that outgrows the stack depth faults there, naming the loop rather than a statement in it.
   SourceLoc loop_loc(int b) const {
-    int innermost = -1;
-    size_t innermost_size = 0;
-    for (int h = 0; h < nb_; ++h)
-      for (int latch : preds_[h]) {
-        if (!dom_[latch][h]) continue;  // not a back edge
-        std::vector<bool> in(nb_, false);
-        in[h] = true;
-        std::vector<int> work{latch};
-        size_t size = 1;
-        while (!work.empty()) {
-          const int x = work.back();
-          work.pop_back();
-          if (in[x]) continue;
-          in[x] = true;
-          ++size;
-          for (int p : preds_[x])
-            work.push_back(p);
-        }
-        if (in[b] && (innermost < 0 || size < innermost_size)) {
-          innermost = h;
-          innermost_size = size;
-        }
-      }
-    return innermost >= 0 ? src_.blocks[innermost].loc : src_.blocks[b].loc;
+    const int h = innermost_loop(preds_, dom_, b);
+    return h >= 0 ? src_.blocks[h].loc : src_.blocks[b].loc;
   }
 
   // ---- preaccumulated loops ----
@@ -965,45 +902,6 @@ class Deriver : public AdjointEmitter {
   bool local_mode_ = false;
 };
 
-// Joins a block that jumps to a block with no other predecessor with that block: the derived
-// function's forward and reverse sweeps of straight-line code become one block (one scheduler
-// step), and so does a reverse loop's latch and body.
-void merge_straight_chains(Function& fn) {
-  const size_t n = fn.blocks.size();
-  std::vector<int> preds(n, 0);
-  for (const Block& b : fn.blocks)
-    for (int s : successors(b.term))
-      ++preds[s];
-  std::vector<bool> dead(n, false);
-  for (size_t b = 0; b < n; ++b) {
-    if (dead[b]) continue;
-    for (;;) {
-      const Terminator& t = fn.blocks[b].term;
-      if (t.kind != Terminator::Kind::Jump) break;
-      const int c = t.target;
-      if (c == 0 || c == static_cast<int>(b) || preds[c] != 1 || dead[c]) break;
-      Block& into = fn.blocks[b];
-      Block& from = fn.blocks[c];
-      into.ops.insert(into.ops.end(), from.ops.begin(), from.ops.end());
-      into.term = from.term;
-      from.ops.clear();
-      dead[c] = true;
-    }
-  }
-  std::vector<int> index(n, -1);
-  std::vector<Block> kept;
-  for (size_t b = 0; b < n; ++b)
-    if (!dead[b]) {
-      index[b] = static_cast<int>(kept.size());
-      kept.push_back(std::move(fn.blocks[b]));
-    }
-  for (Block& b : kept) {
-    if (b.term.target >= 0) b.term.target = index[b.term.target];
-    if (b.term.target_else >= 0) b.term.target_else = index[b.term.target_else];
-  }
-  fn.blocks = std::move(kept);
-}
-
 // Random draws and emits anywhere f can reach make its value something else than a function of
 // its arguments: reported at their lines.
 bool check_pure(const Program& p, int f, int first, Diagnostics& diags) {
@@ -1015,22 +913,22 @@ bool check_pure(const Program& p, int f, int first, Diagnostics& diags) {
     work.pop_back();
     for (const Block& b : fn.blocks)
       for (const Op& op : b.ops) {
-        if (op.code == OpCode::RandUniform || op.code == OpCode::RandNormal) {
+        if (is_random(op)) {
           diags.error(op.loc, fmt::format("cannot differentiate '{}': a random draw in '{}'",
                                           p.functions[f].name, fn.name));
           ok = false;
-        } else if (op.code == OpCode::Emit) {
+        } else if (is_emit(op)) {
           diags.error(op.loc, fmt::format("cannot differentiate '{}': an emit in '{}'",
                                           p.functions[f].name, fn.name));
           ok = false;
-        } else if (op.code == OpCode::Call && op.index >= first) {
+        } else if (is_call(op) && op.index >= first) {
           // The derived function's reverse sweep restores values with pops, which a second
           // reverse sweep would not undo: second derivatives are refused, not wrong.
           diags.error(op.loc, fmt::format("cannot differentiate '{}': '{}' takes a gradient, and "
                                           "second derivatives are not supported",
                                           p.functions[f].name, fn.name));
           ok = false;
-        } else if (op.code == OpCode::Call && seen.insert(op.index).second) {
+        } else if (is_call(op) && seen.insert(op.index).second) {
           work.push_back(op.index);
         }
       }
