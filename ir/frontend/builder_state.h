@@ -42,6 +42,8 @@ struct Access {
   TypeId type = kPoison;
 };
 
+class BuiltinCall;
+
 class FunctionBuilder {
  public:
   FunctionBuilder(Globals& globals, const ast::FnDecl& decl, int index, Program& program,
@@ -95,15 +97,7 @@ class FunctionBuilder {
   std::optional<Value> builtin(const ast::Expr& e, TypeId hint);
   Value emit_call(const ast::Expr& e, bool allow_void);
   Value derivative(const ast::Expr& e);
-  bool arity_is(const ast::Expr& e, size_t want);  // or an error saying how many it takes
-  Value conversion_call(OpCode code, const ast::Expr& e, TypeId hint);
-  Value unary_call(OpCode code, const ast::Expr& e, TypeId hint);
-  std::optional<Value> one_array(const ast::Expr& e, bool floats_only);
-  Value fold_call(OpCode code, const ast::Expr& e);
-  Value mean_call(const ast::Expr& e);
-  Value elementwise_call(OpCode code, const ast::Expr& e, TypeId hint);
-  Value dot_or_sum(const ast::Expr& e);
-  Value len_call(const ast::Expr& e);
+  friend class BuiltinCall;  // builtins.cpp: one builtin's checks and ops
   TypeId with_leaf(TypeId t, TypeId scalar);
   // a @ b, or transpose(a) (b unused): the op, or an error naming the shapes at `loc`.
   Value matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc);

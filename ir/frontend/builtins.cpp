@@ -116,193 +116,222 @@ Value FunctionBuilder::emit_call(const Expr& e, bool allow_void) {
   return Value{-1, Types::kVoid};
 }
 
+// One call of a builtin: `e` with the type its context expects (`hint`). The builtins that are
+// ops read their name, arity and operand kinds from the op's row (ir/ops.cpp).
+class BuiltinCall {
+ public:
+  BuiltinCall(FunctionBuilder& fb, const Expr& e, TypeId hint) : fb(fb), e(e), hint(hint) {}
+  bool arity_is(size_t want);  // or an error saying how many arguments it takes
+  Value conversion(OpCode code);
+  Value unary(OpCode code);
+  Value fold_array(OpCode code);
+  Value elementwise(OpCode code);
+  Value mean();
+  Value dot_or_sum();
+  Value len();
+
+ private:
+  std::optional<Value> one_array(bool floats_only);
+
+  FunctionBuilder& fb;
+  const Expr& e;
+  TypeId hint;
+};
+
 // The builtins that are ops read their name, arity and operand kinds from the op's row
 // (ir/ops.cpp); the rest (dot, sum, mean, len, transpose, grad) are written here.
 std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
   const std::string& n = e.name;
+  BuiltinCall call{*this, e, hint};
   if (const std::optional<OpCode> code = op_by_builtin(n, e.args.size())) {
     switch (op_info(*code).surface) {
       case Surface::Conversion:
-        return conversion_call(*code, e, hint);
+        return call.conversion(*code);
       case Surface::FloatMath:
       case Surface::Numeric:
-        return unary_call(*code, e, hint);
+        return call.unary(*code);
       case Surface::ArrayFold:
-        return fold_call(*code, e);
+        return call.fold_array(*code);
       case Surface::Elementwise:
       case Surface::FloatPair:
-        return elementwise_call(*code, e, hint);
+        return call.elementwise(*code);
       case Surface::Random:
-        if (!arity_is(e, 0)) return Value{};
+        if (!call.arity_is(0)) return Value{};
         return op_value(*code, Types::kFloat, {}, e.loc);
       case Surface::None:
+      case Surface::Operator:
         break;
     }
   }
   if (n == "grad" || n == "value_and_grad") return derivative(e);
-  if (n == "mean") return mean_call(e);
+  if (n == "mean") return call.mean();
   if (n == "transpose") {
-    if (!arity_is(e, 1)) return Value{};
+    if (!call.arity_is(1)) return Value{};
     const Value v = expr(*e.args[0], kPoison);
     if (!v.ok()) return Value{};
     return matrix_op(OpCode::Transpose, v, Value{}, e.loc);
   }
-  if (n == "dot" || n == "sum") return dot_or_sum(e);
-  if (n == "len") return len_call(e);
+  if (n == "dot" || n == "sum") return call.dot_or_sum();
+  if (n == "len") return call.len();
   return std::nullopt;
 }
 
-bool FunctionBuilder::arity_is(const Expr& e, size_t want) {
+bool BuiltinCall::arity_is(size_t want) {
   if (e.args.size() == want) return true;
-  error(e.loc, fmt::format("'{}' takes {}, found {}", e.name, arguments(want), e.args.size()));
+  fb.error(e.loc, fmt::format("'{}' takes {}, found {}", e.name, arguments(want), e.args.size()));
   return false;
 }
 
 // int(x), uint(x), float(x): folded when x is constant, else elementwise over any scalars.
-Value FunctionBuilder::conversion_call(OpCode code, const Expr& e, TypeId hint) {
-  if (auto folded = fold(e, hint)) return constant(folded->type, {folded->bits}, e.loc);
-  if (!arity_is(e, 1)) return Value{};
-  const Value v = expr(*e.args[0], kPoison);
+Value BuiltinCall::conversion(OpCode code) {
+  if (auto folded = fb.fold(e, hint)) return fb.constant(folded->type, {folded->bits}, e.loc);
+  if (!arity_is(1)) return Value{};
+  const Value v = fb.expr(*e.args[0], kPoison);
   if (!v.ok()) return Value{};
-  if (!leaf_scalar(types(), v.type)) {
-    error(e.args[0]->loc, fmt::format("cannot convert '{}' to '{}'", type_name(v.type), e.name));
+  if (!leaf_scalar(fb.types(), v.type)) {
+    fb.error(e.args[0]->loc,
+             fmt::format("cannot convert '{}' to '{}'", fb.type_name(v.type), e.name));
     return Value{};
   }
   const Yields to = op_info(code).yields;
   const TypeId target = to == Yields::Int    ? Types::kInt
                         : to == Yields::UInt ? Types::kUInt
                                              : Types::kFloat;
-  return op_value(code, with_leaf(v.type, target), {v.var}, e.loc);
+  return fb.op_value(code, fb.with_leaf(v.type, target), {v.var}, e.loc);
 }
 
 // f(x) of one float (sqrt, log1m, ...) or one numeric value (abs), elementwise over arrays.
-Value FunctionBuilder::unary_call(OpCode code, const Expr& e, TypeId hint) {
-  if (!arity_is(e, 1)) return Value{};
+Value BuiltinCall::unary(OpCode code) {
+  if (!arity_is(1)) return Value{};
   const bool floats = op_info(code).accepts == Accepts::Float;
-  const Value v = expr(*e.args[0], floats ? Types::kFloat : hint);
+  const Value v = fb.expr(*e.args[0], floats ? Types::kFloat : hint);
   if (!v.ok()) return Value{};
-  const auto leaf = leaf_scalar(types(), v.type);
+  const auto leaf = leaf_scalar(fb.types(), v.type);
   if (!leaf || !elementwise_result(code, *leaf)) {
-    error(e.args[0]->loc, fmt::format("'{}' needs a {} argument, found '{}'", e.name,
-                                      floats ? "'float'" : "numeric", type_name(v.type)));
+    fb.error(e.args[0]->loc, fmt::format("'{}' needs a {} argument, found '{}'", e.name,
+                                         floats ? "'float'" : "numeric", fb.type_name(v.type)));
     return Value{};
   }
-  return op_value(code, v.type, {v.var}, e.loc);
+  return fb.op_value(code, v.type, {v.var}, e.loc);
 }
 
 // The one array argument of max(v), min(v), log_sum_exp(v) and mean(v), checked.
-std::optional<Value> FunctionBuilder::one_array(const Expr& e, bool floats_only) {
-  if (!arity_is(e, 1)) return std::nullopt;
-  const Value v = expr(*e.args[0], kPoison);
+std::optional<Value> BuiltinCall::one_array(bool floats_only) {
+  if (!arity_is(1)) return std::nullopt;
+  const Value v = fb.expr(*e.args[0], kPoison);
   if (!v.ok()) return std::nullopt;
-  const auto leaf = leaf_scalar(types(), v.type);
-  if (!types().is_array(v.type) || !leaf || *leaf == Scalar::Bool ||
+  const auto leaf = leaf_scalar(fb.types(), v.type);
+  if (!fb.types().is_array(v.type) || !leaf || *leaf == Scalar::Bool ||
       (floats_only && *leaf != Scalar::Float)) {
-    error(e.args[0]->loc, fmt::format("'{}' of one argument needs {} array, found '{}'", e.name,
-                                      floats_only ? "a float" : "a numeric", type_name(v.type)));
+    fb.error(e.args[0]->loc,
+             fmt::format("'{}' of one argument needs {} array, found '{}'", e.name,
+                         floats_only ? "a float" : "a numeric", fb.type_name(v.type)));
     return std::nullopt;
   }
   return v;
 }
 
-Value FunctionBuilder::fold_call(OpCode code, const Expr& e) {
-  const auto v = one_array(e, op_info(code).accepts == Accepts::Float);
+Value BuiltinCall::fold_array(OpCode code) {
+  const auto v = one_array(op_info(code).accepts == Accepts::Float);
   if (!v) return Value{};
-  return op_value(code, types().leaf(v->type), {v->var}, e.loc);
+  return fb.op_value(code, fb.types().leaf(v->type), {v->var}, e.loc);
 }
 
 // mean(v) = sum(v) / (the element count): '/' rounds as everywhere.
-Value FunctionBuilder::mean_call(const Expr& e) {
-  const auto v = one_array(e, true);
+Value BuiltinCall::mean() {
+  const auto v = one_array(true);
   if (!v) return Value{};
-  const TypeId scalar = types().leaf(v->type);
-  const Value total = op_value(OpCode::Sum, scalar, {v->var}, e.loc);
+  const TypeId scalar = fb.types().leaf(v->type);
+  const Value total = fb.op_value(OpCode::Sum, scalar, {v->var}, e.loc);
   const Value count =
-      constant(scalar, {float_bits(static_cast<float>(types().words(v->type)))}, e.loc);
-  return op_value(OpCode::Div, scalar, {total.var, count.var}, e.loc);
+      fb.constant(scalar, {float_bits(static_cast<float>(fb.types().words(v->type)))}, e.loc);
+  return fb.op_value(OpCode::Div, scalar, {total.var, count.var}, e.loc);
 }
 
 // min(a, b), max, clamp, pow, log_sum_exp(a, b): equal types, or arrays of one type together
 // with scalars of their leaf type.
-Value FunctionBuilder::elementwise_call(OpCode code, const Expr& e, TypeId hint) {
+Value BuiltinCall::elementwise(OpCode code) {
   const OpInfo& info = op_info(code);
-  if (!arity_is(e, static_cast<size_t>(info.arity))) return Value{};
+  if (!arity_is(static_cast<size_t>(info.arity))) return Value{};
   const bool floats = info.surface == Surface::FloatPair;
-  const std::vector<Value> vals = operands(e.args, floats ? Types::kFloat : hint);
+  const std::vector<Value> vals = fb.operands(e.args, floats ? Types::kFloat : hint);
   for (const Value& v : vals)
     if (!v.ok()) return Value{};
   TypeId common = vals[0].type;
   for (size_t i = 1; i < vals.size(); ++i) {
     const TypeId t = vals[i].type;
     if (t == common) continue;
-    if (types().is_array(common) && types().is_scalar(t) && types().leaf(common) == t) continue;
-    if (types().is_scalar(common) && types().is_array(t) && types().leaf(t) == common) {
+    if (fb.types().is_array(common) && fb.types().is_scalar(t) && fb.types().leaf(common) == t)
+      continue;
+    if (fb.types().is_scalar(common) && fb.types().is_array(t) && fb.types().leaf(t) == common) {
       common = t;
       continue;
     }
-    error(e.args[i]->loc, fmt::format("'{}' arguments must have matching types, found '{}' "
-                                      "and '{}'",
-                                      e.name, type_name(common), type_name(t)));
+    fb.error(e.args[i]->loc, fmt::format("'{}' arguments must have matching types, found '{}' "
+                                         "and '{}'",
+                                         e.name, fb.type_name(common), fb.type_name(t)));
     return Value{};
   }
-  const auto leaf = leaf_scalar(types(), common);
+  const auto leaf = leaf_scalar(fb.types(), common);
   if (!leaf || !elementwise_result(code, *leaf)) {
-    error(e.loc, fmt::format("'{}' needs {} arguments, found '{}'", e.name,
-                             floats ? "'float'" : "numeric", type_name(common)));
+    fb.error(e.loc, fmt::format("'{}' needs {} arguments, found '{}'", e.name,
+                                floats ? "'float'" : "numeric", fb.type_name(common)));
     return Value{};
   }
   std::vector<VarId> args;
   for (const Value& v : vals)
     args.push_back(v.var);
-  return op_value(code, common, std::move(args), e.loc);
+  return fb.op_value(code, common, std::move(args), e.loc);
 }
 
-Value FunctionBuilder::dot_or_sum(const Expr& e) {
+Value BuiltinCall::dot_or_sum() {
   const bool is_dot = e.name == "dot";
-  if (!arity_is(e, is_dot ? 2 : 1)) return Value{};
-  const std::vector<Value> vals = operands(e.args, kPoison);
+  if (!arity_is(is_dot ? 2 : 1)) return Value{};
+  const std::vector<Value> vals = fb.operands(e.args, kPoison);
   for (const Value& v : vals)
     if (!v.ok()) return Value{};
   const TypeId t = vals[0].type;
-  const auto leaf = leaf_scalar(types(), t);
-  const bool numeric_array = types().is_array(t) && leaf && *leaf != Scalar::Bool;
+  const auto leaf = leaf_scalar(fb.types(), t);
+  const bool numeric_array = fb.types().is_array(t) && leaf && *leaf != Scalar::Bool;
   if (!numeric_array || (is_dot && vals[1].type != t)) {
     if (is_dot)
-      error(e.loc, fmt::format("'dot' needs two numeric arrays of the same type, found '{}' "
-                               "and '{}'",
-                               type_name(t), type_name(vals[1].type)));
+      fb.error(e.loc, fmt::format("'dot' needs two numeric arrays of the same type, found '{}' "
+                                  "and '{}'",
+                                  fb.type_name(t), fb.type_name(vals[1].type)));
     else
-      error(e.args[0]->loc, fmt::format("'sum' needs a numeric array, found '{}'", type_name(t)));
+      fb.error(e.args[0]->loc,
+               fmt::format("'sum' needs a numeric array, found '{}'", fb.type_name(t)));
     return Value{};
   }
   std::vector<VarId> args;
   for (const Value& v : vals)
     args.push_back(v.var);
-  return op_value(is_dot ? OpCode::Dot : OpCode::Sum, types().leaf(t), std::move(args), e.loc);
+  return fb.op_value(is_dot ? OpCode::Dot : OpCode::Sum, fb.types().leaf(t), std::move(args),
+                     e.loc);
 }
 
 // len(a): a constant; for a named array only its type is needed, so nothing is copied.
-Value FunctionBuilder::len_call(const Expr& e) {
-  if (!arity_is(e, 1)) return Value{};
+Value BuiltinCall::len() {
+  if (!arity_is(1)) return Value{};
   const Expr& a = *e.args[0];
   TypeId t = kPoison;
-  const Local* l = a.kind == ExprKind::Name ? find_local(a.name) : nullptr;
-  const int u = a.kind == ExprKind::Name && !l ? globals_.uniform_index(a.name) : -1;
+  const auto* l = a.kind == ExprKind::Name ? fb.find_local(a.name) : nullptr;
+  const int u = a.kind == ExprKind::Name && !l ? fb.globals_.uniform_index(a.name) : -1;
   if (l) {
     t = l->type;
   } else if (u >= 0) {
-    t = program_.uniforms[u].type;
+    t = fb.program_.uniforms[u].type;
     if (t == Types::kVoid) t = kPoison;
   } else {
-    const Value v = expr(a, kPoison);
+    const Value v = fb.expr(a, kPoison);
     if (v.ok()) t = v.type;
   }
   if (t == kPoison) return Value{};
-  if (!types().is_array(t)) {
-    error(a.loc, fmt::format("'len' needs an array, found '{}'", type_name(t)));
+  if (!fb.types().is_array(t)) {
+    fb.error(a.loc, fmt::format("'len' needs an array, found '{}'", fb.type_name(t)));
     return Value{};
   }
-  return constant(Types::kInt, {types()[t].count}, e.loc);
+  return fb.constant(Types::kInt, {fb.types()[t].count}, e.loc);
 }
 
 // grad(f, x, ...) and value_and_grad(f, x, ...): a call of f's derived function
