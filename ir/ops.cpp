@@ -217,43 +217,37 @@ std::string spelling(const Types& types, TypeId t) {
 
 }  // namespace
 
-std::optional<MatrixShape> matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b,
-                                        std::string& why) {
+Expected<MatrixShape> checked_matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b) {
   const std::vector<uint32_t> da = float_dims(types, a);
   if (code == OpCode::Transpose) {
     if (da.size() == 2) return MatrixShape{da[0], da[1], 0};
-    why = fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
-                      spelling(types, a));
-    return std::nullopt;
+    return Error{fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
+                             spelling(types, a))};
   }
   const std::vector<uint32_t> db = float_dims(types, b);
   if (code == OpCode::Outer) {
     if (da.size() == 1 && db.size() == 1) return MatrixShape{da[0], 1, db[0]};
-    why = fmt::format("'outer' needs two float vectors, found '{}' and '{}'", spelling(types, a),
-                      spelling(types, b));
-    return std::nullopt;
+    return Error{fmt::format("'outer' needs two float vectors, found '{}' and '{}'",
+                             spelling(types, a), spelling(types, b))};
   }
   if (da.empty() || db.empty() || (da.size() == 1 && db.size() == 1)) {
-    why = fmt::format(
+    return Error{fmt::format(
         "'@' multiplies a float matrix by a float vector or matrix ('float[M][K] @ float[K]', "
         "'float[M] @ float[M][K]', 'float[M][K] @ float[K][P]'), found '{}' @ '{}'{}",
         spelling(types, a), spelling(types, b),
-        da.size() == 1 && db.size() == 1 ? ": for two vectors use 'dot'" : "");
-    return std::nullopt;
+        da.size() == 1 && db.size() == 1 ? ": for two vectors use 'dot'" : "")};
   }
   const MatrixShape s{da.size() == 2 ? da[0] : 1, da.back(), db.size() == 2 ? db[1] : 1};
   if (s.k == db[0]) return s;
-  why = fmt::format(
+  return Error{fmt::format(
       "'@' needs the left operand's {} ({}) to equal the right one's {} ({}): "
       "'{}' @ '{}'",
       da.size() == 2 ? "column count" : "length", s.k, db.size() == 2 ? "row count" : "length",
-      db[0], spelling(types, a), spelling(types, b));
-  return std::nullopt;
+      db[0], spelling(types, a), spelling(types, b))};
 }
 
 MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b) {
-  std::string why;
-  return *matrix_shape(types, code, a, b, why);
+  return *checked_matrix_shape(types, code, a, b);
 }
 
 std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "autobatch/batch.h"  // Fault
+#include "autobatch/expected.h"
 #include "ir/types.h"
 #include "shaders/ab_layout.h"
 
@@ -164,10 +165,9 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in);
 struct MatrixShape {
   uint32_t m = 0, k = 0, p = 0;
 };
-// The shape of `a @ b`, `outer(a, b)` or `transpose(a)` (b unused) on float arrays, or nullopt
-// with `why` saying which shapes disagree.
-std::optional<MatrixShape> matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b,
-                                        std::string& why);
+// The shape of `a @ b`, `outer(a, b)` or `transpose(a)` (b unused) on float arrays, or an error
+// saying which shapes disagree.
+Expected<MatrixShape> checked_matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 // The same for a well-typed op.
 MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 // The result's dimensions, outermost first (its leaf is float).

@@ -25,9 +25,9 @@ TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
 }
 
 Value FunctionBuilder::matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc) {
-  std::string why;
-  if (!matrix_shape(types(), code, a.type, b.type, why)) {
-    error(loc, why);
+  if (const Expected<MatrixShape> shape = checked_matrix_shape(types(), code, a.type, b.type);
+      !shape) {
+    error(loc, shape.error());
     return Value{};
   }
   const std::vector<uint32_t> dims = matrix_result_dims(types(), code, a.type, b.type);
@@ -35,7 +35,7 @@ Value FunctionBuilder::matrix_op(OpCode code, const Value& a, const Value& b, So
   for (size_t d = dims.size(); d-- > 0;)
     result = types().array(result, dims[d]);
   std::vector<VarId> args = {a.var};
-  if (code != OpCode::Transpose) args.push_back(b.var);
+  if (op_info(code).arity == 2) args.push_back(b.var);  // transpose has one
   return op_value(code, result, std::move(args), loc);
 }
 

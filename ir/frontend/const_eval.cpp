@@ -87,10 +87,9 @@ class Folder {
     }
     auto v = eval(operand, hint);
     if (!v) return std::nullopt;
-    std::string error;
-    auto type = unary_result_type(types_, e.op, v->type, error);
+    const Expected<TypeId> type = unary_result_type(types_, e.op, v->type);
     if (!type) {
-      report(e.op_loc, error);
+      report(e.op_loc, type.error());
       return std::nullopt;
     }
     return apply(*unary_opcode(e.op), v->type, *type, &v->bits, e.op_loc);
@@ -111,10 +110,9 @@ class Folder {
       rv = eval(r, lv->type);
     }
     if (!lv || !rv) return std::nullopt;
-    std::string error;
-    auto type = binary_result_type(types_, e.op, lv->type, rv->type, error);
+    const Expected<TypeId> type = binary_result_type(types_, e.op, lv->type, rv->type);
     if (!type) {
-      report(e.op_loc, error);
+      report(e.op_loc, type.error());
       return std::nullopt;
     }
     const uint32_t x[2] = {lv->bits, rv->bits};

@@ -79,10 +79,9 @@ Value FunctionBuilder::unary(const Expr& e, TypeId hint) {
   if (auto c = fold(e, hint)) return constant(c->type, {c->bits}, e.loc);
   const Value v = expr(*e.args[0], hint);
   if (!v.ok()) return Value{};
-  std::string message;
-  auto type = unary_result_type(types(), e.op, v.type, message);
+  const Expected<TypeId> type = unary_result_type(types(), e.op, v.type);
   if (!type) {
-    error(e.op_loc, message);
+    error(e.op_loc, type.error());
     return Value{};
   }
   return op_value(*unary_opcode(e.op), *type, {v.var}, e.op_loc);
@@ -113,10 +112,9 @@ Value FunctionBuilder::binary(const Expr& e, TypeId hint) {
     rv = expr(r, lv.type);
   }
   if (!lv.ok() || !rv.ok()) return Value{};
-  std::string message;
-  auto type = binary_result_type(types(), e.op, lv.type, rv.type, message);
+  const Expected<TypeId> type = binary_result_type(types(), e.op, lv.type, rv.type);
   if (!type) {
-    error(e.op_loc, message);
+    error(e.op_loc, type.error());
     return Value{};
   }
   return op_value(code, *type, {lv.var, rv.var}, e.op_loc);

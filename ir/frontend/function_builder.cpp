@@ -389,10 +389,9 @@ void FunctionBuilder::assignment(const ast::Stmt& s) {
       current = op_value(OpCode::Get, p->type, args, s.op_loc);
       fn_.blocks[current_].ops.back().path = p->path;
     }
-    std::string message;
-    auto result = binary_result_type(types(), op, p->type, v.type, message);
+    const Expected<TypeId> result = binary_result_type(types(), op, p->type, v.type);
     if (!result) {
-      error(s.op_loc, message);
+      error(s.op_loc, result.error());
       return;
     }
     if (*result != p->type) {
