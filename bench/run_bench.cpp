@@ -5,7 +5,7 @@
 #include "autobatch/user_input.h"
 #include "bench/bench.h"
 #include "bench/harness.h"
-#include "tools/option_checks.h"
+#include "bench/option_checks.h"
 
 namespace ab::bench {
 namespace {

@@ -1,7 +1,7 @@
 # In-tree headers are included by their path from the repository root ("ir/ir.h"), yet the root
-# is nobody's include directory: it would make engine/src/*, the engine's internals, reachable
+# is nobody's include directory: it would make engine/*/*, the engine's internals, reachable
 # from everywhere. Instead each layer exports a folder of the build tree that holds links to its
-# own source folder only, so code reaches the layers it links (ir <- engine <- debugger, bench
+# own source folder only, so code reaches the layers it links (ir <- passes <- lang, cpu <- core <- trace <- engine <- bench
 # <- tools) and nothing else. The engine and its white-box tests alone add the root, privately.
 #
 # ab_layer_headers(TARGET PUBLIC|PRIVATE PATH...): makes "PATH/..." (a folder) or "PATH" (one

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
 #include "ir/verify.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using ab::fuzz::contract_failed;

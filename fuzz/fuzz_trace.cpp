@@ -22,7 +22,7 @@
 #include "autobatch/trace.h"
 #include "debugger/trace_source.h"
 #include "fuzz/fuzz_support.h"
-#include "ir/trace/trace_file.h"
+#include "trace/trace_file.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 // Figure 4 form (`LoweredProgram`, built by passes/lower.h): all functions' blocks merged into one
 // CFG over one merged set of variables; Calls are replaced by Push/Pop/Update ops and the
 // PushJump terminator; Return pops the program-counter stack. A tail call
-// (ir/analysis/tail_calls.h) becomes TailJump: it reuses the caller's frame, so nothing is pushed.
-// Ops keep their source locations.
+// (passes/analysis/tail_calls.h) becomes TailJump: it reuses the caller's frame, so nothing is
+// pushed. Ops keep their source locations.
 #pragma once
 
 #include <cstdint>

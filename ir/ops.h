@@ -91,7 +91,7 @@ struct LoopCost {
   uint32_t statements = 0;
 };
 
-// How the language spells a call of the op (ir/frontend/builtins.cpp), if it has a name there.
+// How the language spells a call of the op (lang/builtins.cpp), if it has a name there.
 enum class Surface : uint8_t {
   None,         // no builtin of its own (operators, structural ops, or composed by the front end)
   FloatMath,    // f(x): one float, or a float array elementwise
@@ -105,12 +105,12 @@ enum class Surface : uint8_t {
 };
 
 // An op's derivative: none (piecewise constant, or not a float function), a rule in
-// ir/passes/derivative_rules.cpp, or missing (differentiating it is an error).
+// passes/derivative_rules.cpp, or missing (differentiating it is an error).
 enum class Derivative : uint8_t { Zero, Rule, Missing };
 
 // One op's facts, one row each in ops.cpp: adding an op is a row there, its scalar rule
 // (ir/scalar_rule.h), its GLSL helper when it has one and its derivative rule
-// (ir/passes/derivative_rules.cpp).
+// (passes/derivative_rules.cpp).
 struct OpInfo {
   const char* name;  // textual IR spelling, e.g. "add"
   OpClass cls;

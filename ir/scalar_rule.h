@@ -1,5 +1,5 @@
 // eval_scalar's rules (ir/ops.h), written once and inline: the VM's batched loops
-// (ir/backends/vm_kernels.cpp) call scalar_rule with a constant op and scalar kind, so the
+// (cpu/vm_kernels.cpp) call scalar_rule with a constant op and scalar kind, so the
 // compiler folds the switches away and the loop body is the bare operation; everything else
 // calls eval_scalar, which forwards here.
 #pragma once

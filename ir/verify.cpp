@@ -425,7 +425,7 @@ class OpChecker {
 
   void check_stack(const Op& op) {
     if (!lowered) {
-      // A tape (ir/passes/differentiate.h): push and pop of a function's own variable.
+      // A tape (passes/differentiate.h): push and pop of a function's own variable.
       if (op.code == OpCode::Update) report("update belongs to the lowered (Figure 4) form");
       return;
     }

@@ -81,7 +81,7 @@ def main():
         print(f"  {n:5} {c}")
 
     layer = {name: i for i, name in enumerate(
-        ["include", "shaders", "ir", "passes", "lang", "cpu", "trace", "core", "codegen",
+        ["include", "shaders", "ir", "passes", "lang", "cpu", "core", "trace", "codegen",
          "engine", "sampler", "bench", "debugger", "tools"])}
     upward = []
     for f in cpp:

@@ -1,5 +1,5 @@
 // Declarations every hand-written kernel shares with the generated code: the buffers it binds and
-// the push constants (at the offsets of ab_layout.h, which PushConstants in engine/src/kernels.h
+// the push constants (at the offsets of ab_layout.h, which PushConstants in engine/device/kernels.h
 // is checked against).
 #include "ab_layout.h"
 

@@ -1,9 +1,9 @@
-//! The entry point of the local schedule per lane (engine/src/glsl_codegen.h: AB_LOCAL_LANE): each
-//! lane runs its own PC loop, visiting the blocks in sweep order (ir/analysis/sweep_order.h).
+//! The entry point of the local schedule per lane (codegen/glsl_codegen.h: AB_LOCAL_LANE): each
+//! lane runs its own PC loop, visiting the blocks in sweep order (passes/analysis/sweep_order.h).
 //! glsl_codegen.cpp fills in the line `//@members` (the component membership table and
 //! ab_inside), the line `//@blocks` (the sweep: the blocks and the loops of components) and the
 //! name of the register holding the lane's steps (AB_RS_STEPS). Embedded at build time
-//! (engine/src/shader_texts.h).
+//! (codegen/shader_texts.h).
 #ifdef AB_LOCAL_LANE
 //@members
 // Counts a loop iteration of the lane (taken, which the budget bounds) and, for a device's loop

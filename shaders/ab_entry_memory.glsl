@@ -1,6 +1,6 @@
-//! The entry points of the Memory-residency kernels (engine/src/glsl_codegen.h): one step of the
+//! The entry points of the Memory-residency kernels (codegen/glsl_codegen.h): one step of the
 //! global schedule, masked or over the compacted lane list. Embedded at build time
-//! (engine/src/shader_texts.h); the generated code defines run_block and AB_STEP before it.
+//! (codegen/shader_texts.h); the generated code defines run_block and AB_STEP before it.
 
 #ifdef AB_GLOBAL_MASKED
 // One step of the global schedule: the lanes at the chosen block run it, then count themselves

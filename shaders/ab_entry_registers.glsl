@@ -1,7 +1,7 @@
-//! The entry points of the Registers-residency kernels (engine/src/glsl_codegen.h): the local
+//! The entry points of the Registers-residency kernels (codegen/glsl_codegen.h): the local
 //! schedule per subgroup and per workgroup and the fused global schedule, each keeping a lane's
 //! state in registers for the whole dispatch (ab_load/ab_store). Embedded at build time
-//! (engine/src/shader_texts.h); the generated code defines run_block, ab_load and ab_store.
+//! (codegen/shader_texts.h); the generated code defines run_block, ab_load and ab_store.
 
 #ifdef AB_LOCAL_SUBGROUP
 // The local schedule per subgroup: its own min-PC loop, at most P.budget steps per dispatch.

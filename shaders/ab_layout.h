@@ -2,7 +2,7 @@
 // the control buffer, the per-lane state slots, the fault codes, the heuristic ids, the step
 // budget rule, the descriptor bindings and the push constants. Plain #defines so that one file
 // serves both languages; the C++ side takes its enums from them (ir/ops.h's Fault, ir/run.h's
-// Heuristic) or checks its structs against them with static_asserts (engine/src/kernels.h's
+// Heuristic) or checks its structs against them with static_asserts (engine/device/kernels.h's
 // PushConstants), so a drift fails the build.
 #ifndef AB_LAYOUT_H
 #define AB_LAYOUT_H
@@ -97,7 +97,7 @@
 // The output stream of `emit`: record r of lane l, word k at (r * lanes + l) * words + k, for
 // r below P.stream_cap; the host drains it between submissions.
 #define AB_BIND_STREAM (AB_BIND_ARENA0 + AB_ARENAS)
-// Banks (engine/src/state_layout.h, Banks): a lane state or an arena larger than one binding may
+// Banks (codegen/state_layout.h, Banks): a lane state or an arena larger than one binding may
 // hold spans several bindings of its buffer. Bank 0 of the state is AB_BIND_STATE, banks 1 ..
 // AB_STATE_BANKS - 1 follow; window 0 of arena a is AB_BIND_ARENA0 + a, its windows 1 ..
 // AB_ARENA_WINDOWS - 1 at AB_BIND_ARENA_WINDOW1 + a * (AB_ARENA_WINDOWS - 1) + (window - 1).
@@ -109,7 +109,7 @@
 #define AB_BIND_ARENA_WINDOW1 (AB_BIND_STATE_BANK1 + AB_STATE_BANKS - 1)
 #define AB_BINDINGS (AB_BIND_ARENA_WINDOW1 + AB_ARENAS * (AB_ARENA_WINDOWS - 1))
 
-// ---- push constants (`Params P` in ab_common.glsl, PushConstants in engine/src/kernels.h) ----
+// ---- push constants (`Params P` in ab_common.glsl, PushConstants in engine/device/kernels.h) ----
 // Byte offsets of the 32-bit members; the GLSL block places each member at its offset and the C++
 // struct static_asserts its own against them.
 #define AB_PUSH_LANES 0

@@ -317,7 +317,7 @@ float ab_pow(float x, float y) {
 
 // ---- Special functions (docs/language.md, "Special functions") -------------------------------
 // Each with the same rules as above: + - * only, abm_recip for reciprocals, every float local
-// precise. Their derivatives, which ir/passes/differentiate.cpp emits as ordinary ops, are other
+// precise. Their derivatives, which passes/differentiate.cpp emits as ordinary ops, are other
 // functions of this file: lgamma' = digamma, digamma' = trigamma, log1p_exp' = inv_logit, ...
 
 // ln(1 + x): ln(u) for u = 1 + x rounded, corrected by the rounding error of u.

@@ -1,7 +1,7 @@
-//! The op helpers of the generated code's prelude (engine/src/glsl_prelude.h): the ab_* functions
+//! The op helpers of the generated code's prelude (codegen/glsl_prelude.h): the ab_* functions
 //! that the op table's GLSL spellings (OpInfo::glsl in ir/ops.cpp) call, with exactly the CPU
 //! semantics of eval_scalar, and the Philox4x32-10 stream of ir/random.cpp. Embedded at build time
-//! (engine/src/shader_texts.h) after ab_math.glsl, and after ab_common.glsl's declarations.
+//! (codegen/shader_texts.h) after ab_math.glsl, and after ab_common.glsl's declarations.
 
 // ---- prelude: op helpers (semantics of ir/ops.cpp eval_scalar) ----
 uint ab_fault_code = AB_FAULT_NONE;  // the codes are ab_layout.h's

@@ -1,5 +1,5 @@
-//! ab_raise and AB_PC for Memory residency (engine/src/glsl_codegen.h): a lane's fault record
-//! and PC live in the state buffer. Embedded at build time (engine/src/shader_texts.h).
+//! ab_raise and AB_PC for Memory residency (codegen/glsl_codegen.h): a lane's fault record
+//! and PC live in the state buffer. Embedded at build time (codegen/shader_texts.h).
 
 void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
   const uint L = P.lanes;

@@ -1,7 +1,7 @@
-//! ab_raise and AB_PC for Registers residency (engine/src/glsl_codegen.h): the register-resident
+//! ab_raise and AB_PC for Registers residency (codegen/glsl_codegen.h): the register-resident
 //! twin of ab_raise_memory.glsl. Each AB_RS_<SLOT> stands for the private variable that holds
 //! slot AB_SLOT_<SLOT> (glsl_codegen.cpp fills in the names). Embedded at build time
-//! (engine/src/shader_texts.h).
+//! (codegen/shader_texts.h).
 
 void ab_raise(uint lane, uint code, uint block, uint op, uint step) {
   AB_RS_FAULT = code;

@@ -24,9 +24,9 @@
 #include "autobatch/engine.h"
 #include "autobatch/user_input.h"
 #include "bench/bench.h"
+#include "bench/option_checks.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
-#include "tools/option_checks.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
 

@@ -47,7 +47,7 @@ struct RunOptions {
   // VM, in a run to the end (run_cpu): a block that loops back to itself (a rotated `for` loop's
   // body) runs to its exit for a tile of 32 lanes at a time, so that the tile's variables stay
   // in cache across the iterations. Each lane's operations, outputs, faults, draws and step
-  // counts are the same either way; the scheduler's steps are not Algorithm 2's (ir/backends/
+  // counts are the same either way; the scheduler's steps are not Algorithm 2's (cpu/
   // vm.h, VmSchedule::LoopTiles). A recorded trace (record_trace) and the step-by-step runs
   // (VmSession, the debugger) always take Algorithm 2's steps, one block per step. Off by
   // default: on the NUTS models it measured no faster than one block per step, and up to 20%

@@ -16,7 +16,7 @@
 #include "bench/report.h"
 #include "bench/systems.h"
 #include "bench/workloads.h"
-#include "ir/backends/interp.h"
+#include "cpu/interp.h"
 #include "support/engine_test_support.h"
 
 namespace {

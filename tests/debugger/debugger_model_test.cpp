@@ -7,8 +7,8 @@
 #include <numeric>
 #include <random>
 
+#include "cpu/vm.h"
 #include "debugger/utilization_history.h"
-#include "ir/backends/vm.h"
 #include "support/debugger_test_support.h"
 
 using namespace ab;

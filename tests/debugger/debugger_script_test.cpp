@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cpu/vm.h"
 #include "debugger/script.h"
 #include "debugger/trace_source.h"
-#include "ir/backends/vm.h"
-#include "ir/trace/trace_file.h"
 #include "support/debugger_test_support.h"
+#include "trace/trace_file.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>

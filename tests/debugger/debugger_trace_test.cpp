@@ -10,10 +10,10 @@
 
 #include "autobatch/module.h"
 #include "autobatch/trace.h"
+#include "cpu/vm.h"
 #include "debugger/trace_source.h"
-#include "ir/backends/vm.h"
-#include "ir/trace/trace_file.h"
 #include "support/debugger_test_support.h"
+#include "trace/trace_file.h"
 
 using namespace ab;
 using namespace ab::debugger;

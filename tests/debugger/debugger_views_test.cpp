@@ -10,9 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "cpu/vm.h"
 #include "debugger/lane_views.h"
 #include "debugger/script.h"
-#include "ir/backends/vm.h"
 #include "support/debugger_test_support.h"
 
 using namespace ab;

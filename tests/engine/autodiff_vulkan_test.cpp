@@ -1,11 +1,11 @@
-// Derived gradients (ir/passes/differentiate.h) on Vulkan: the reverse sweep is ordinary code,
+// Derived gradients (passes/differentiate.h) on Vulkan: the reverse sweep is ordinary code,
 // so every schedule must give the vm's bits, and the generated SPIR-V passes spirv-val like any
 // other (run_vulkan checks the validation layer; tests/engine's codegen tests run spirv-val).
 // The gradients themselves are checked against finite differences in tests/ir/autodiff_test.cpp.
 #include <random>
 
-#include "engine/src/shader_compiler.h"
-#include "ir/backends/vm.h"
+#include "cpu/vm.h"
+#include "engine/device/shader_compiler.h"
 #include "support/autodiff_cases.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"

@@ -5,11 +5,11 @@
 // schedule, and a run that does not fit even so is refused with one message.
 #include <cstring>
 
-#include "ab_layout.h"
 #include "autobatch/sampler.h"
-#include "engine/module_impl.h"
-#include "engine/src/program_impl.h"
-#include "engine/src/state_layout.h"
+#include "codegen/state_layout.h"
+#include "core/module_impl.h"
+#include "engine/run/program_impl.h"
+#include "shaders/ab_layout.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {

@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "autobatch/autobatch.h"
-#include "engine/module_impl.h"
-#include "engine/src/buffers.h"
-#include "engine/src/context_impl.h"
-#include "ir/backends/vm.h"
+#include "core/module_impl.h"
+#include "cpu/vm.h"
+#include "engine/device/buffers.h"
+#include "engine/device/context_impl.h"
 #include "support/engine_test_support.h"
 
 namespace ab {

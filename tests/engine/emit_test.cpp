@@ -4,7 +4,7 @@
 // nothing a program can see. Streams go to RunOptions::on_emit when it is set.
 #include <map>
 
-#include "ir/backends/vm.h"
+#include "cpu/vm.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {

@@ -14,7 +14,7 @@
 #include <optional>
 #include <thread>
 
-#include "engine/src/cache_file.h"
+#include "engine/device/cache_file.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {

@@ -5,9 +5,9 @@
 // the disk cache.
 #include <filesystem>
 
-#include "engine/src/context_impl.h"
-#include "engine/src/glsl_codegen.h"
-#include "engine/src/shader_compiler.h"
+#include "codegen/glsl_codegen.h"
+#include "engine/device/context_impl.h"
+#include "engine/device/shader_compiler.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
-#include "engine/src/kernel_split.h"
-#include "engine/src/program_impl.h"
-#include "engine/src/shader_compiler.h"
+#include "codegen/kernel_split.h"
+#include "engine/device/shader_compiler.h"
+#include "engine/run/program_impl.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
 

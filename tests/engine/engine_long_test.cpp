@@ -3,8 +3,8 @@
 // lane is done. A lane needing ~200,000 steps must finish with the right answer, and the step
 // budget must still fault lanes that exceed it. The count is shared by every loop of a SIMD row,
 // the loops inside blocks included, so the kernels count those too and never let one be cut short.
-#include "engine/src/context_impl.h"
-#include "engine/src/glsl_codegen.h"
+#include "codegen/glsl_codegen.h"
+#include "engine/device/context_impl.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {

@@ -3,7 +3,7 @@
 // compacted, and fused for a batch of one workgroup), and so do the statistics derived from it.
 // Stepping the GPU N steps reaches the VM's state after N steps (PCs, PC stacks, every variable and
 // variable stack).
-#include "ir/backends/vm.h"
+#include "cpu/vm.h"
 #include "support/engine_test_support.h"
 
 namespace ab::enginetest {

@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "ir/backends/vm.h"
+#include "cpu/vm.h"
 #include "ir/float_math.h"
 #include "support/engine_test_support.h"
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "autobatch/sampler.h"
-#include "engine/module_impl.h"
-#include "engine/src/kernel_split.h"
+#include "codegen/kernel_split.h"
+#include "core/module_impl.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
 

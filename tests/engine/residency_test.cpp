@@ -3,9 +3,9 @@
 // dispatch keep there only values of at most that many words and leave longer ones in the state
 // buffer. The results are the interpreter's on every schedule whatever the threshold, and a
 // kernel's source then no longer grows with the size of the program's values.
-#include "engine/src/glsl_codegen.h"
-#include "engine/src/kernel_split.h"
-#include "engine/src/state_layout.h"
+#include "codegen/glsl_codegen.h"
+#include "codegen/kernel_split.h"
+#include "codegen/state_layout.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
 

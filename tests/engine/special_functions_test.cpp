@@ -6,8 +6,8 @@
 #include <limits>
 #include <random>
 
-#include "engine/src/shader_compiler.h"
-#include "ir/backends/vm.h"
+#include "cpu/vm.h"
+#include "engine/device/shader_compiler.h"
 #include "ir/float_math.h"
 #include "support/engine_test_support.h"
 

@@ -2,7 +2,7 @@
 // every backend. The programs of TFP's auto_batching test suite run at stack depth 3; tail loops
 // of a million iterations never overflow; parameters are assigned in parallel; struct results and
 // mutual recursion work; a call that is not in tail position still stacks and overflows as before.
-#include "ir/backends/vm.h"
+#include "cpu/vm.h"
 #include "ir/text.h"
 #include "support/engine_test_support.h"
 

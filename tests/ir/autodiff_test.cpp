@@ -1,4 +1,4 @@
-// Reverse-mode automatic differentiation (ir/passes/differentiate.h, docs/language.md
+// Reverse-mode automatic differentiation (passes/differentiate.h, docs/language.md
 // "Gradients"): derived gradients equal central finite differences of float64 references at
 // random points, on interp and vm alike (bit for bit); value_and_grad's value is f's own;
 // what cannot be differentiated is a compile error at its line.
@@ -8,12 +8,12 @@
 #include <cmath>
 #include <random>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/derivative_rules.h"
-#include "ir/passes/lower.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/verify.h"
+#include "lang/frontend.h"
+#include "passes/derivative_rules.h"
+#include "passes/lower.h"
 #include "support/autodiff_cases.h"
 #include "support/program_gen.h"
 #include "support/result_compare.h"
@@ -102,7 +102,7 @@ double central_difference(const std::function<double(const std::vector<double>&)
 }
 
 // An op's row (ir/ops.cpp) says whether it has a derivative rule; the rules
-// (ir/passes/derivative_rules.cpp) are keyed by op, and the two agree for every op.
+// (passes/derivative_rules.cpp) are keyed by op, and the two agree for every op.
 TEST_CASE("autodiff: an op has a derivative rule exactly when its row says so") {
   for (size_t i = 0; i < static_cast<size_t>(OpCode::Count_); ++i) {
     const auto code = static_cast<OpCode>(i);

@@ -12,11 +12,11 @@
 #include <functional>
 #include <map>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/ops.h"
-#include "ir/passes/lower.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 #include "support/program_gen.h"
 #include "support/result_compare.h"
 #include "support/samples.h"

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <map>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/ops.h"
-#include "ir/passes/lower.h"
+#include "passes/lower.h"
 #include "support/index_faults.h"
 #include "support/result_compare.h"
 #include "support/samples.h"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/backends/interp.h"
-#include "ir/frontend/frontend.h"
+#include "cpu/interp.h"
 #include "ir/verify.h"
+#include "lang/frontend.h"
 
 namespace ab {
 namespace {

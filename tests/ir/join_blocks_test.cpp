@@ -1,17 +1,17 @@
-// Tests of rotate_loops and merge_blocks (ir/passes/): on a program as the front end built it
+// Tests of rotate_loops and merge_blocks (passes/): on a program as the front end built it
 // before they ran (its IR text, below), they keep every lane's outputs and faults, leave a
 // program that verifies, and cut the blocks a lane runs: a loop iteration is one block.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/passes/lower.h"
-#include "ir/passes/merge_blocks.h"
-#include "ir/passes/rotate_loops.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/text.h"
 #include "ir/verify.h"
+#include "passes/lower.h"
+#include "passes/merge_blocks.h"
+#include "passes/rotate_loops.h"
 
 namespace ab {
 namespace {

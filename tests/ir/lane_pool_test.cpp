@@ -1,4 +1,4 @@
-// The VM's worker pool (ir/backends/lane_pool.h): every task index runs once per run, with all
+// The VM's worker pool (cpu/lane_pool.h): every task index runs once per run, with all
 // the workers asked for or, when the system refuses to start some, with those that started.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "ir/backends/lane_pool.h"
+#include "cpu/lane_pool.h"
 #include "support/child_process.h"
 
 namespace ab {

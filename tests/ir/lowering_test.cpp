@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
-#include "ir/passes/split_at_calls.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
+#include "passes/split_at_calls.h"
 #include "support/samples.h"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/ops.h"
 #include "support/result_compare.h"
 #include "support/samples.h"

@@ -6,12 +6,12 @@
 
 #include <cmath>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/ops.h"
-#include "ir/passes/lower.h"
 #include "ir/random.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 #include "support/result_compare.h"
 #include "support/samples.h"
 

@@ -1,4 +1,4 @@
-// The lane schedule's sweep order (ir/analysis/sweep_order.h): a weak topological order of the
+// The lane schedule's sweep order (passes/analysis/sweep_order.h): a weak topological order of the
 // sweep graph, the merged control-flow graph with a copy of each shared non-recursive callee per
 // call site. Checked as properties on the samples and on random programs, against edges derived
 // here from the terminators: the graph's nodes and edges stand for real blocks and edges and
@@ -13,9 +13,9 @@
 #include <set>
 #include <string>
 
-#include "ir/analysis/sweep_order.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "lang/frontend.h"
+#include "passes/analysis/sweep_order.h"
+#include "passes/lower.h"
 #include "support/program_gen.h"
 #include "support/samples.h"
 

@@ -9,10 +9,10 @@
 #include <random>
 #include <sstream>
 
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
 #include "ir/text.h"
 #include "ir/verify.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 
 namespace ab {
 namespace {

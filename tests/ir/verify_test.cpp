@@ -383,7 +383,7 @@ TEST_CASE("verify: update and stray fields are rejected in Figure 2; push and po
   expect_text("assert c", "update x",
               "function 'main' block 0 op 20: update: update belongs to the lowered (Figure 4) "
               "form");
-  // A tape (ir/passes/differentiate.h): push and pop of a function's own variable.
+  // A tape (passes/differentiate.h): push and pop of a function's own variable.
   Program tape = parse_or_fail(kValid);
   Op push;
   push.code = OpCode::Push;

@@ -1,4 +1,4 @@
-// The VM's batched kernels (ir/backends/vm_kernels.h) and its worker threads: every kernel path
+// The VM's batched kernels (cpu/vm_kernels.h) and its worker threads: every kernel path
 // (the broadcast patterns, the eight-lane reductions and their remainder, gets, sets and
 // uniform rows read in place, and the ops that decline and fall back to exec_op) gives exactly
 // the interpreter's words and faults, and a run's results, statistics and trace do not depend
@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "ir/ops.h"
 #include "support/result_compare.h"
 #include "support/samples.h"

@@ -1,4 +1,4 @@
-// VmSchedule::LoopTiles (ir/backends/vm.h): a block that loops back to itself runs to its exit a
+// VmSchedule::LoopTiles (cpu/vm.h): a block that loops back to itself runs to its exit a
 // tile of lanes at a time. Each lane's operations stay the same, so outputs, faults, emitted
 // records, random draws and lane step counts equal the interpreter's and the one-block-per-step
 // schedule's, with lanes leaving the loop at different iterations, faulting in it, running out
@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
 #include "support/result_compare.h"
 #include "support/samples.h"
 

@@ -2,10 +2,10 @@
 // custom block pickers plug in, and the statistics add up.
 #include <doctest/doctest.h>
 
-#include "ir/backends/interp.h"
-#include "ir/backends/vm.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "cpu/interp.h"
+#include "cpu/vm.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 #include "support/samples.h"
 
 namespace {

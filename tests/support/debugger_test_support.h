@@ -11,9 +11,9 @@
 #include <string>
 
 #include "autobatch/module.h"
+#include "core/module_impl.h"
 #include "debugger/model.h"
 #include "debugger/vm_source.h"
-#include "engine/module_impl.h"
 #include "support/samples.h"
 
 namespace ab::debugger::testing {

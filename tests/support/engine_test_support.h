@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "autobatch/engine.h"
-#include "ir/backends/interp.h"
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "cpu/interp.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 #include "support/result_compare.h"
 #include "support/samples.h"
 

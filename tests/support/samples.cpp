@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include "ir/frontend/frontend.h"
-#include "ir/passes/lower.h"
+#include "lang/frontend.h"
+#include "passes/lower.h"
 
 namespace ab::testing {
 

@@ -1,0 +1,189 @@
+// The schedules of a VulkanRun (docs/engine.md, "The schedule classes"): how a submission's steps
+// are recorded into a command buffer and how its counters are read back, one class per family.
+//
+// A run (VulkanRun::Impl, run_impl.h) owns the shared state: the buffers, the descriptor set,
+// the push constants, the phase and the counters. Its schedule, chosen once at creation, owns
+// everything that differs between schedules:
+//   prepare   the pipelines a submission dispatches (built ahead by VulkanRun::prepare, or on
+//             first use);
+//   start     what the control buffer needs before the first step, and again after the host
+//             moved lanes (drained streams, a restored checkpoint);
+//   record    the counters a submission resets, its budget, and its dispatches;
+//   read back the counters, trace and phase after a submission, the utilization, the result's
+//             step statistics.
+// The shared framing (allocating and caching a command buffer, binding the set, pushing the
+// constants, copying the control buffer to the readback) is the run's, in run.cpp.
+//
+// GlobalSchedule (schedule_global.cpp): one program counter for the whole batch, picked on the
+// GPU each step (paper-faithful; its trace equals the VM's). LocalSchedule (schedule_local.cpp):
+// each lane, subgroup or workgroup runs its own PC loop inside one dispatch; the only schedule a
+// host may record into its own command buffer (run_record.cpp).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autobatch/engine.h"
+#include "codegen/glsl_codegen.h"
+
+namespace ab {
+
+// Pipeline builds for build_all() (program_impl.h).
+using PipelineJobs = std::vector<std::function<Expected<VkPipeline>()>>;
+
+class RunSchedule {
+ public:
+  explicit RunSchedule(VulkanRun::Impl& run) : run_(run) {}
+  virtual ~RunSchedule() = default;
+  RunSchedule(const RunSchedule&) = delete;
+  RunSchedule& operator=(const RunSchedule&) = delete;
+
+  // ---- what the schedule is ----
+  // VulkanStats::schedule: "global/compacted", "local/lane", ...
+  virtual std::string name() const = 0;
+  // The generated kernel each dispatch (or each step) runs, in every part.
+  virtual Kernel step_kernel() const = 0;
+  // Steps one submission runs at most: global scheduler steps, or local group steps per dispatch.
+  virtual uint64_t steps_per_submission() const = 0;
+  // Words of the active-lane list buffer (binding 2).
+  virtual uint64_t list_words() const = 0;
+  // Trace entries the control buffer holds per submission (0: no trace).
+  virtual uint32_t trace_cap() const { return 0; }
+  // Lanes that re-converge together (VulkanRun::group_width): 0 for the global schedule.
+  virtual uint32_t group_width() const = 0;
+  // Whether a submission may stop short of its budget, so step(n) counts the steps it took.
+  virtual bool stops_short() const { return false; }
+  // Why a host cannot record this schedule into its own command buffer, or empty.
+  virtual std::string unrecordable() const { return {}; }
+
+  // ---- prepare ----
+  // Builds the small hand-written kernels at once and adds the generated ones not yet built to
+  // `jobs` (VulkanRun::prepare builds them on host threads).
+  virtual Status prepare(PipelineJobs& jobs) = 0;
+
+  // ---- start ----
+  // Called once the initial state is uploaded.
+  virtual Status start() = 0;
+  // Called after the host changed lanes' PCs (parked lanes sent back by drain_streams).
+  virtual Status pcs_changed() { return Ok{}; }
+  // Called after a checkpoint's state and control words were uploaded.
+  virtual Status restored() { return Ok{}; }
+
+  // ---- record ----
+  // Fills (before the first barrier) the control words a submission of `n` steps starts from.
+  virtual void record_resets(VkCommandBuffer cmd) = 0;
+  // PushConstants::budget for a submission of `n` steps.
+  virtual uint32_t budget(uint64_t n) const = 0;
+  // The dispatches of `n` steps, after the set and constants are bound. load_pipelines() ran
+  // first, outside the context's submit lock (a first build may dispatch).
+  virtual Status load_pipelines() = 0;
+  virtual void record_steps(VkCommandBuffer cmd, uint64_t n) = 0;
+
+  // ---- read back ----
+  // After a submission of `n` steps: VulkanStats::dispatches, the step counters, the trace and
+  // the phase, from the control words `w` the submission copied back.
+  virtual void read_back(const uint32_t* w, uint64_t n) = 0;
+  // The one definition of the run's utilization for this schedule (VulkanStats and RunStats
+  // both report it), from the counters so far and the control header the device last left.
+  virtual double utilization(const uint32_t* header) const = 0;
+  // RunStats::steps (and the global schedule's block executions and trace) from the control
+  // buffer `ctrl` as read by result().
+  virtual void result_stats(const std::vector<uint32_t>& ctrl, RunResult& result) const = 0;
+
+ protected:
+  VulkanRun::Impl& run_;
+};
+
+// One program counter for the batch: each step the pick kernel chooses a block (the heuristic)
+// and that block's step kernel runs its lanes.
+class GlobalSchedule final : public RunSchedule {
+ public:
+  enum class Variant {
+    Masked,        // each step: pick, then every part's kernel over all lanes, masked
+    Compacted,     // each step: pick, a compaction pass listing the block's lanes, then every
+                   // part's kernel over that list (indirect)
+    LaneLists,     // compacted with per-block lane lists the kernels keep (no compaction pass)
+    PickInStep,    // lane lists in one part: one pick, then each step kernel picks the next
+    BlockKernels,  // pick in step, with one kernel specialized to each block
+    Fused,         // a batch within one subgroup: the whole loop in one dispatch per part
+  };
+  // The variant VulkanOptions and the device allow for this run (needs lanes, nblocks, prog).
+  static Variant choose(const VulkanRun::Impl& run);
+  GlobalSchedule(VulkanRun::Impl& run, Variant variant) : RunSchedule(run), variant_(variant) {}
+
+  std::string name() const override;
+  Kernel step_kernel() const override;
+  uint64_t steps_per_submission() const override;
+  uint64_t list_words() const override;
+  uint32_t trace_cap() const override;
+  uint32_t group_width() const override { return 0; }
+  bool stops_short() const override { return variant_ == Variant::Fused; }
+  std::string unrecordable() const override;
+  Status prepare(PipelineJobs& jobs) override;
+  Status start() override;
+  Status pcs_changed() override;
+  Status restored() override;
+  void record_resets(VkCommandBuffer cmd) override;
+  uint32_t budget(uint64_t n) const override;
+  Status load_pipelines() override;
+  void record_steps(VkCommandBuffer cmd, uint64_t n) override;
+  void read_back(const uint32_t* w, uint64_t n) override;
+  double utilization(const uint32_t* header) const override;
+  void result_stats(const std::vector<uint32_t>& ctrl, RunResult& result) const override;
+
+ private:
+  bool lane_lists() const {
+    return variant_ == Variant::LaneLists || variant_ == Variant::PickInStep ||
+           variant_ == Variant::BlockKernels;
+  }
+  // The step kernel picks the next block itself: one pick per submission.
+  bool picks_in_step() const {
+    return variant_ == Variant::PickInStep || variant_ == Variant::BlockKernels;
+  }
+  // Counts the live lanes per block again from their PCs (and lists them, with lane lists).
+  Status recount();
+
+  Variant variant_;
+  VkPipeline pick_ = VK_NULL_HANDLE, compact_ = VK_NULL_HANDLE;
+  std::vector<VkPipeline> steps_;  // each part's step kernel, or each block's (BlockKernels)
+};
+
+// Each group (a lane, a subgroup or a workgroup: VulkanOptions::local_scope) runs its own PC
+// loop for up to `n` steps in one dispatch per part, with the lanes' state in registers.
+class LocalSchedule final : public RunSchedule {
+ public:
+  LocalSchedule(VulkanRun::Impl& run, LocalScope scope) : RunSchedule(run), scope_(scope) {}
+
+  std::string name() const override;
+  Kernel step_kernel() const override;
+  uint64_t steps_per_submission() const override;
+  uint64_t list_words() const override;
+  uint32_t group_width() const override;
+  Status prepare(PipelineJobs& jobs) override;
+  Status start() override { return Ok{}; }
+  void record_resets(VkCommandBuffer cmd) override;
+  uint32_t budget(uint64_t n) const override { return static_cast<uint32_t>(n); }
+  Status load_pipelines() override;
+  void record_steps(VkCommandBuffer cmd, uint64_t n) override;
+  void read_back(const uint32_t* w, uint64_t n) override;
+  double utilization(const uint32_t* header) const override;
+  void result_stats(const std::vector<uint32_t>& ctrl, RunResult& result) const override;
+
+  // ---- a host's command buffer (run_record.cpp) ----
+  // `rounds` rounds, each deciding on the GPU whether it runs (shaders/local_round.comp).
+  Status record_rounds(VkCommandBuffer cmd, uint32_t rounds);
+  // The counters so far from the readback after the host's fence: they count since the run was
+  // created or restarted (recorded rounds never clear them).
+  void read_back_rounds(const uint32_t* w);
+
+ private:
+  LocalScope scope_;
+  std::vector<VkPipeline> steps_;  // each part's step kernel
+};
+
+// The schedule VulkanOptions asks for, for a run whose lanes, blocks and program are set.
+std::unique_ptr<RunSchedule> make_schedule(VulkanRun::Impl& run);
+
+}  // namespace ab

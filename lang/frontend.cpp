@@ -1,0 +1,50 @@
+// compile_source: lex, parse, declare the top level, build every function, derive the gradients
+// asked for, then join blocks (rotate_loops, merge_blocks).
+#include "lang/frontend.h"
+
+#include <exception>
+
+#include "lang/function_builder.h"
+#include "lang/globals.h"
+#include "lang/lexer.h"
+#include "lang/parser.h"
+#include "passes/differentiate.h"
+#include "passes/merge_blocks.h"
+#include "passes/rotate_loops.h"
+
+namespace ab {
+
+std::optional<Program> compile_source(const std::string& source, const std::string& file,
+                                      Diagnostics& diags) {
+  const size_t errors_before = diags.errors().size();
+  auto failed = [&] { return diags.errors().size() > errors_before; };
+  try {
+    const std::vector<frontend::Token> tokens = frontend::lex(source, diags);
+    const frontend::ast::Module module = frontend::parse(tokens, diags);
+    // Type errors in a half-parsed file would mostly be echoes of the syntax errors.
+    if (failed()) return std::nullopt;
+
+    Program program;
+    program.file = file;
+    frontend::Globals globals(module, program, diags);
+    globals.declare();
+    program.functions.resize(module.functions.size());
+    for (size_t i = 0; i < module.functions.size(); ++i)
+      frontend::build_function(globals, module.functions[i], static_cast<int>(i), program, diags);
+    if (failed()) return std::nullopt;
+    if (!globals.derivatives().empty() &&
+        !differentiate(program, static_cast<int>(module.functions.size()), globals.derivatives(),
+                       diags))
+      return std::nullopt;
+    // Fewer, longer blocks for every backend: each block costs a scheduler step per lane.
+    rotate_loops(program);
+    merge_blocks(program);
+    return program;
+  } catch (const std::exception& e) {
+    // Never expected; reported rather than thrown so a caller's input can never crash it.
+    diags.error(SourceLoc{}, std::string("internal error in the front end: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace ab
