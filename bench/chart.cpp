@@ -38,15 +38,15 @@ bool plots_steps(const std::string& program) {
 
 }  // namespace
 
-std::string write_chart(const BenchReport& report, const std::string& png_path) {
+Status write_chart(const BenchReport& report, const std::string& png_path) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
-    return "gnuplot not found (Debian package gnuplot-nox; scripts/setup.sh installs it)";
+    return Error{"gnuplot not found (Debian package gnuplot-nox; scripts/setup.sh installs it)"};
   // One panel per (program, input size), in the rows' order.
   std::vector<std::pair<std::string, std::string>> panels;
   for (const BenchRow& row : report.rows)
     if (std::find(panels.begin(), panels.end(), std::pair(row.program, row.inputs)) == panels.end())
       panels.emplace_back(row.program, row.inputs);
-  if (panels.empty()) return "no rows to draw";
+  if (panels.empty()) return Error{"no rows to draw"};
   // Light panels on top, heavy ones below: a column per program when both sizes ran.
   std::stable_partition(panels.begin(), panels.end(),
                         [](const auto& panel) { return panel.second == "light"; });
@@ -59,7 +59,7 @@ std::string write_chart(const BenchReport& report, const std::string& png_path) 
   const fs::path dir = fs::temp_directory_path(ec) /
                        fmt::format("autobatch-chart-{}",
                                    std::chrono::steady_clock::now().time_since_epoch().count());
-  if (ec || !fs::create_directories(dir, ec)) return "cannot create a temporary folder";
+  if (ec || !fs::create_directories(dir, ec)) return Error{"cannot create a temporary folder"};
   const fs::path data_path = dir / "chart.dat", script_path = dir / "chart.gp";
 
   // One data block per (panel, system), in that order, so `index` finds it by number. A
@@ -121,14 +121,14 @@ std::string write_chart(const BenchReport& report, const std::string& png_path) 
   const std::string command = fmt::format("gnuplot {} 2>{}", shell_quoted(script_path.string()),
                                           shell_quoted((dir / "gnuplot.log").string()));
   const int rc = std::system(command.c_str());
-  std::string error;
+  Status drawn = Ok{};
   if (rc != 0) {
     std::ifstream log(dir / "gnuplot.log");
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-    error = "gnuplot failed: " + text;
+    drawn = Error{"gnuplot failed: " + text};
   }
   fs::remove_all(dir, ec);
-  return error;
+  return drawn;
 }
 
 }  // namespace ab::bench

@@ -132,11 +132,11 @@ BenchRow measure_row(const System& system, const RowContext& row,
     if (options.tamper_for_test) options.tamper_for_test(system.name, m->result);
     // Device rows may differ from the CPU in the last bits of transcendental functions.
     const bool on_device = system.kind == SystemKind::Vulkan || system.kind == SystemKind::Glsl;
-    const std::string diff = compare_with_reference(*row.reference, m->result, row.out_words,
-                                                    row.float_output, on_device);
-    if (!diff.empty()) {
+    const Status same = compare_with_reference(*row.reference, m->result, row.out_words,
+                                               row.float_output, on_device);
+    if (!same) {
       out.status = "FAILED";
-      out.message = diff;
+      out.message = same.error();
       return std::nullopt;
     }
     return std::move(*m);
@@ -222,20 +222,19 @@ bool within_float_tolerance(float x, float y) {
   return std::fabs(x - y) <= 1e-4f * std::max(1.0f, std::max(std::fabs(x), std::fabs(y)));
 }
 
-std::string compare_with_reference(const RunResult& expected, const RunResult& actual,
-                                   uint32_t words_per_lane, bool float_words,
-                                   bool float_tolerance) {
+Status compare_with_reference(const RunResult& expected, const RunResult& actual,
+                              uint32_t words_per_lane, bool float_words, bool float_tolerance) {
   if (actual.outputs.size() != expected.outputs.size() ||
       actual.faulted.size() != expected.faulted.size())
-    return fmt::format("result has {} words for {} lanes, expected {} words for {} lanes",
-                       actual.outputs.size(), actual.faulted.size(), expected.outputs.size(),
-                       expected.faulted.size());
+    return Error{fmt::format("result has {} words for {} lanes, expected {} words for {} lanes",
+                             actual.outputs.size(), actual.faulted.size(), expected.outputs.size(),
+                             expected.faulted.size())};
   const uint32_t lanes = static_cast<uint32_t>(expected.faulted.size());
   for (uint32_t lane = 0; lane < lanes; ++lane) {
     if ((expected.faulted[lane] != 0) != (actual.faulted[lane] != 0))
-      return fmt::format("lane {}: expected {}, got {}", lane,
-                         expected.faulted[lane] ? "a fault" : "no fault",
-                         actual.faulted[lane] ? "a fault" : "no fault");
+      return Error{fmt::format("lane {}: expected {}, got {}", lane,
+                               expected.faulted[lane] ? "a fault" : "no fault",
+                               actual.faulted[lane] ? "a fault" : "no fault")};
     if (expected.faulted[lane]) continue;
     for (uint32_t w = 0; w < words_per_lane; ++w) {
       const size_t i = size_t{lane} * words_per_lane + w;
@@ -244,83 +243,97 @@ std::string compare_with_reference(const RunResult& expected, const RunResult& a
       if (float_words && float_tolerance) {
         if (within_float_tolerance(std::bit_cast<float>(a), std::bit_cast<float>(b))) continue;
       }
-      return fmt::format("lane {} word {}: expected {}, got {}", lane, w,
-                         lane_word(expected, lane, w, words_per_lane, float_words),
-                         lane_word(actual, lane, w, words_per_lane, float_words));
+      return Error{fmt::format("lane {} word {}: expected {}, got {}", lane, w,
+                               lane_word(expected, lane, w, words_per_lane, float_words),
+                               lane_word(actual, lane, w, words_per_lane, float_words))};
     }
   }
-  return "";
+  return Ok{};
 }
 
-std::string run_suite(const BenchOptions& options, BenchReport& report) {
-  report = BenchReport{};
-  report.quick = options.quick;
-  report.cpu_threads = std::max(1u, std::thread::hardware_concurrency());
+namespace {
 
+// The suite's matrix as the options ask for it, checked before anything runs.
+struct SuitePlan {
   std::vector<const Workload*> programs;
-  if (options.programs.empty()) {
+  std::vector<System> systems;
+  std::vector<InputSize> sizes;
+  std::vector<uint32_t> heavy_batches;
+  std::shared_ptr<VulkanContext> context;  // null: no Vulkan system (or none could be set up)
+  bool wants_glsl = false, wants_engine = false;
+  int repeats = 0;
+  double budget = 0;
+  std::vector<std::string> named_systems;  // --systems as given
+
+  // The slowest schedules would take minutes per heavy row at large batches (global-masked:
+  // ~0.005x the ceiling): left out there unless named on their own.
+  bool left_out(const System& system, InputSize size, uint32_t lanes) const {
+    return size == InputSize::Heavy && lanes > kHeavyFullLanes &&
+           (system.name == "global-masked" || system.name == "local-workgroup") &&
+           std::find(named_systems.begin(), named_systems.end(), system.name) ==
+               named_systems.end();
+  }
+};
+
+Expected<std::vector<const Workload*>> select_programs(const std::vector<std::string>& names) {
+  std::vector<const Workload*> programs;
+  if (names.empty()) {
     for (const Workload& w : workloads())
       programs.push_back(&w);
-  } else {
-    for (const std::string& name : options.programs) {
-      const Workload* w = find_workload(name);
-      if (!w) {
-        std::string known;
-        for (const Workload& k : workloads())
-          known += (known.empty() ? "" : ", ") + k.name;
-        return fmt::format("unknown program '{}' (known: {})", name, known);
-      }
-      programs.push_back(w);
+    return programs;
+  }
+  for (const std::string& name : names) {
+    const Workload* w = find_workload(name);
+    if (!w) {
+      std::string known;
+      for (const Workload& k : workloads())
+        known += (known.empty() ? "" : ", ") + k.name;
+      return Error{fmt::format("unknown program '{}' (known: {})", name, known)};
     }
+    programs.push_back(w);
   }
-  std::vector<System> systems;
-  std::string unknown;
-  if (!select_systems(options.systems, systems, unknown)) {
-    std::string known = "vulkan, all";
-    for (const System& s : all_systems())
-      known += ", " + s.name;
-    return fmt::format("unknown system '{}' (known: {})", unknown, known);
-  }
-  for (uint32_t b : options.batches)
-    if (b == 0) return "batch sizes must be at least 1";
+  return programs;
+}
+
+Expected<std::vector<InputSize>> select_sizes(const BenchOptions& options) {
   std::vector<InputSize> sizes;
   const std::string inputs =
       options.inputs.empty() ? (options.quick ? "light" : "both") : options.inputs;
   if (inputs == "light" || inputs == "both") sizes.push_back(InputSize::Light);
   if (inputs == "heavy" || inputs == "both") sizes.push_back(InputSize::Heavy);
   if (sizes.empty())
-    return fmt::format("--inputs must be light, heavy or both, not '{}'", options.inputs);
-  for (InputSize size : sizes)
-    report.inputs.push_back(input_size_name(size));
+    return Error{fmt::format("--inputs must be light, heavy or both, not '{}'", options.inputs)};
+  return sizes;
+}
 
-  std::shared_ptr<VulkanContext> context;
+// The Vulkan context the device systems share; without one they are left out and the report
+// says why. Returns whether the device is a GPU.
+bool open_device(const BenchOptions& options, SuitePlan& plan, BenchReport& report) {
   auto on_device = [](const System& s) {
     return s.kind == SystemKind::Vulkan || s.kind == SystemKind::Glsl;
   };
-  const bool wants_vulkan = std::any_of(systems.begin(), systems.end(), on_device);
-  const bool wants_glsl = std::any_of(systems.begin(), systems.end(),
-                                      [](const System& s) { return s.kind == SystemKind::Glsl; });
-  const bool wants_engine = std::any_of(
-      systems.begin(), systems.end(), [](const System& s) { return s.kind == SystemKind::Vulkan; });
-  bool gpu = false;
-  if (wants_vulkan) {
-    ContextOptions context_options;
-    context_options.device_index = options.device;
-    auto created = VulkanContext::create(context_options);
-    if (created) {
-      context = *created;
-      const DeviceInfo& device = context->device();
-      report.device = fmt::format("{} ({}), subgroup size {}", device.name, device.driver,
-                                  device.subgroup_size);
-      gpu = device.type == "discrete" || device.type == "integrated";
-    } else {
-      report.vulkan_note = "Vulkan systems skipped: " + created.error();
-      std::erase_if(systems, on_device);
-    }
+  plan.wants_glsl = std::any_of(plan.systems.begin(), plan.systems.end(),
+                                [](const System& s) { return s.kind == SystemKind::Glsl; });
+  plan.wants_engine = std::any_of(plan.systems.begin(), plan.systems.end(),
+                                  [](const System& s) { return s.kind == SystemKind::Vulkan; });
+  if (!std::any_of(plan.systems.begin(), plan.systems.end(), on_device)) return false;
+  ContextOptions context_options;
+  context_options.device_index = options.device;
+  auto created = VulkanContext::create(context_options);
+  if (!created) {
+    report.vulkan_note = "Vulkan systems skipped: " + created.error();
+    std::erase_if(plan.systems, on_device);
+    return false;
   }
-  for (const System& s : systems)
-    report.systems.push_back(s.name);
+  plan.context = *created;
+  const DeviceInfo& device = plan.context->device();
+  report.device =
+      fmt::format("{} ({}), subgroup size {}", device.name, device.driver, device.subgroup_size);
+  return device.type == "discrete" || device.type == "integrated";
+}
 
+// The batch sizes of the light and heavy rows, and the note on the systems heavy rows leave out.
+void plan_batches(const BenchOptions& options, bool gpu, SuitePlan& plan, BenchReport& report) {
   report.batches = options.batches;
   if (report.batches.empty()) {
     report.batches = options.quick ? std::vector<uint32_t>{1, 64, 1024}
@@ -328,143 +341,189 @@ std::string run_suite(const BenchOptions& options, BenchReport& report) {
     if (gpu && !options.quick) report.batches.push_back(131072);
   }
   // Heavy inputs measure steady-state throughput: the large batches only, unless asked.
-  std::vector<uint32_t> heavy_batches = options.batches;
-  if (heavy_batches.empty()) {
-    heavy_batches =
+  plan.heavy_batches = options.batches;
+  if (plan.heavy_batches.empty()) {
+    plan.heavy_batches =
         options.quick ? std::vector<uint32_t>{1024} : std::vector<uint32_t>{1024, 16384};
-    if (gpu && !options.quick) heavy_batches.push_back(131072);
+    if (gpu && !options.quick) plan.heavy_batches.push_back(131072);
   }
-  report.heavy_batches = heavy_batches;
-  // The slowest schedules would take minutes per heavy row at large batches (global-masked:
-  // ~0.005x the ceiling): left out there unless named on their own.
-  auto named = [&](const std::string& name) {
-    return std::find(options.systems.begin(), options.systems.end(), name) != options.systems.end();
-  };
-  auto left_out = [&](const System& system, InputSize size, uint32_t lanes) {
-    return size == InputSize::Heavy && lanes > kHeavyFullLanes &&
-           (system.name == "global-masked" || system.name == "local-workgroup") &&
-           !named(system.name);
-  };
-  const bool any_left_out = std::any_of(systems.begin(), systems.end(), [&](const System& s) {
-    return std::any_of(heavy_batches.begin(), heavy_batches.end(),
-                       [&](uint32_t lanes) { return left_out(s, InputSize::Heavy, lanes); });
-  });
-  if (any_left_out && std::find(sizes.begin(), sizes.end(), InputSize::Heavy) != sizes.end())
+  report.heavy_batches = plan.heavy_batches;
+  const bool any_left_out =
+      std::any_of(plan.systems.begin(), plan.systems.end(), [&](const System& s) {
+        return std::any_of(
+            plan.heavy_batches.begin(), plan.heavy_batches.end(),
+            [&](uint32_t lanes) { return plan.left_out(s, InputSize::Heavy, lanes); });
+      });
+  if (any_left_out &&
+      std::find(plan.sizes.begin(), plan.sizes.end(), InputSize::Heavy) != plan.sizes.end())
     report.notes.push_back(fmt::format(
         "heavy inputs above {} lanes leave out global-masked and local-workgroup (minutes per "
         "row); name them in --systems to run them",
         kHeavyFullLanes));
-  const int repeats = options.repeats > 0 ? options.repeats : (options.quick ? 3 : 5);
-  const double budget = options.repeat_budget_seconds > 0 ? options.repeat_budget_seconds
-                                                          : (options.quick ? 1.0 : 4.0);
+}
 
-  for (const Workload* workload : programs) {
-    const std::string file = workload->name + ".ab";
-    const std::string* source = samples::sample_source(file);
-    if (!source) return fmt::format("no embedded source for '{}'", workload->name);
-    auto module = Module::compile(*source, {file, workload->entry});
-    if (!module) return fmt::format("{} does not compile:\n{}", file, module.error());
+Expected<SuitePlan> plan_suite(const BenchOptions& options, BenchReport& report) {
+  SuitePlan plan;
+  auto programs = select_programs(options.programs);
+  if (!programs) return programs.failure();
+  plan.programs = std::move(*programs);
+  auto systems = select_systems(options.systems);
+  if (!systems) return systems.failure();
+  plan.systems = std::move(*systems);
+  plan.named_systems = options.systems;
+  for (uint32_t b : options.batches)
+    if (b == 0) return Error{"batch sizes must be at least 1"};
+  auto sizes = select_sizes(options);
+  if (!sizes) return sizes.failure();
+  plan.sizes = std::move(*sizes);
+  for (InputSize size : plan.sizes)
+    report.inputs.push_back(input_size_name(size));
+  const bool gpu = open_device(options, plan, report);
+  for (const System& s : plan.systems)
+    report.systems.push_back(s.name);
+  plan_batches(options, gpu, plan, report);
+  plan.repeats = options.repeats > 0 ? options.repeats : (options.quick ? 3 : 5);
+  plan.budget = options.repeat_budget_seconds > 0 ? options.repeat_budget_seconds
+                                                  : (options.quick ? 1.0 : 4.0);
+  return plan;
+}
 
-    std::shared_ptr<VulkanProgram> vulkan_program;
-    std::string vulkan_error;
-    if (context && wants_engine) {
-      VulkanOptions compile_options;
-      compile_options.disk_cache = false;
-      auto compiled = VulkanProgram::compile(context, *module, compile_options);
-      if (compiled)
-        vulkan_program = *compiled;
-      else
-        vulkan_error = compiled.error();
-    }
-    RowContext row;
-    row.workload = workload;
-    row.module = module->get();
-    row.run_options.seed = workload->seed;
-    row.out_words = workload->out_words;
-    row.float_output = floats_only((*module)->output().value_type);
-
-    CompileRow compile;
-    compile.program = workload->name;
-    for (InputSize size : sizes) {
-      row.size = size;
-      row.run_options.stack_depth = workload->depth(size);
-      // The ceiling kernel's stack has the input size's depth.
-      std::optional<CeilingKernel> ceiling;
-      std::string ceiling_error;
-      if (context && wants_glsl) {
-        auto compiled = compile_ceiling(context, workload->name,
-                                        static_cast<uint32_t>((*module)->inputs().size()),
-                                        workload->depth(size));
-        if (compiled) {
-          ceiling = std::move(*compiled);
-          if (!compile.glsl_seconds) compile.glsl_seconds = ceiling->kernel->compile_seconds();
-        } else {
-          ceiling_error = compiled.error();
-        }
-      }
-      row.ceiling = ceiling ? &*ceiling : nullptr;
-
-      // Each Vulkan variant compiles its kernels on first use (and lavapipe finishes compiling a
-      // pipeline at its first dispatch). Untimed runs per variant do that here, so no row's
-      // warm-up (which can be its only measurement) includes compilation; the time shows in the
-      // compile figures instead. One lane, and for the global schedule also more lanes than a
-      // subgroup holds: a batch that fits one subgroup runs the fused kernel, a larger one the
-      // others. Light inputs: the primers are cheap at either size.
-      if (vulkan_program || ceiling) {
-        for (uint32_t lanes : {1u, 65u}) {
-          const Batch primer = workload->make_batch(lanes, InputSize::Light, options.quick);
-          auto primer_reference =
-              (*module)->run_cpu(primer, row.run_options, CpuBackend::Interpreter);
-          if (!primer_reference) return fmt::format("{}: {}", file, primer_reference.error());
-          row.batch = &primer;
-          row.reference = &*primer_reference;
-          for (const System& system : systems)
-            if ((system.kind == SystemKind::Vulkan && vulkan_program &&
-                 (lanes == 1 || system.schedule == Schedule::Global)) ||
-                (system.kind == SystemKind::Glsl && ceiling && lanes == 1))
-              (void)run_once(system, row, vulkan_program);
-        }
-      }
-
-      for (uint32_t lanes : size == InputSize::Heavy ? heavy_batches : report.batches) {
-        const Batch batch = workload->make_batch(lanes, size, options.quick);
-        auto reference = (*module)->run_cpu(batch, row.run_options, CpuBackend::Interpreter);
-        if (!reference) return fmt::format("{}: {}", file, reference.error());
-        row.batch = &batch;
-        row.reference = &*reference;
-        const size_t first = report.rows.size();
-        for (const System& system : systems) {
-          if (left_out(system, size, lanes)) continue;
-          BenchRow out;
-          const bool not_compiled = (system.kind == SystemKind::Vulkan && !vulkan_program) ||
-                                    (system.kind == SystemKind::Glsl && !ceiling);
-          if (not_compiled) {
-            out.program = workload->name;
-            out.inputs = input_size_name(size);
-            out.system = system.name;
-            out.lanes = lanes;
-            out.status = "ERROR";
-            out.message = "compile failed: " +
-                          (system.kind == SystemKind::Glsl ? ceiling_error : vulkan_error);
-          } else {
-            out = measure_row(system, row, vulkan_program, repeats, budget, options);
-          }
-          if (options.print_table)
-            fmt::print(stderr, "  {:<10} {:<5} {:>6} lanes  {:<17} {}\n", out.program, out.inputs,
-                       out.lanes, out.system,
-                       out.status == "ok" ? fmt::format("{:.4f} s", out.median_seconds)
-                                          : out.status + ": " + out.message);
-          report.rows.push_back(std::move(out));
-        }
-        add_ratios(report.rows, first);
-      }
-    }
-    if (vulkan_program || compile.glsl_seconds) {
-      if (vulkan_program) compile.seconds = vulkan_program->compile_seconds();
-      report.compiles.push_back(compile);
-    }
+// Each Vulkan variant compiles its kernels on first use (and lavapipe finishes compiling a
+// pipeline at its first dispatch). Untimed runs per variant do that here, so no row's warm-up
+// (which can be its only measurement) includes compilation; the time shows in the compile figures
+// instead. One lane, and for the global schedule also more lanes than a subgroup holds: a batch
+// that fits one subgroup runs the fused kernel, a larger one the others. Light inputs: the primers
+// are cheap at either size.
+Status prime_variants(const SuitePlan& plan, RowContext row,
+                      const std::shared_ptr<VulkanProgram>& vulkan_program, bool quick) {
+  const std::string file = row.workload->name + ".ab";
+  for (uint32_t lanes : {1u, 65u}) {
+    const Batch primer = row.workload->make_batch(lanes, InputSize::Light, quick);
+    auto primer_reference = row.module->run_cpu(primer, row.run_options, CpuBackend::Interpreter);
+    if (!primer_reference) return Error{fmt::format("{}: {}", file, primer_reference.error())};
+    row.batch = &primer;
+    row.reference = &*primer_reference;
+    for (const System& system : plan.systems)
+      if ((system.kind == SystemKind::Vulkan && vulkan_program &&
+           (lanes == 1 || system.schedule == Schedule::Global)) ||
+          (system.kind == SystemKind::Glsl && row.ceiling && lanes == 1))
+        (void)run_once(system, row, vulkan_program);
   }
-  return "";
+  return Ok{};
+}
+
+// One (program, input size, batch) cell: every system's row, checked, then their ratios.
+// `errors` say why a system's program did not compile (its row is an ERROR).
+Status run_cell(const SuitePlan& plan, RowContext row, uint32_t lanes,
+                const std::shared_ptr<VulkanProgram>& vulkan_program,
+                const std::string& vulkan_error, const std::string& ceiling_error,
+                const BenchOptions& options, BenchReport& report) {
+  const Batch batch = row.workload->make_batch(lanes, row.size, options.quick);
+  auto reference = row.module->run_cpu(batch, row.run_options, CpuBackend::Interpreter);
+  if (!reference) return Error{fmt::format("{}.ab: {}", row.workload->name, reference.error())};
+  row.batch = &batch;
+  row.reference = &*reference;
+  const size_t first = report.rows.size();
+  for (const System& system : plan.systems) {
+    if (plan.left_out(system, row.size, lanes)) continue;
+    BenchRow out;
+    const bool not_compiled = (system.kind == SystemKind::Vulkan && !vulkan_program) ||
+                              (system.kind == SystemKind::Glsl && !row.ceiling);
+    if (not_compiled) {
+      out.program = row.workload->name;
+      out.inputs = input_size_name(row.size);
+      out.system = system.name;
+      out.lanes = lanes;
+      out.status = "ERROR";
+      out.message =
+          "compile failed: " + (system.kind == SystemKind::Glsl ? ceiling_error : vulkan_error);
+    } else {
+      out = measure_row(system, row, vulkan_program, plan.repeats, plan.budget, options);
+    }
+    if (options.print_table)
+      fmt::print(stderr, "  {:<10} {:<5} {:>6} lanes  {:<17} {}\n", out.program, out.inputs,
+                 out.lanes, out.system,
+                 out.status == "ok" ? fmt::format("{:.4f} s", out.median_seconds)
+                                    : out.status + ": " + out.message);
+    report.rows.push_back(std::move(out));
+  }
+  add_ratios(report.rows, first);
+  return Ok{};
+}
+
+// One program's rows at every input size and batch, and its compile figures.
+Status run_workload(const SuitePlan& plan, const Workload& workload, const BenchOptions& options,
+                    BenchReport& report) {
+  const std::string file = workload.name + ".ab";
+  const std::string* source = samples::sample_source(file);
+  if (!source) return Error{fmt::format("no embedded source for '{}'", workload.name)};
+  auto module = Module::compile(*source, {file, workload.entry});
+  if (!module) return Error{fmt::format("{} does not compile:\n{}", file, module.error())};
+
+  std::shared_ptr<VulkanProgram> vulkan_program;
+  std::string vulkan_error;
+  if (plan.context && plan.wants_engine) {
+    VulkanOptions compile_options;
+    compile_options.disk_cache = false;
+    auto compiled = VulkanProgram::compile(plan.context, *module, compile_options);
+    if (compiled)
+      vulkan_program = *compiled;
+    else
+      vulkan_error = compiled.error();
+  }
+  RowContext row;
+  row.workload = &workload;
+  row.module = module->get();
+  row.run_options.seed = workload.seed;
+  row.out_words = workload.out_words;
+  row.float_output = floats_only((*module)->output().value_type);
+
+  CompileRow compile;
+  compile.program = workload.name;
+  for (InputSize size : plan.sizes) {
+    row.size = size;
+    row.run_options.stack_depth = workload.depth(size);
+    // The ceiling kernel's stack has the input size's depth.
+    std::optional<CeilingKernel> ceiling;
+    std::string ceiling_error;
+    if (plan.context && plan.wants_glsl) {
+      auto compiled =
+          compile_ceiling(plan.context, workload.name,
+                          static_cast<uint32_t>((*module)->inputs().size()), workload.depth(size));
+      if (compiled) {
+        ceiling = std::move(*compiled);
+        if (!compile.glsl_seconds) compile.glsl_seconds = ceiling->kernel->compile_seconds();
+      } else {
+        ceiling_error = compiled.error();
+      }
+    }
+    row.ceiling = ceiling ? &*ceiling : nullptr;
+    if (vulkan_program || ceiling)
+      if (auto s = prime_variants(plan, row, vulkan_program, options.quick); !s) return s;
+    for (uint32_t lanes : size == InputSize::Heavy ? plan.heavy_batches : report.batches)
+      if (auto s = run_cell(plan, row, lanes, vulkan_program, vulkan_error, ceiling_error, options,
+                            report);
+          !s)
+        return s;
+  }
+  if (vulkan_program || compile.glsl_seconds) {
+    if (vulkan_program) compile.seconds = vulkan_program->compile_seconds();
+    report.compiles.push_back(compile);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status run_suite(const BenchOptions& options, BenchReport& report) {
+  report = BenchReport{};
+  report.quick = options.quick;
+  report.cpu_threads = std::max(1u, std::thread::hardware_concurrency());
+  auto plan = plan_suite(options, report);
+  if (!plan) return plan.failure();
+  for (const Workload* workload : plan->programs)
+    if (auto s = run_workload(*plan, *workload, options, report); !s) return s;
+  return Ok{};
 }
 
 }  // namespace ab::bench

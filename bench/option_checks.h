@@ -13,19 +13,33 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "autobatch/expected.h"
 #include "autobatch/user_input.h"
 
 namespace ab::cli {
 
+// A CLI11 validator from a check that returns Status: CLI11 wants "" for a good value and the
+// message otherwise, a convention that ends here.
+inline CLI::Validator validator(std::function<Status(std::string&)> check,
+                                const std::string& description) {
+  return CLI::Validator(
+      [check = std::move(check)](std::string& text) {
+        const Status checked = check(text);
+        return checked ? std::string() : checked.error();
+      },
+      description);
+}
+
 // A whole number from `min` to `max`, written in decimal or as 0x hex.
 inline CLI::Validator whole_number_in(uint64_t min, uint64_t max) {
-  auto check = [min, max](std::string& text) -> std::string {
+  auto check = [min, max](std::string& text) -> Status {
     std::string_view digits = text;
     int base = 10;
     if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
@@ -38,35 +52,36 @@ inline CLI::Validator whole_number_in(uint64_t min, uint64_t max) {
     const bool in_range = !digits.empty() && end == digits.data() + digits.size() &&
                           ec == std::errc() && value >= min && value <= max;
     if (!in_range)
-      return fmt::format("expected a whole number from {} to {}, got '{}'", min, max,
-                         excerpt(text));
+      return Error{
+          fmt::format("expected a whole number from {} to {}, got '{}'", min, max, excerpt(text))};
     text = std::to_string(value);
-    return "";
+    return Ok{};
   };
-  return CLI::Validator(check, fmt::format("{} to {}", min, max));
+  return validator(check, fmt::format("{} to {}", min, max));
 }
 
 // A number of seconds from 0 to `max`: a decimal such as 0.5 or 2.
 inline CLI::Validator seconds_in(double max) {
-  auto check = [max](std::string& text) -> std::string {
+  auto check = [max](std::string& text) -> Status {
     double value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     const bool in_range = !text.empty() && end == text.data() + text.size() && ec == std::errc() &&
                           std::isfinite(value) && value >= 0 && value <= max;
     if (!in_range)
-      return fmt::format("expected a number of seconds from 0 to {}, got '{}'", max, excerpt(text));
-    return "";
+      return Error{
+          fmt::format("expected a number of seconds from 0 to {}, got '{}'", max, excerpt(text))};
+    return Ok{};
   };
-  return CLI::Validator(check, fmt::format("0 to {} s", max));
+  return validator(check, fmt::format("0 to {} s", max));
 }
 
 // A path that is not empty: an empty one names no file, and would otherwise mean "not given".
 inline CLI::Validator non_empty_path(std::string_view what) {
-  auto check = [what = std::string(what)](std::string& text) -> std::string {
-    if (text.empty()) return fmt::format("expected {}, got an empty path", what);
-    return "";
+  auto check = [what = std::string(what)](std::string& text) -> Status {
+    if (text.empty()) return Error{fmt::format("expected {}, got an empty path", what)};
+    return Ok{};
   };
-  return CLI::Validator(check, "");
+  return validator(check, "");
 }
 
 }  // namespace ab::cli

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autobatch/expected.h"
+
 namespace ab::bench {
 
 struct BenchRow {
@@ -69,8 +71,8 @@ struct BenchReport {
 std::string format_table(const BenchReport& report);
 nlohmann::json to_json(const BenchReport& report);
 // Draws lane-calls/s (lane-steps/s for collatz, which makes almost no calls) against batch size,
-// log-log, one panel per program, one line per system, with gnuplot into a PNG. Returns "" on
-// success, else the reason (gnuplot missing, gnuplot failed).
-std::string write_chart(const BenchReport& report, const std::string& png_path);
+// log-log, one panel per program, one line per system, with gnuplot into a PNG. An Error says
+// why it could not (gnuplot missing, gnuplot failed).
+Status write_chart(const BenchReport& report, const std::string& png_path);
 
 }  // namespace ab::bench

@@ -73,9 +73,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
 
 int run_bench(const BenchOptions& options) {
   BenchReport report;
-  const std::string error = run_suite(options, report);
-  if (!error.empty()) {
-    fmt::print(stderr, "error: {}\n", error);
+  if (auto planned = run_suite(options, report); !planned) {
+    fmt::print(stderr, "error: {}\n", planned.error());
     return 2;
   }
   if (options.print_table) fmt::print("{}", format_table(report));
@@ -88,9 +87,8 @@ int run_bench(const BenchOptions& options) {
     }
   }
   if (!options.chart_path.empty()) {
-    const std::string chart_error = write_chart(report, options.chart_path);
-    if (!chart_error.empty()) {
-      fmt::print(stderr, "error: chart: {}\n", chart_error);
+    if (auto drawn = write_chart(report, options.chart_path); !drawn) {
+      fmt::print(stderr, "error: chart: {}\n", drawn.error());
       rc = 1;
     }
   }

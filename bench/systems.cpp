@@ -1,5 +1,7 @@
 #include "bench/systems.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace ab::bench {
@@ -20,8 +22,7 @@ const std::vector<System>& all_systems() {
   return systems;
 }
 
-bool select_systems(const std::vector<std::string>& names, std::vector<System>& selected,
-                    std::string& unknown) {
+Expected<std::vector<System>> select_systems(const std::vector<std::string>& names) {
   std::vector<bool> wanted(all_systems().size(), names.empty());
   for (const std::string& name : names) {
     bool matched = false;
@@ -33,14 +34,16 @@ bool select_systems(const std::vector<std::string>& names, std::vector<System>& 
       }
     }
     if (!matched) {
-      unknown = name;
-      return false;
+      std::string known = "vulkan, all";
+      for (const System& s : all_systems())
+        known += ", " + s.name;
+      return Error{fmt::format("unknown system '{}' (known: {})", name, known)};
     }
   }
-  selected.clear();
+  std::vector<System> selected;
   for (size_t i = 0; i < all_systems().size(); ++i)
     if (wanted[i]) selected.push_back(all_systems()[i]);
-  return true;
+  return selected;
 }
 
 }  // namespace ab::bench

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/expected.h"
+
 #include "autobatch/engine.h"
 
 namespace ab::bench {
@@ -28,9 +30,8 @@ struct System {
 // vm, native, glsl, global-masked, global-compacted, local-subgroup, local-workgroup, local-lane.
 const std::vector<System>& all_systems();
 // Expands names ("vulkan" = the engine's five variants, not glsl; "all" = every system) in the
-// canonical order, without duplicates. Returns false and names the culprit in `unknown` on a bad
-// name.
-bool select_systems(const std::vector<std::string>& names, std::vector<System>& selected,
-                    std::string& unknown);
+// canonical order, without duplicates; none: every system. A bad name is an Error that names it
+// and the known ones.
+Expected<std::vector<System>> select_systems(const std::vector<std::string>& names);
 
 }  // namespace ab::bench

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "autobatch/npy.h"
 #include "fuzz/fuzz_support.h"
-#include "tools/npy.h"
 #include "tools/values.h"
 
 namespace {
@@ -19,6 +19,7 @@ constexpr uint64_t kMaxElements = 4096;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace ab;
   using namespace ab::cli;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   const auto array = parse_npy(bytes, "fuzz.npy");

@@ -259,11 +259,14 @@ void pack_value(const py::handle& value, const ab::ValueInfo& info, const std::s
 
 // ---- running ----
 
-ab::Expected<ab::Schedule> parse_schedule(const std::string& name, ab::VulkanOptions& o) {
-  if (name.empty()) return o.schedule;
-  if (name == "global") return ab::Schedule::Global;
-  if (name == "local") return ab::Schedule::Local;
-  return ab::Error{"schedule must be 'global' or 'local', not '" + name + "'"};
+// The engine's options with `schedule` (empty: the engine's default) read by its parser.
+ab::VulkanOptions vulkan_options(const std::string& schedule) {
+  ab::VulkanOptions vulkan;
+  if (schedule.empty()) return vulkan;
+  auto parsed = ab::parse_schedule(schedule);
+  if (!parsed) throw py::value_error(parsed.error());
+  vulkan.schedule = *parsed;
+  return vulkan;
 }
 
 // One Vulkan context per process, made at the first Vulkan run and shared by every run after
@@ -550,13 +553,10 @@ std::string choose_backend(const std::string& backend, const std::string& schedu
   return backend;
 }
 
-py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& uniforms,
-                    const std::string& requested_backend, std::optional<uint32_t> batch,
-                    uint64_t seed, const std::string& schedule, uint32_t threads,
-                    uint64_t max_steps, std::optional<uint32_t> stack_depth, bool progress) {
-  const EngineCall call;
-  const ab::Module& module = *m.module;
-  const std::string backend = choose_backend(requested_backend, schedule);
+// The batch of `module`'s entry: `inputs` (name -> array with a leading lane dimension) and
+// `uniforms`; the lanes are `batch`, or the leading dimension of the first input given.
+ab::Batch pack_batch(const ab::Module& module, const py::dict& inputs, const py::dict& uniforms,
+                     std::optional<uint32_t> batch) {
   for (const auto& item : inputs) {
     const std::string name = py::str(item.first);
     bool known = false;
@@ -564,7 +564,6 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
       known = known || in.name == name;
     if (!known) throw py::value_error("unknown input '" + name + "'");
   }
-  // The lanes: `batch`, or the leading dimension of the first input given.
   std::optional<uint32_t> lanes = batch;
   for (const ab::ValueInfo& in : module.inputs()) {
     if (!inputs.contains(in.name))
@@ -587,11 +586,76 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
                b.inputs.back());
   }
   b.uniforms = pack_uniforms(module.uniforms(), uniforms);
+  return b;
+}
 
-  ab::VulkanOptions vulkan;
-  auto parsed = parse_schedule(schedule, vulkan);
-  if (!parsed) throw py::value_error(parsed.error());
-  vulkan.schedule = *parsed;
+// The records each lane emitted, per field as the outputs: key -> one array per lane,
+// [records, ...].
+py::dict emitted_dict(const ab::Module& module, const ab::RunResult& result, uint32_t lanes) {
+  py::dict emitted;
+  const ab::ValueInfo& record = module.emit_record();
+  if (record.words == 0) return emitted;
+  for (const Leaf& leaf : leaves_of(record.value_type)) {
+    py::list per_lane;
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      static const std::vector<uint32_t> none;
+      const std::vector<uint32_t>& words =
+          lane < result.emitted.size() ? result.emitted[lane] : none;
+      per_lane.append(unpack_leaf(leaf, words, static_cast<uint32_t>(words.size() / record.words),
+                                  record.words));
+    }
+    emitted[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] = per_lane;
+  }
+  return emitted;
+}
+
+// A run's result as Module.run returns it: outputs, emitted records, faults and statistics.
+py::dict result_dict(const ab::Module& module, const ab::RunResult& result, uint32_t lanes,
+                     const std::string& backend) {
+  py::dict out;
+  py::dict outputs;
+  const ab::ValueInfo& output = module.output();
+  for (const Leaf& leaf : leaves_of(output.value_type))
+    outputs[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] =
+        unpack_leaf(leaf, result.outputs, lanes, output.words);
+  out["outputs"] = outputs;
+  out["emitted"] = emitted_dict(module, result, lanes);
+  py::list faults;
+  for (const ab::LaneError& e : result.errors) {
+    py::dict f;
+    f["lane"] = e.lane;
+    f["code"] = ab::fault_name(e.code);
+    f["function"] = e.function;
+    f["line"] = e.line;
+    f["step"] = e.step;
+    f["detail"] = e.detail;
+    faults.append(f);
+  }
+  out["faults"] = faults;
+  py::dict stats;
+  const ab::RunStats& s = result.stats;
+  stats["lanes"] = s.lanes;
+  stats["steps"] = s.steps;
+  stats["lane_steps"] = s.lane_steps;
+  stats["calls"] = s.calls;
+  stats["utilization"] = s.utilization;
+  stats["max_stack_depth"] = s.max_stack_depth;
+  stats["wall_seconds"] = s.wall_seconds;
+  stats["threads"] = s.threads;
+  stats["backend"] = backend;
+  out["statistics"] = stats;
+  return out;
+}
+
+py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& uniforms,
+                    const std::string& requested_backend, std::optional<uint32_t> batch,
+                    uint64_t seed, const std::string& schedule, uint32_t threads,
+                    uint64_t max_steps, std::optional<uint32_t> stack_depth, bool progress) {
+  const EngineCall call;
+  const ab::Module& module = *m.module;
+  const std::string backend = choose_backend(requested_backend, schedule);
+  const ab::Batch b = pack_batch(module, inputs, uniforms, batch);
+  const ab::VulkanOptions vulkan = vulkan_options(schedule);
   ab::RunOptions options;
   options.seed = seed;
   options.threads = threads;
@@ -601,7 +665,7 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
   ProgressLine line(progress);
   options.should_stop = [&] {
     line.tick([&](double seconds) {
-      return "autobatch: running " + std::to_string(*lanes) + " lanes on " + backend + ", " +
+      return "autobatch: running " + std::to_string(b.lanes) + " lanes on " + backend + ", " +
              std::to_string(static_cast<int>(seconds)) + " s";
     });
     return interrupts.poll();
@@ -617,57 +681,7 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
   }
   interrupts.raise_if_interrupted();
   if (!result) throw std::runtime_error(result.error());
-
-  py::dict out;
-  py::dict outputs;
-  const ab::ValueInfo& output = module.output();
-  const std::vector<Leaf> leaves = leaves_of(output.value_type);
-  for (const Leaf& leaf : leaves)
-    outputs[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] =
-        unpack_leaf(leaf, result->outputs, *lanes, output.words);
-  out["outputs"] = outputs;
-  // The records each lane emitted, per field as the outputs: key -> one array per lane,
-  // [records, ...].
-  py::dict emitted;
-  const ab::ValueInfo& record = module.emit_record();
-  if (record.words > 0)
-    for (const Leaf& leaf : leaves_of(record.value_type)) {
-      py::list per_lane;
-      for (uint32_t lane = 0; lane < *lanes; ++lane) {
-        static const std::vector<uint32_t> none;
-        const std::vector<uint32_t>& words =
-            lane < result->emitted.size() ? result->emitted[lane] : none;
-        per_lane.append(unpack_leaf(leaf, words, static_cast<uint32_t>(words.size() / record.words),
-                                    record.words));
-      }
-      emitted[py::str(leaf.name.empty() ? std::string("result") : leaf.name)] = per_lane;
-    }
-  out["emitted"] = emitted;
-  py::list faults;
-  for (const ab::LaneError& e : result->errors) {
-    py::dict f;
-    f["lane"] = e.lane;
-    f["code"] = ab::fault_name(e.code);
-    f["function"] = e.function;
-    f["line"] = e.line;
-    f["step"] = e.step;
-    f["detail"] = e.detail;
-    faults.append(f);
-  }
-  out["faults"] = faults;
-  py::dict stats;
-  const ab::RunStats& s = result->stats;
-  stats["lanes"] = s.lanes;
-  stats["steps"] = s.steps;
-  stats["lane_steps"] = s.lane_steps;
-  stats["calls"] = s.calls;
-  stats["utilization"] = s.utilization;
-  stats["max_stack_depth"] = s.max_stack_depth;
-  stats["wall_seconds"] = s.wall_seconds;
-  stats["threads"] = s.threads;
-  stats["backend"] = backend;
-  out["statistics"] = stats;
-  return out;
+  return result_dict(module, *result, b.lanes, backend);
 }
 
 // ---- sampling ----
@@ -675,6 +689,7 @@ py::dict run_module(const PyModule& m, const py::dict& inputs, const py::dict& u
 struct PyFit {
   std::shared_ptr<const ab::sample::Model> model;
   ab::sample::Fit fit;
+  std::string backend;  // the one that ran ("vm", "vulkan", "interp")
 };
 
 template <typename T>
@@ -714,10 +729,7 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
   ab::sample::Runner runner;
   backend = choose_backend(backend, schedule);
   if (backend == "vulkan") {
-    ab::VulkanOptions vulkan;
-    auto parsed = parse_schedule(schedule, vulkan);
-    if (!parsed) throw py::value_error(parsed.error());
-    vulkan.schedule = *parsed;
+    const ab::VulkanOptions vulkan = vulkan_options(schedule);
     runner = [vulkan, &interrupts](const std::shared_ptr<const ab::Module>& m, const ab::Batch& b,
                                    const ab::RunOptions& o) {
       return run_vulkan(m, b, o, vulkan, interrupts);
@@ -757,16 +769,39 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
   }
   interrupts.raise_if_interrupted();
   if (!fit) throw py::value_error(fit.error());
-  return PyFit{*model, std::move(*fit)};
+  return PyFit{*model, std::move(*fit), backend};
+}
+
+// The fit's files as `autobatch sample --out` writes them, by the library's one writer
+// (ab::sample::write_fit): `npy` the draws, statistics and summary.json, `csv` one CmdStan CSV
+// per chain. A failure (a folder in use, a full disk) is an OSError; the folder is then as it was.
+void write_fit_files(const PyFit& f, const std::string& folder, const std::string& model,
+                     const std::string& model_name, bool npy, bool csv) {
+  ab::sample::FitFileOptions files;
+  files.model = model;
+  files.model_name = model_name;
+  files.npy = npy;
+  files.csv = csv;
+  ab::sample::RunFacts facts;
+  facts.backend = f.backend;
+  facts.run_seconds = f.fit.run_stats.wall_seconds;
+  ab::Status written = ab::Error{""};
+  {
+    py::gil_scoped_release release;
+    written = ab::sample::write_fit(f.fit, folder, files, facts);
+  }
+  if (!written) {
+    PyErr_SetString(PyExc_OSError, written.error().c_str());
+    throw py::error_already_set();
+  }
 }
 
 }  // namespace
 
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "autobatch's C++ core (docs/python.md); use the autobatch package.";
-  py::register_exception<CompileError>(m, "CompileError", PyExc_ValueError);
-  py::module_::import("atexit").attr("register")(py::cpp_function(&wait_for_engine_calls));
+namespace {
 
+// Module: compile a program, describe its interface, run it.
+void bind_module(py::module_& m) {
   py::class_<PyModule>(m, "Module")
       .def_static("compile", &compile_module, py::arg("source"), py::arg("entry") = "main",
                   py::arg("file") = std::nullopt)
@@ -789,7 +824,10 @@ PYBIND11_MODULE(_core, m) {
       .def("run", &run_module, py::arg("inputs"), py::arg("uniforms"), py::arg("backend"),
            py::arg("batch"), py::arg("seed"), py::arg("schedule"), py::arg("threads"),
            py::arg("max_steps"), py::arg("stack_depth"), py::arg("progress"));
+}
 
+// The sampler's options and model.
+void bind_sampler_model(py::module_& m) {
   py::class_<ab::sample::Options>(m, "SampleOptions")
       .def(py::init<>())
       .def_readwrite("chains", &ab::sample::Options::chains)
@@ -825,52 +863,54 @@ PYBIND11_MODULE(_core, m) {
           l.append(describe(v));
         return l;
       });
+}
 
-  py::class_<PyFit>(m, "Fit")
-      .def_property_readonly("parameter_names",
-                             [](const PyFit& f) { return f.fit.parameter_names; })
-      .def_property_readonly("draws",
-                             [](const PyFit& f) {
-                               const ab::sample::Fit& x = f.fit;
-                               py::array_t<float> out({static_cast<py::ssize_t>(x.chains),
-                                                       static_cast<py::ssize_t>(x.draws),
-                                                       static_cast<py::ssize_t>(x.dimension)});
-                               std::copy(x.draws_data.begin(), x.draws_data.end(),
-                                         out.mutable_data());
-                               return out;
-                             })
-      .def_property_readonly("stats",
-                             [](const PyFit& f) {
-                               const ab::sample::Fit& x = f.fit;
-                               const ab::sample::DrawStatistics& s = x.stats;
-                               py::dict d;
-                               d["lp"] = chain_draw_array(s.lp, x.chains, x.draws);
-                               d["accept_stat"] =
-                                   chain_draw_array(s.accept_stat, x.chains, x.draws);
-                               d["step_size"] = chain_draw_array(s.step_size, x.chains, x.draws);
-                               d["tree_depth"] = chain_draw_array(s.tree_depth, x.chains, x.draws);
-                               d["n_leapfrog"] = chain_draw_array(s.n_leapfrog, x.chains, x.draws);
-                               d["n_grad"] = d["n_leapfrog"];
-                               std::vector<bool> div(s.divergent.begin(), s.divergent.end());
-                               py::array_t<bool> dv({static_cast<py::ssize_t>(x.chains),
-                                                     static_cast<py::ssize_t>(x.draws)});
-                               for (size_t k = 0; k < div.size(); ++k)
-                                 dv.mutable_data()[k] = div[k];
-                               d["divergent"] = dv;
-                               d["energy"] = chain_draw_array(s.energy, x.chains, x.draws);
-                               return d;
-                             })
-      .def_property_readonly(
-          "summary_rows",
-          [](const PyFit& f) {
-            py::list rows;
-            for (const ab::sample::NamedSummary& p : f.fit.summary) {
-              const ab::sample::ParameterSummary& s = p.summary;
-              rows.append(py::make_tuple(p.name, s.mean, s.sd, s.mcse_mean, s.q5, s.q50, s.q95,
-                                         s.rhat, s.ess_bulk, s.ess_tail));
-            }
-            return rows;
-          })
+// Fit: the draws and statistics as arrays, the summary, the adaptation, the files.
+void bind_fit(py::module_& m) {
+  auto fit = py::class_<PyFit>(m, "Fit")
+                 .def_property_readonly("parameter_names",
+                                        [](const PyFit& f) { return f.fit.parameter_names; })
+                 .def_property_readonly(
+                     "draws",
+                     [](const PyFit& f) {
+                       const ab::sample::Fit& x = f.fit;
+                       py::array_t<float> out({static_cast<py::ssize_t>(x.chains),
+                                               static_cast<py::ssize_t>(x.draws),
+                                               static_cast<py::ssize_t>(x.dimension)});
+                       std::copy(x.draws_data.begin(), x.draws_data.end(), out.mutable_data());
+                       return out;
+                     })
+                 .def_property_readonly("stats", [](const PyFit& f) {
+                   const ab::sample::Fit& x = f.fit;
+                   const ab::sample::DrawStatistics& s = x.stats;
+                   py::dict d;
+                   d["lp"] = chain_draw_array(s.lp, x.chains, x.draws);
+                   d["accept_stat"] = chain_draw_array(s.accept_stat, x.chains, x.draws);
+                   d["step_size"] = chain_draw_array(s.step_size, x.chains, x.draws);
+                   d["tree_depth"] = chain_draw_array(s.tree_depth, x.chains, x.draws);
+                   d["n_leapfrog"] = chain_draw_array(s.n_leapfrog, x.chains, x.draws);
+                   d["n_grad"] = d["n_leapfrog"];
+                   std::vector<bool> div(s.divergent.begin(), s.divergent.end());
+                   py::array_t<bool> dv(
+                       {static_cast<py::ssize_t>(x.chains), static_cast<py::ssize_t>(x.draws)});
+                   for (size_t k = 0; k < div.size(); ++k)
+                     dv.mutable_data()[k] = div[k];
+                   d["divergent"] = dv;
+                   d["energy"] = chain_draw_array(s.energy, x.chains, x.draws);
+                   return d;
+                 });
+
+  fit.def_property_readonly(
+         "summary_rows",
+         [](const PyFit& f) {
+           py::list rows;
+           for (const ab::sample::NamedSummary& p : f.fit.summary) {
+             const ab::sample::ParameterSummary& s = p.summary;
+             rows.append(py::make_tuple(p.name, s.mean, s.sd, s.mcse_mean, s.q5, s.q50, s.q95,
+                                        s.rhat, s.ess_bulk, s.ess_tail));
+           }
+           return rows;
+         })
       .def_property_readonly(
           "summary_table",
           [](const PyFit& f) { return ab::sample::format_summary_table(f.fit.summary); })
@@ -890,14 +930,29 @@ PYBIND11_MODULE(_core, m) {
                              [](const PyFit& f) { return f.fit.gradient_evaluations; })
       .def_property_readonly("divergences", [](const PyFit& f) { return f.fit.divergences; })
       .def_property_readonly("stopped", [](const PyFit& f) { return f.fit.stopped; })
-      .def("cmdstan_csv", [](const PyFit& f, const std::string& model_name, uint32_t chain) {
-        const ab::sample::Fit& x = f.fit;
-        // A chain the fit does not have: cmdstan_csv's std::out_of_range, an IndexError.
-        const uint64_t per = uint64_t{x.draws} * x.dimension;
-        const std::span<const float> all(x.draws_data);
-        return ab::sample::cmdstan_csv(x, model_name, chain,
-                                       chain < x.chains ? all.subspan(chain * per, per) : all);
-      });
+      .def("cmdstan_csv",
+           [](const PyFit& f, const std::string& model_name, uint32_t chain) {
+             const ab::sample::Fit& x = f.fit;
+             // A chain the fit does not have: cmdstan_csv's std::out_of_range, an IndexError.
+             const uint64_t per = uint64_t{x.draws} * x.dimension;
+             const std::span<const float> all(x.draws_data);
+             return ab::sample::cmdstan_csv(x, model_name, chain,
+                                            chain < x.chains ? all.subspan(chain * per, per) : all);
+           })
+      .def("write_files", &write_fit_files, py::arg("folder"), py::arg("model"),
+           py::arg("model_name"), py::arg("npy"), py::arg("csv"));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "autobatch's C++ core (docs/python.md); use the autobatch package.";
+  py::register_exception<CompileError>(m, "CompileError", PyExc_ValueError);
+  py::module_::import("atexit").attr("register")(py::cpp_function(&wait_for_engine_calls));
+
+  bind_module(m);
+  bind_sampler_model(m);
+  bind_fit(m);
 
   m.def("sample", &sample_model, py::arg("model"), py::arg("data"), py::arg("options"),
         py::arg("backend"), py::arg("schedule"), py::arg("init"), py::arg("progress"));

@@ -592,28 +592,18 @@ Expected<Fit> run(const Model& model, std::vector<std::vector<uint32_t>> data, c
 
 namespace {
 
-Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
-                      const Runner& runner, DrawSink* sink) {
-  auto built = make_batch(model, std::move(data), o);
-  if (!built) return built.failure();
-  const Batch& batch = *built;
-  const Module& module = *model.module();
-  const uint32_t D = model.dimension();
+// A fit before its run: the options as run (callbacks dropped), every draw and statistic missing.
+Fit empty_fit(const Model& model, const Options& o, bool draws_in_memory) {
   const uint64_t cells = uint64_t{o.chains} * o.draws;
-
   Fit fit;
   fit.options = o;
   fit.options.on_draw = nullptr;
   fit.options.should_stop = nullptr;
   fit.chains = o.chains;
   fit.draws = o.draws;
-  fit.dimension = D;
+  fit.dimension = model.dimension();
   fit.parameter_names = model.parameter_names();
-  std::optional<MemorySink> memory;
-  if (!sink) {
-    fit.draws_data.assign(cells * D, std::nanf(""));
-    sink = &memory.emplace(fit.draws_data, o.draws, D);
-  }
+  if (draws_in_memory) fit.draws_data.assign(cells * fit.dimension, std::nanf(""));
   DrawStatistics& s = fit.stats;
   s.lp.assign(cells, std::nanf(""));
   s.accept_stat.assign(cells, std::nanf(""));
@@ -622,16 +612,163 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   s.tree_depth.assign(cells, -1);
   s.n_leapfrog.assign(cells, -1);
   s.divergent.assign(cells, 0);
+  return fit;
+}
 
-  const ValueType& record = module.emit_record().value_type;
-  const uint32_t at_q = field_offset(record, "q"), at_lp = field_offset(record, "lp"),
-                 at_accept = field_offset(record, "accept"),
-                 at_step = field_offset(record, "step_size"),
-                 at_energy = field_offset(record, "energy"),
-                 at_depth = field_offset(record, "depth"), at_grads = field_offset(record, "grads"),
-                 at_divergent = field_offset(record, "divergent");
-  std::vector<uint32_t> next_draw(o.chains, 0);
-  std::vector<float> q(D);
+// The emitted draws into the sink and the fit's statistics, as they come.
+class DrawCollector {
+ public:
+  DrawCollector(const Module& module, const Options& o, Fit& fit, DrawSink& sink)
+      : o_(o), fit_(fit), sink_(sink), next_draw_(o.chains, 0), q_(fit.dimension) {
+    const ValueType& record = module.emit_record().value_type;
+    at_q_ = field_offset(record, "q");
+    at_lp_ = field_offset(record, "lp");
+    at_accept_ = field_offset(record, "accept");
+    at_step_ = field_offset(record, "step_size");
+    at_energy_ = field_offset(record, "energy");
+    at_depth_ = field_offset(record, "depth");
+    at_grads_ = field_offset(record, "grads");
+    at_divergent_ = field_offset(record, "divergent");
+  }
+  void emit(uint32_t chain, const uint32_t* r) {
+    const uint32_t i = next_draw_[chain]++;
+    if (i >= o_.draws) return;
+    for (uint32_t j = 0; j < fit_.dimension; ++j)
+      q_[j] = bits_float(r[at_q_ + j]);
+    sink_.write(chain, i, q_.data());
+    const uint64_t k = uint64_t{chain} * o_.draws + i;
+    DrawStatistics& s = fit_.stats;
+    s.lp[k] = bits_float(r[at_lp_]);
+    s.accept_stat[k] = bits_float(r[at_accept_]);
+    s.step_size[k] = bits_float(r[at_step_]);
+    s.energy[k] = bits_float(r[at_energy_]);
+    s.tree_depth[k] = static_cast<int32_t>(r[at_depth_]);
+    s.n_leapfrog[k] = static_cast<int32_t>(r[at_grads_]);
+    s.divergent[k] = r[at_divergent_] != 0;
+    ++fit_.received;
+    if (o_.on_draw) o_.on_draw(chain, i, fit_.received);
+  }
+  // The draws chain `chain` emitted (more than `draws` only if the sampler misbehaved).
+  uint32_t next_draw(uint32_t chain) const { return next_draw_[chain]; }
+
+ private:
+  const Options& o_;
+  Fit& fit_;
+  DrawSink& sink_;
+  std::vector<uint32_t> next_draw_;
+  std::vector<float> q_;
+  uint32_t at_q_ = 0, at_lp_ = 0, at_accept_ = 0, at_step_ = 0, at_energy_ = 0, at_depth_ = 0,
+           at_grads_ = 0, at_divergent_ = 0;
+};
+
+// Which chains the summary leaves out (1): those that faulted, and those with no finite starting
+// point (they returned without sampling, nuts.ab's main), each with its message.
+std::vector<uint8_t> exclude_chains(const Model& model, const Batch& batch, const Options& o,
+                                    const RunResult& result, const DrawCollector& draws, Fit& fit) {
+  std::vector<uint8_t> excluded(o.chains, 0);
+  for (const LaneError& e : result.errors) {
+    excluded[e.lane] = 1;
+    fit.chain_messages.push_back(
+        fmt::format("chain {} faulted: {} in {} at line {} after {} of {} draws{}", e.lane,
+                    fault_text(e), e.function, e.line, std::min(draws.next_draw(e.lane), o.draws),
+                    o.draws, tape_advice(e, model.file(), o, fit.stack_depth)));
+  }
+  const Module& module = *model.module();
+  const ValueType& chain_type = module.output().value_type;
+  const auto chain_word = [&](uint32_t chain, const char* field) {
+    return result.outputs[uint64_t{chain} * chain_type.words + field_offset(chain_type, field)];
+  };
+  for (uint32_t chain = 0; chain < o.chains && !result.stopped; ++chain) {
+    if (excluded[chain] || chain_word(chain, "init_ok")) continue;
+    excluded[chain] = 1;
+    RefusedChain refused{chain, chain_word(chain, "init_tries"),
+                         bits_float(chain_word(chain, "init_logp"))};
+    const std::string where =
+        o.init.empty() ? fmt::format(
+                             "at {} random initial points (uniform in [-2, 2] on the "
+                             "unconstrained scale; the last had log density {})",
+                             refused.init_tries, refused.log_density)
+                       : fmt::format("at its initial point (log density {})", refused.log_density);
+    fit.chain_messages.push_back(
+        fmt::format("chain {} refused: the log density or its gradient is not finite {}{}", chain,
+                    where, non_finite_data(module, batch)));
+    fit.refused.push_back(refused);
+  }
+  return excluded;
+}
+
+// The summary over the chains that were not excluded, over the draws all of them have (fewer
+// than `draws` only when the run was stopped), and Stan's checks of it.
+Status summarize_fit(const std::vector<uint8_t>& excluded, const DrawCollector& draws,
+                     DrawSink& sink, Fit& fit) {
+  const Options& o = fit.options;
+  fit.summary_draws = o.draws;
+  for (uint32_t chain = 0; chain < o.chains; ++chain)
+    if (!excluded[chain]) {
+      fit.summary_chains.push_back(chain);
+      fit.summary_draws = std::min(fit.summary_draws, draws.next_draw(chain));
+    }
+  if (fit.summary_chains.empty()) fit.summary_draws = 0;
+  for (uint32_t j = 0; j < fit.dimension; ++j) {
+    auto values = sink.parameter(j, fit.summary_draws, fit.summary_chains);
+    if (!values) return values.failure();
+    auto summary = summarize(*values, fit.summary_chains.size(), fit.summary_draws);
+    if (!summary) return summary.failure();
+    fit.summary.push_back({fit.parameter_names[j], *summary});
+  }
+  FitStatistics checked;
+  checked.chains = static_cast<uint32_t>(fit.summary_chains.size());
+  checked.draws = fit.summary_draws;
+  checked.max_depth = o.max_depth;
+  for (uint32_t chain : fit.summary_chains)
+    for (uint32_t i = 0; i < fit.summary_draws; ++i) {
+      const uint64_t k = uint64_t{chain} * o.draws + i;
+      checked.divergent.push_back(fit.stats.divergent[k]);
+      checked.tree_depth.push_back(fit.stats.tree_depth[k]);
+      checked.energy.push_back(fit.stats.energy[k]);
+    }
+  fit.warnings = fit_warnings(checked, fit.summary);
+  return Ok{};
+}
+
+// Chain totals from main's result (a chain that did not finish has none).
+void add_chain_totals(const Module& module, const RunResult& result,
+                      const std::vector<uint8_t>& excluded, Fit& fit) {
+  const ValueType& chain_type = module.output().value_type;
+  const DrawStatistics& s = fit.stats;
+  for (uint32_t chain = 0; chain < fit.chains; ++chain) {
+    if (excluded[chain] || result.stopped) {
+      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost)
+      // and the divergences among them, as divergent.npy holds them.
+      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i) {
+        fit.gradient_evaluations += s.n_leapfrog[uint64_t{chain} * fit.draws + i];
+        fit.divergences += s.divergent[uint64_t{chain} * fit.draws + i];
+      }
+      fit.step_sizes.push_back(std::nan(""));
+      fit.inv_metrics.emplace_back();
+      continue;
+    }
+    const uint32_t* w = result.outputs.data() + uint64_t{chain} * chain_type.words;
+    fit.gradient_evaluations += w[field_offset(chain_type, "grads")];
+    fit.divergences += w[field_offset(chain_type, "divergences")];
+    fit.step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
+    const uint32_t at_metric = field_offset(chain_type, "inv_metric");
+    std::vector<float> metric(fit.dimension);
+    for (uint32_t j = 0; j < fit.dimension; ++j)
+      metric[j] = bits_float(w[at_metric + j]);
+    fit.inv_metrics.push_back(std::move(metric));
+  }
+}
+
+Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> data, const Options& o,
+                      const Runner& runner, DrawSink* sink) {
+  auto built = make_batch(model, std::move(data), o);
+  if (!built) return built.failure();
+  const Batch& batch = *built;
+  Fit fit = empty_fit(model, o, sink == nullptr);
+  std::optional<MemorySink> memory;
+  if (!sink) sink = &memory.emplace(fit.draws_data, o.draws, fit.dimension);
+  DrawCollector draws(*model.module(), o, fit, *sink);
 
   RunOptions options;
   options.seed = o.seed;
@@ -640,23 +777,7 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   if (!depth) return depth.failure();
   fit.stack_depth = options.stack_depth = *depth;
   options.max_steps = o.max_steps;
-  options.on_emit = [&](uint32_t chain, const uint32_t* r) {
-    const uint32_t i = next_draw[chain]++;
-    if (i >= o.draws) return;
-    for (uint32_t j = 0; j < D; ++j)
-      q[j] = bits_float(r[at_q + j]);
-    sink->write(chain, i, q.data());
-    const uint64_t k = uint64_t{chain} * o.draws + i;
-    s.lp[k] = bits_float(r[at_lp]);
-    s.accept_stat[k] = bits_float(r[at_accept]);
-    s.step_size[k] = bits_float(r[at_step]);
-    s.energy[k] = bits_float(r[at_energy]);
-    s.tree_depth[k] = static_cast<int32_t>(r[at_depth]);
-    s.n_leapfrog[k] = static_cast<int32_t>(r[at_grads]);
-    s.divergent[k] = r[at_divergent] != 0;
-    ++fit.received;
-    if (o.on_draw) o.on_draw(chain, i, fit.received);
-  };
+  options.on_emit = [&](uint32_t chain, const uint32_t* r) { draws.emit(chain, r); };
   // A failed write stops the run as the caller's own stop does.
   options.should_stop = [&] {
     return !sink->error().empty() || (o.should_stop && o.should_stop());
@@ -678,96 +799,14 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   fit.faults = result.errors;
 
   // Which chains finished; what the others left. A missing draw is NaN, never a placeholder.
-  std::vector<uint8_t> excluded(o.chains, 0);
-  for (const LaneError& e : result.errors) {
-    excluded[e.lane] = 1;
-    fit.chain_messages.push_back(
-        fmt::format("chain {} faulted: {} in {} at line {} after {} of {} draws{}", e.lane,
-                    fault_text(e), e.function, e.line, std::min(next_draw[e.lane], o.draws),
-                    o.draws, tape_advice(e, model.file(), o, fit.stack_depth)));
-  }
-  // A chain with no finite starting point returned without sampling (nuts.ab's main).
-  const ValueType& chain_type = module.output().value_type;
-  const uint32_t chain_words = chain_type.words;
-  const auto chain_word = [&](uint32_t chain, const char* field) {
-    return result.outputs[uint64_t{chain} * chain_words + field_offset(chain_type, field)];
-  };
-  for (uint32_t chain = 0; chain < o.chains && !result.stopped; ++chain) {
-    if (excluded[chain] || chain_word(chain, "init_ok")) continue;
-    excluded[chain] = 1;
-    RefusedChain refused{chain, chain_word(chain, "init_tries"),
-                         bits_float(chain_word(chain, "init_logp"))};
-    const std::string where =
-        o.init.empty() ? fmt::format(
-                             "at {} random initial points (uniform in [-2, 2] on the "
-                             "unconstrained scale; the last had log density {})",
-                             refused.init_tries, refused.log_density)
-                       : fmt::format("at its initial point (log density {})", refused.log_density);
-    fit.chain_messages.push_back(
-        fmt::format("chain {} refused: the log density or its gradient is not finite {}{}", chain,
-                    where, non_finite_data(module, batch)));
-    fit.refused.push_back(refused);
-  }
+  const std::vector<uint8_t> excluded = exclude_chains(model, batch, o, result, draws, fit);
   for (uint32_t chain = 0; chain < o.chains; ++chain) {
-    fit.draws_per_chain.push_back(std::min(next_draw[chain], o.draws));
+    fit.draws_per_chain.push_back(std::min(draws.next_draw(chain), o.draws));
     if (!sink->fill_missing(chain, fit.draws_per_chain.back())) return Error{sink->error()};
   }
   if (fit.received == 0) return fit;
-
-  // The summary uses the chains that did not fault, over the draws all of them have (fewer than
-  // `draws` only when the run was stopped).
-  fit.summary_draws = o.draws;
-  for (uint32_t chain = 0; chain < o.chains; ++chain)
-    if (!excluded[chain]) {
-      fit.summary_chains.push_back(chain);
-      fit.summary_draws = std::min(fit.summary_draws, next_draw[chain]);
-    }
-  if (fit.summary_chains.empty()) fit.summary_draws = 0;
-  for (uint32_t j = 0; j < D; ++j) {
-    auto values = sink->parameter(j, fit.summary_draws, fit.summary_chains);
-    if (!values) return values.failure();
-    auto summary = summarize(*values, fit.summary_chains.size(), fit.summary_draws);
-    if (!summary) return summary.failure();
-    fit.summary.push_back({fit.parameter_names[j], *summary});
-  }
-
-  // Stan's checks of the fit, over the chains and draws the summary uses.
-  FitStatistics checked;
-  checked.chains = static_cast<uint32_t>(fit.summary_chains.size());
-  checked.draws = fit.summary_draws;
-  checked.max_depth = o.max_depth;
-  for (uint32_t chain : fit.summary_chains)
-    for (uint32_t i = 0; i < fit.summary_draws; ++i) {
-      const uint64_t k = uint64_t{chain} * o.draws + i;
-      checked.divergent.push_back(s.divergent[k]);
-      checked.tree_depth.push_back(s.tree_depth[k]);
-      checked.energy.push_back(s.energy[k]);
-    }
-  fit.warnings = fit_warnings(checked, fit.summary);
-
-  // Chain totals from main's result (a chain that did not finish has none).
-  for (uint32_t chain = 0; chain < o.chains; ++chain) {
-    if (excluded[chain] || result.stopped) {
-      // A chain that did not finish counts the gradients of its draws (its warm-up's are lost)
-      // and the divergences among them, as divergent.npy holds them.
-      for (uint32_t i = 0; i < fit.draws_per_chain[chain]; ++i) {
-        fit.gradient_evaluations += s.n_leapfrog[uint64_t{chain} * o.draws + i];
-        fit.divergences += s.divergent[uint64_t{chain} * o.draws + i];
-      }
-      fit.step_sizes.push_back(std::nan(""));
-      fit.inv_metrics.emplace_back();
-      continue;
-    }
-    const uint32_t* w = result.outputs.data() + uint64_t{chain} * chain_words;
-    fit.gradient_evaluations += w[field_offset(chain_type, "grads")];
-    fit.divergences += w[field_offset(chain_type, "divergences")];
-    fit.step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
-    const uint32_t at_metric = field_offset(chain_type, "inv_metric");
-    std::vector<float> metric(D);
-    for (uint32_t j = 0; j < D; ++j)
-      metric[j] = bits_float(w[at_metric + j]);
-    fit.inv_metrics.push_back(std::move(metric));
-  }
+  if (auto s = summarize_fit(excluded, draws, *sink, fit); !s) return s.failure();
+  add_chain_totals(*model.module(), result, excluded, fit);
   return fit;
 }
 

@@ -34,18 +34,6 @@ const char* progress_end() {
 
 namespace {
 
-template <class Enum>
-bool parse_name(const std::string& text, std::initializer_list<Enum> values,
-                const char* (*name)(Enum), Enum& out) {
-  if (text.empty()) return true;
-  for (Enum v : values)
-    if (text == name(v)) {
-      out = v;
-      return true;
-    }
-  return false;
-}
-
 std::vector<std::string> block_names(const Module& module) {
   std::vector<std::string> names;
   for (const BlockInfo& block : module.blocks())
@@ -53,24 +41,24 @@ std::vector<std::string> block_names(const Module& module) {
   return names;
 }
 
-BackendRun run_on_cpu(const Module& module, const Batch& batch, const RunOptions& options,
-                      CpuBackend cpu) {
+Expected<BackendRun> run_on_cpu(const Module& module, const Batch& batch, const RunOptions& options,
+                                CpuBackend cpu) {
   BackendRun run;
   auto result = module.run_cpu(batch, options, cpu);
-  if (!result) return run.error = result.error(), run;
+  if (!result) return result.failure();
   run.result = std::move(*result);
   return run;
 }
 
-BackendRun run_interpreter(const std::shared_ptr<const Module>& module, const Batch& batch,
-                           const RunOptions& options, const DeviceOptions&) {
+Expected<BackendRun> run_interpreter(const std::shared_ptr<const Module>& module,
+                                     const Batch& batch, const RunOptions& options,
+                                     const DeviceOptions&) {
   return run_on_cpu(*module, batch, options, CpuBackend::Interpreter);
 }
 
-BackendRun run_batched_vm(const std::shared_ptr<const Module>& module, const Batch& batch,
-                          const RunOptions& options, const DeviceOptions&) {
-  BackendRun run = run_on_cpu(*module, batch, options, CpuBackend::Vm);
-  run.block_names = block_names(*module);
+Expected<BackendRun> run_batched_vm(const std::shared_ptr<const Module>& module, const Batch& batch,
+                                    const RunOptions& options, const DeviceOptions&) {
+  auto ran = run_on_cpu(*module, batch, options, CpuBackend::Vm);
   // Once per run, what the vm did with --threads (RunOptions::threads): more threads than cores
   // only wait for each other, and a system limit may refuse some.
   if (options.threads > usable_cores())
@@ -78,12 +66,14 @@ BackendRun run_batched_vm(const std::shared_ptr<const Module>& module, const Bat
                "note: --threads {} is more than the {} cores this process may use: the vm "
                "runs at most {}\n",
                options.threads, usable_cores(), usable_cores());
-  if (run.error.empty() && run.result.stats.threads_refused > 0)
+  if (!ran) return ran;
+  ran->block_names = block_names(*module);
+  if (ran->result.stats.threads_refused > 0)
     fmt::print(stderr,
                "note: the system refused to start {} of the vm's worker threads (a thread or "
                "memory limit): the run went on with {}\n",
-               run.result.stats.threads_refused, run.result.stats.threads);
-  return run;
+               ran->result.stats.threads_refused, ran->result.stats.threads);
+  return ran;
 }
 
 // Compiles the run's kernels ahead of it. With `progress`, a line on stderr says so once it has
@@ -134,38 +124,37 @@ ab::Status prepare_with_progress(VulkanRun& gpu, bool progress, bool cpu_device)
   return status;
 }
 
-BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batch& batch,
-                         const RunOptions& options, const DeviceOptions& device) {
+Expected<BackendRun> run_on_vulkan(const std::shared_ptr<const Module>& module, const Batch& batch,
+                                   const RunOptions& options, const DeviceOptions& device) {
   const auto start = std::chrono::steady_clock::now();
   BackendRun run;
   run.block_names = block_names(*module);
-  auto vulkan = vulkan_options(device);
-  if (!vulkan) return run.error = vulkan.error(), run;
+  VulkanOptions vulkan = vulkan_options(device);
   // Only the global schedule has a batch-wide step trace: asking for one picks it by default.
-  if (options.record_trace && device.schedule.empty()) vulkan->schedule = Schedule::Global;
-  if (options.record_trace && vulkan->schedule != Schedule::Global)
-    return run.error = "--trace-steps needs --schedule global", run;
-  auto context = VulkanContext::create(vulkan->context);
-  if (!context) return run.error = context.error(), run;
-  auto compiled = VulkanProgram::compile(*context, module, *vulkan);
-  if (!compiled) return run.error = compiled.error(), run;
+  if (options.record_trace && !device.schedule) vulkan.schedule = Schedule::Global;
+  if (options.record_trace && vulkan.schedule != Schedule::Global)
+    return Error{"--trace-steps needs --schedule global"};
+  auto context = VulkanContext::create(vulkan.context);
+  if (!context) return context.failure();
+  auto compiled = VulkanProgram::compile(*context, module, vulkan);
+  if (!compiled) return compiled.failure();
   const double compiled_before = (*compiled)->compile_seconds();
   const auto run_start = std::chrono::steady_clock::now();
   // create() checks every size against the device before any code is generated.
-  auto created = VulkanRun::create(*compiled, batch, options, *vulkan);
-  if (!created) return run.error = created.error(), run;
+  auto created = VulkanRun::create(*compiled, batch, options, vulkan);
+  if (!created) return created.failure();
   VulkanRun& gpu = **created;
   if (auto prepared =
           prepare_with_progress(gpu, device.progress, (*context)->device().type == "cpu");
       !prepared)
-    return run.error = prepared.error(), run;
+    return prepared.failure();
 
   // Step in slices so a long run can say how far it is.
   bool printed = false;
   double last_shown = -1e9;
   while (!gpu.done()) {
-    auto stepped = gpu.step(vulkan->schedule == Schedule::Global ? 4096 : 65536);
-    if (!stepped) return run.error = stepped.error(), run;
+    auto stepped = gpu.step(vulkan.schedule == Schedule::Global ? 4096 : 65536);
+    if (!stepped) return stepped.failure();
     // Stopped early: the records streamed so far are all the caller gets (no outputs).
     if (!gpu.done() && options.should_stop && options.should_stop()) {
       if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:130}\r", "");
@@ -184,7 +173,7 @@ BackendRun run_on_vulkan(const std::shared_ptr<const Module>& module, const Batc
   }
   if (printed && stderr_is_terminal()) fmt::print(stderr, "\r{:130}\r", "");
   auto result = gpu.result();
-  if (!result) return run.error = result.error(), run;
+  if (!result) return result.failure();
   run.result = std::move(*result);
   const auto end = std::chrono::steady_clock::now();
   run.result.stats.wall_seconds = std::chrono::duration<double>(end - start).count();
@@ -239,21 +228,22 @@ double run_seconds(const BackendRun& run) {
   return run.result.stats.wall_seconds;
 }
 
-Expected<VulkanOptions> vulkan_options(const DeviceOptions& device) {
-  VulkanOptions vulkan;
-  vulkan.context.device_index = device.device;
-  vulkan.context.validation = device.validation;
-  vulkan.max_part_cost = device.max_part_cost;
-  vulkan.compile_threads = device.compile_threads;
-  if (!parse_name(device.schedule, {Schedule::Global, Schedule::Local}, schedule_name,
-                  vulkan.schedule) ||
-      !parse_name(device.global_mode, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,
-                  vulkan.global_mode) ||
-      !parse_name(device.local_scope,
-                  {LocalScope::Subgroup, LocalScope::Workgroup, LocalScope::Lane}, local_scope_name,
-                  vulkan.local_scope))
-    return Error{"unknown schedule option"};
+VulkanOptions vulkan_options(const DeviceOptions& device) {
+  VulkanOptions vulkan = device.vulkan;
+  if (device.schedule) vulkan.schedule = *device.schedule;
+  if (device.global_mode) vulkan.global_mode = *device.global_mode;
+  if (device.local_scope) vulkan.local_scope = *device.local_scope;
   return vulkan;
+}
+
+bool vulkan_option_given(const DeviceOptions& device) {
+  const VulkanOptions plain;
+  const VulkanOptions& given = device.vulkan;
+  return device.schedule || device.global_mode || device.local_scope ||
+         given.context.device_index != plain.context.device_index ||
+         given.context.validation != plain.context.validation ||
+         given.max_part_cost != plain.max_part_cost ||
+         given.compile_threads != plain.compile_threads;
 }
 
 const std::vector<Backend>& backends() {

@@ -2,6 +2,7 @@
 // here (a name, a line of help and a function that runs a batch).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,18 +16,22 @@
 
 namespace ab::cli {
 
-// Device options of `autobatch run` (ignored by the CPU backends).
+// Device options of `autobatch run`, `debug` and `sample` (ignored by the CPU backends).
 struct DeviceOptions {
-  std::string schedule;     // "global" | "local"; empty: the engine's default
-  std::string global_mode;  // "masked" | "compacted"; empty: the engine's default
-  std::string local_scope;  // "subgroup" | "workgroup" | "lane"; empty: the engine's default
-  int device = -1;          // index from `autobatch devices`; -1: the best device
-  uint32_t max_part_cost = VulkanOptions{}.max_part_cost;  // 0: never split a program's kernels
-  bool validation = false;                                 // enable the Khronos validation layer
-  uint32_t compile_threads = 0;  // host threads building kernels at once; 0: automatic
-  bool progress = false;         // print a progress line on stderr for runs longer than a second
-  bool operator==(const DeviceOptions&) const = default;
+  // The engine's own options, so each default lives in VulkanOptions: --device, --validation,
+  // --max-part-cost and --compile-threads write into it.
+  VulkanOptions vulkan;
+  // The schedule options as given; not given: the engine's default, or the command's own (a run
+  // with --trace-steps and the debugger choose the global schedule, the debugger the subgroup
+  // scope, `sample --backend auto` Vulkan only when a Vulkan option is given).
+  std::optional<Schedule> schedule;
+  std::optional<GlobalMode> global_mode;
+  std::optional<LocalScope> local_scope;
+  bool progress = false;  // print a progress line on stderr for runs longer than a second
 };
+
+// Whether a Vulkan option was given: a schedule option, or an engine option off its default.
+bool vulkan_option_given(const DeviceOptions& device);
 
 // A statistic only some backends have: its JSON key, its value and its table text.
 struct ExtraStat {
@@ -38,7 +43,6 @@ struct ExtraStat {
 struct BackendRun {
   RunResult result;
   std::vector<std::string> block_names;  // the lowered blocks, for backends with a step trace
-  std::string error;                     // non-empty: the run could not happen (no device, ...)
   std::vector<ExtraStat> extra_stats;
 };
 
@@ -48,8 +52,9 @@ struct Backend {
   std::string_view name;
   std::string_view description;
   bool has_step_trace = false;  // honours RunOptions::record_trace
-  BackendRun (*run)(const std::shared_ptr<const Module>& module, const Batch& batch,
-                    const RunOptions& options, const DeviceOptions& device) = nullptr;
+  // An Error: the run could not happen (no device, a bad option, ...).
+  Expected<BackendRun> (*run)(const std::shared_ptr<const Module>& module, const Batch& batch,
+                              const RunOptions& options, const DeviceOptions& device) = nullptr;
 };
 
 // Progress lines on stderr: redrawn in place on a terminal (every call is due); written to a file
@@ -68,8 +73,8 @@ const std::vector<Backend>& backends();
 const Backend* find_backend(std::string_view name);
 std::string_view default_backend();
 
-// The engine's options for --schedule, --global-mode, --local-scope, --device, --validation.
-Expected<VulkanOptions> vulkan_options(const DeviceOptions& device);
+// The engine's options: device.vulkan with the schedule options given.
+VulkanOptions vulkan_options(const DeviceOptions& device);
 
 // `autobatch devices`: lists the Vulkan devices; returns the exit code.
 int list_devices_command(bool validation);

@@ -55,8 +55,9 @@ int run_command(const RunCommand& command) {
   const RunOptions& options = setup->options;
   DeviceOptions device = command.device;
   device.progress = command.format != "json";
-  const BackendRun run = backend->run(setup->module, batch, options, device);
-  if (!run.error.empty()) return report_error(Error{run.error});
+  auto ran = backend->run(setup->module, batch, options, device);
+  if (!ran) return report_error(ran.failure());
+  const BackendRun& run = *ran;
 
   if (!command.out_dir.empty()) {
     auto written = write_output_files(command.out_dir, module, batch.lanes, run.result);

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "autobatch/expected.h"
+#include "autobatch/npy.h"
 #include "autobatch/value_type.h"
 #include "tools/csv.h"
-#include "tools/npy.h"
 
 namespace ab::cli {
 

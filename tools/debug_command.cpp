@@ -56,12 +56,10 @@ int debug_command(const DebugCommand& command) {
   if (backend->name == "vulkan") {
     // A debugger step is clearest as one batch-wide scheduler step: global unless asked.
     DeviceOptions device = command.run.device;
-    if (device.schedule.empty()) device.schedule = schedule_name(Schedule::Global);
+    if (!device.schedule) device.schedule = Schedule::Global;
     // and a local step is clearest as one min-PC choice per subgroup, the group view's subject.
-    if (device.local_scope.empty()) device.local_scope = local_scope_name(LocalScope::Subgroup);
-    auto parsed = vulkan_options(device);
-    if (!parsed) return report_error(parsed.failure());
-    vulkan = *parsed;
+    if (!device.local_scope) device.local_scope = LocalScope::Subgroup;
+    vulkan = vulkan_options(device);
   }
   options.target =
       debugger::DebugTarget{command.run.file, setup->module, &setup->batch, setup->options, vulkan};

@@ -21,7 +21,7 @@ void say(const char* text, size_t size) {
 void on_signal(int signal) {
   if (!at_step_boundaries.load()) {
     // Nothing is written before the first draw: the output folder still holds the previous fit
-    // (a staging folder left behind is removed by the next run, tools/sample/fit_files.h).
+    // (a staging folder left behind is removed by the next run, sample::FitWriter).
     constexpr char kMessage[] =
         "\nautobatch: stopped before any draw, while the run was being prepared; the files in "
         "the output folder are unchanged\n";

@@ -96,40 +96,61 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
   add_threads_option(app, command.options.threads);
 }
 
-// The Vulkan engine's options: shared by `run` and `debug`.
+// A schedule option (--schedule, --global-mode, --local-scope) read by the engine's parser into
+// `given`; its names, for the help and CLI11's check, are the engine's spellings of `values`.
+template <class Enum>
+CLI::Option* add_schedule_option(CLI::App& app, const char* flag, std::optional<Enum>& given,
+                                 std::initializer_list<Enum> values, const char* (*name)(Enum),
+                                 ab::Expected<Enum> (*parse)(std::string_view),
+                                 const std::string& help) {
+  std::vector<std::string> names;
+  for (Enum v : values)
+    names.emplace_back(name(v));
+  return app
+      .add_option_function<std::string>(
+          flag, [&given, parse](const std::string& text) { given = *parse(text); }, help)
+      ->check(CLI::IsMember(names));
+}
+
+// The Vulkan engine's options: shared by `run`, `debug` and `sample`; each default is the
+// engine's (VulkanOptions).
 void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
-  const ab::VulkanOptions engine_defaults;
-  app.add_option(
-         "--schedule", device.schedule,
-         fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
-                     "GPU) or local (PC loops per lane, subgroup or workgroup: --local-scope); "
-                     "default: {} (run), global with --trace-steps and for debug",
-                     ab::schedule_name(engine_defaults.schedule)))
-      ->check(CLI::IsMember({"global", "local"}));
-  app.add_option("--global-mode", device.global_mode,
-                 fmt::format("vulkan global: masked (every lane tests its PC) or compacted "
-                             "(only the active lanes run); default: {}",
-                             ab::global_mode_name(engine_defaults.global_mode)))
-      ->check(CLI::IsMember({"masked", "compacted"}));
-  app.add_option("--local-scope", device.local_scope,
-                 fmt::format("vulkan local: who runs a PC loop: each subgroup or workgroup "
-                             "(min PC), or each lane (it sweeps the blocks in a fixed order, "
-                             "looping over cycles); default: {} (run), subgroup for debug",
-                             ab::local_scope_name(engine_defaults.local_scope)))
-      ->check(CLI::IsMember({"subgroup", "workgroup", "lane"}));
-  app.add_option("--max-part-cost", device.max_part_cost,
+  using ab::GlobalMode, ab::LocalScope, ab::Schedule;
+  ab::VulkanOptions& engine = device.vulkan;
+  add_schedule_option(
+      app, "--schedule", device.schedule, {Schedule::Global, Schedule::Local}, ab::schedule_name,
+      ab::parse_schedule,
+      fmt::format("vulkan: global (Algorithm 2 for the whole batch, scheduler on the "
+                  "GPU) or local (PC loops per lane, subgroup or workgroup: --local-scope); "
+                  "default: {} (run), global with --trace-steps and for debug",
+                  ab::schedule_name(engine.schedule)));
+  add_schedule_option(app, "--global-mode", device.global_mode,
+                      {GlobalMode::Masked, GlobalMode::Compacted}, ab::global_mode_name,
+                      ab::parse_global_mode,
+                      fmt::format("vulkan global: masked (every lane tests its PC) or compacted "
+                                  "(only the active lanes run); default: {}",
+                                  ab::global_mode_name(engine.global_mode)));
+  add_schedule_option(app, "--local-scope", device.local_scope,
+                      {LocalScope::Subgroup, LocalScope::Workgroup, LocalScope::Lane},
+                      ab::local_scope_name, ab::parse_local_scope,
+                      fmt::format("vulkan local: who runs a PC loop: each subgroup or workgroup "
+                                  "(min PC), or each lane (it sweeps the blocks in a fixed order, "
+                                  "looping over cycles); default: {} (run), subgroup for debug",
+                                  ab::local_scope_name(engine.local_scope)));
+  app.add_option("--max-part-cost", engine.max_part_cost,
                  "vulkan: split a program whose estimated code exceeds 4x this into kernels of "
                  "at most this much each, so compile time grows linearly (0: never split)")
       ->capture_default_str();
-  app.add_option("--device", device.device,
+  app.add_option("--device", engine.context.device_index,
                  "vulkan: device index from 'autobatch devices' (default: discrete GPU, else "
                  "integrated, else the CPU)")
       ->transform(whole_number_in(0, INT32_MAX));
-  app.add_option("--compile-threads", device.compile_threads,
+  app.add_option("--compile-threads", engine.compile_threads,
                  "vulkan: host threads that build kernels at once (0: 1 on a CPU device, else one "
                  "per core)")
       ->capture_default_str();
-  app.add_flag("--validation", device.validation, "vulkan: enable the Khronos validation layer");
+  app.add_flag("--validation", engine.context.validation,
+               "vulkan: enable the Khronos validation layer");
 }
 
 void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>& batch_value) {
@@ -163,8 +184,8 @@ CLI::Validator sampler_whole(const char* name, uint64_t type_max = UINT32_MAX) {
   return whole_number_in(0, type_max).description(ab::sample::option_range(name));
 }
 CLI::Validator sampler_real(const char* name) {
-  return CLI::Validator([](const std::string&) { return std::string(); },
-                        ab::sample::option_range(name));
+  return ab::cli::validator([](std::string&) -> ab::Status { return ab::Ok{}; },
+                            ab::sample::option_range(name));
 }
 
 void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
@@ -298,26 +319,127 @@ std::string missing_subcommand_message(CLI::App& app, int argc, char** argv) {
 // NAME.nuts.json beside --json NAME.
 int bench_command(ab::bench::BenchOptions options) {
   ab::cli::NutsBenchOptions nuts;
+  nuts.bench = options;
+  nuts.bench.programs.clear();
   std::vector<std::string> others;
   for (const std::string& p : options.programs)
-    (ab::cli::is_nuts_bench_program(p) ? nuts.models : others).push_back(p);
-  if (nuts.models.empty()) return ab::bench::run_bench(options);
-  nuts.chains = options.batches;
+    (ab::cli::is_nuts_bench_program(p) ? nuts.bench.programs : others).push_back(p);
+  if (nuts.bench.programs.empty()) return ab::bench::run_bench(options);
   // Chain counts the user named are run however long they take.
   if (!options.batches.empty()) nuts.row_budget_seconds = std::numeric_limits<double>::infinity();
-  nuts.systems = options.systems;
-  nuts.quick = options.quick;
-  nuts.device = options.device;
-  nuts.threads = options.threads;
-  nuts.transitions = options.transitions;
-  nuts.json_path =
-      options.json_path.empty() || others.empty()
-          ? options.json_path
-          : std::filesystem::path(options.json_path).replace_extension(".nuts.json").string();
+  if (!options.json_path.empty() && !others.empty())
+    nuts.bench.json_path =
+        std::filesystem::path(options.json_path).replace_extension(".nuts.json").string();
   const int status = ab::cli::run_nuts_bench(nuts);
   if (others.empty() || status == 2) return status;
   options.programs = others;
   return std::max(status, ab::bench::run_bench(options));
+}
+
+// Each subcommand's --help ends with its own exit codes and example: CLI11 would otherwise
+// repeat the app's footer, whose codes and examples are `run`'s.
+std::string footer(std::string_view exit_codes, std::string_view example) {
+  return fmt::format("Exit codes: {}\nExample: {}\nDocs: docs/cli.md", exit_codes, example);
+}
+
+// Every subcommand's options and its CLI11 subcommand, filled by the parse.
+struct Subcommands {
+  std::string check_file;
+  ab::cli::IrCommand ir;
+  bool devices_validation = false;
+  ab::bench::BenchOptions bench;
+  RunCommand run;
+  std::optional<uint32_t> batch;
+  ab::cli::SampleCommand sample;
+  ab::cli::DebugCommand debug;
+  std::optional<uint32_t> debug_batch;
+  CLI::App *check_app = nullptr, *ir_app = nullptr, *devices_app = nullptr, *bench_app = nullptr,
+           *run_app = nullptr, *sample_app = nullptr, *debug_app = nullptr;
+};
+
+// check, ir and devices: the program and the machine, nothing run.
+void add_inspection_commands(CLI::App& app, Subcommands& c) {
+  c.check_app = app.add_subcommand("check", "compile a program and report its errors");
+  c.check_app->add_option("FILE", c.check_file, "the .ab program")->required();
+  c.check_app->footer(
+      footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "
+             "2 bad usage.",
+             "autobatch check samples/fib.ab"));
+
+  c.ir_app = app.add_subcommand("ir", "print a program's IR");
+  c.ir_app->add_option("FILE", c.ir.file, "the .ab program")->required();
+  c.ir_app->add_flag("--lowered", c.ir.lowered, "print the lowered (program-counter) form instead");
+  c.ir_app->add_option("--entry", c.ir.entry, "entry function of the lowered form")
+      ->capture_default_str();
+  c.ir_app->footer(footer("0 success, 1 a bad program or --entry, 2 bad usage.",
+                          "autobatch ir samples/fib.ab --lowered"));
+
+  c.devices_app = app.add_subcommand("devices", "list the Vulkan devices");
+  c.devices_app->add_flag("--validation", c.devices_validation,
+                          "enable the Khronos validation layer while listing");
+  c.devices_app->footer(
+      footer("0 success, 1 no Vulkan loader or device, 2 bad usage.", "autobatch devices"));
+}
+
+// bench, run, sample and debug: the subcommands that run programs.
+void add_running_commands(CLI::App& app, Subcommands& c) {
+  c.bench_app = app.add_subcommand(
+      "bench", "benchmark every system against the native and VM baselines (docs/performance.md)");
+  ab::bench::add_bench_options(*c.bench_app, c.bench);
+  c.bench_app->footer(footer(
+      "0 every row ran and matched the interpreter, 1 a row failed or errored, or a file could "
+      "not be written, 2 bad usage.",
+      "autobatch bench --quick --programs fib --systems vm,native"));
+
+  c.run.backend = std::string(ab::cli::default_backend());
+  c.run_app = app.add_subcommand("run", "run a program's entry function for a batch of lanes");
+  add_run_options(*c.run_app, c.run, c.batch);
+  c.run_app->footer(footer(
+      "0 success (lane faults are reported, not failures), 1 bad program or input, 2 bad usage.",
+      "autobatch run samples/fib.ab --input n=range:0:10 --format json"));
+
+  c.sample_app = app.add_subcommand(
+      "sample",
+      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
+  add_sample_options(*c.sample_app, c.sample);
+  c.sample_app->footer(footer(
+      "0 at least one chain finished, 1 every chain faulted or was refused (the previous fit is "
+      "kept), 2 refused before the chains start (a bad model, data or option; no file is "
+      "touched), 128+N stopped by signal N (130: Ctrl-C).",
+      "autobatch sample samples/models/banana.ab --chains 8 --out fit"));
+
+  c.debug.run.backend = "vm";
+  c.debug_app = app.add_subcommand(
+      "debug",
+      "open the visual debugger on a program's batched run (vm by default) or on a trace; "
+      "needs a display unless --script runs headless");
+  add_debug_options(*c.debug_app, c.debug, c.debug_batch);
+  c.debug_app->footer(footer(
+      "0 success, 1 a bad program, trace or script, or no display for the window, 2 bad usage.",
+      "autobatch debug samples/fib.ab --input n=randint:0:15 --batch 1000"));
+}
+
+// The parsed subcommand, run.
+int run_subcommand(Subcommands& c) {
+  if (c.check_app->parsed()) return ab::cli::check_command(c.check_file);
+  if (c.ir_app->parsed()) {
+    c.ir.entry_given = c.ir_app->count("--entry") > 0;
+    return ab::cli::ir_command(c.ir);
+  }
+  if (c.devices_app->parsed()) return ab::cli::list_devices_command(c.devices_validation);
+  if (c.bench_app->parsed()) return bench_command(c.bench);
+  if (c.sample_app->parsed()) return ab::cli::sample_command(c.sample);
+  if (c.debug_app->parsed()) {
+    c.debug.run.batch = c.debug_batch;
+    for (const char* name :
+         {"--input", "--uniform", "--batch", "--entry", "--seed", "--stack-depth", "--max-steps",
+          "--heuristic", "--threads", "--backend", "--schedule", "--global-mode", "--local-scope",
+          "--device", "--max-part-cost"})
+      c.debug.run_options_given |= c.debug_app->count(name) > 0;
+    return ab::cli::debug_command(c.debug);
+  }
+  c.run.batch = c.batch;
+  return ab::cli::run_command(c.run);
 }
 
 int run_cli(int argc, char** argv) {
@@ -332,79 +454,9 @@ int run_cli(int argc, char** argv) {
       "n=range:0:10 --format json\n"
       "         autobatch debug fib.ab --input n=randint:0:15 --batch 1000\n"
       "Each subcommand has its own --help; docs/cli.md has the details.");
-
-  // Each subcommand's --help ends with its own exit codes and example: CLI11 would otherwise
-  // repeat the app's footer, whose codes and examples are `run`'s.
-  const auto footer = [](std::string_view exit_codes, std::string_view example) {
-    return fmt::format("Exit codes: {}\nExample: {}\nDocs: docs/cli.md", exit_codes, example);
-  };
-
-  std::string check_file;
-  CLI::App* check = app.add_subcommand("check", "compile a program and report its errors");
-  check->add_option("FILE", check_file, "the .ab program")->required();
-  check->footer(
-      footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "
-             "2 bad usage.",
-             "autobatch check samples/fib.ab"));
-
-  ab::cli::IrCommand ir;
-  CLI::App* ir_app = app.add_subcommand("ir", "print a program's IR");
-  ir_app->add_option("FILE", ir.file, "the .ab program")->required();
-  ir_app->add_flag("--lowered", ir.lowered, "print the lowered (program-counter) form instead");
-  ir_app->add_option("--entry", ir.entry, "entry function of the lowered form")
-      ->capture_default_str();
-  ir_app->footer(footer("0 success, 1 a bad program or --entry, 2 bad usage.",
-                        "autobatch ir samples/fib.ab --lowered"));
-
-  bool devices_validation = false;
-  CLI::App* devices_app = app.add_subcommand("devices", "list the Vulkan devices");
-  devices_app->add_flag("--validation", devices_validation,
-                        "enable the Khronos validation layer while listing");
-  devices_app->footer(
-      footer("0 success, 1 no Vulkan loader or device, 2 bad usage.", "autobatch devices"));
-
-  ab::bench::BenchOptions bench_options;
-  CLI::App* bench_app = app.add_subcommand(
-      "bench", "benchmark every system against the native and VM baselines (docs/performance.md)");
-  ab::bench::add_bench_options(*bench_app, bench_options);
-  bench_app->footer(footer(
-      "0 every row ran and matched the interpreter, 1 a row failed or errored, or a file could "
-      "not be written, 2 bad usage.",
-      "autobatch bench --quick --programs fib --systems vm,native"));
-
-  RunCommand run;
-  run.backend = std::string(ab::cli::default_backend());
-  std::optional<uint32_t> batch;
-  CLI::App* run_app =
-      app.add_subcommand("run", "run a program's entry function for a batch of lanes");
-  add_run_options(*run_app, run, batch);
-  run_app->footer(footer(
-      "0 success (lane faults are reported, not failures), 1 bad program or input, 2 bad usage.",
-      "autobatch run samples/fib.ab --input n=range:0:10 --format json"));
-
-  ab::cli::SampleCommand sample;
-  CLI::App* sample_app = app.add_subcommand(
-      "sample",
-      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
-  add_sample_options(*sample_app, sample);
-  sample_app->footer(footer(
-      "0 at least one chain finished, 1 every chain faulted or was refused (the previous fit is "
-      "kept), 2 refused before the chains start (a bad model, data or option; no file is "
-      "touched), 128+N stopped by signal N (130: Ctrl-C).",
-      "autobatch sample samples/models/banana.ab --chains 8 --out fit"));
-
-  ab::cli::DebugCommand debug;
-  debug.run.backend = "vm";
-  std::optional<uint32_t> debug_batch;
-  CLI::App* debug_app = app.add_subcommand(
-      "debug",
-      "open the visual debugger on a program's batched run (vm by default) or on a trace; "
-      "needs a display unless --script runs headless");
-  add_debug_options(*debug_app, debug, debug_batch);
-  debug_app->footer(footer(
-      "0 success, 1 a bad program, trace or script, or no display for the window, 2 bad usage.",
-      "autobatch debug samples/fib.ab --input n=randint:0:15 --batch 1000"));
-
+  Subcommands commands;
+  add_inspection_commands(app, commands);
+  add_running_commands(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -414,26 +466,7 @@ int run_cli(int argc, char** argv) {
     fmt::print(stderr, "error: {}\nrun 'autobatch --help'\n", message);
     return 2;
   }
-
-  if (check->parsed()) return ab::cli::check_command(check_file);
-  if (ir_app->parsed()) {
-    ir.entry_given = ir_app->count("--entry") > 0;
-    return ab::cli::ir_command(ir);
-  }
-  if (devices_app->parsed()) return ab::cli::list_devices_command(devices_validation);
-  if (bench_app->parsed()) return bench_command(bench_options);
-  if (sample_app->parsed()) return ab::cli::sample_command(sample);
-  if (debug_app->parsed()) {
-    debug.run.batch = debug_batch;
-    for (const char* name :
-         {"--input", "--uniform", "--batch", "--entry", "--seed", "--stack-depth", "--max-steps",
-          "--heuristic", "--threads", "--backend", "--schedule", "--global-mode", "--local-scope",
-          "--device", "--max-part-cost"})
-      debug.run_options_given |= debug_app->count(name) > 0;
-    return ab::cli::debug_command(debug);
-  }
-  run.batch = batch;
-  return ab::cli::run_command(run);
+  return run_subcommand(commands);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "tools/npy.h"
+#include "autobatch/npy.h"
 #include "tools/outputs.h"
 
 namespace ab::cli {

@@ -41,9 +41,8 @@ std::string lane_error_line(const LaneError& error) {
                      error.function, error.line, error.step);
 }
 
-}  // namespace
-
-std::string report_table(const RunReport& report, size_t max_lanes) {
+// The lanes' table: a lane's scalar inputs, its outputs and its fault, for the first `max_lanes`.
+std::string lanes_table(const RunReport& report, size_t max_lanes) {
   const std::vector<ValueInfo>& params = report.module.inputs();
   const RunResult& result = report.run.result;
   const OutputLayout layout = output_layout(report.module.output().value_type);
@@ -92,31 +91,39 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
 
   std::string out = table.render();
   if (lanes > shown) out += fmt::format("... {} more lanes\n", lanes - shown);
+  return out;
+}
 
-  if (!result.errors.empty()) {
-    out += fmt::format("\nerrors ({} lane{} faulted)\n", result.errors.size(),
-                       result.errors.size() == 1 ? "" : "s");
-    const size_t listed = std::min<size_t>(result.errors.size(), max_lanes);
-    for (size_t i = 0; i < listed; ++i)
-      out += lane_error_line(result.errors[i]);
-    if (result.errors.size() > listed)
-      out += fmt::format("  ... {} more errors\n", result.errors.size() - listed);
-    // What to do about the one fault an option causes: say it where the user reads the fault.
-    const auto overflowed = [](const LaneError& e) { return e.code == Fault::StackOverflow; };
-    if (std::any_of(result.errors.begin(), result.errors.end(), overflowed))
-      out += fmt::format(
-          "  stack_overflow: calls (or a derived gradient's loop) went deeper than the {} frames "
-          "--stack-depth allows; raise --stack-depth, or look for a recursion that never ends\n",
-          result.stats.max_stack_depth);
-  }
+// The faulted lanes, and what to do about the one fault an option causes.
+std::string errors_section(const RunResult& result, size_t max_lanes) {
+  if (result.errors.empty()) return "";
+  std::string out = fmt::format("\nerrors ({} lane{} faulted)\n", result.errors.size(),
+                                result.errors.size() == 1 ? "" : "s");
+  const size_t listed = std::min<size_t>(result.errors.size(), max_lanes);
+  for (size_t i = 0; i < listed; ++i)
+    out += lane_error_line(result.errors[i]);
+  if (result.errors.size() > listed)
+    out += fmt::format("  ... {} more errors\n", result.errors.size() - listed);
+  // Said where the user reads the fault.
+  const auto overflowed = [](const LaneError& e) { return e.code == Fault::StackOverflow; };
+  if (std::any_of(result.errors.begin(), result.errors.end(), overflowed))
+    out += fmt::format(
+        "  stack_overflow: calls (or a derived gradient's loop) went deeper than the {} frames "
+        "--stack-depth allows; raise --stack-depth, or look for a recursion that never ends\n",
+        result.stats.max_stack_depth);
+  return out;
+}
 
+// The run's statistics, and with --trace-steps the step trace.
+std::string statistics_section(const RunReport& report, size_t max_lanes) {
+  const RunResult& result = report.run.result;
   const RunStats& stats = result.stats;
-  out += "\nstatistics\n";
+  std::string out = "\nstatistics\n";
   auto stat = [&](std::string_view name, const std::string& value) {
     out += fmt::format("  {:<16} {}\n", name, value);
   };
   stat("backend", report.backend);
-  stat("lanes", fmt::format("{}", lanes));
+  stat("lanes", fmt::format("{}", report.batch.lanes));
   stat("steps", fmt::format("{}", stats.steps));
   stat("lane steps", fmt::format("{}", stats.lane_steps));
   stat("calls", fmt::format("{}", stats.calls));
@@ -131,23 +138,27 @@ std::string report_table(const RunReport& report, size_t max_lanes) {
     std::replace(label.begin(), label.end(), '_', ' ');
     stat(label, extra.text);
   }
-
-  if (report.with_trace) {
-    const auto& names = report.run.block_names;
-    stat("blocks", fmt::format("{}", names.size()));
-    const size_t listed = std::min<size_t>(result.trace.size(), max_lanes);
-    out += fmt::format("\ntrace ({} steps)\n", result.trace.size());
-    for (size_t i = 0; i < listed; ++i) {
-      const TraceStep& step = result.trace[i];
-      const std::string name = step.block >= 0 && static_cast<size_t>(step.block) < names.size()
-                                   ? names[step.block]
-                                   : "?";
-      out += fmt::format("  step {}: block {} ({}), {} lanes\n", i, step.block, name, step.active);
-    }
-    if (result.trace.size() > listed)
-      out += fmt::format("  ... {} more steps\n", result.trace.size() - listed);
+  if (!report.with_trace) return out;
+  const auto& names = report.run.block_names;
+  stat("blocks", fmt::format("{}", names.size()));
+  const size_t listed = std::min<size_t>(result.trace.size(), max_lanes);
+  out += fmt::format("\ntrace ({} steps)\n", result.trace.size());
+  for (size_t i = 0; i < listed; ++i) {
+    const TraceStep& step = result.trace[i];
+    const std::string name =
+        step.block >= 0 && static_cast<size_t>(step.block) < names.size() ? names[step.block] : "?";
+    out += fmt::format("  step {}: block {} ({}), {} lanes\n", i, step.block, name, step.active);
   }
+  if (result.trace.size() > listed)
+    out += fmt::format("  ... {} more steps\n", result.trace.size() - listed);
   return out;
+}
+
+}  // namespace
+
+std::string report_table(const RunReport& report, size_t max_lanes) {
+  return lanes_table(report, max_lanes) + errors_section(report.run.result, max_lanes) +
+         statistics_section(report, max_lanes);
 }
 
 }  // namespace ab::cli

@@ -23,9 +23,4 @@ std::optional<ValueShape> value_shape(const ValueType& type) {
   return shape;
 }
 
-std::string shape_string(const std::vector<uint64_t>& dims) {
-  if (dims.size() == 1) return fmt::format("({},)", dims[0]);
-  return fmt::format("({})", fmt::join(dims, ", "));
-}
-
 }  // namespace ab::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "autobatch/npy.h"  // shape_string
 #include "autobatch/value_type.h"
 
 namespace ab::cli {
@@ -21,8 +22,5 @@ struct ValueShape {
 
 // The shape of `type`, or nullopt if it is void, a struct or contains one.
 std::optional<ValueShape> value_shape(const ValueType& type);
-
-// "(3,)", "(3, 4)", "()": a shape as numpy prints it.
-std::string shape_string(const std::vector<uint64_t>& dims);
 
 }  // namespace ab::cli

@@ -16,12 +16,13 @@
 #include <nlohmann/json.hpp>
 
 #include "autobatch/expected.h"
+#include "autobatch/npy.h"
 #include "autobatch/value_type.h"
 
 namespace ab::cli {
 
 // A number as stored in a data file, before conversion to a declared scalar type.
-using Number = std::variant<bool, int64_t, uint64_t, double>;
+using Number = NpyValue;
 
 // Parses `text` (surrounding spaces ignored) as a value of `type`; returns the value's word.
 Expected<uint32_t> parse_scalar(std::string_view text, Scalar type);

@@ -47,6 +47,77 @@ struct RunDescriptors {
   }
 };
 
+// A run's arguments against the kernel; fills the words on the device per binding and which
+// bindings are device-only (ComputeKernel::Repeat::device_only).
+Status check_run(const ComputeKernel::Impl& k, const std::vector<std::vector<uint32_t>>& buffers,
+                 uint32_t groups, const std::vector<uint32_t>& push_constants,
+                 const ComputeKernel::Repeat* repeat, std::vector<uint64_t>& words,
+                 std::vector<bool>& device_only) {
+  const auto& ctx = *k.ctx;
+  if (buffers.size() != k.buffer_count)
+    return Error{fmt::format("compute kernel run with {} buffers, the kernel binds {}",
+                             buffers.size(), k.buffer_count)};
+  if (push_constants.size() != k.push_constant_words)
+    return Error{fmt::format("compute kernel run with {} push-constant words, the kernel takes {}",
+                             push_constants.size(), k.push_constant_words)};
+  const uint32_t max_groups = ctx.properties.limits.maxComputeWorkGroupCount[0];
+  if (groups == 0 || groups > max_groups)
+    return Error{
+        fmt::format("compute kernel run with {} workgroups: 1 to {} allowed", groups, max_groups)};
+  words.assign(buffers.size(), 0);
+  device_only.assign(buffers.size(), false);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    words[i] = buffers[i].size();
+  if (!repeat) return Ok{};
+  if (repeat->flag_buffer >= buffers.size() || buffers[repeat->flag_buffer].empty())
+    return Error{
+        fmt::format("compute kernel run_repeated: flag buffer {} must be a non-empty "
+                    "buffer of the kernel",
+                    repeat->flag_buffer)};
+  if (repeat->max_dispatches == 0)
+    return Error{"compute kernel run_repeated: max_dispatches must be at least 1"};
+  if (repeat->device_only.size() != repeat->device_words.size())
+    return Error{"compute kernel run_repeated: device_only and device_words differ in length"};
+  for (size_t j = 0; j < repeat->device_only.size(); ++j) {
+    const uint32_t b = repeat->device_only[j];
+    if (b >= buffers.size() || !buffers[b].empty() || b == repeat->flag_buffer)
+      return Error{fmt::format(
+          "compute kernel run_repeated: device-only binding {} must be an empty host buffer "
+          "and not the flag",
+          b)};
+    device_only[b] = true;
+    words[b] = repeat->device_words[j];
+  }
+  return Ok{};
+}
+
+// Make the copies visible to the host's reads of the mapped staging memory.
+void to_host_barrier(VulkanContext::Impl& ctx, VkCommandBuffer cmd) {
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  ctx.api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                               1, &to_host, 0, nullptr, 0, nullptr);
+}
+
+// Each host buffer's words from the staging buffer into its device buffer (an empty one cleared),
+// device-only bindings left alone.
+void record_uploads(VulkanContext::Impl& ctx, VkCommandBuffer cmd,
+                    const std::vector<std::vector<uint32_t>>& buffers,
+                    const std::vector<bool>& device_only, const std::vector<uint64_t>& offsets,
+                    const DeviceBuffer& staging, const std::vector<DeviceBuffer>& device) {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (device_only[i]) continue;
+    const uint64_t bytes = buffers[i].size() * 4;
+    if (bytes == 0) {
+      ctx.api.vkCmdFillBuffer(cmd, device[i].handle(), 0, VK_WHOLE_SIZE, 0);
+      continue;
+    }
+    VkBufferCopy region{offsets[i], 0, bytes};
+    ctx.api.vkCmdCopyBuffer(cmd, staging.handle(), device[i].handle(), 1, &region);
+  }
+}
+
 Status make_descriptors(ComputeKernel::Impl& k, const std::vector<DeviceBuffer>& buffers,
                         RunDescriptors& out) {
   auto& ctx = *k.ctx;
@@ -179,42 +250,11 @@ Expected<uint32_t> ComputeKernel::run_impl(std::vector<std::vector<uint32_t>>& b
                                            const Repeat* repeat) {
   Impl& k = *impl_;
   auto& ctx = *k.ctx;
-  if (buffers.size() != k.buffer_count)
-    return Error{fmt::format("compute kernel run with {} buffers, the kernel binds {}",
-                             buffers.size(), k.buffer_count)};
-  if (push_constants.size() != k.push_constant_words)
-    return Error{fmt::format("compute kernel run with {} push-constant words, the kernel takes {}",
-                             push_constants.size(), k.push_constant_words)};
-  const uint32_t max_groups = ctx.properties.limits.maxComputeWorkGroupCount[0];
-  if (groups == 0 || groups > max_groups)
-    return Error{
-        fmt::format("compute kernel run with {} workgroups: 1 to {} allowed", groups, max_groups)};
   // Words on the device per binding; device-only bindings are neither uploaded nor read back.
-  std::vector<uint64_t> words(buffers.size());
-  std::vector<bool> device_only(buffers.size(), false);
-  for (size_t i = 0; i < buffers.size(); ++i)
-    words[i] = buffers[i].size();
-  if (repeat) {
-    if (repeat->flag_buffer >= buffers.size() || buffers[repeat->flag_buffer].empty())
-      return Error{
-          fmt::format("compute kernel run_repeated: flag buffer {} must be a non-empty "
-                      "buffer of the kernel",
-                      repeat->flag_buffer)};
-    if (repeat->max_dispatches == 0)
-      return Error{"compute kernel run_repeated: max_dispatches must be at least 1"};
-    if (repeat->device_only.size() != repeat->device_words.size())
-      return Error{"compute kernel run_repeated: device_only and device_words differ in length"};
-    for (size_t j = 0; j < repeat->device_only.size(); ++j) {
-      const uint32_t b = repeat->device_only[j];
-      if (b >= buffers.size() || !buffers[b].empty() || b == repeat->flag_buffer)
-        return Error{fmt::format(
-            "compute kernel run_repeated: device-only binding {} must be an empty host buffer "
-            "and not the flag",
-            b)};
-      device_only[b] = true;
-      words[b] = repeat->device_words[j];
-    }
-  }
+  std::vector<uint64_t> words;
+  std::vector<bool> device_only;
+  if (auto s = check_run(k, buffers, groups, push_constants, repeat, words, device_only); !s)
+    return Error{s.error()};
 
   std::vector<DeviceBuffer> device;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -232,14 +272,6 @@ Expected<uint32_t> ComputeKernel::run_impl(std::vector<std::vector<uint32_t>>& b
   RunDescriptors descriptors;
   if (Status s = make_descriptors(k, device, descriptors); !s) return Error{s.error()};
 
-  auto to_host_barrier = [&](VkCommandBuffer cmd) {
-    // Make the copies visible to the host's reads of the mapped staging memory.
-    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    ctx.api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                 1, &to_host, 0, nullptr, 0, nullptr);
-  };
   auto dispatch = [&](VkCommandBuffer cmd) {
     ctx.api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
     if (descriptors.set)
@@ -259,7 +291,7 @@ Expected<uint32_t> ComputeKernel::run_impl(std::vector<std::vector<uint32_t>>& b
       VkBufferCopy region{0, offsets[i], bytes};
       ctx.api.vkCmdCopyBuffer(cmd, device[i].handle(), staging->handle(), 1, &region);
     }
-    to_host_barrier(cmd);
+    to_host_barrier(ctx, cmd);
   };
   // The first submission: uploads, the first dispatch, and (one dispatch only) every read-back;
   // repeated, just the flag word comes back.
@@ -267,19 +299,10 @@ Expected<uint32_t> ComputeKernel::run_impl(std::vector<std::vector<uint32_t>>& b
     const uint32_t f = repeat->flag_buffer;
     VkBufferCopy region{0, offsets[f], 4};
     ctx.api.vkCmdCopyBuffer(cmd, device[f].handle(), staging->handle(), 1, &region);
-    to_host_barrier(cmd);
+    to_host_barrier(ctx, cmd);
   };
   Status submitted = submit_and_wait(ctx, [&](VkCommandBuffer cmd) {
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      if (device_only[i]) continue;
-      const uint64_t bytes = buffers[i].size() * 4;
-      if (bytes == 0) {
-        ctx.api.vkCmdFillBuffer(cmd, device[i].handle(), 0, VK_WHOLE_SIZE, 0);
-        continue;
-      }
-      VkBufferCopy region{offsets[i], 0, bytes};
-      ctx.api.vkCmdCopyBuffer(cmd, staging->handle(), device[i].handle(), 1, &region);
-    }
+    record_uploads(ctx, cmd, buffers, device_only, offsets, *staging, device);
     if (repeat) ctx.api.vkCmdFillBuffer(cmd, device[repeat->flag_buffer].handle(), 0, 4, 0);
     compute_barrier(ctx, cmd);
     dispatch(cmd);

@@ -101,6 +101,40 @@ const char* local_scope_name(LocalScope s) {
   return "";
 }
 
+namespace {
+
+// `name` as one of `values` by their names; else "WHAT must be 'a', 'b' or 'c', not 'x'".
+template <class Enum>
+Expected<Enum> parse_enum_name(std::string_view name, std::initializer_list<Enum> values,
+                               const char* (*spelling)(Enum), const char* what) {
+  std::string names;
+  size_t k = 0;
+  for (Enum v : values) {
+    if (name == spelling(v)) return v;
+    names += fmt::format("{}'{}'",
+                         k == 0                   ? ""
+                         : k + 1 == values.size() ? " or "
+                                                  : ", ",
+                         spelling(v));
+    ++k;
+  }
+  return Error{fmt::format("{} must be {}, not '{}'", what, names, name)};
+}
+
+}  // namespace
+
+Expected<Schedule> parse_schedule(std::string_view name) {
+  return parse_enum_name(name, {Schedule::Global, Schedule::Local}, schedule_name, "schedule");
+}
+Expected<GlobalMode> parse_global_mode(std::string_view name) {
+  return parse_enum_name(name, {GlobalMode::Masked, GlobalMode::Compacted}, global_mode_name,
+                         "global mode");
+}
+Expected<LocalScope> parse_local_scope(std::string_view name) {
+  return parse_enum_name(name, {LocalScope::Subgroup, LocalScope::Workgroup, LocalScope::Lane},
+                         local_scope_name, "local scope");
+}
+
 std::string VulkanProgram::Impl::pipeline_cache_path() const {
   if (cache_dir.empty()) return {};
   std::string uuid;

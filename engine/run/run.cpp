@@ -75,7 +75,7 @@ Status VulkanRun::Impl::check_sizes() const {
                        : banks.state <= state_banks &&
                              (uint64_t{banks.state_slots} * lanes + banks.align_mask) * 4 <= limit;
   std::vector<Need> needs = {
-      {"control buffer", ctrl_words(), SizedBy::Program},
+      {"control buffer", control.words(), SizedBy::Program},
       {"lane state", uint64_t{layout->slots} * lanes, SizedBy::Lanes, layout->slots, state_banks,
        state_fits},
       {"active-lane list", schedule->list_words(), SizedBy::Lanes},
@@ -88,9 +88,9 @@ Status VulkanRun::Impl::check_sizes() const {
     needs.push_back({"stack arena", words, SizedBy::LanesAndDepth, 0, arena_windows,
                      words * 4 <= limit || banks.arena <= arena_windows});
   }
-  if (record_words > 0)
-    needs.push_back(
-        {"output stream", uint64_t{push.stream_cap} * lanes * record_words, SizedBy::Lanes});
+  if (streams.record_words > 0)
+    needs.push_back({"output stream", uint64_t{push.stream_cap} * lanes * streams.record_words,
+                     SizedBy::Lanes});
   const uint64_t max_range = ctx->properties.limits.maxStorageBufferRange;
   const std::string device_range =
       fmt::format("this device's maxStorageBufferRange ({})", format_bytes(max_range));
@@ -134,7 +134,8 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
     b = std::move(*created);
     return Ok{};
   };
-  if (auto s = make(ctrl, ctrl_words(), "control buffer", SizedBy::Program); !s) return s;
+  if (auto s = make(control.buffer, control.words(), "control buffer", SizedBy::Program); !s)
+    return s;
   if (auto s =
           make(state, uint64_t{layout->slots} * lanes, "lane state", SizedBy::Lanes, layout->slots);
       !s)
@@ -143,9 +144,9 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   if (auto s = make(uniforms, layout->uniform_words, "uniform data", SizedBy::Uniforms); !s)
     return s;
   if (auto s = make(dummy, 4, "placeholder", SizedBy::Program); !s) return s;
-  if (record_words > 0)
-    if (auto s = make(stream, uint64_t{push.stream_cap} * lanes * record_words, "output stream",
-                      SizedBy::Lanes);
+  if (streams.record_words > 0)
+    if (auto s = make(streams.buffer, uint64_t{push.stream_cap} * lanes * streams.record_words,
+                      "output stream", SizedBy::Lanes);
         !s)
       return s;
   arenas.resize(layout->arenas);
@@ -154,29 +155,21 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
                       SizedBy::LanesAndDepth);
         !s)
       return s;
-  auto rb = DeviceBuffer::create(*ctx, ctrl_words() * 4, true);
+  auto rb = DeviceBuffer::create(*ctx, control.words() * 4, true);
   if (!rb) return Error{rb.error()};
-  readback = std::move(*rb);
+  control.readback = std::move(*rb);
   // No round has copied its words here yet: zeroes rather than whatever the memory held (poll()
   // refuses to read it before a round is recorded anyway).
-  std::memset(readback.mapped(), 0, ctrl_words() * 4);
+  std::memset(control.readback.mapped(), 0, control.words() * 4);
+  if (auto s = device.create(*ctx, prog->set_layout, prog->bindings); !s) return s;
+  device.bind(bindings());
+  return Ok{};
+}
 
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, prog->bindings};
-  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pci.maxSets = 1;
-  pci.poolSizeCount = 1;
-  pci.pPoolSizes = &size;
-  VkResult r = ctx->api.vkCreateDescriptorPool(ctx->device, &pci, nullptr, &pool);
-  if (r != VK_SUCCESS) return Error{vk_error("vkCreateDescriptorPool", r)};
-  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  ai.descriptorPool = pool;
-  ai.descriptorSetCount = 1;
-  ai.pSetLayouts = &prog->set_layout;
-  r = ctx->api.vkAllocateDescriptorSets(ctx->device, &ai, &set);
-  if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
+std::vector<VkDescriptorBufferInfo> VulkanRun::Impl::bindings() const {
   // Every binding a kernel may declare holds a buffer: the placeholder where a run has none.
   std::vector<VkDescriptorBufferInfo> infos(prog->bindings, {dummy.handle(), 0, VK_WHOLE_SIZE});
-  infos[AB_BIND_CTRL] = {ctrl.handle(), 0, VK_WHOLE_SIZE};
+  infos[AB_BIND_CTRL] = {control.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_LIST] = {list.handle(), 0, VK_WHOLE_SIZE};
   infos[AB_BIND_UNIFORMS] = {uniforms.handle(), 0, VK_WHOLE_SIZE};
   // The banks (state_layout.h, Banks): bank j of the lane state from its first slot's row,
@@ -207,7 +200,42 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
                           std::min<uint64_t>(bytes - offset, uint64_t{banks.window_words} * 4)};
     }
   }
-  if (record_words > 0) infos[AB_BIND_STREAM] = {stream.handle(), 0, VK_WHOLE_SIZE};
+  if (streams.record_words > 0) infos[AB_BIND_STREAM] = {streams.buffer.handle(), 0, VK_WHOLE_SIZE};
+  return infos;
+}
+
+RunDeviceState::~RunDeviceState() {
+  if (!ctx) return;
+  std::lock_guard lock(ctx->submit_mutex);
+  ctx->api.vkQueueWaitIdle(ctx->queue);
+  forget_recorded();
+  if (fence) ctx->api.vkDestroyFence(ctx->device, fence, nullptr);
+  if (pool) ctx->api.vkDestroyDescriptorPool(ctx->device, pool, nullptr);
+}
+
+Status RunDeviceState::create(VulkanContext::Impl& context, VkDescriptorSetLayout set_layout,
+                              uint32_t bindings) {
+  ctx = &context;
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = 1;
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &size;
+  VkResult r = ctx->api.vkCreateDescriptorPool(ctx->device, &pci, nullptr, &pool);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateDescriptorPool", r)};
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool;
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &set_layout;
+  r = ctx->api.vkAllocateDescriptorSets(ctx->device, &ai, &set);
+  if (r != VK_SUCCESS) return Error{vk_error("vkAllocateDescriptorSets", r)};
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = ctx->api.vkCreateFence(ctx->device, &fci, nullptr, &fence);
+  if (r != VK_SUCCESS) return Error{vk_error("vkCreateFence", r)};
+  return Ok{};
+}
+
+void RunDeviceState::bind(const std::vector<VkDescriptorBufferInfo>& infos) {
   std::vector<VkWriteDescriptorSet> writes;
   for (uint32_t b = 0; b < infos.size(); ++b) {
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -220,10 +248,19 @@ Status VulkanRun::Impl::allocate(const Batch& batch) {
   }
   ctx->api.vkUpdateDescriptorSets(ctx->device, static_cast<uint32_t>(writes.size()), writes.data(),
                                   0, nullptr);
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = ctx->api.vkCreateFence(ctx->device, &fci, nullptr, &fence);
-  if (r != VK_SUCCESS) return Error{vk_error("vkCreateFence", r)};
-  return Ok{};
+}
+
+void RunDeviceState::forget_recorded() {
+  for (auto& [n, cmd] : recorded)
+    ctx->api.vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
+  recorded.clear();
+}
+
+void RunDeviceState::bind_set(VkCommandBuffer cmd, VkPipelineLayout layout,
+                              const PushConstants& push) const {
+  ctx->api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                                   nullptr);
+  ctx->api.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), &push);
 }
 
 Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
@@ -258,7 +295,7 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
   // run's memory (a light nuts_tree run spent half its creation time there).
   auto cleared = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
     ctx->api.vkCmdFillBuffer(cmd, state.handle(), 0, VK_WHOLE_SIZE, 0);
-    ctx->api.vkCmdFillBuffer(cmd, ctrl.handle(), 0, VK_WHOLE_SIZE, 0);
+    ctx->api.vkCmdFillBuffer(cmd, control.handle(), 0, VK_WHOLE_SIZE, 0);
   });
   if (!cleared) return cleared;
   auto upload_slots = [&](uint32_t first, uint32_t count) {
@@ -277,7 +314,7 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
   // A recorded round runs only while this is set (shaders/local_round.comp); the host-submitted
   // path clears it before each dispatch.
   const uint32_t live = 1;
-  if (auto s = upload(*ctx, ctrl, AB_CTRL_NOT_FINISHED * 4, &live, 4); !s) return s;
+  if (auto s = upload(*ctx, control.buffer, AB_CTRL_NOT_FINISHED * 4, &live, 4); !s) return s;
   initial_image = std::move(image);
   const StackPlacement& pcs = layout->stacks[0];
   if (auto s = upload(*ctx, arenas[pcs.arena], uint64_t{pcs.base} * depth * lanes * 4, exits.data(),
@@ -288,15 +325,14 @@ Status VulkanRun::Impl::upload_initial_state(const Batch& batch) {
 }
 
 std::unique_ptr<RunSchedule> make_schedule(VulkanRun::Impl& run) {
-  if (run.vulkan.schedule == Schedule::Global)
-    return std::make_unique<GlobalSchedule>(run, GlobalSchedule::choose(run));
+  if (run.vulkan.schedule == Schedule::Global) return GlobalSchedule::choose(run);
   return std::make_unique<LocalSchedule>(run, run.vulkan.local_scope);
 }
 
 // A submission of `n` steps (global: scheduler steps; local: each group's budget), recorded once
 // per `n` and kept: the schedule's resets, dispatches and budget in the run's common framing.
 Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
-  if (auto it = recorded.find(n); it != recorded.end()) return it->second;
+  if (auto it = device.recorded.find(n); it != device.recorded.end()) return it->second;
   if (auto s = schedule->load_pipelines(); !s) return Error{s.error()};
   auto& api = ctx->api;
   std::lock_guard lock(ctx->submit_mutex);  // the context's command pool
@@ -312,18 +348,15 @@ Expected<VkCommandBuffer> VulkanRun::Impl::record(uint64_t n) {
   compute_barrier(*ctx, cmd);
   schedule->record_resets(cmd);
   compute_barrier(*ctx, cmd);
-  api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, prog->pipeline_layout, 0, 1,
-                              &set, 0, nullptr);
   PushConstants pc = push;
   pc.budget = schedule->budget(n);
-  api.vkCmdPushConstants(cmd, prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc),
-                         &pc);
+  device.bind_set(cmd, prog->pipeline_layout, pc);
   schedule->record_steps(cmd, n);
-  VkBufferCopy region{0, 0, ctrl_words() * 4};
-  api.vkCmdCopyBuffer(cmd, ctrl.handle(), readback.handle(), 1, &region);
+  VkBufferCopy region{0, 0, control.words() * 4};
+  api.vkCmdCopyBuffer(cmd, control.handle(), control.readback.handle(), 1, &region);
   r = api.vkEndCommandBuffer(cmd);
   if (r != VK_SUCCESS) return Error{vk_error("vkEndCommandBuffer", r)};
-  recorded[n] = cmd;
+  device.recorded[n] = cmd;
   return cmd;
 }
 
@@ -334,20 +367,37 @@ Status VulkanRun::Impl::submit(uint64_t n) {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &*cmd;
   std::unique_lock lock(ctx->submit_mutex);
-  VkResult r = ctx->api.vkQueueSubmit(ctx->queue, 1, &si, fence);
+  VkResult r = ctx->api.vkQueueSubmit(ctx->queue, 1, &si, device.fence);
   lock.unlock();
   if (r != VK_SUCCESS) return Error{vk_error("vkQueueSubmit", r)};
-  r = ctx->api.vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
+  r = ctx->api.vkWaitForFences(ctx->device, 1, &device.fence, VK_TRUE, UINT64_MAX);
   if (r != VK_SUCCESS) return Error{vk_error("vkWaitForFences", r)};
-  ctx->api.vkResetFences(ctx->device, 1, &fence);
+  ctx->api.vkResetFences(ctx->device, 1, &device.fence);
   ++stats.submissions;
-  const auto* w = static_cast<const uint32_t*>(readback.mapped());
+  const uint32_t* w = control.words_read();
   if (w[AB_CTRL_UNFIT] != 0)
     return Error{
         "the device ran the fused global kernel with subgroups smaller than it reports: "
         "set VulkanOptions::fuse_small_batches = false"};
   schedule->read_back(w, n);
   update_utilization(w);
+  return Ok{};
+}
+
+Status EmitStreams::deliver(VulkanContext::Impl& ctx, uint32_t lanes, uint32_t stream_cap,
+                            const RunOptions& options, uint32_t* emitted) {
+  const uint32_t most = *std::max_element(emitted, emitted + lanes);
+  std::vector<uint32_t> records(uint64_t{most} * lanes * record_words);
+  if (auto s = download(ctx, buffer, 0, records.data(), records.size() * 4); !s) return s;
+  std::vector<uint32_t> words;
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    for (uint32_t r = 0; r < std::min(emitted[lane], stream_cap); ++r) {
+      const uint32_t* w = records.data() + (uint64_t{r} * lanes + lane) * record_words;
+      words.insert(words.end(), w, w + record_words);
+    }
+    deliver_emitted(options, record_words, lane, words, streamed);
+  }
+  std::fill(emitted, emitted + lanes, 0u);
   return Ok{};
 }
 
@@ -364,19 +414,8 @@ Status VulkanRun::Impl::drain_streams() {
   const uint32_t most = *std::max_element(emitted, emitted + lanes);
   const bool any_parked = std::any_of(parked, parked + lanes, [](uint32_t p) { return p != 0; });
   if (most == 0 && !any_parked) return Ok{};
-  if (most > 0) {
-    std::vector<uint32_t> records(uint64_t{most} * lanes * record_words);
-    if (auto s = download(*ctx, stream, 0, records.data(), records.size() * 4); !s) return s;
-    std::vector<uint32_t> words;
-    for (uint32_t lane = 0; lane < lanes; ++lane) {
-      for (uint32_t r = 0; r < std::min(emitted[lane], push.stream_cap); ++r) {
-        const uint32_t* w = records.data() + (uint64_t{r} * lanes + lane) * record_words;
-        words.insert(words.end(), w, w + record_words);
-      }
-      deliver_emitted(options, record_words, lane, words, streamed);
-    }
-  }
-  std::fill(emitted, emitted + lanes, 0u);
+  if (most > 0)
+    if (auto s = streams.deliver(*ctx, lanes, push.stream_cap, options, emitted); !s) return s;
   if (any_parked) {
     std::vector<uint32_t> pcs(lanes);
     if (auto s = download(*ctx, state, uint64_t{AB_SLOT_PC} * lanes * 4, pcs.data(), lanes * 4); !s)
@@ -423,15 +462,16 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   impl->program_ref = program;
   impl->prog = &program->impl();
   impl->ctx = impl->prog->ctx;
+  impl->device.ctx = impl->ctx;
   impl->lp = &lp;
   impl->layout = &impl->prog->layout;
   impl->options = options;
   impl->vulkan = vulkan;
   impl->lanes = batch.lanes;
   impl->depth = options.stack_depth;
-  impl->nblocks = static_cast<uint32_t>(lp.blocks.size());
+  impl->nblocks = impl->control.nblocks = static_cast<uint32_t>(lp.blocks.size());
   impl->schedule = make_schedule(*impl);
-  impl->trace_cap = impl->schedule->trace_cap();
+  impl->control.trace_cap = impl->schedule->trace_cap();
   impl->stats.device = impl->ctx->info.name;
   impl->stats.pipeline_cache_from_disk = impl->prog->pipeline_cache_from_disk;
   impl->stats.parts = impl->step_parts();
@@ -442,20 +482,20 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   p.depth = options.stack_depth;
   p.max_steps = static_cast<uint32_t>(std::min<uint64_t>(options.max_steps, 0xFFFFFFFFu));
   p.heuristic = static_cast<uint32_t>(options.heuristic);  // AB_HEURISTIC_*
-  p.trace_cap = impl->trace_cap;
+  p.trace_cap = impl->control.trace_cap;
   p.seed_lo = static_cast<uint32_t>(options.seed);
   p.seed_hi = static_cast<uint32_t>(options.seed >> 32);
   p.budget = vulkan.local_steps_per_dispatch;
   if (lp.source->emit_type != Types::kVoid) {
-    impl->record_words = lp.types().words(lp.source->emit_type);
+    impl->streams.record_words = lp.types().words(lp.source->emit_type);
     // As many records per lane as the device's largest binding holds, up to the option: a lane
     // that fills its stream parks until the host drains it.
-    const uint64_t per_record = uint64_t{batch.lanes} * impl->record_words * 4;
+    const uint64_t per_record = uint64_t{batch.lanes} * impl->streams.record_words * 4;
     const uint64_t room =
         impl->ctx->properties.limits.maxStorageBufferRange / std::max<uint64_t>(per_record, 1);
     p.stream_cap = static_cast<uint32_t>(
         std::max<uint64_t>(1, std::min<uint64_t>(vulkan.stream_records, room)));
-    if (!options.on_emit) impl->streamed.emitted.resize(batch.lanes);
+    if (!options.on_emit) impl->streams.streamed.emitted.resize(batch.lanes);
   }
   if (batch.lanes == 0) {
     impl->phase = RunPhase::Finished;
@@ -505,14 +545,14 @@ Expected<bool> VulkanRun::step(uint64_t n) {
   I.stopped = false;
   while (n > 0 && !I.finished()) {
     const uint64_t k = std::min(n, chunk);
-    const uint64_t before = I.steps;
+    const uint64_t before = I.counters.steps;
     if (auto s = I.submit(k); !s) return Error{s.error()};
-    if (I.record_words > 0)
+    if (I.streams.record_words > 0)
       if (auto s = I.drain_streams(); !s) return Error{s.error()};
     // The fused kernels may stop short of the budget (a split program's pick moved to a part
     // already dispatched in this submission, or the device's loop cap drew near): count the
     // steps taken, so that step(n) is exact.
-    n -= I.schedule->stops_short() ? std::min<uint64_t>(n, I.steps - before) : k;
+    n -= I.schedule->stops_short() ? std::min<uint64_t>(n, I.counters.steps - before) : k;
     if (!I.finished() && I.options.should_stop && I.options.should_stop()) {
       I.stopped = true;
       break;

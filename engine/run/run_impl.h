@@ -33,6 +33,71 @@ inline uint32_t groups_for(uint32_t n) {
   return (n + AB_GROUP_SIZE - 1) / AB_GROUP_SIZE;
 }
 
+// The device objects a run records and submits with: its descriptor set (every buffer bound),
+// its fence, and the command buffers it keeps, one per submission size.
+struct RunDeviceState {
+  VulkanContext::Impl* ctx = nullptr;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  std::map<uint64_t, VkCommandBuffer> recorded;  // by step count (global) or budget (local)
+
+  RunDeviceState() = default;
+  RunDeviceState(const RunDeviceState&) = delete;
+  RunDeviceState& operator=(const RunDeviceState&) = delete;
+  ~RunDeviceState();
+  // The pool, the set (of `set_layout`, `bindings` storage buffers) and the fence.
+  Status create(VulkanContext::Impl& context, VkDescriptorSetLayout set_layout, uint32_t bindings);
+  // Binding b of the set to infos[b], for every b.
+  void bind(const std::vector<VkDescriptorBufferInfo>& infos);
+  // Frees the kept command buffers (they push constants that changed); the caller holds the
+  // context's submit lock.
+  void forget_recorded();
+  // Binds the set and pushes `push` for the dispatches recorded next into `cmd`.
+  void bind_set(VkCommandBuffer cmd, VkPipelineLayout layout, const PushConstants& push) const;
+};
+
+// The control buffer (header, per-block counts and executions, trace), which the readback buffer
+// mirrors word for word, and where its words are.
+struct ControlBuffer {
+  DeviceBuffer buffer, readback;
+  uint32_t nblocks = 0;
+  uint32_t trace_cap = 0;  // the schedule's trace_cap(): part of the layout
+
+  VkBuffer handle() const { return buffer.handle(); }
+  // The words the last submission (or recorded round) copied back.
+  const uint32_t* words_read() const { return static_cast<const uint32_t*>(readback.mapped()); }
+  // The list map (ab_list_map_word) and the two sets of per-block indirect arguments
+  // (ab_block_args_word) follow the trace.
+  uint64_t words() const { return AB_CTRL_HEADER_WORDS + 9ull * nblocks + 2ull * trace_cap; }
+  uint64_t block_args_word(uint32_t set, uint32_t block) const {
+    return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap +
+           3ull * (set * nblocks + block);
+  }
+};
+
+// What the run has counted so far, read back from the control buffer after each submission.
+struct RunCounters {
+  uint64_t steps = 0;
+  // Local schedule: the lanes busy in the groups' steps (lane scope: in their loop iterations),
+  // and the groups' steps times their lanes (the AB_CTRL_LANE_* counters, summed)
+  uint64_t lane_iterations = 0, lane_slots = 0;
+  std::vector<TraceStep> trace;
+};
+
+// The lanes' output streams of a program that emits (RunOptions::on_emit): the records are
+// drained between submissions.
+struct EmitStreams {
+  DeviceBuffer buffer;
+  uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
+  RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
+
+  // Hands the records of `lanes` lanes' streams (the EMITTED row `emitted`, zeroed here) on to
+  // `options.on_emit` or `streamed`.
+  Status deliver(VulkanContext::Impl& ctx, uint32_t lanes, uint32_t stream_cap,
+                 const RunOptions& options, uint32_t* emitted);
+};
+
 struct VulkanRun::Impl {
   std::shared_ptr<VulkanProgram> program_ref;
   VulkanProgram::Impl* prog = nullptr;
@@ -51,21 +116,17 @@ struct VulkanRun::Impl {
     const uint64_t range = ctx->properties.limits.maxStorageBufferRange;
     return vulkan.bank_bytes > 0 ? std::min(vulkan.bank_bytes, range) : range;
   }
-  uint32_t trace_cap = 0;  // the schedule's trace_cap(): part of the control buffer's layout
   // How steps are recorded and read back (schedules.h); set once, before anything is allocated.
   std::unique_ptr<RunSchedule> schedule;
-  DeviceBuffer ctrl, state, list, uniforms, readback, dummy, stream;
-  uint32_t record_words = 0;  // words(emit type); 0 when the program never emits
-  RunResult streamed;         // records drained so far (RunResult::emitted, records_emitted)
+  ControlBuffer control;
+  DeviceBuffer state, list, uniforms, dummy;
+  EmitStreams streams;
   std::vector<DeviceBuffer> arenas;
   // The state as created (slot-major), kept for record_restart; `initial` is its device copy,
   // uploaded by the first restart.
   std::vector<uint32_t> initial_image;
   DeviceBuffer initial;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  std::map<uint64_t, VkCommandBuffer> recorded;  // by step count (global) or budget (local)
+  RunDeviceState device;
   PushConstants push;
   RunPhase phase = RunPhase::Created;
   bool finished() const { return phase == RunPhase::Finished; }
@@ -73,36 +134,14 @@ struct VulkanRun::Impl {
   std::string unfinished(const char* call) const;
   // Outputs, errors and statistics as they are now (result() and result_so_far()).
   Expected<RunResult> read_result();
-  uint64_t steps = 0;
-  // Local schedule: the lanes busy in the groups' steps (lane scope: in their loop iterations),
-  // and the groups' steps times their lanes (the AB_CTRL_LANE_* counters, summed)
-  uint64_t lane_iterations = 0, lane_slots = 0;
-  std::vector<TraceStep> trace;
+  RunCounters counters;
   VulkanStats stats;
   Clock::time_point created;
   double compile_seconds_at_creation = 0;  // to leave compilation out of run_seconds
 
-  ~Impl() {
-    if (!ctx) return;
-    std::lock_guard lock(ctx->submit_mutex);
-    ctx->api.vkQueueWaitIdle(ctx->queue);
-    for (auto& [n, cmd] : recorded)
-      ctx->api.vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
-    if (fence) ctx->api.vkDestroyFence(ctx->device, fence, nullptr);
-    if (pool) ctx->api.vkDestroyDescriptorPool(ctx->device, pool, nullptr);
-  }
-
-  // The control buffer (header, per-block counts and executions, trace), which the readback
-  // buffer mirrors word for word.
-  // The list map (ab_list_map_word) and the two sets of per-block indirect arguments
-  // (ab_block_args_word) follow the trace.
-  uint64_t ctrl_words() const { return AB_CTRL_HEADER_WORDS + 9ull * nblocks + 2ull * trace_cap; }
-  uint64_t block_args_word(uint32_t set, uint32_t block) const {
-    return AB_CTRL_HEADER_WORDS + 3ull * nblocks + 2ull * trace_cap +
-           3ull * (set * nblocks + block);
-  }
-
   Status allocate(const Batch& batch);
+  // The run's buffers, each bound to the set's bindings (allocate).
+  std::vector<VkDescriptorBufferInfo> bindings() const;
   // Downloads the per-lane state (slot-major, see state_layout.h).
   Status read_state(std::vector<uint32_t>& image);
   // Entries in use in stack k: its deepest stack pointer over all lanes (clamped to the depth).
@@ -125,8 +164,6 @@ struct VulkanRun::Impl {
   Expected<VkCommandBuffer> record(uint64_t n);
   // Why this run cannot be recorded into a host's command buffer, or empty.
   std::string unrecordable() const;
-  // The schedule of a run that unrecordable() allows to record: only the local one is.
-  LocalSchedule& local_schedule() { return static_cast<LocalSchedule&>(*schedule); }
   // The region of `words` rows starting at state slot `slot`.
   DeviceRegion state_region(int32_t slot, uint32_t words) const {
     if (slot < 0 || words == 0) return {};

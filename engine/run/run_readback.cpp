@@ -96,8 +96,8 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
   const uint32_t out_words = lp.output < 0 ? 0 : types.words(lp.vars[lp.output].type);
   result.outputs.assign(size_t{I.lanes} * out_words, 0u);
   result.faulted.assign(I.lanes, 0);
-  result.emitted = I.streamed.emitted;
-  result.records_emitted = I.streamed.records_emitted;
+  result.emitted = I.streams.streamed.emitted;
+  result.records_emitted = I.streams.streamed.records_emitted;
   if (I.lanes == 0) return result;
   // Only the fixed slots and the output's words come back, not the whole lane state (a light
   // nuts_tree run spent 8% of its time reading back state it did not report).
@@ -113,8 +113,8 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
         !s)
       return Error{s.error()};
   }
-  std::vector<uint32_t> ctrl(I.ctrl_words());
-  if (auto s = download(*I.ctx, I.ctrl, 0, ctrl.data(), ctrl.size() * 4); !s)
+  std::vector<uint32_t> ctrl(I.control.words());
+  if (auto s = download(*I.ctx, I.control.buffer, 0, ctrl.data(), ctrl.size() * 4); !s)
     return Error{s.error()};
   auto at = [&](uint32_t slot, uint32_t lane) { return image[size_t{slot} * I.lanes + lane]; };
   st.max_stack_depth = 1;
@@ -167,7 +167,7 @@ Expected<BatchSnapshot> VulkanRun::Impl::take_snapshot(bool with_stacks) {
   const LoweredProgram& lp = *this->lp;
   const Types& types = lp.types();
   BatchSnapshot snap;
-  snap.step = steps;
+  snap.step = counters.steps;
   snap.lanes = lanes;
   snap.stack_depth = depth;
   snap.stack_capacity = with_stacks ? depth : 0;  // the GPU allocates every stack at full depth
@@ -250,17 +250,17 @@ size_t RunCheckpoint::bytes() const {
 Expected<std::shared_ptr<const RunCheckpoint>> VulkanRun::checkpoint() {
   Impl& I = *impl_;
   auto d = std::make_unique<RunCheckpoint::Data>();
-  d->steps = I.steps;
+  d->steps = I.counters.steps;
   d->group_steps = I.stats.group_steps;
-  d->lane_iterations = I.lane_iterations;
-  d->lane_slots = I.lane_slots;
+  d->lane_iterations = I.counters.lane_iterations;
+  d->lane_slots = I.counters.lane_slots;
   d->finished = I.finished();
-  d->trace_length = I.trace.size();
+  d->trace_length = I.counters.trace.size();
   d->run = this;
   if (I.lanes > 0) {
     if (auto s = I.read_state(d->state); !s) return Error{s.error()};
-    d->ctrl.resize(I.ctrl_words());
-    if (auto s = download(*I.ctx, I.ctrl, 0, d->ctrl.data(), d->ctrl.size() * 4); !s)
+    d->ctrl.resize(I.control.words());
+    if (auto s = download(*I.ctx, I.control.buffer, 0, d->ctrl.data(), d->ctrl.size() * 4); !s)
       return Error{s.error()};
     std::vector<uint32_t> entries;
     if (auto s = I.read_live_stacks(d->state, d->stacks, entries); !s) return Error{s.error()};
@@ -274,7 +274,8 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
   if (d.run != this) return Error{"this checkpoint was made by another run"};
   if (I.lanes > 0) {
     if (auto s = upload(*I.ctx, I.state, 0, d.state.data(), d.state.size() * 4); !s) return s;
-    if (auto s = upload(*I.ctx, I.ctrl, 0, d.ctrl.data(), d.ctrl.size() * 4); !s) return s;
+    if (auto s = upload(*I.ctx, I.control.buffer, 0, d.ctrl.data(), d.ctrl.size() * 4); !s)
+      return s;
     // Entries above a stack's saved prefix were dead when it was saved; no lane reads them
     // before pushing over them, so only the prefix goes back.
     for (size_t k = 0; k < d.stacks.size(); ++k) {
@@ -287,12 +288,12 @@ Status VulkanRun::restore(const RunCheckpoint& checkpoint) {
     }
     if (auto s = I.schedule->restored(); !s) return s;
   }
-  I.steps = d.steps;
+  I.counters.steps = d.steps;
   I.stats.group_steps = d.group_steps;
-  I.lane_iterations = d.lane_iterations;
-  I.lane_slots = d.lane_slots;
+  I.counters.lane_iterations = d.lane_iterations;
+  I.counters.lane_slots = d.lane_slots;
   I.phase = d.finished ? RunPhase::Finished : RunPhase::Running;
-  I.trace.resize(std::min(I.trace.size(), d.trace_length));
+  I.counters.trace.resize(std::min(I.counters.trace.size(), d.trace_length));
   if (!d.ctrl.empty()) I.update_utilization(d.ctrl.data());
   return Ok{};
 }

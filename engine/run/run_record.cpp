@@ -16,7 +16,7 @@ namespace ab {
 
 std::string VulkanRun::Impl::unrecordable() const {
   if (auto why = schedule->unrecordable(); !why.empty()) return why;
-  if (record_words > 0)
+  if (streams.record_words > 0)
     return "a program that emits cannot be recorded into a host's command buffer: its output "
            "streams are drained by the host between submissions (use run() or step())";
   return {};
@@ -27,7 +27,7 @@ Status VulkanRun::record(VkCommandBuffer cmd, uint32_t rounds) {
   if (!cmd) return Error{"record: no command buffer"};
   if (auto why = I.unrecordable(); !why.empty()) return Error{why};
   if (I.lanes == 0 || rounds == 0) return Ok{};
-  if (auto s = I.local_schedule().record_rounds(cmd, rounds); !s) return s;
+  if (auto s = I.schedule->record_rounds(cmd, rounds); !s) return s;
   I.phase = RunPhase::Recorded;  // known again at the next poll()
   return Ok{};
 }
@@ -91,18 +91,16 @@ Status VulkanRun::record_restart(VkCommandBuffer cmd, const std::vector<DeviceRe
   if (at < state_bytes) reset.push_back({at, at, state_bytes - at});
   api.vkCmdCopyBuffer(cmd, I.initial.handle(), I.state.handle(),
                       static_cast<uint32_t>(reset.size()), reset.data());
-  api.vkCmdFillBuffer(cmd, I.ctrl.handle(), 0, VK_WHOLE_SIZE, 0);
+  api.vkCmdFillBuffer(cmd, I.control.handle(), 0, VK_WHOLE_SIZE, 0);
   compute_barrier(*I.ctx, cmd);
-  api.vkCmdFillBuffer(cmd, I.ctrl.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 1);
+  api.vkCmdFillBuffer(cmd, I.control.handle(), AB_CTRL_NOT_FINISHED * 4, 4, 1);
   compute_barrier(*I.ctx, cmd);
   if (seed) {
     I.push.seed_lo = static_cast<uint32_t>(*seed);
     I.push.seed_hi = static_cast<uint32_t>(*seed >> 32);
     I.options.seed = *seed;
     std::lock_guard lock(I.ctx->submit_mutex);
-    for (auto& [n, recorded] : I.recorded)  // they push the old seed
-      api.vkFreeCommandBuffers(I.ctx->device, I.ctx->command_pool, 1, &recorded);
-    I.recorded.clear();
+    I.device.forget_recorded();  // they push the old seed
   }
   I.phase = RunPhase::Restarted;
   return Ok{};
@@ -119,7 +117,8 @@ Expected<bool> VulkanRun::poll() {
     case RunPhase::Restarted:
       // The readback still holds the rounds before the restart; the restart cleared the
       // counters it would show, and every lane waits at the entry.
-      I.stats.group_steps = I.steps = I.lane_iterations = I.lane_slots = 0;
+      I.stats.group_steps = I.counters.steps = I.counters.lane_iterations = I.counters.lane_slots =
+          0;
       I.stats.utilization = 0;
       return false;
     case RunPhase::Running:
@@ -128,10 +127,10 @@ Expected<bool> VulkanRun::poll() {
     case RunPhase::Recorded:
       break;
   }
-  const auto* w = static_cast<const uint32_t*>(I.readback.mapped());
+  const uint32_t* w = I.control.words_read();
   // Counted since the run was created or last restarted (the counters are never cleared
   // between recorded rounds).
-  I.local_schedule().read_back_rounds(w);
+  I.schedule->read_back_rounds(w);
   I.update_utilization(w);
   return I.finished();
 }

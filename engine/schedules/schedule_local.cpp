@@ -56,7 +56,7 @@ Status LocalSchedule::prepare(PipelineJobs& jobs) {
 
 void LocalSchedule::record_resets(VkCommandBuffer cmd) {
   auto& api = run_.ctx->api;
-  const VkBuffer ctrl = run_.ctrl.handle();
+  const VkBuffer ctrl = run_.control.handle();
   api.vkCmdFillBuffer(cmd, ctrl, AB_CTRL_NOT_FINISHED * 4, 4, 0);
   api.vkCmdFillBuffer(cmd, ctrl, AB_CTRL_GROUP_STEPS * 4, 4, 0);
   api.vkCmdFillBuffer(cmd, ctrl, AB_CTRL_LANE_ITERATIONS * 4, 8, 0);  // and AB_CTRL_LANE_SLOTS
@@ -90,9 +90,9 @@ void LocalSchedule::read_back(const uint32_t* w, uint64_t) {
   VulkanRun::Impl& r = run_;
   r.stats.dispatches += r.part_order().size();
   r.stats.group_steps += w[AB_CTRL_GROUP_STEPS];
-  r.lane_iterations += w[AB_CTRL_LANE_ITERATIONS];
-  r.lane_slots += w[AB_CTRL_LANE_SLOTS];
-  r.steps = r.stats.group_steps;
+  r.counters.lane_iterations += w[AB_CTRL_LANE_ITERATIONS];
+  r.counters.lane_slots += w[AB_CTRL_LANE_SLOTS];
+  r.counters.steps = r.stats.group_steps;
   r.phase = w[AB_CTRL_NOT_FINISHED] == 0 ? RunPhase::Finished : RunPhase::Running;
 }
 
@@ -100,9 +100,9 @@ void LocalSchedule::read_back(const uint32_t* w, uint64_t) {
 // (the subgroup and workgroup scopes count a lane busy when it ran the step's block, the lane
 // scope when it was inside the subgroup's loop iteration).
 double LocalSchedule::utilization(const uint32_t*) const {
-  return run_.lane_slots
-             ? static_cast<double>(run_.lane_iterations) / static_cast<double>(run_.lane_slots)
-             : 0;
+  return run_.counters.lane_slots ? static_cast<double>(run_.counters.lane_iterations) /
+                                        static_cast<double>(run_.counters.lane_slots)
+                                  : 0;
 }
 
 void LocalSchedule::result_stats(const std::vector<uint32_t>&, RunResult& result) const {
@@ -116,22 +116,19 @@ Status LocalSchedule::record_rounds(VkCommandBuffer cmd, uint32_t rounds) {
   if (auto s = load_pipelines(); !s) return s;
   auto& api = r.ctx->api;
   compute_barrier(*r.ctx, cmd);  // the host's (and earlier rounds') writes to our buffers
-  api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r.prog->pipeline_layout, 0, 1,
-                              &r.set, 0, nullptr);
-  api.vkCmdPushConstants(cmd, r.prog->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                         sizeof(r.push), &r.push);
+  r.device.bind_set(cmd, r.prog->pipeline_layout, r.push);
   for (uint32_t i = 0; i < rounds; ++i) {
     api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *round);
     api.vkCmdDispatch(cmd, 1, 1, 1);
     compute_barrier(*r.ctx, cmd);
     for (size_t part : r.part_order()) {
       api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, steps_[part]);
-      api.vkCmdDispatchIndirect(cmd, r.ctrl.handle(), AB_CTRL_INDIRECT_X * 4);
+      api.vkCmdDispatchIndirect(cmd, r.control.handle(), AB_CTRL_INDIRECT_X * 4);
       compute_barrier(*r.ctx, cmd);
     }
   }
-  VkBufferCopy region{0, 0, r.ctrl_words() * 4};
-  api.vkCmdCopyBuffer(cmd, r.ctrl.handle(), r.readback.handle(), 1, &region);
+  VkBufferCopy region{0, 0, r.control.words() * 4};
+  api.vkCmdCopyBuffer(cmd, r.control.handle(), r.control.readback.handle(), 1, &region);
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -144,9 +141,9 @@ Status LocalSchedule::record_rounds(VkCommandBuffer cmd, uint32_t rounds) {
 void LocalSchedule::read_back_rounds(const uint32_t* w) {
   VulkanRun::Impl& r = run_;
   r.stats.group_steps = w[AB_CTRL_GROUP_STEPS];
-  r.lane_iterations = w[AB_CTRL_LANE_ITERATIONS];
-  r.lane_slots = w[AB_CTRL_LANE_SLOTS];
-  r.steps = r.stats.group_steps;
+  r.counters.lane_iterations = w[AB_CTRL_LANE_ITERATIONS];
+  r.counters.lane_slots = w[AB_CTRL_LANE_SLOTS];
+  r.counters.steps = r.stats.group_steps;
   r.phase = w[AB_CTRL_NOT_FINISHED] == 0 ? RunPhase::Finished : RunPhase::Running;
 }
 

@@ -14,8 +14,9 @@
 // The shared framing (allocating and caching a command buffer, binding the set, pushing the
 // constants, copying the control buffer to the readback) is the run's, in run.cpp.
 //
-// GlobalSchedule (schedule_global.cpp): one program counter for the whole batch, picked on the
-// GPU each step (paper-faithful; its trace equals the VM's). LocalSchedule (schedule_local.cpp):
+// GlobalSchedule (schedule_global.cpp, its variants in schedule_global.h): one program counter for
+// the whole batch, picked on the GPU each step (paper-faithful; its trace equals the VM's).
+// LocalSchedule (schedule_local.cpp):
 // each lane, subgroup or workgroup runs its own PC loop inside one dispatch; the only schedule a
 // host may record into its own command buffer (run_record.cpp).
 #pragma once
@@ -92,62 +93,78 @@ class RunSchedule {
   // buffer `ctrl` as read by result().
   virtual void result_stats(const std::vector<uint32_t>& ctrl, RunResult& result) const = 0;
 
+  // ---- a host's command buffer (run_record.cpp), for a schedule unrecordable() allows ----
+  // `rounds` rounds, each deciding on the GPU whether it runs (shaders/local_round.comp).
+  virtual Status record_rounds(VkCommandBuffer, uint32_t) { return Error{unrecordable()}; }
+  // The counters so far from the readback after the host's fence: they count since the run was
+  // created or restarted (recorded rounds never clear them).
+  virtual void read_back_rounds(const uint32_t*) {}
+
  protected:
   VulkanRun::Impl& run_;
 };
 
 // One program counter for the batch: each step the pick kernel chooses a block (the heuristic)
-// and that block's step kernel runs its lanes.
-class GlobalSchedule final : public RunSchedule {
+// and that block's step kernel runs its lanes. What the six variants share (the pick, the counts,
+// the trace, the checkpoint and drain hooks) is here, in schedule_global.cpp; each variant, one
+// class in a file of its own (schedule_global.h), says how a step finds its lanes and how many
+// dispatches it takes.
+class GlobalSchedule : public RunSchedule {
  public:
-  enum class Variant {
-    Masked,        // each step: pick, then every part's kernel over all lanes, masked
-    Compacted,     // each step: pick, a compaction pass listing the block's lanes, then every
-                   // part's kernel over that list (indirect)
-    LaneLists,     // compacted with per-block lane lists the kernels keep (no compaction pass)
-    PickInStep,    // lane lists in one part: one pick, then each step kernel picks the next
-    BlockKernels,  // pick in step, with one kernel specialized to each block
-    Fused,         // a batch within one subgroup: the whole loop in one dispatch per part
-  };
   // The variant VulkanOptions and the device allow for this run (needs lanes, nblocks, prog).
-  static Variant choose(const VulkanRun::Impl& run);
-  GlobalSchedule(VulkanRun::Impl& run, Variant variant) : RunSchedule(run), variant_(variant) {}
+  static std::unique_ptr<GlobalSchedule> choose(VulkanRun::Impl& run);
 
   std::string name() const override;
-  Kernel step_kernel() const override;
+  Kernel step_kernel() const override { return Kernel::GlobalCompacted; }
   uint64_t steps_per_submission() const override;
+  // The compaction pass's list (or none), or with lane lists a region per block and a spare one.
   uint64_t list_words() const override;
   uint32_t trace_cap() const override;
   uint32_t group_width() const override { return 0; }
-  bool stops_short() const override { return variant_ == Variant::Fused; }
   std::string unrecordable() const override;
   Status prepare(PipelineJobs& jobs) override;
   Status start() override;
   Status pcs_changed() override;
   Status restored() override;
   void record_resets(VkCommandBuffer cmd) override;
-  uint32_t budget(uint64_t n) const override;
+  // The steps whose pick the step kernel makes (0: a pick dispatch each).
+  uint32_t budget(uint64_t n) const override { return budgeted() ? static_cast<uint32_t>(n) : 0; }
   Status load_pipelines() override;
-  void record_steps(VkCommandBuffer cmd, uint64_t n) override;
   void read_back(const uint32_t* w, uint64_t n) override;
   double utilization(const uint32_t* header) const override;
   void result_stats(const std::vector<uint32_t>& ctrl, RunResult& result) const override;
 
+ protected:
+  using RunSchedule::RunSchedule;
+
+  // ---- what the variants differ in ----
+  // The step kernels keep per-block lane lists (AB_CTRL_LISTS), so no compaction pass.
+  virtual bool lane_lists() const { return false; }
+  // A submission runs within the push constant's budget (the step kernel picks the next block,
+  // or the fused kernel steps): budget(n) is n and the count of steps taken is reset.
+  virtual bool budgeted() const { return false; }
+  // The hand-written kernels dispatched besides the step kernels: the pick (all but fused), the
+  // compaction pass (compacted).
+  virtual bool picks() const { return true; }
+  virtual bool compacts() const { return false; }
+  // VulkanStats::dispatches of a submission of `n` steps.
+  virtual uint64_t dispatches(uint64_t n) const = 0;
+  // The step kernels to build (prepare) and load: one per part, or (block kernels) one per block.
+  virtual void add_step_jobs(PipelineJobs& jobs);
+  virtual Expected<std::vector<VkPipeline>> load_steps();
+
+  // ---- recording helpers ----
+  // `p` over `groups` workgroups, then a barrier.
+  void dispatch(VkCommandBuffer cmd, VkPipeline p, uint32_t groups);
+  // Every part's kernel over the lanes the pick (or the compaction) listed.
+  void dispatch_listed(VkCommandBuffer cmd);
+
+  VkPipeline pick_ = VK_NULL_HANDLE, compact_ = VK_NULL_HANDLE;
+  std::vector<VkPipeline> steps_;  // each part's step kernel, or each block's (block kernels)
+
  private:
-  bool lane_lists() const {
-    return variant_ == Variant::LaneLists || variant_ == Variant::PickInStep ||
-           variant_ == Variant::BlockKernels;
-  }
-  // The step kernel picks the next block itself: one pick per submission.
-  bool picks_in_step() const {
-    return variant_ == Variant::PickInStep || variant_ == Variant::BlockKernels;
-  }
   // Counts the live lanes per block again from their PCs (and lists them, with lane lists).
   Status recount();
-
-  Variant variant_;
-  VkPipeline pick_ = VK_NULL_HANDLE, compact_ = VK_NULL_HANDLE;
-  std::vector<VkPipeline> steps_;  // each part's step kernel, or each block's (BlockKernels)
 };
 
 // Each group (a lane, a subgroup or a workgroup: VulkanOptions::local_scope) runs its own PC
@@ -171,12 +188,8 @@ class LocalSchedule final : public RunSchedule {
   double utilization(const uint32_t* header) const override;
   void result_stats(const std::vector<uint32_t>& ctrl, RunResult& result) const override;
 
-  // ---- a host's command buffer (run_record.cpp) ----
-  // `rounds` rounds, each deciding on the GPU whether it runs (shaders/local_round.comp).
-  Status record_rounds(VkCommandBuffer cmd, uint32_t rounds);
-  // The counters so far from the readback after the host's fence: they count since the run was
-  // created or restarted (recorded rounds never clear them).
-  void read_back_rounds(const uint32_t* w);
+  Status record_rounds(VkCommandBuffer cmd, uint32_t rounds) override;
+  void read_back_rounds(const uint32_t* w) override;
 
  private:
   LocalScope scope_;

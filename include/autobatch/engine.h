@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autobatch/batch.h"
@@ -48,6 +49,11 @@ enum class LocalScope : uint8_t { Subgroup, Workgroup, Lane };
 const char* schedule_name(Schedule s);       // "global", "local"
 const char* global_mode_name(GlobalMode m);  // "masked", "compacted"
 const char* local_scope_name(LocalScope s);  // "subgroup", "workgroup", "lane"
+// The names above read back, for the CLI, the bench and Python alike. Another name is an Error
+// that lists them: "schedule must be 'global' or 'local', not 'x'".
+Expected<Schedule> parse_schedule(std::string_view name);
+Expected<GlobalMode> parse_global_mode(std::string_view name);
+Expected<LocalScope> parse_local_scope(std::string_view name);
 
 struct VulkanOptions {
   ContextOptions context;  // used when run_vulkan creates the context

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -196,8 +197,8 @@ Runner cpu_runner(CpuBackend backend);
 // The engine on `context` (shared: one per process is enough), compiling the program per run.
 Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions options);
 
-// Where the draws go as they come. The default keeps them in memory (Fit::draws); the CLI
-// writes them straight into a file instead.
+// Where the draws go as they come. The default keeps them in memory (Fit::draws_data);
+// FitWriter::draws() writes them straight into draws.npy instead (the CLI's).
 class DrawSink {
  public:
   virtual ~DrawSink() = default;
@@ -289,5 +290,81 @@ std::string cmdstan_csv(const Fit& fit, const std::string& model_name, uint32_t 
 std::vector<uint32_t> cmdstan_order(const std::vector<std::string>& names);
 // The parameter names CmdStan gives our coordinates: "theta[0]" -> "theta.1".
 std::string cmdstan_name(const std::string& name);
+
+// ---- a fit's files ----
+
+// Which of a fit's files to write, and the names in them.
+struct FitFileOptions {
+  std::string model;       // summary.json's "model": the model's file as the user named it
+  std::string model_name;  // the CSVs' MODEL-k.csv and their `model =` comment
+  // draws.npy [chains, draws, D], the per-draw statistics (lp, accept_stat, step_size, energy,
+  // tree_depth, n_grad, divergent .npy, [chains, draws] each) and summary.json. False: the CSVs
+  // alone (Python's Fit.to_csv).
+  bool npy = true;
+  bool csv = false;  // one CmdStan CSV per chain (cmdstan_csv), MODEL-k.csv with k from 1
+};
+
+// What summary.json says of the run beyond the fit: what the caller knows (the CLI all of it;
+// an unknown figure is left out or null).
+struct RunFacts {
+  std::string backend;         // "vm", "vulkan", ...
+  std::string interrupted_by;  // the signal that stopped the run ("Interrupt"); empty: none
+  double run_seconds = 0, wall_seconds = 0;
+  // The gradient's utilization, program-counter batching's over all chains and over the live
+  // ones (null when the backend does not report it), and what local static batching would reach.
+  std::optional<double> gradient_utilization, gradient_utilization_live;
+  double local_static_utilization = 0;
+  std::optional<double> compile_seconds;  // Vulkan: the kernels' build
+  std::string kernels_json;               // Vulkan: each kernel's times as JSON; empty: none
+};
+
+// summary.json's text: the fit's settings, summary, warnings, faults, refused chains and step
+// sizes with `facts`, and `files`, the set's files (docs/nuts.md lists the keys). `indent` < 0:
+// one line.
+std::string summary_json(const Fit& fit, const FitFileOptions& files, const RunFacts& facts,
+                         const std::vector<std::string>& file_names, int indent = -1);
+
+// A fit's files written into one folder as one set, so that nothing a user has is lost when a
+// run fails, is stopped or shares its folder (docs/cli.md, "What a fit leaves"):
+//  - the folder is locked (FOLDER/.autobatch-sample.lock, flock) while the writer lives: a second
+//    writer into it is refused at once, naming the process that holds it;
+//  - every file is written into FOLDER/.autobatch-sample.partial/ and renamed into the folder by
+//    finish() only after all of them were written and synced; summary.json is renamed last. A
+//    writer that fails or is killed before that leaves the previous fit's files as they were;
+//  - after finish() the folder holds exactly this fit's files: summary.json's "files" names them,
+//    and the files an earlier fit's summary.json names that this set lacks are removed; a file
+//    no summary.json of ours names is never touched;
+//  - the disk space the set needs is checked by open(), before anything runs.
+// The draws stream into draws.npy through draws() while the chains run (memory holds one draw),
+// or write_fit() copies an in-memory fit's.
+class FitWriter {
+ public:
+  // Creates `folder` if needed, takes its lock, checks the disk and stages draws.npy for
+  // `options.chains` x `options.draws` draws of `dimension` coordinates.
+  static Expected<std::unique_ptr<FitWriter>> open(const std::string& folder,
+                                                   const Options& options, uint32_t dimension,
+                                                   const FitFileOptions& files);
+  ~FitWriter();  // unfinished: the staged files go, the folder stays as it was
+  FitWriter(const FitWriter&) = delete;
+  FitWriter& operator=(const FitWriter&) = delete;
+
+  // The sink for run(): draws.npy, missing draws NaN.
+  DrawSink& draws();
+  // Writes the statistics, the CSVs and summary.json, then moves the set into the folder.
+  Status finish(const Fit& fit, const RunFacts& facts);
+  // The set's files so far, sorted (summary.json's "files"), and where `name` lies after finish().
+  std::vector<std::string> files() const;
+  std::string path(const std::string& name) const;
+
+ private:
+  struct Impl;
+  explicit FitWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// An in-memory fit's files (FitWriter with its draws copied in): what `autobatch sample --out`
+// writes, from Python or an embedding app.
+Status write_fit(const Fit& fit, const std::string& folder, const FitFileOptions& files,
+                 const RunFacts& facts = {});
 
 }  // namespace ab::sample

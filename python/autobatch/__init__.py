@@ -9,6 +9,7 @@ batched NUTS into arrays and into CmdStan's CSV (docs/python.md).
     fit = autobatch.sample("samples/models/eight_schools.ab", data={...}, chains=4, seed=1)
     fit.summary()                     # mean, sd, mcse, quantiles, R-hat, ESS per parameter
     fit.to_csv("fit/")                # one CmdStan CSV per chain
+    fit.save("fit/")                  # the files `autobatch sample --out fit/` writes
 
 The C++ core (_core, python/core.cpp) does the work with the GIL released; Ctrl-C stops a run
 within a second with KeyboardInterrupt.
@@ -94,9 +95,10 @@ class Fit:
     or was stopped), `stats` (per-draw lp, accept_stat, step_size, tree_depth, n_leapfrog (also
     n_grad), divergent, energy, each [chains, draws]), `parameter_names`, `warnings`."""
 
-    def __init__(self, core, model_name):
+    def __init__(self, core, model_name, model_file="<model>"):
         self._core = core
         self.model_name = model_name
+        self.model_file = model_file
         self.draws = core.draws
         self.stats = core.stats
         self.parameter_names = list(core.parameter_names)
@@ -125,16 +127,23 @@ class Fit:
         return self._core.summary_table
 
     def to_csv(self, folder):
-        """Writes one CmdStan CSV per chain, FOLDER/MODEL-CHAIN.csv (chain from 1); returns the
+        """Writes one CmdStan CSV per chain, FOLDER/MODEL-CHAIN.csv (chain from 1), as one set (the
+        library's writer, as `autobatch sample --csv`: all of them or none); returns the paths."""
+        self._core.write_files(os.fspath(folder), self.model_file, self.model_name, npy=False,
+                               csv=True)
+        return [os.path.join(folder, "%s-%d.csv" % (self.model_name, chain + 1))
+                for chain in range(self.draws.shape[0])]
+
+    def save(self, folder, csv=False):
+        """Writes the fit's files as `autobatch sample --out FOLDER [--csv]` does: draws.npy, the
+        per-draw statistics, summary.json (and with `csv` one CmdStan CSV per chain), as one set
+        that replaces an earlier fit's in FOLDER (docs/cli.md, "What a fit leaves"); returns the
         paths."""
-        os.makedirs(folder, exist_ok=True)
-        paths = []
-        for chain in range(self.draws.shape[0]):
-            path = os.path.join(folder, "%s-%d.csv" % (self.model_name, chain + 1))
-            with open(path, "w") as f:
-                f.write(self._core.cmdstan_csv(self.model_name, chain))
-            paths.append(path)
-        return paths
+        self._core.write_files(os.fspath(folder), self.model_file, self.model_name, npy=True,
+                               csv=csv)
+        with open(os.path.join(folder, "summary.json")) as f:
+            import json
+            return [os.path.join(folder, name) for name in json.load(f)["files"]]
 
     def __repr__(self):
         return "Fit(chains=%d, draws=%d, parameters=%s)" % (
@@ -207,7 +216,7 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
     compiled = _core.SamplerModel.compile(source, file)
     core = _core.sample(compiled, dict(data or {}), options, backend, schedule or "",
                         _init_array(init, compiled.fields, chains), progress)
-    fit = Fit(core, name)
+    fit = Fit(core, name, file)
     # What the CLI prints on stderr after a fit: faulted or refused chains, Stan's checks.
     for message in fit.chain_messages + fit.warnings:
         warnings.warn(message, RuntimeWarning, stacklevel=2)

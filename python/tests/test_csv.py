@@ -3,6 +3,8 @@ following CmdStan's documented format ("Stan CSV File Format": `#` comments, one
 row per draw, the adaptation as comments after the header) reads back into exactly the fit's
 draws and statistics; the CLI's files hold the same rows; ArviZ reads them where installed."""
 
+import json
+import os
 import subprocess
 
 import numpy as np
@@ -119,3 +121,38 @@ def test_arviz_reads_the_files(tmp_path):
                            progress=False)
     data = arviz.from_cmdstan(fit.to_csv(str(tmp_path)))
     assert data.posterior["tau"].shape == (2, 100)
+
+
+def test_save_writes_the_files_sample_out_writes(tmp_path):
+    """Fit.save and `autobatch sample --out` go through the library's one writer: the same set of
+    files, the same draws and statistics, summary.json's settings and summary alike."""
+    model = tmp_path / "two.ab"
+    model.write_text(MODEL)
+    subprocess.run([CLI, "sample", str(model), "--backend", "vm", "--chains", "2", "--draws",
+                    "60", "--warmup", "150", "--seed", "4", "--csv", "--out",
+                    str(tmp_path / "cli")], check=True, capture_output=True)
+    fit = autobatch.sample(str(model), chains=2, draws=60, warmup=150, seed=4, backend="vm",
+                           progress=False)
+    paths = fit.save(str(tmp_path / "ours"), csv=True)
+    cli_files = sorted(p.name for p in (tmp_path / "cli").iterdir() if p.name[0] != ".")
+    assert sorted(os.path.basename(p) for p in paths) == cli_files
+    assert "draws.npy" in cli_files and "two-2.csv" in cli_files
+    np.testing.assert_array_equal(np.load(tmp_path / "ours" / "draws.npy"), fit.draws)
+    for name in cli_files:
+        if name.endswith(".npy"):
+            np.testing.assert_array_equal(np.load(tmp_path / "ours" / name),
+                                          np.load(tmp_path / "cli" / name))
+    ours = json.loads((tmp_path / "ours" / "summary.json").read_text())
+    theirs = json.loads((tmp_path / "cli" / "summary.json").read_text())
+    for key in ["model", "backend", "chains", "draws", "warmup", "seed", "complete",
+                "parameters", "warnings", "gradient_evaluations", "divergences", "files"]:
+        assert ours[key] == theirs[key], key
+
+
+def test_save_refuses_a_file_as_the_folder(tmp_path):
+    fit = autobatch.sample(MODEL, chains=1, draws=20, warmup=20, seed=1, backend="vm",
+                           progress=False)
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(OSError, match="is a file"):
+        fit.save(str(tmp_path / "taken"))
+    assert (tmp_path / "taken").read_text() == "x"

@@ -115,9 +115,9 @@ float lane_float(uint64_t salt, uint32_t lane, float lo, float hi) {
   return static_cast<float>(lo + (hi - lo) * unit);
 }
 
-std::vector<Sample> build_samples() {
-  std::vector<Sample> cases;
-
+// The table in three parts, in the table's order: recursion and integer arithmetic, floats
+// and arrays, then the sampler's tree, faults, products and bits.
+void add_integer_samples(std::vector<Sample>& cases) {
   cases.push_back(
       {.file = "fib.ab",
        .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
@@ -164,7 +164,9 @@ std::vector<Sample> build_samples() {
                      return {{int_word(lane_int(8, lane, 0, 100000))}, {int_word(b)}};
                    },
                    .input_bounds = "a in 0..100000, b in 1..50 (0 on lanes 5, 28, ...: assert)"});
+}
 
+void add_float_and_array_samples(std::vector<Sample>& cases) {
   cases.push_back({.file = "simpson.ab",
                    .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
                      const float a = lane_float(10, lane, 0.0f, 1.0f);
@@ -217,7 +219,9 @@ std::vector<Sample> build_samples() {
                          return UniformData{knots, values};
                        },
                    .input_bounds = "x in [-1, 29), knots 0 .. 26.25 (x >= 26.25 faults)"});
+}
 
+void add_sampler_and_fault_samples(std::vector<Sample>& cases) {
   cases.push_back(
       {.file = "nuts_tree.ab",
        .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
@@ -268,6 +272,13 @@ std::vector<Sample> build_samples() {
                      return {{static_cast<uint32_t>(lane_hash(58, lane))}};
                    },
                    .input_bounds = "x any int"});
+}
+
+std::vector<Sample> build_samples() {
+  std::vector<Sample> cases;
+  add_integer_samples(cases);
+  add_float_and_array_samples(cases);
+  add_sampler_and_fault_samples(cases);
   return cases;
 }
 

@@ -51,7 +51,7 @@ const BenchRow* find_row(const BenchReport& report, const std::string& system, u
 
 TEST_CASE("bench: a tiny run checks every row against the interpreter") {
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
+  REQUIRE(ab::bench::run_suite(tiny_options(), report));
   REQUIRE(report.rows.size() == 4);
   CHECK(report.all_ok());
   for (const BenchRow& row : report.rows) {
@@ -95,7 +95,7 @@ TEST_CASE("bench: a tiny run checks every row against the interpreter") {
 
 TEST_CASE("bench: the JSON report parses and has the documented keys") {
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
+  REQUIRE(ab::bench::run_suite(tiny_options(), report));
   const nlohmann::json parsed = nlohmann::json::parse(ab::bench::to_json(report).dump());
   for (const char* key : {"quick", "device", "notes", "cpu_threads", "inputs", "batches",
                           "heavy_batches", "systems", "rows", "compile", "ok"})
@@ -138,7 +138,7 @@ TEST_CASE("bench: a wrong native result marks its row FAILED and the run exits 1
     if (system == "native" && result.outputs.size() > 3) result.outputs[3] += 1;
   };
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   CHECK_FALSE(report.all_ok());
   const BenchRow* bad = find_row(report, "native", 7);
   REQUIRE(bad);
@@ -167,7 +167,7 @@ TEST_CASE("bench: every native baseline equals the interpreter on divergent inpu
     options.repeats = 1;
     options.print_table = false;
     BenchReport report;
-    REQUIRE(ab::bench::run_suite(options, report) == "");
+    REQUIRE(ab::bench::run_suite(options, report));
     REQUIRE(report.rows.size() == (quick ? 1 : 2) * ab::bench::workloads().size());
     for (const BenchRow& row : report.rows) {
       CAPTURE(row.program);
@@ -190,7 +190,7 @@ TEST_CASE("bench: every GLSL ceiling kernel equals the interpreter on divergent 
     options.repeats = 1;
     options.print_table = false;
     BenchReport report;
-    REQUIRE(ab::bench::run_suite(options, report) == "");
+    REQUIRE(ab::bench::run_suite(options, report));
     REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
     REQUIRE(report.rows.size() == (quick ? 3 : 6) * ab::bench::workloads().size());
     for (const BenchRow& row : report.rows) {
@@ -225,7 +225,7 @@ TEST_CASE("bench: ceiling kernels are clean under validation and match native an
     // Only nuts_tree's floats may differ from the CPU's (the device's log, sqrt and cos in
     // normal()); from the engine's generated kernels on the same device they may not.
     const bool floats = w.name == "nuts_tree";
-    CHECK(compare_with_reference(native, *result, w.out_words, floats, floats) == "");
+    CHECK(compare_with_reference(native, *result, w.out_words, floats, floats));
     if (floats) {
       const std::string source = ab::testing::read_sample(w.name + ".ab");
       auto loaded = ab::enginetest::load_source(source, w.entry, w.name + ".ab");
@@ -237,7 +237,7 @@ TEST_CASE("bench: ceiling kernels are clean under validation and match native an
       auto engine = ab::run_vulkan(loaded->lowered, batch, run_options, vulkan, nullptr,
                                    ab::enginetest::context());
       REQUIRE_MESSAGE(engine.ok(), engine.error());
-      CHECK(compare_with_reference(*engine, *result, w.out_words, true, false) == "");
+      CHECK(compare_with_reference(*engine, *result, w.out_words, true, false));
     }
     ab::enginetest::check_no_validation_messages();
   }
@@ -314,7 +314,7 @@ TEST_CASE("bench: a ceiling lane resumes across dispatches with the interpreter'
     const ab::RunResult expected =
         ab::run_interp(loaded->program, loaded->entry, batch, run_options);
     const bool floats = w.name == "nuts_tree";
-    CHECK(compare_with_reference(expected, many->result, w.out_words, floats, floats) == "");
+    CHECK(compare_with_reference(expected, many->result, w.out_words, floats, floats));
   }
   ab::enginetest::check_no_validation_messages();
 }
@@ -327,7 +327,7 @@ TEST_CASE("bench: --inputs heavy rows say heavy and pass their checks") {
   options.repeats = 1;
   options.print_table = false;
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
   CHECK(report.inputs == std::vector<std::string>{"heavy"});
   REQUIRE(report.rows.size() == 4 * ab::bench::workloads().size());
@@ -350,7 +350,7 @@ TEST_CASE("bench: --inputs heavy rows say heavy and pass their checks") {
   options.inputs = "both";
   options.programs = {"fib"};
   options.systems = {"native"};
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   REQUIRE(report.rows.size() == 2);
   CHECK(report.rows[0].inputs == "light");
   CHECK(report.rows[1].inputs == "heavy");
@@ -362,10 +362,10 @@ TEST_CASE("bench: --inputs heavy rows say heavy and pass their checks") {
   options.quick = true;
   options.batches = {};
   options.inputs = "";
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   CHECK(report.inputs == std::vector<std::string>{"light"});
   options.inputs = "heavy";
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   REQUIRE(report.rows.size() == 1);
   CHECK(report.rows[0].lanes == 1024);
   CHECK(report.rows[0].inputs == "heavy");
@@ -383,7 +383,7 @@ TEST_CASE("bench: heavy rows above 1024 lanes leave out the slowest schedules un
   options.repeat_budget_seconds = 0.001;
   options.print_table = false;
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
   CHECK(find_row(report, "global-masked", 1024));
   CHECK(find_row(report, "local-workgroup", 1024));
@@ -394,7 +394,7 @@ TEST_CASE("bench: heavy rows above 1024 lanes leave out the slowest schedules un
   REQUIRE(report.notes.size() == 1);
   CHECK(report.notes[0].find("global-masked and local-workgroup") != std::string::npos);
   options.systems = {"native", "global-masked"};
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   CHECK(find_row(report, "global-masked", 1025));
   CHECK(report.notes.empty());
 }
@@ -403,7 +403,7 @@ TEST_CASE("bench: engine rows report their ratio to the glsl ceiling; baselines 
   BenchOptions options = tiny_options();
   options.systems = {"vm", "glsl", "global-compacted"};
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(options, report) == "");
+  REQUIRE(ab::bench::run_suite(options, report));
   REQUIRE_MESSAGE(report.vulkan_note.empty(), report.vulkan_note);
   CHECK(report.all_ok());
   for (uint32_t lanes : {1u, 7u}) {
@@ -423,11 +423,10 @@ TEST_CASE("bench: engine rows report their ratio to the glsl ceiling; baselines 
 
 TEST_CASE("bench: system names expand to the documented sets") {
   auto names = [](const std::vector<std::string>& asked) {
-    std::vector<ab::bench::System> selected;
-    std::string unknown;
-    REQUIRE(ab::bench::select_systems(asked, selected, unknown));
+    auto selected = ab::bench::select_systems(asked);
+    REQUIRE(selected);
     std::vector<std::string> out;
-    for (const auto& s : selected)
+    for (const auto& s : *selected)
       out.push_back(s.name);
     return out;
   };
@@ -439,10 +438,9 @@ TEST_CASE("bench: system names expand to the documented sets") {
                                                       "local-subgroup", "local-workgroup",
                                                       "local-lane"});
   CHECK(names({"glsl", "vm"}) == std::vector<std::string>{"vm", "glsl"});
-  std::vector<ab::bench::System> selected;
-  std::string unknown;
-  CHECK_FALSE(ab::bench::select_systems({"glsl", "gl5l"}, selected, unknown));
-  CHECK(unknown == "gl5l");
+  auto unknown = ab::bench::select_systems({"glsl", "gl5l"});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().rfind("unknown system 'gl5l' (known: ", 0) == 0);
 }
 
 TEST_CASE("bench: compare_with_reference is exact on the CPU and tolerant on float words only") {
@@ -451,16 +449,16 @@ TEST_CASE("bench: compare_with_reference is exact on the CPU and tolerant on flo
   expected.outputs = {std::bit_cast<uint32_t>(1.0f), std::bit_cast<uint32_t>(2.0f)};
   actual.outputs = {std::bit_cast<uint32_t>(1.00001f), std::bit_cast<uint32_t>(2.0f)};
   using ab::bench::compare_with_reference;
-  CHECK(compare_with_reference(expected, expected, 1, true, false) == "");
-  CHECK(compare_with_reference(expected, actual, 1, true, false) != "");  // exact: differs
-  CHECK(compare_with_reference(expected, actual, 1, true, true) == "");   // within 1e-4
+  CHECK(compare_with_reference(expected, expected, 1, true, false));
+  CHECK_FALSE(compare_with_reference(expected, actual, 1, true, false));  // exact: differs
+  CHECK(compare_with_reference(expected, actual, 1, true, true));         // within 1e-4
   actual.outputs[0] = std::bit_cast<uint32_t>(1.01f);
-  CHECK(compare_with_reference(expected, actual, 1, true, true).find("lane 0") == 0);
+  CHECK(compare_with_reference(expected, actual, 1, true, true).error().find("lane 0") == 0);
   // Integer words are never given a tolerance; a fault where none was expected is a mismatch.
   expected.outputs = {5, 6};
   actual.outputs = {5, 6};
   actual.faulted = {0, 1};
-  CHECK(compare_with_reference(expected, actual, 1, false, true) ==
+  CHECK(compare_with_reference(expected, actual, 1, false, true).error() ==
         "lane 1: expected no fault, got a fault");
 }
 
@@ -479,7 +477,7 @@ TEST_CASE("bench: bad options are refused with exit code 2") {
   options = tiny_options();
   options.inputs = "medium";
   BenchReport report;
-  CHECK(ab::bench::run_suite(options, report) ==
+  CHECK(ab::bench::run_suite(options, report).error() ==
         "--inputs must be light, heavy or both, not "
         "'medium'");
   CHECK(ab::bench::run_bench(options) == 2);
@@ -493,11 +491,11 @@ TEST_CASE("bench: the chart is a PNG drawn by gnuplot") {
     return;
   }
   BenchReport report;
-  REQUIRE(ab::bench::run_suite(tiny_options(), report) == "");
+  REQUIRE(ab::bench::run_suite(tiny_options(), report));
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "autobatch_bench_test.png";
   std::filesystem::remove(path);
-  REQUIRE(ab::bench::write_chart(report, path.string()) == "");
+  REQUIRE(ab::bench::write_chart(report, path.string()));
   std::ifstream in(path, std::ios::binary);
   char magic[8] = {};
   in.read(magic, 8);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "autobatch/module.h"
-#include "tools/npy.h"
+#include "autobatch/npy.h"
 #include "tools/uniforms.h"
 
 namespace {
@@ -28,7 +28,7 @@ std::string read_text(const std::string& path) {
 }
 
 std::vector<double> read_doubles(const std::string& path) {
-  auto array = ab::cli::read_npy(path);
+  auto array = ab::read_npy(path);
   REQUIRE_MESSAGE(array.ok(), array.error());
   std::vector<double> out;
   for (uint64_t k = 0; k < array->elements(); ++k)

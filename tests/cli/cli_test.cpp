@@ -2,7 +2,7 @@
 // data files to a temp directory, runs the built binary (AB_CLI) there, and checks its exit
 // code, stdout and stderr.
 //
-// Uses tools/npy.h, whose definitions inputs_test.cpp compiles into this test binary.
+// Uses the library's .npy reader and writer (autobatch/npy.h).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -21,10 +21,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/npy.h"
 #include "ir/ops.h"
 #include "support/program_gen.h"
 #include "support/samples.h"
-#include "tools/npy.h"
 
 namespace {
 
@@ -351,13 +351,13 @@ TEST_CASE("cli: array inputs and uniforms from npy; shape mismatches are errors"
   Workspace ws;
   ws.write("st.ab", kStruct);
   const std::vector<float> v{1, 2, 3, 0.5f, 0.5f, 0.5f};
-  ws.write("v.npy", ab::cli::encode_npy("<f4", {2, 3}, raw_bytes(v)));
+  ws.write("v.npy", ab::encode_npy("<f4", {2, 3}, raw_bytes(v)));
   const std::vector<double> w{1, 2, 0.25};
-  ws.write("w.npy", ab::cli::encode_npy("<f8", {3}, raw_bytes(w)));
+  ws.write("w.npy", ab::encode_npy("<f8", {3}, raw_bytes(w)));
   const std::vector<int64_t> offset{5};
-  ws.write("offset.npy", ab::cli::encode_npy("<i8", {}, raw_bytes(offset)));
+  ws.write("offset.npy", ab::encode_npy("<i8", {}, raw_bytes(offset)));
   const std::vector<int32_t> k{1, 2};
-  ws.write("k.npy", ab::cli::encode_npy("<i4", {2}, raw_bytes(k)));
+  ws.write("k.npy", ab::encode_npy("<i4", {2}, raw_bytes(k)));
 
   const CliResult result = ws.run(
       "run st.ab -i v=@v.npy -i k=@k.npy -u weights=@w.npy -u offset=@offset.npy --format json");
@@ -400,26 +400,26 @@ TEST_CASE("cli: --out writes one npy per output plus faulted-lanes.npy") {
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
   const fs::path out = ws.dir() / "results" / "run1";
 
-  auto sum = ab::cli::read_npy((out / "sum.npy").string());
+  auto sum = ab::read_npy((out / "sum.npy").string());
   REQUIRE(sum.ok());
-  CHECK(sum->type == ab::cli::NpyType::Float32);
+  CHECK(sum->type == ab::NpyType::Float32);
   CHECK(sum->shape == std::vector<uint64_t>{2});
   CHECK(std::get<double>(sum->at(0)) == 5.75);
   CHECK(std::get<double>(sum->at(1)) == 0.0);  // faulted lane holds 0
 
-  auto flags = ab::cli::read_npy((out / "flags.npy").string());
+  auto flags = ab::read_npy((out / "flags.npy").string());
   REQUIRE(flags.ok());
-  CHECK(flags->type == ab::cli::NpyType::Bool);
+  CHECK(flags->type == ab::NpyType::Bool);
   CHECK(flags->shape == std::vector<uint64_t>{2, 2});
   CHECK(std::get<bool>(flags->at(0)) == true);
   CHECK(std::get<bool>(flags->at(1)) == false);
 
-  auto lo = ab::cli::read_npy((out / "inner.lo.npy").string());
+  auto lo = ab::read_npy((out / "inner.lo.npy").string());
   REQUIRE(lo.ok());
-  CHECK(lo->type == ab::cli::NpyType::Int32);
+  CHECK(lo->type == ab::NpyType::Int32);
   CHECK(std::get<int64_t>(lo->at(0)) == -4);
 
-  auto faulted = ab::cli::read_npy((out / "faulted-lanes.npy").string());
+  auto faulted = ab::read_npy((out / "faulted-lanes.npy").string());
   REQUIRE(faulted.ok());
   CHECK(faulted->shape == std::vector<uint64_t>{2});
   CHECK(std::get<bool>(faulted->at(0)) == false);
@@ -434,14 +434,14 @@ TEST_CASE("cli: --out keeps a field named like the fault mask apart from the mas
            "fn main(n: int) -> R { return R { faulted: 7 * n, ok: 10 / n > 0 }; }\n");
   const CliResult result = ws.run("run f.ab --backend vm -i n=range:0:3 --out out");
   REQUIRE_MESSAGE(result.exit_code == 0, result.err);
-  auto field = ab::cli::read_npy((ws.dir() / "out" / "faulted.npy").string());
+  auto field = ab::read_npy((ws.dir() / "out" / "faulted.npy").string());
   REQUIRE(field.ok());
-  CHECK(field->type == ab::cli::NpyType::Int32);
+  CHECK(field->type == ab::NpyType::Int32);
   CHECK(std::get<int64_t>(field->at(1)) == 7);
   CHECK(std::get<int64_t>(field->at(2)) == 14);
-  auto mask = ab::cli::read_npy((ws.dir() / "out" / "faulted-lanes.npy").string());
+  auto mask = ab::read_npy((ws.dir() / "out" / "faulted-lanes.npy").string());
   REQUIRE(mask.ok());
-  CHECK(mask->type == ab::cli::NpyType::Bool);
+  CHECK(mask->type == ab::NpyType::Bool);
   CHECK(std::get<bool>(mask->at(0)) == true);
   CHECK(std::get<bool>(mask->at(1)) == false);
 }

@@ -16,13 +16,13 @@
 #include <fmt/format.h>
 
 #include "autobatch/module.h"
+#include "autobatch/npy.h"
 #include "autobatch/value_type.h"
 #include "support/temp_dir.h"
 #include "tools/csv.h"
 #include "tools/data_file.h"
 #include "tools/file_io.h"
 #include "tools/inputs.h"
-#include "tools/npy.h"
 #include "tools/outputs.h"
 #include "tools/shape.h"
 #include "tools/uniforms.h"

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "autobatch/npy.h"
 #include "bench/native_nuts.h"
-#include "tools/npy.h"
 
 namespace {
 
@@ -42,18 +42,18 @@ fs::path scratch_dir() {
 
 // The float32 elements of a .npy file.
 std::vector<float> read_floats(const fs::path& path) {
-  auto array = ab::cli::read_npy(path.string());
+  auto array = ab::read_npy(path.string());
   REQUIRE_MESSAGE(array.ok(), path.string());
-  REQUIRE(array->type == ab::cli::NpyType::Float32);
+  REQUIRE(array->type == ab::NpyType::Float32);
   std::vector<float> out(array->elements());
   std::memcpy(out.data(), array->data.data(), out.size() * sizeof(float));
   return out;
 }
 
 template <typename T>
-std::vector<T> read_elements(const fs::path& path, ab::cli::NpyType type,
+std::vector<T> read_elements(const fs::path& path, ab::NpyType type,
                              const std::vector<uint64_t>& shape) {
-  auto array = ab::cli::read_npy(path.string());
+  auto array = ab::read_npy(path.string());
   REQUIRE_MESSAGE(array.ok(), path.string());
   REQUIRE(array->type == type);
   REQUIRE(array->shape == shape);
@@ -100,7 +100,7 @@ void check_bit_identical(const NutsModel& model, const Run& run, const char* bac
   const uint32_t D = model.dimension;
   if (!run.inits.empty()) {
     REQUIRE(run.inits.size() == size_t{run.chains} * D);
-    std::ofstream(dir / "init.npy", std::ios::binary) << ab::cli::encode_npy(
+    std::ofstream(dir / "init.npy", std::ios::binary) << ab::encode_npy(
         "<f4", {run.chains, D},
         std::string(reinterpret_cast<const char*>(run.inits.data()), run.inits.size() * 4));
     args += " --init " + (dir / "init.npy").string();
@@ -110,7 +110,7 @@ void check_bit_identical(const NutsModel& model, const Run& run, const char* bac
   const int status = std::system(command.c_str());
   REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), read_bytes(dir / "err.txt"));
 
-  using ab::cli::NpyType;
+  using ab::NpyType;
   const fs::path fit = dir / "fit";
   const std::vector<uint64_t> cells = {run.chains, s.draws};
   const auto draws =

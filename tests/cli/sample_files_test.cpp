@@ -26,10 +26,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/npy.h"
 #include "support/sample_runner.h"
 #include "support/temp_dir.h"
 #include "tools/file_io.h"
-#include "tools/npy.h"
 
 namespace {
 
@@ -55,7 +55,7 @@ std::map<std::string, std::string> fit_files(const fs::path& out) {
 
 // The NaN-ness of every value in an .npy array of floats.
 std::vector<bool> nan_mask(const fs::path& npy) {
-  auto array = ab::cli::read_npy(npy.string());
+  auto array = ab::read_npy(npy.string());
   REQUIRE(array.ok());
   std::vector<bool> nan;
   for (uint64_t k = 0; k < array->elements(); ++k)
@@ -73,10 +73,10 @@ const char* kFaultsAt100 =
     "  return LogDensity { value: -0.5 * q[0] * q[0] * k, grad: -q * k };\n}\n";
 
 std::string init_file(const TempDir& dir, std::vector<float> init) {
-  return dir.write("init.npy",
-                   ab::cli::encode_npy(
-                       "<f4", {init.size(), 1},
-                       std::string(reinterpret_cast<const char*>(init.data()), init.size() * 4)));
+  return dir.write(
+      "init.npy",
+      ab::encode_npy("<f4", {init.size(), 1},
+                     std::string(reinterpret_cast<const char*>(init.data()), init.size() * 4)));
 }
 
 TEST_CASE("sample files: a faulted chain's missing draws are NaN and left out of the summary") {
@@ -96,7 +96,7 @@ TEST_CASE("sample files: a faulted chain's missing draws are NaN and left out of
     CHECK(nan[k] == (k >= 1200));  // chain 3 is draws [1200, 1600)
   }
   CHECK(nan_mask(dir.path / "fit" / "accept_stat.npy")[1300]);
-  auto depth = ab::cli::read_npy((dir.path / "fit" / "tree_depth.npy").string());
+  auto depth = ab::read_npy((dir.path / "fit" / "tree_depth.npy").string());
   REQUIRE(depth.ok());
   CHECK(std::get<int64_t>(depth->at(1300)) == -1);
   CHECK(std::get<int64_t>(depth->at(0)) >= 0);
@@ -304,7 +304,7 @@ TEST_CASE("sample files: SIGINT mid-run writes the draws that exist, NaN after, 
   CHECK(written > 0);
   CHECK(written < 2000000);
   // Chain 0's first draw is real, its last is NaN; the summary used only real draws.
-  auto draws = ab::cli::read_npy((dir.path / "fit" / "draws.npy").string());
+  auto draws = ab::read_npy((dir.path / "fit" / "draws.npy").string());
   REQUIRE(draws.ok());
   CHECK(std::isfinite(std::get<double>(draws->at(0))));
   CHECK(std::isnan(std::get<double>(draws->at(500000 * 3 - 1))));
@@ -323,7 +323,7 @@ TEST_CASE("sample files: a stopped fit counts its divergences where divergent.np
                                          "--no-step-search --backend vm",
                                      first_draw_written, SIGINT);
   REQUIRE_MESSAGE(o.exit_code == 130, o.err);
-  auto divergent = ab::cli::read_npy((dir.path / "fit" / "divergent.npy").string());
+  auto divergent = ab::read_npy((dir.path / "fit" / "divergent.npy").string());
   REQUIRE(divergent.ok());
   uint64_t in_file = 0;
   for (uint64_t k = 0; k < divergent->elements(); ++k)

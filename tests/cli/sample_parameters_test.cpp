@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/npy.h"
 #include "support/sample_runner.h"
 #include "support/temp_dir.h"
-#include "tools/npy.h"
 
 namespace {
 
@@ -28,7 +28,7 @@ const std::string kConstrained =
     (fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models" / "constrained.ab").string();
 
 std::vector<double> npy_values(const fs::path& path) {
-  auto array = ab::cli::read_npy(path.string());
+  auto array = ab::read_npy(path.string());
   REQUIRE(array.ok());
   std::vector<double> out;
   for (uint64_t k = 0; k < array->elements(); ++k)

@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autobatch/context.h"
-#include "tools/npy.h"
+#include "autobatch/npy.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
 
@@ -99,7 +99,7 @@ TEST_CASE("sample: interp and vm (any --threads) give the same draws and statist
     CHECK(a == read_bytes(vm.out / file));
     CHECK(a == read_bytes(vm_threads.out / file));
   }
-  auto draws = ab::cli::read_npy((interp.out / "draws.npy").string());
+  auto draws = ab::read_npy((interp.out / "draws.npy").string());
   REQUIRE(draws.ok());
   CHECK(draws->shape == std::vector<uint64_t>{5, 40, 2});
   // Another seed gives other draws.
@@ -118,10 +118,10 @@ TEST_CASE("sample: --backend auto is vulkan on a GPU or when a Vulkan option ask
   const ab::cli::BackendChoice chosen = ab::cli::choose_sample_backend(command);
   CHECK(chosen.name == expected);
   CHECK(chosen.note.empty() == gpu);
-  command.device.schedule = "local";
+  command.device.schedule = ab::Schedule::Local;
   CHECK(ab::cli::choose_sample_backend(command).name == "vulkan");
   command = {};
-  command.device.device = 0;
+  command.device.vulkan.context.device_index = 0;
   CHECK(ab::cli::choose_sample_backend(command).name == "vulkan");
   command = {};
   command.backend = "interp";
@@ -148,7 +148,7 @@ TEST_CASE("sample: Gaussians of several shapes have the true mean and sd") {
   const Sampled correlated = sample(model("gaussian_correlated.ab") + run);
   REQUIRE_MESSAGE(correlated.exit_code == 0, correlated.err);
   check_posterior(correlated.summary(), {{0, 1}, {0, 1}});
-  auto depth = ab::cli::read_npy((correlated.out / "tree_depth.npy").string());
+  auto depth = ab::read_npy((correlated.out / "tree_depth.npy").string());
   REQUIRE(depth.ok());
   double mean_depth = 0;
   for (uint64_t k = 0; k < depth->elements(); ++k)
@@ -176,8 +176,8 @@ TEST_CASE("sample: models written as just their log density sample the true post
                              " -u y=@" + model("logreg_small_y.npy") +
                              " --chains 8 --draws 1000 --warmup 400 --seed 3 --backend vm");
   REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
-  auto mean = ab::cli::read_npy(model("logreg_small_posterior_mean.npy"));
-  auto cov = ab::cli::read_npy(model("logreg_small_posterior_cov.npy"));
+  auto mean = ab::read_npy(model("logreg_small_posterior_mean.npy"));
+  auto cov = ab::read_npy(model("logreg_small_posterior_cov.npy"));
   REQUIRE(mean.ok());
   REQUIRE(cov.ok());
   const json summary = fit.summary();
@@ -199,7 +199,7 @@ TEST_CASE("sample: on the vm, chains meet at every gradient, not at trajectory b
   const Sampled s = sample(model("gaussian_correlated.ab") +
                            " --chains 16 --draws 10 --warmup 0 --seed 5 --backend vm");
   REQUIRE_MESSAGE(s.exit_code == 0, s.err);
-  auto grads = ab::cli::read_npy((s.out / "n_grad.npy").string());
+  auto grads = ab::read_npy((s.out / "n_grad.npy").string());
   REQUIRE(grads.ok());
   uint64_t done = 0, slots = 0;
   for (uint64_t t = 0; t < 10; ++t) {
@@ -308,8 +308,8 @@ TEST_CASE("sample: a small logistic regression's posterior mean matches the exac
                              " -u y=@" + model("logreg_small_y.npy") +
                              " --chains 8 --draws 1000 --warmup 400 --seed 3 --backend vm");
   REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
-  auto mean = ab::cli::read_npy(model("logreg_small_posterior_mean.npy"));
-  auto cov = ab::cli::read_npy(model("logreg_small_posterior_cov.npy"));
+  auto mean = ab::read_npy(model("logreg_small_posterior_mean.npy"));
+  auto cov = ab::read_npy(model("logreg_small_posterior_cov.npy"));
   REQUIRE(mean.ok());
   REQUIRE(cov.ok());
   std::vector<std::pair<double, double>> truth;
@@ -419,7 +419,7 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
                                      "grad: -q * k };\n}\n";
   std::vector<float> init(16, 0.5f);
   init[3] = init[11] = 100.0f;
-  std::ofstream(dir / "init.npy", std::ios::binary) << ab::cli::encode_npy(
+  std::ofstream(dir / "init.npy", std::ios::binary) << ab::encode_npy(
       "<f4", {16, 1}, std::string(reinterpret_cast<const char*>(init.data()), 64));
   s = sample((dir / "fault.ab").string() + " --chains 16 --draws 100 --warmup 50 --backend vm " +
              "--init " + (dir / "init.npy").string());
@@ -429,7 +429,7 @@ TEST_CASE("sample: NaN densities are divergences; a faulting chain is named, the
   CHECK(s.err.find("chain 11 faulted") != std::string::npos);
   const json summary = s.summary();
   CHECK(summary["faulted_chains"] == 2);
-  auto draws = ab::cli::read_npy((s.out / "draws.npy").string());
+  auto draws = ab::read_npy((s.out / "draws.npy").string());
   REQUIRE(draws.ok());
   CHECK(std::get<double>(draws->at(0)) != 0.0);  // chain 0 has its draws
   CHECK(summary["faults"][0]["detail"] == "index 7 out of range for t: float[2]");
@@ -455,13 +455,13 @@ TEST_CASE("sample: a NUTS bench row over the row budget is skipped with its reas
   const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_budget_{}", ::getpid());
   fs::create_directories(dir);
   ab::cli::NutsBenchOptions options;
-  options.models = {"nuts_gaussian"};
-  options.systems = {"vm"};
-  options.chains = {1, 2};
-  options.quick = true;
+  options.bench.programs = {"nuts_gaussian"};
+  options.bench.systems = {"vm"};
+  options.bench.batches = {1, 2};
+  options.bench.quick = true;
   options.row_budget_seconds = 0;  // any row after the first is predicted to take longer
   options.samples_dir = (fs::path(AB_SOURCE_DIR) / "samples").string();
-  options.json_path = (dir / "rows.json").string();
+  options.bench.json_path = (dir / "rows.json").string();
   CHECK(ab::cli::run_nuts_bench(options) == 0);
   const json document = json::parse(read_bytes(dir / "rows.json"));
   std::vector<json> rows;
@@ -481,12 +481,12 @@ TEST_CASE("sample: a NUTS bench row whose draws differ from the native sampler's
   const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_tamper_{}", ::getpid());
   fs::create_directories(dir);
   ab::cli::NutsBenchOptions options;
-  options.models = {"nuts_gaussian"};
-  options.systems = {"native", "vm"};
-  options.chains = {2};
-  options.quick = true;
+  options.bench.programs = {"nuts_gaussian"};
+  options.bench.systems = {"native", "vm"};
+  options.bench.batches = {2};
+  options.bench.quick = true;
   options.samples_dir = (fs::path(AB_SOURCE_DIR) / "samples").string();
-  options.json_path = (dir / "rows.json").string();
+  options.bench.json_path = (dir / "rows.json").string();
   options.tamper_for_test = [](const std::string& system,
                                std::vector<std::vector<uint32_t>>& draws) {
     if (system == "vm" && !draws.empty() && !draws[0].empty()) draws[0][0] ^= 1u;

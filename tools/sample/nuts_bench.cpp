@@ -18,11 +18,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "autobatch/npy.h"
 #include "bench/harness.h"
 #include "bench/native_nuts.h"
 #include "tools/commands.h"
 #include "tools/file_io.h"
-#include "tools/npy.h"
 #include "tools/sample/sample_command.h"
 
 namespace ab::cli {
@@ -149,21 +149,21 @@ struct SystemSpec {
 };
 
 std::vector<SystemSpec> all_systems(int device_index) {
-  auto vulkan = [&](const char* name, const char* schedule, const char* scope) {
+  auto vulkan = [&](const char* name, Schedule schedule, std::optional<LocalScope> scope) {
     SystemSpec s{name, "vulkan", {}};
     s.device.schedule = schedule;
     s.device.local_scope = scope;
-    if (std::string(schedule) == "global") s.device.global_mode = "compacted";
-    s.device.device = device_index;
+    if (schedule == Schedule::Global) s.device.global_mode = GlobalMode::Compacted;
+    s.device.vulkan.context.device_index = device_index;
     return s;
   };
   return {{"stan", "stan", {}},
           {"native", "native", {}},
           {"vm", "vm", {}},
           {"vm-tiles", "vm", {}, true},
-          vulkan("local-lane", "local", "lane"),
-          vulkan("local-subgroup", "local", "subgroup"),
-          vulkan("global-compacted", "global", "")};
+          vulkan("local-lane", Schedule::Local, LocalScope::Lane),
+          vulkan("local-subgroup", Schedule::Local, LocalScope::Subgroup),
+          vulkan("global-compacted", Schedule::Global, std::nullopt)};
 }
 
 // One row: a system's gradients per second at a number of chains, its check, and (vm) the
@@ -204,13 +204,13 @@ ChainWords native_reference(const NutsModel& model, const NutsSettings& settings
   return out;
 }
 
-// "" when `got` equals `want` (bit for bit, or floats within 1e-4 relative when `tolerant`).
-std::string compare(const ChainWords& want, const ChainWords& got, uint32_t dimension,
-                    bool tolerant) {
+// Whether `got` equals `want` (bit for bit, or floats within 1e-4 relative when `tolerant`); an
+// Error names the first difference.
+Status compare(const ChainWords& want, const ChainWords& got, uint32_t dimension, bool tolerant) {
   for (size_t c = 0; c < want.size() && c < got.size(); ++c) {
     if (want[c].size() != got[c].size())
-      return fmt::format("chain {}: {} words of draws, expected {}", c, got[c].size(),
-                         want[c].size());
+      return Error{fmt::format("chain {}: {} words of draws, expected {}", c, got[c].size(),
+                               want[c].size())};
     const size_t per_draw = dimension + 3;
     for (size_t i = 0; i < want[c].size(); ++i) {
       if (want[c][i] == got[c][i]) continue;
@@ -219,11 +219,11 @@ std::string compare(const ChainWords& want, const ChainWords& got, uint32_t dime
           bench::within_float_tolerance(std::bit_cast<float>(want[c][i]),
                                         std::bit_cast<float>(got[c][i])))
         continue;
-      return fmt::format("chain {} draw {} word {} differs from the native sampler's", c,
-                         i / per_draw, i % per_draw);
+      return Error{fmt::format("chain {} draw {} word {} differs from the native sampler's", c,
+                               i / per_draw, i % per_draw)};
     }
   }
-  return "";
+  return Ok{};
 }
 
 struct Loaded {
@@ -286,12 +286,13 @@ void run_program_row(const Loaded& l, const SystemSpec& system, Row& row, ChainW
   };
   const Backend* backend = find_backend(system.backend);
   const double cpu_start = process_cpu_seconds();
-  const BackendRun run = backend->run(l.program->module(), l.batch, options, system.device);
+  const auto ran = backend->run(l.program->module(), l.batch, options, system.device);
   row.cpu_seconds = process_cpu_seconds() - cpu_start;
-  if (!run.error.empty()) {
-    row.status = "error: " + run.error;
+  if (!ran) {
+    row.status = "error: " + ran.error();
     return;
   }
+  const BackendRun& run = *ran;
   if (!run.result.errors.empty()) {
     row.status = fmt::format("FAILED: chain {} faulted", run.result.errors.front().lane);
     return;
@@ -384,273 +385,337 @@ bool is_nuts_bench_program(const std::string& name) {
                      [&](const BenchModel& m) { return m.name == name; });
 }
 
-int run_nuts_bench(const NutsBenchOptions& options) {
-  const std::string samples = options.samples_dir.empty() ? find_samples() : options.samples_dir;
-  if (samples.empty()) {
-    fmt::print(stderr,
-               "error: the NUTS rows need samples/models and samples/data: run from the "
-               "repository root\n");
-    return 2;
-  }
+namespace {
+
+// One run of the NUTS rows: what the options chose and what the rows gave so far.
+struct NutsBenchRun {
+  explicit NutsBenchRun(const NutsBenchOptions& given) : options(given) {}
+  const NutsBenchOptions& options;
+  std::string samples;  // holding models/ and data/
   std::vector<SystemSpec> systems;
+  nlohmann::ordered_json doc = nlohmann::ordered_json::array();  // the JSON's rows
+  bool failed = false;
+  std::map<std::tuple<std::string, std::string, uint32_t>, double> rates;  // model, system, chains
+};
+
+// The systems --systems names (none: native and vm); an Error names an unknown one.
+Expected<std::vector<SystemSpec>> select_nuts_systems(const bench::BenchOptions& given) {
   const auto asked = [&](const std::string& name) {
-    return std::find(options.systems.begin(), options.systems.end(), name) != options.systems.end();
+    return std::find(given.systems.begin(), given.systems.end(), name) != given.systems.end();
   };
-  for (const std::string& name : options.systems) {
-    const auto& known = all_systems(options.device);
+  const auto& known = all_systems(given.device);
+  for (const std::string& name : given.systems)
     if (name != "vulkan" && name != "all" &&
         std::none_of(known.begin(), known.end(),
-                     [&](const SystemSpec& s) { return s.name == name; })) {
-      fmt::print(stderr,
-                 "error: unknown system '{}' for the NUTS rows (known: stan, native, vm, "
-                 "vm-tiles, local-lane, local-subgroup, global-compacted, vulkan, all)\n",
-                 name);
-      return 2;
-    }
-  }
-  for (const SystemSpec& s : all_systems(options.device))
-    if (options.systems.empty()
+                     [&](const SystemSpec& s) { return s.name == name; }))
+      return Error{fmt::format(
+          "unknown system '{}' for the NUTS rows (known: stan, native, vm, vm-tiles, local-lane, "
+          "local-subgroup, global-compacted, vulkan, all)",
+          name)};
+  std::vector<SystemSpec> systems;
+  for (const SystemSpec& s : known)
+    if (given.systems.empty()
             ? s.backend != "vulkan" && s.backend != "stan" && !s.loop_tiles
             : asked(s.name) || asked("all") || (s.backend == "vulkan" && asked("vulkan")))
       systems.push_back(s);
-  if (options.systems.empty())
-    fmt::print(
-        "(the Vulkan rows run when asked for: --systems native,vm,vulkan. The sampler over "
-        "a 100-dimensional model is a large program, and lavapipe takes over ten minutes "
-        "to compile it; docs/nuts.md)\n");
-  if (systems.empty()) {
-    fmt::print(stderr,
-               "error: no NUTS system selected (native, vm, local-lane, local-subgroup, "
-               "global-compacted, vulkan)\n");
-    return 2;
+  return systems;
+}
+
+// The native sampler's row: every chain one after another on the cores.
+void run_native_row(const NutsModel& model, const NutsSettings& settings, Row& row) {
+  const double cpu_start = process_cpu_seconds();
+  const bench::NutsRunResult r =
+      bench::native_nuts_chains(model, settings, kSeed, row.chains, nullptr);
+  row.cpu_seconds = process_cpu_seconds() - cpu_start;
+  row.grads = r.grads;
+  row.seconds = r.seconds;
+  std::vector<uint32_t> per_draw;
+  for (const bench::NutsChainResult& chain : r.chains)
+    for (const bench::NutsDraw& d : chain.draws)
+      per_draw.push_back(static_cast<uint32_t>(d.grads));
+  row.local_static = local_static_utilization(per_draw, row.chains, row.draws);
+}
+
+// A system's row of model `m` at `row.chains`; the sampler's draws checked against `reference`
+// (the hand-written gradient's rows). An Error: the model could not be loaded.
+Status run_system_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& s,
+                      const NutsModel& model, const NutsSettings& settings,
+                      const ChainWords& reference, Row& row) {
+  if (s.backend == "stan") {
+    run_stan_row(m, run.samples, row.chains, row.draws, row);
+    return Ok{};
   }
-  std::vector<uint32_t> chain_counts = options.chains;
-  if (chain_counts.empty())
-    chain_counts =
-        options.quick ? std::vector<uint32_t>{1, 16, 64} : std::vector<uint32_t>{1, 4, 16, 64, 256};
+  if (s.backend == "native") {
+    run_native_row(model, settings, row);
+    return Ok{};
+  }
+  auto loaded = load(m, run.samples, row.chains, row.draws);
+  if (!loaded) return loaded.failure();
+  ChainWords checked;
+  std::vector<uint32_t> per_draw;
+  run_program_row(*loaded, s, row, checked, per_draw, run.options.bench.threads);
+  if (run.options.tamper_for_test) run.options.tamper_for_test(s.name, checked);
+  if (row.status == "ok" && m.derived_from.empty()) {
+    const Status same =
+        compare(reference, checked, loaded->program->dimension(), s.backend == "vulkan");
+    if (!same) row.status = "FAILED: " + same.error();
+  }
+  return Ok{};
+}
 
-  nlohmann::ordered_json doc = nlohmann::ordered_json::array();
-  bool failed = false;
-  std::map<std::tuple<std::string, std::string, uint32_t>, double> rates;  // model, system, chains
-  for (const std::string& name : options.models) {
-    const BenchModel& m = *std::find_if(bench_models().begin(), bench_models().end(),
-                                        [&](const BenchModel& b) { return b.name == name; });
-    const uint32_t draws = options.transitions ? options.transitions
-                           : options.quick     ? m.quick_draws
-                                               : m.draws;
-    auto model = native_model(m, samples + "/data");
-    if (!model) {
-      fmt::print(stderr, "error: {}\n", model.error());
-      return 1;
+void print_model_header(const BenchModel& m, uint32_t draws, const std::vector<SystemSpec>& systems,
+                        bool with_stan) {
+  fmt::print(
+      "\n{} ({}): gradient evaluations over all chains per wall second and per CPU second "
+      "(the process's, all threads; Stan's own timers); {} transition{} per chain, no "
+      "warm-up\n",
+      m.name, m.about, draws, draws == 1 ? "" : "s");
+  fmt::print("{:>7}", "chains");
+  for (const SystemSpec& s : systems)
+    fmt::print("  {:>19}", s.name + " wall cpu");
+  fmt::print("  {:>12}", "best/native");
+  if (with_stan) fmt::print("  {:>12}  {:>12}", "vm/stan cpu", "vm/stan wall");
+  fmt::print("\n");
+  std::fflush(stdout);
+}
+
+// A chain count's line of Figure 6: each system's rates, the best against native, vm against
+// Stan; the rates kept for the derived-gradient costs.
+void print_rates_line(NutsBenchRun& run, uint32_t chains, const std::vector<Row>& rows,
+                      bool with_stan) {
+  fmt::print("{:>7}", chains);
+  double native = 0, best = 0;
+  const Row* stan = nullptr;
+  const Row* vm = nullptr;
+  for (const Row& r : rows) {
+    fmt::print("  {:>19}", cell(r));
+    if (r.status != "ok" || r.seconds <= 0) continue;
+    const double rate = r.grads / r.seconds;
+    run.rates[{r.model, r.system, r.chains}] = rate;
+    if (r.system == "stan")
+      stan = &r;
+    else if (r.system == "vm")
+      vm = &r;
+    if (r.system == "native")
+      native = rate;
+    else if (r.system != "stan")
+      best = std::max(best, rate);
+  }
+  if (native > 0 && best > 0)
+    fmt::print("  {:>11.2f}x", best / native);
+  else
+    fmt::print("  {:>12}", "-");
+  if (with_stan && stan && vm && stan->cpu_seconds > 0 && vm->cpu_seconds > 0)
+    fmt::print("  {:>11.2f}x  {:>11.2f}x",
+               (vm->grads / vm->cpu_seconds) / (stan->grads / stan->cpu_seconds),
+               (vm->grads / vm->seconds) / (stan->grads / stan->seconds));
+  else if (with_stan)
+    fmt::print("  {:>12}  {:>12}", "-", "-");
+  fmt::print("\n");
+  std::fflush(stdout);
+}
+
+// The rows' notes (errors, skips, Stan's install) and their JSON.
+void record_rows(NutsBenchRun& run, uint32_t chains, const std::vector<Row>& rows) {
+  for (const Row& r : rows) {
+    if (r.status != "ok" && r.status.rfind("skipped", 0) != 0)
+      fmt::print(stderr, "  {} at {} chains: {}\n", r.system, chains, r.status);
+    else if (r.system == "stan" && r.status.find("rstan") != std::string::npos)
+      fmt::print("  stan: {}\n", r.status);
+    else if (r.status.rfind("skipped: would take", 0) == 0)
+      fmt::print("  {} at {} chains: {}\n", r.system, chains, r.status);
+    nlohmann::ordered_json j = {
+        {"program", r.model},
+        {"system", r.system},
+        {"chains", r.chains},
+        {"transitions", r.draws},
+        {"status", r.status},
+        {"gradients", r.grads},
+        {"seconds", r.seconds},
+        {"cpu_seconds", r.cpu_seconds},
+        {"gradients_per_second", r.seconds > 0 ? r.grads / r.seconds : 0.0},
+        {"gradients_per_cpu_second", r.cpu_seconds > 0 ? r.grads / r.cpu_seconds : 0.0},
+        {"local_static_utilization", r.local_static}};
+    if (r.pc.known) {
+      j["gradient_utilization"] = r.pc.all;
+      j["gradient_utilization_live"] = r.pc.live;
     }
-    NutsSettings settings;
-    settings.warmup = 0;
-    settings.draws = draws;
-    settings.step_size = m.step_size;
-    settings.search_step = false;
-    const ChainWords reference = native_reference(*model, settings, kCheckedChains);
+    run.doc.push_back(std::move(j));
+  }
+}
 
-    fmt::print(
-        "\n{} ({}): gradient evaluations over all chains per wall second and per CPU second "
-        "(the process's, all threads; Stan's own timers); {} transition{} per chain, no "
-        "warm-up\n",
-        m.name, m.about, draws, draws == 1 ? "" : "s");
-    const bool with_stan = std::any_of(systems.begin(), systems.end(),
-                                       [](const SystemSpec& s) { return s.backend == "stan"; });
-    fmt::print("{:>7}", "chains");
-    for (const SystemSpec& s : systems)
-      fmt::print("  {:>19}", s.name + " wall cpu");
-    fmt::print("  {:>12}", "best/native");
-    if (with_stan) fmt::print("  {:>12}  {:>12}", "vm/stan cpu", "vm/stan wall");
-    fmt::print("\n");
-    std::fflush(stdout);
-    std::vector<double> last_seconds(systems.size(), 0);
-    std::vector<uint32_t> last_chains(systems.size(), 0);
-    for (uint32_t chains : chain_counts) {
-      std::vector<Row> rows;
-      for (size_t k = 0; k < systems.size(); ++k) {
-        const SystemSpec& s = systems[k];
-        Row row{m.name, s.name, chains, draws};
-        const double predicted = last_chains[k] ? last_seconds[k] * chains / last_chains[k] : 0.0;
-        if (predicted > options.row_budget_seconds) {
-          row.status = fmt::format(
-              "skipped: would take about {:.0f} s, over the {:.0f} s a row may take when "
-              "--batches is not given",
-              predicted, options.row_budget_seconds);
-          rows.push_back(row);
-          continue;
-        }
-        if (s.backend == "stan") {
-          run_stan_row(m, samples, chains, draws, row);
-        } else if (s.backend == "native") {
-          const double cpu_start = process_cpu_seconds();
-          const bench::NutsRunResult r =
-              bench::native_nuts_chains(*model, settings, kSeed, chains, nullptr);
-          row.cpu_seconds = process_cpu_seconds() - cpu_start;
-          row.grads = r.grads;
-          row.seconds = r.seconds;
-          std::vector<uint32_t> per_draw;
-          for (const bench::NutsChainResult& chain : r.chains)
-            for (const bench::NutsDraw& d : chain.draws)
-              per_draw.push_back(static_cast<uint32_t>(d.grads));
-          row.local_static = local_static_utilization(per_draw, chains, draws);
-        } else {
-          auto loaded = load(m, samples, chains, draws);
-          if (!loaded) {
-            fmt::print(stderr, "error: {}\n", loaded.error());
-            return 1;
-          }
-          ChainWords checked;
-          std::vector<uint32_t> per_draw;
-          run_program_row(*loaded, s, row, checked, per_draw, options.threads);
-          if (options.tamper_for_test) options.tamper_for_test(s.name, checked);
-          if (row.status == "ok" && m.derived_from.empty()) {
-            const std::string diff =
-                compare(reference, checked, loaded->program->dimension(), s.backend == "vulkan");
-            if (!diff.empty()) row.status = "FAILED: " + diff;
-          }
-        }
-        if (row.status.rfind("FAILED", 0) == 0 || row.status.rfind("error", 0) == 0) failed = true;
-        last_seconds[k] = row.seconds;
-        last_chains[k] = chains;
+// Figure 6 for one model: a line per chain count, a row per system.
+Status run_model_rows(NutsBenchRun& run, const BenchModel& m,
+                      const std::vector<uint32_t>& chain_counts) {
+  const bench::BenchOptions& given = run.options.bench;
+  const uint32_t draws = given.transitions ? given.transitions
+                         : given.quick     ? m.quick_draws
+                                           : m.draws;
+  auto model = native_model(m, run.samples + "/data");
+  if (!model) return model.failure();
+  NutsSettings settings;
+  settings.warmup = 0;
+  settings.draws = draws;
+  settings.step_size = m.step_size;
+  settings.search_step = false;
+  const ChainWords reference = native_reference(*model, settings, kCheckedChains);
+  const bool with_stan = std::any_of(run.systems.begin(), run.systems.end(),
+                                     [](const SystemSpec& s) { return s.backend == "stan"; });
+  print_model_header(m, draws, run.systems, with_stan);
+  std::vector<double> last_seconds(run.systems.size(), 0);
+  std::vector<uint32_t> last_chains(run.systems.size(), 0);
+  for (uint32_t chains : chain_counts) {
+    std::vector<Row> rows;
+    for (size_t k = 0; k < run.systems.size(); ++k) {
+      Row row{m.name, run.systems[k].name, chains, draws};
+      const double predicted = last_chains[k] ? last_seconds[k] * chains / last_chains[k] : 0.0;
+      if (predicted > run.options.row_budget_seconds) {
+        row.status = fmt::format(
+            "skipped: would take about {:.0f} s, over the {:.0f} s a row may take when "
+            "--batches is not given",
+            predicted, run.options.row_budget_seconds);
         rows.push_back(row);
+        continue;
       }
-      fmt::print("{:>7}", chains);
-      double native = 0, best = 0;
-      const Row* stan = nullptr;
-      const Row* vm = nullptr;
-      for (const Row& r : rows) {
-        fmt::print("  {:>19}", cell(r));
-        if (r.status != "ok" || r.seconds <= 0) continue;
-        const double rate = r.grads / r.seconds;
-        rates[{r.model, r.system, r.chains}] = rate;
-        if (r.system == "stan")
-          stan = &r;
-        else if (r.system == "vm")
-          vm = &r;
-        if (r.system == "native")
-          native = rate;
-        else if (r.system != "stan")
-          best = std::max(best, rate);
-      }
-      if (native > 0 && best > 0)
-        fmt::print("  {:>11.2f}x", best / native);
-      else
-        fmt::print("  {:>12}", "-");
-      if (with_stan && stan && vm && stan->cpu_seconds > 0 && vm->cpu_seconds > 0)
-        fmt::print("  {:>11.2f}x  {:>11.2f}x",
-                   (vm->grads / vm->cpu_seconds) / (stan->grads / stan->cpu_seconds),
-                   (vm->grads / vm->seconds) / (stan->grads / stan->seconds));
-      else if (with_stan)
-        fmt::print("  {:>12}  {:>12}", "-", "-");
-      fmt::print("\n");
-      std::fflush(stdout);
-      for (const Row& r : rows) {
-        if (r.status != "ok" && r.status.rfind("skipped", 0) != 0)
-          fmt::print(stderr, "  {} at {} chains: {}\n", r.system, chains, r.status);
-        else if (r.system == "stan" && r.status.find("rstan") != std::string::npos)
-          fmt::print("  stan: {}\n", r.status);
-        else if (r.status.rfind("skipped: would take", 0) == 0)
-          fmt::print("  {} at {} chains: {}\n", r.system, chains, r.status);
-        nlohmann::ordered_json j = {
-            {"program", r.model},
-            {"system", r.system},
-            {"chains", r.chains},
-            {"transitions", r.draws},
-            {"status", r.status},
-            {"gradients", r.grads},
-            {"seconds", r.seconds},
-            {"cpu_seconds", r.cpu_seconds},
-            {"gradients_per_second", r.seconds > 0 ? r.grads / r.seconds : 0.0},
-            {"gradients_per_cpu_second", r.cpu_seconds > 0 ? r.grads / r.cpu_seconds : 0.0},
-            {"local_static_utilization", r.local_static}};
-        if (r.pc.known) {
-          j["gradient_utilization"] = r.pc.all;
-          j["gradient_utilization_live"] = r.pc.live;
-        }
-        doc.push_back(std::move(j));
-      }
+      if (auto s = run_system_row(run, m, run.systems[k], *model, settings, reference, row); !s)
+        return s;
+      if (row.status.rfind("FAILED", 0) == 0 || row.status.rfind("error", 0) == 0)
+        run.failed = true;
+      last_seconds[k] = row.seconds;
+      last_chains[k] = chains;
+      rows.push_back(row);
     }
+    print_rates_line(run, chains, rows, with_stan);
+    record_rows(run, chains, rows);
   }
+  return Ok{};
+}
 
-  // What a derived gradient costs against the hand-written one (issue 27: at most 1.5x): time
-  // per gradient evaluation, derived over hand, where both rows ran.
+// What a derived gradient costs against the hand-written one (issue 27: at most 1.5x): time
+// per gradient evaluation, derived over hand, where both rows ran.
+void report_derived_costs(NutsBenchRun& run) {
   bool ratio_header = false;
-  for (const auto& [key, derived_rate] : rates) {
+  for (const auto& [key, derived_rate] : run.rates) {
     const auto& [model, system, chains] = key;
     const auto m = std::find_if(bench_models().begin(), bench_models().end(),
                                 [&](const BenchModel& b) { return b.name == model; });
     if (m == bench_models().end() || m->derived_from.empty() || system == "native") continue;
-    const auto hand = rates.find({m->derived_from, system, chains});
-    if (hand == rates.end() || derived_rate <= 0) continue;
+    const auto hand = run.rates.find({m->derived_from, system, chains});
+    if (hand == run.rates.end() || derived_rate <= 0) continue;
     if (!ratio_header)
       fmt::print("\ngradient cost, derived / hand-written (time per gradient evaluation):\n");
     ratio_header = true;
     fmt::print("  {:<18} {:<16} {:>5} chains  {:.2f}x\n", model, system, chains,
                hand->second / derived_rate);
-    doc.push_back({{"program", model},
-                   {"system", system},
-                   {"chains", chains},
-                   {"derived_over_hand_cost", hand->second / derived_rate}});
+    run.doc.push_back({{"program", model},
+                       {"system", system},
+                       {"chains", chains},
+                       {"derived_over_hand_cost", hand->second / derived_rate}});
   }
+}
 
-  // Figure 7: gradient utilization on the VM's scheduler, over 1 and 10 trajectories.
-  const bool with_vm = std::any_of(systems.begin(), systems.end(),
-                                   [](const SystemSpec& s) { return s.name == "vm"; });
-  if (with_vm && std::find(options.models.begin(), options.models.end(), "nuts_gaussian") !=
-                     options.models.end()) {
-    const BenchModel& m = bench_models()[1];
+// Figure 7: gradient utilization on the VM's scheduler, over 1 and 10 trajectories.
+Status run_utilization_figure(NutsBenchRun& run) {
+  const bench::BenchOptions& given = run.options.bench;
+  const BenchModel& m = bench_models()[1];
+  fmt::print(
+      "\nnuts_gaussian: utilization of the gradient evaluation (program-counter "
+      "batching on the vm's scheduler vs local static batching)\n");
+  fmt::print(
+      "  pc: program-counter batching, the share of live chains (live) or of all chains "
+      "(all) in each gradient evaluation; static: local static batching\n");
+  fmt::print("{:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>11}  {:>10}\n", "chains",
+             "live 1", "all 1", "static 1", "live 10", "all 10", "static 10", "live/static",
+             "all/static");
+  std::vector<uint32_t> counts = given.batches;  // --batches, else the figure's own
+  if (counts.empty())
+    counts = given.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
+                         : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
+  for (uint32_t chains : counts) {
+    Row one{m.name, "vm", chains, 1}, ten{m.name, "vm", chains, 10};
+    for (Row* row : {&one, &ten}) {
+      auto loaded = load(m, run.samples, chains, row->draws);
+      if (!loaded) return loaded.failure();
+      ChainWords checked;
+      std::vector<uint32_t> per_draw;
+      run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw, given.threads);
+    }
+    const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     fmt::print(
-        "\nnuts_gaussian: utilization of the gradient evaluation (program-counter "
-        "batching on the vm's scheduler vs local static batching)\n");
+        "{:>7}  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>10.2f}x  "
+        "{:>9.2f}x\n",
+        chains, one.pc.live * 100, one.pc.all * 100, one.local_static * 100, ten.pc.live * 100,
+        ten.pc.all * 100, ten.local_static * 100, ratio(ten.pc.live, ten.local_static),
+        ratio(ten.pc.all, ten.local_static));
+    std::fflush(stdout);
+    for (const Row* r : {&one, &ten})
+      run.doc.push_back({{"program", "nuts_gaussian_utilization"},
+                         {"system", "vm"},
+                         {"chains", r->chains},
+                         {"transitions", r->draws},
+                         {"gradient_utilization", r->pc.all},
+                         {"gradient_utilization_live", r->pc.live},
+                         {"local_static_utilization", r->local_static}});
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+int run_nuts_bench(const NutsBenchOptions& options) {
+  NutsBenchRun run(options);
+  run.samples = options.samples_dir.empty() ? find_samples() : options.samples_dir;
+  if (run.samples.empty()) {
+    fmt::print(stderr,
+               "error: the NUTS rows need samples/models and samples/data: run from the "
+               "repository root\n");
+    return 2;
+  }
+  auto systems = select_nuts_systems(options.bench);
+  if (!systems) {
+    fmt::print(stderr, "error: {}\n", systems.error());
+    return 2;
+  }
+  run.systems = std::move(*systems);
+  if (options.bench.systems.empty())
     fmt::print(
-        "  pc: program-counter batching, the share of live chains (live) or of all chains "
-        "(all) in each gradient evaluation; static: local static batching\n");
-    fmt::print("{:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>11}  {:>10}\n", "chains",
-               "live 1", "all 1", "static 1", "live 10", "all 10", "static 10", "live/static",
-               "all/static");
-    std::vector<uint32_t> counts = options.chains;  // --batches, else the figure's own
-    if (counts.empty())
-      counts = options.quick ? std::vector<uint32_t>{1, 4, 16, 32, 64}
-                             : std::vector<uint32_t>{1, 4, 16, 32, 64, 256};
-    for (uint32_t chains : counts) {
-      Row one{m.name, "vm", chains, 1}, ten{m.name, "vm", chains, 10};
-      for (Row* row : {&one, &ten}) {
-        auto loaded = load(m, samples, chains, row->draws);
-        if (!loaded) {
-          fmt::print(stderr, "error: {}\n", loaded.error());
-          return 1;
-        }
-        ChainWords checked;
-        std::vector<uint32_t> per_draw;
-        run_program_row(*loaded, SystemSpec{"vm", "vm", {}}, *row, checked, per_draw,
-                        options.threads);
-      }
-      const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-      fmt::print(
-          "{:>7}  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>8.1f}%  {:>10.2f}x  "
-          "{:>9.2f}x\n",
-          chains, one.pc.live * 100, one.pc.all * 100, one.local_static * 100, ten.pc.live * 100,
-          ten.pc.all * 100, ten.local_static * 100, ratio(ten.pc.live, ten.local_static),
-          ratio(ten.pc.all, ten.local_static));
-      std::fflush(stdout);
-      for (const Row* r : {&one, &ten})
-        doc.push_back({{"program", "nuts_gaussian_utilization"},
-                       {"system", "vm"},
-                       {"chains", r->chains},
-                       {"transitions", r->draws},
-                       {"gradient_utilization", r->pc.all},
-                       {"gradient_utilization_live", r->pc.live},
-                       {"local_static_utilization", r->local_static}});
+        "(the Vulkan rows run when asked for: --systems native,vm,vulkan. The sampler over "
+        "a 100-dimensional model is a large program, and lavapipe takes over ten minutes "
+        "to compile it; docs/nuts.md)\n");
+  if (run.systems.empty()) {
+    fmt::print(stderr,
+               "error: no NUTS system selected (native, vm, local-lane, local-subgroup, "
+               "global-compacted, vulkan)\n");
+    return 2;
+  }
+  std::vector<uint32_t> chain_counts = options.bench.batches;
+  if (chain_counts.empty())
+    chain_counts = options.bench.quick ? std::vector<uint32_t>{1, 16, 64}
+                                       : std::vector<uint32_t>{1, 4, 16, 64, 256};
+  for (const std::string& name : options.bench.programs) {
+    const BenchModel& m = *std::find_if(bench_models().begin(), bench_models().end(),
+                                        [&](const BenchModel& b) { return b.name == name; });
+    if (auto s = run_model_rows(run, m, chain_counts); !s) {
+      fmt::print(stderr, "error: {}\n", s.error());
+      return 1;
     }
   }
-  if (!options.json_path.empty()) {
-    if (auto s = write_file(options.json_path,
-                            nlohmann::ordered_json{{"nuts_rows", doc}}.dump(2) + "\n");
+  report_derived_costs(run);
+  const bool with_vm = std::any_of(run.systems.begin(), run.systems.end(),
+                                   [](const SystemSpec& s) { return s.name == "vm"; });
+  if (with_vm && std::find(options.bench.programs.begin(), options.bench.programs.end(),
+                           "nuts_gaussian") != options.bench.programs.end())
+    if (auto s = run_utilization_figure(run); !s) {
+      fmt::print(stderr, "error: {}\n", s.error());
+      return 1;
+    }
+  if (!options.bench.json_path.empty()) {
+    if (auto s = write_file(options.bench.json_path,
+                            nlohmann::ordered_json{{"nuts_rows", run.doc}}.dump(2) + "\n");
         !s)
       return report_error(s.failure());
   }
-  return failed ? 1 : 0;
+  return run.failed ? 1 : 0;
 }
 
 }  // namespace ab::cli

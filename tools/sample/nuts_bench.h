@@ -25,27 +25,25 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench.h"
+
 namespace ab::cli {
 
 struct NutsBenchOptions {
-  std::vector<std::string> models;  // nuts_logreg, nuts_gaussian, their _ad and _matmul forms
-  std::vector<uint32_t> chains;     // empty: 1, 4, 16, 64, 256 (quick: 1, 16, 64)
-  // stan, native, vm, local-lane, local-subgroup, global-compacted, vulkan (the three), all;
-  // empty: native and vm (the Vulkan rows only when asked: lavapipe compiles the sampler for
-  // minutes; stan only when asked: it needs R and rstan, an optional install).
-  std::vector<std::string> systems;
-  uint32_t threads = 0;  // the vm's threads (RunOptions::threads); 0: one per core
-  // Transitions per chain in Figure 6's rows, every system alike; 0: the model's own (BenchModel).
-  uint32_t transitions = 0;
-  bool quick = false;
-  int device = -1;
+  // `autobatch bench`'s options, of which these rows read: programs (nuts_logreg, nuts_gaussian,
+  // their _ad and _matmul forms), batches (the chain counts; empty: 1, 4, 16, 64, 256, quick: 1,
+  // 16, 64), systems (stan, native, vm, local-lane, local-subgroup, global-compacted, vulkan (the
+  // three), all; empty: native and vm: the Vulkan rows only when asked, as lavapipe compiles the
+  // sampler for minutes, and stan only when asked, as it needs R and rstan), quick, device,
+  // threads (the vm's), transitions (per chain in Figure 6's rows; 0: the model's own) and
+  // json_path.
+  bench::BenchOptions bench;
   // A system skips a chain count whose row it predicts (from its last row, by chains) to take
   // longer than this, in seconds, and the table says so. `bench` lifts it when --batches names
   // the chain counts: rows asked for are run.
   double row_budget_seconds = 60;
-  std::string json_path;
-  std::string
-      samples_dir;  // holding models/ and data/; empty: samples/ found from the cwd or binary
+  // Holding models/ and data/; empty: samples/ found from the cwd or the binary.
+  std::string samples_dir;
 
   // Test hook: called with a system's name and the words of the first chains' draws before they
   // are checked, so a test can corrupt one and prove the check catches it. Empty in normal use.

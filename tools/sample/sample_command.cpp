@@ -15,45 +15,19 @@
 #include <nlohmann/json.hpp>
 
 #include "autobatch/context.h"
+#include "autobatch/npy.h"
 #include "tools/commands.h"
 #include "tools/file_io.h"
 #include "tools/interrupts.h"
-#include "tools/npy.h"
-#include "tools/sample/fit_files.h"
 #include "tools/uniforms.h"
+#include "tools/values.h"
 
 namespace ab::cli {
 namespace {
 
-// The per-draw statistics `sample` writes beside draws.npy, [chains, draws] each: the file, its
-// type and its words (a missing draw holds NaN, -1 or false, as the sampler left it).
-struct DrawStatisticFile {
-  const char* file;
-  Scalar type;
-  std::vector<uint32_t> words;
-};
-template <typename T>
-std::vector<uint32_t> as_words(const std::vector<T>& values) {
-  std::vector<uint32_t> out(values.size());
-  for (size_t k = 0; k < values.size(); ++k) {
-    if constexpr (std::is_same_v<T, float>)
-      out[k] = float_bits(values[k]);
-    else
-      out[k] = static_cast<uint32_t>(values[k]);
-  }
-  return out;
-}
-std::vector<DrawStatisticFile> statistic_files(const sample::DrawStatistics& s) {
-  return {{"accept_stat.npy", Scalar::Float, as_words(s.accept_stat)},
-          {"step_size.npy", Scalar::Float, as_words(s.step_size)},
-          {"energy.npy", Scalar::Float, as_words(s.energy)},
-          {"tree_depth.npy", Scalar::Int, as_words(s.tree_depth)},
-          {"n_grad.npy", Scalar::Int, as_words(s.n_leapfrog)},
-          {"divergent.npy", Scalar::Bool, as_words(s.divergent)},
-          {"lp.npy", Scalar::Float, as_words(s.lp)}};
-}
-constexpr uint64_t kStatisticFiles = 7;
-constexpr uint64_t kNpyHeaderAllowance = 4096;
+// Per-draw statistics kept in memory until the end: lp, accept_stat, step_size, energy,
+// tree_depth, n_leapfrog, divergent, 4 bytes a draw each at most.
+constexpr uint64_t kStatisticBytesPerDraw = 7 * 4;
 
 // Stan's windowed adaptation needs 150 warm-up iterations (75 + 25 + 50) to adapt the metric,
 // and the step size's dual averaging a few dozen to settle: fewer is allowed but said.
@@ -68,9 +42,9 @@ void warn_about_short_warmup(const SampleCommand& c) {
 }
 
 // A run stopped by a signal before any draw: nothing is written, the previous fit stays.
-int interrupted_without_draws(int signal, const FitFiles& fit) {
+int interrupted_without_draws(int signal, const sample::FitWriter& writer) {
   fmt::print(stderr, "stopped by {} before any draw; the files in '{}' are unchanged\n",
-             ::strsignal(signal), fit.final_path(""));
+             ::strsignal(signal), writer.path(""));
   return 128 + signal;
 }
 
@@ -207,30 +181,12 @@ Expected<std::vector<float>> read_init(const std::string& path, const sample::Mo
 }
 
 // --csv: chain k's file, CmdStan's MODEL-k.csv (k from 1).
-std::string model_name(const SampleCommand& c) {
-  return std::filesystem::path(c.model).stem().string();
-}
-std::string csv_name(const SampleCommand& c, uint32_t chain) {
-  return fmt::format("{}-{}.csv", model_name(c), chain + 1);
-}
-Status write_csv_files(const SampleCommand& c, const sample::Fit& fit, DrawsFile& draws,
-                       FitFiles& files) {
-  const uint32_t D = fit.dimension;
-  for (uint32_t chain = 0; chain < fit.chains; ++chain) {
-    const uint32_t n = fit.draws_per_chain[chain];
-    std::vector<float> rows(uint64_t{n} * D);
-    for (uint32_t j = 0; j < D; ++j) {
-      auto column = draws.parameter(j, n, {chain});
-      if (!column) return column.failure();
-      for (uint32_t i = 0; i < n; ++i)
-        rows[uint64_t{i} * D + j] = static_cast<float>((*column)[i]);
-    }
-    if (auto s = write_file(files.staged(csv_name(c, chain)),
-                            sample::cmdstan_csv(fit, model_name(c), chain, rows));
-        !s)
-      return s;
-  }
-  return Ok{};
+sample::FitFileOptions fit_file_options(const SampleCommand& c) {
+  sample::FitFileOptions files;
+  files.model = c.model;
+  files.model_name = std::filesystem::path(c.model).stem().string();
+  files.csv = c.csv;
+  return files;
 }
 
 }  // namespace
@@ -298,9 +254,7 @@ Expected<Batch> sampler_batch(const sample::Model& model, const SampleCommand& c
 
 BackendChoice choose_sample_backend(const SampleCommand& c) {
   if (c.backend != "auto") return {c.backend, ""};
-  DeviceOptions plain;
-  plain.progress = c.device.progress;
-  if (c.device != plain) return {"vulkan", ""};  // a Vulkan option was given: the user wants it
+  if (vulkan_option_given(c.device)) return {"vulkan", ""};  // the user wants it
   if (has_gpu()) return {"vulkan", ""};
   return {"vm",
           "note: sampling on the vm: no GPU was found, and on a CPU's Vulkan (lavapipe) the "
@@ -308,55 +262,53 @@ BackendChoice choose_sample_backend(const SampleCommand& c) {
           "vulkan uses it anyway"};
 }
 
-int sample_command(const SampleCommand& c) {
-  const auto started = std::chrono::steady_clock::now();
-  catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
+namespace {
+
+// What the sampler needs, checked before anything runs or any file is touched.
+struct Prepared {
+  const Backend* backend = nullptr;
+  std::string backend_note;  // why auto chose the vm, for stderr
+  std::shared_ptr<const sample::Model> model;
+  SampleInputs inputs;
+};
+
+Expected<Prepared> prepare(const SampleCommand& c) {
   // The library's one check of the options, in the CLI's spelling (--leaf-steps).
-  if (auto s = sample::check_options(c.options, sample::OptionNames::Cli); !s)
-    return refuse(s.failure());
+  if (auto s = sample::check_options(c.options, sample::OptionNames::Cli); !s) return s.failure();
+  Prepared p;
   const BackendChoice chosen = choose_sample_backend(c);
-  const Backend* backend = find_backend(chosen.name);
-  if (!backend) return refuse(Error{fmt::format("unknown backend '{}'", chosen.name)});
+  p.backend = find_backend(chosen.name);
+  if (!p.backend) return Error{fmt::format("unknown backend '{}'", chosen.name)};
+  p.backend_note = chosen.note;
   auto loaded = sample::Model::load(c.model);
-  if (!loaded) return refuse(loaded.failure());
-  const sample::Model& model = **loaded;
-  const uint32_t D = model.dimension();
-
-  auto inputs = sample_inputs(model, c);
-  if (!inputs) return refuse(inputs.failure());
-  if (auto batch = sample::make_batch(model, inputs->data, inputs->options); !batch)
-    return refuse(batch.failure());
-
-  // Per-draw statistics, [chains, draws] each, kept in memory until the end: check they fit
-  // before anything runs or any file is touched.
+  if (!loaded) return loaded.failure();
+  p.model = *loaded;
+  auto inputs = sample_inputs(*p.model, c);
+  if (!inputs) return inputs.failure();
+  if (auto batch = sample::make_batch(*p.model, inputs->data, inputs->options); !batch)
+    return batch.failure();
+  p.inputs = std::move(*inputs);
+  // Per-draw statistics, [chains, draws] each, kept in memory until the end: check they fit.
   const uint64_t cells = uint64_t{c.options.chains} * c.options.draws;
-  const uint64_t stats_bytes = cells * 4 * kStatisticFiles;
+  const uint64_t stats_bytes = cells * kStatisticBytesPerDraw;
   const uint64_t available = uint64_t(::sysconf(_SC_AVPHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
   if (stats_bytes > available)
-    return refuse(Error{fmt::format(
+    return Error{fmt::format(
         "{} chains x {} draws keep {:.1f} GiB of per-draw statistics in memory, more than the "
         "{:.1f} GiB available: use fewer draws or chains",
         c.options.chains, c.options.draws, static_cast<double>(stats_bytes) / (1u << 30),
-        static_cast<double>(available) / (1u << 30))});
-  // A CSV row holds at most 16 characters per value.
-  const uint64_t file_bytes = kNpyHeaderAllowance * (kStatisticFiles + 2) +
-                              cells * (uint64_t{D} * 4 + kStatisticFiles * 4) +
-                              (c.csv ? cells * (D + kStatisticFiles) * 16 : 0);
-  auto files = FitFiles::open(c.out_dir.empty() ? "." : c.out_dir, file_bytes);
-  if (!files) return refuse(files.failure());
-  FitFiles& fit_files = **files;
-  if (!chosen.note.empty()) fmt::print(stderr, "{}\n", chosen.note);
-  warn_about_short_warmup(c);
+        static_cast<double>(available) / (1u << 30))};
+  return p;
+}
 
-  DrawsFile draws_file;
-  if (auto s = draws_file.open(fit_files.staged("draws.npy"), c.options.chains, c.options.draws, D);
-      !s)
-    return refuse(s.failure());
-
+// The chains run, the draws streaming into `writer`'s draws.npy, the progress line on stderr
+// and Ctrl-C polled at step boundaries; `run` gets the backend's own report.
+Expected<sample::Fit> run_chains(const SampleCommand& c, Prepared& p, sample::FitWriter& writer,
+                                 std::chrono::steady_clock::time_point started, BackendRun& run) {
   std::vector<uint32_t> next_draw(c.options.chains, 0);
   uint64_t received = 0;
   SampleProgress progress(c, started);
-  sample::Options options = inputs->options;
+  sample::Options options = p.inputs.options;
   options.on_draw = [&](uint32_t chain, uint32_t draw, uint64_t in_all) {
     next_draw[chain] = draw + 1;
     received = in_all;
@@ -370,26 +322,98 @@ int sample_command(const SampleCommand& c) {
   };
   DeviceOptions device = c.device;
   device.progress = c.format == "table";
-  BackendRun run;  // the backend's own report (block names, run time) beside the fit
+  const Backend* backend = p.backend;
   const sample::Runner runner = [&](const std::shared_ptr<const Module>& module, const Batch& batch,
                                     const RunOptions& run_options) -> Expected<RunResult> {
-    run = backend->run(module, batch, run_options, device);
-    if (!run.error.empty()) return Error{run.error};
+    auto ran = backend->run(module, batch, run_options, device);
+    if (!ran) return ran.failure();
+    run = std::move(*ran);
     return run.result;
   };
-  auto sampled = sample::run(model, std::move(inputs->data), options, runner, &draws_file);
+  auto sampled = sample::run(*p.model, std::move(p.inputs.data), options, runner, &writer.draws());
   progress.finish();
-  const int signal = interrupt_signal();
-  if (!draws_file.error().empty()) return report_error(Error{draws_file.error()});
+  return sampled;
+}
+
+// What summary.json says of the run beyond the fit: the backend's report and the times.
+sample::RunFacts run_facts(const SampleCommand& c, const sample::Fit& fit, const Backend& backend,
+                           const BackendRun& run, int signal,
+                           std::chrono::steady_clock::time_point started) {
+  sample::RunFacts facts;
+  facts.backend = std::string(backend.name);
+  if (signal) facts.interrupted_by = ::strsignal(signal);
+  facts.run_seconds = cli::run_seconds(run);
+  facts.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const GradientUtilization grad_utilization = gradient_utilization(run, c.options.chains);
+  if (grad_utilization.known) {
+    facts.gradient_utilization = grad_utilization.all;
+    facts.gradient_utilization_live = grad_utilization.live;
+  }
+  std::vector<uint32_t> grads(fit.stats.n_leapfrog.begin(), fit.stats.n_leapfrog.end());
+  facts.local_static_utilization =
+      local_static_utilization(grads, c.options.chains, c.options.draws);
+  // Vulkan: the kernels' build, each kernel's times (VulkanStats::kernels).
+  for (const ExtraStat& s : run.extra_stats) {
+    if (s.key == "compile_seconds") facts.compile_seconds = s.value.get<double>();
+    if (s.key == "kernels") facts.kernels_json = s.value.dump();
+  }
+  return facts;
+}
+
+std::string kernels_text(const BackendRun& run) {
+  for (const ExtraStat& s : run.extra_stats)
+    if (s.key == "kernels") return s.text;
+  return "";
+}
+
+// The table after the summary: what ran, how well the chains were batched, where the files are.
+void print_run_table(const SampleCommand& c, const sample::Fit& fit, const sample::RunFacts& facts,
+                     const BackendRun& run, const sample::FitWriter& writer) {
+  fmt::print("{}", sample::format_summary_table(fit.summary));
+  fmt::print("\n{} chains x {} draws ({} warm-up) on {}\n", c.options.chains, c.options.draws,
+             c.options.warmup, facts.backend);
+  if (fit.summary_chains.size() < c.options.chains || fit.summary_draws < c.options.draws)
+    fmt::print("  summary over          {} of {} chains, {} draws each\n",
+               fit.summary_chains.size(), c.options.chains, fit.summary_draws);
+  const uint64_t total_grads = fit.gradient_evaluations;
+  fmt::print("  gradient evaluations  {} ({:.3g} per second)\n", total_grads,
+             facts.run_seconds > 0 ? total_grads / facts.run_seconds : 0.0);
+  fmt::print("  batch utilization     {:.1f}%\n", fit.run_stats.utilization * 100);
+  if (facts.gradient_utilization)
+    fmt::print(
+        "  gradient utilization  {:.1f}% of chains, {:.1f}% of live chains (local static "
+        "batching: {:.1f}%)\n",
+        *facts.gradient_utilization * 100, *facts.gradient_utilization_live * 100,
+        facts.local_static_utilization * 100);
+  fmt::print("  divergences           {}\n", fit.divergences);
+  if (!fit.faults.empty()) fmt::print("  faulted chains        {}\n", fit.faults.size());
+  fmt::print("  run time              {}, wall {}\n", format_seconds(facts.run_seconds),
+             format_seconds(facts.wall_seconds));
+  if (facts.compile_seconds && !facts.kernels_json.empty())
+    fmt::print("  kernel compile        {}: {}\n", format_seconds(*facts.compile_seconds),
+               kernels_text(run));
+  fmt::print("  written               {}, summary.json and per-draw statistics{}\n",
+             writer.path("draws.npy"),
+             c.csv ? fmt::format(", {}", writer.path(fmt::format("{}-1.csv",
+                                                                 fit_file_options(c).model_name)) +
+                                             (c.options.chains > 1 ? " ..." : ""))
+                   : "");
+}
+
+// A fit the run could not make, or one with no draw or no summary: nothing is written, the
+// previous fit stays. 0 when the fit is to be written.
+int refuse_fit(const SampleCommand& c, const Expected<sample::Fit>& sampled, int signal,
+               const sample::FitWriter& writer) {
   if (!sampled) {
-    if (signal) return interrupted_without_draws(signal, fit_files);
+    if (signal) return interrupted_without_draws(signal, writer);
     return report_error(sampled.failure());
   }
   const sample::Fit& fit = *sampled;
   for (const std::string& line : fit.chain_messages)
     fmt::print(stderr, "{}\n", line);
   if (fit.received == 0) {
-    if (signal) return interrupted_without_draws(signal, fit_files);
+    if (signal) return interrupted_without_draws(signal, writer);
     return report_error(Error{fmt::format(
         "no chain produced a draw (every chain faulted or was refused); the files in '{}' are "
         "unchanged",
@@ -401,143 +425,49 @@ int sample_command(const SampleCommand& c) {
     return report_error(Error{fmt::format(
         "every chain faulted or was refused ({} of {} draws made): there is no summary; the "
         "files in '{}' are unchanged",
-        fit.received, cells, c.out_dir.empty() ? "." : c.out_dir)});
-  const std::vector<DrawStatisticFile> stat_files = statistic_files(fit.stats);
-  for (const DrawStatisticFile& f : stat_files)
-    if (auto s = write_npy(fit_files.staged(f.file), f.type, {c.options.chains, c.options.draws},
-                           f.words);
-        !s)
-      return report_error(s.failure());
-  if (c.csv)
-    if (auto s = write_csv_files(c, fit, draws_file, fit_files); !s)
-      return report_error(s.failure());
-  const std::vector<uint32_t> grads = as_words(fit.stats.n_leapfrog);
-  const std::vector<uint32_t>& used_chains = fit.summary_chains;
-  const uint32_t used_draws = fit.summary_draws;
-  const uint64_t total_grads = fit.gradient_evaluations, divergences = fit.divergences;
+        fit.received, uint64_t{c.options.chains} * c.options.draws,
+        c.out_dir.empty() ? "." : c.out_dir)});
+  return 0;
+}
 
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double run_seconds = cli::run_seconds(run);
-  const auto num = [](double v) {
-    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-  };
-  nlohmann::ordered_json doc;
-  doc["model"] = c.model;
-  doc["backend"] = backend->name;
-  doc["chains"] = c.options.chains;
-  doc["draws"] = c.options.draws;
-  doc["warmup"] = c.options.warmup;
-  doc["seed"] = c.options.seed;
-  doc["complete"] = !signal && !fit.stopped && used_chains.size() == c.options.chains;
-  doc["interrupted_by"] = signal ? nlohmann::ordered_json(::strsignal(signal)) : nullptr;
-  doc["draws_per_chain"] = fit.draws_per_chain;
-  doc["summary_chains"] = used_chains;
-  doc["summary_draws_per_chain"] = used_draws;
-  nlohmann::ordered_json params = nlohmann::ordered_json::array();
-  for (const auto& [name, s] : fit.summary) {
-    params.push_back({{"name", name},
-                      {"mean", num(s.mean)},
-                      {"sd", num(s.sd)},
-                      {"mcse_mean", num(s.mcse_mean)},
-                      {"q5", num(s.q5)},
-                      {"q50", num(s.q50)},
-                      {"q95", num(s.q95)},
-                      {"rhat", num(s.rhat)},
-                      {"ess_bulk", num(s.ess_bulk)},
-                      {"ess_tail", num(s.ess_tail)}});
-  }
-  doc["parameters"] = std::move(params);
-  nlohmann::ordered_json warned = nlohmann::ordered_json::array();
-  for (const sample::FitWarning& w : fit.warnings)
-    warned.push_back({{"kind", w.kind}, {"message", w.message}});
-  doc["warnings"] = std::move(warned);
-  doc["gradient_evaluations"] = total_grads;
-  doc["gradients_per_second"] = run_seconds > 0 ? total_grads / run_seconds : 0.0;
-  doc["utilization"] = fit.run_stats.utilization;
-  const GradientUtilization grad_utilization = gradient_utilization(run, c.options.chains);
-  const double static_utilization =
-      local_static_utilization(grads, c.options.chains, c.options.draws);
-  doc["gradient_utilization"] =
-      grad_utilization.known ? nlohmann::ordered_json(grad_utilization.all) : nullptr;
-  doc["gradient_utilization_live"] =
-      grad_utilization.known ? nlohmann::ordered_json(grad_utilization.live) : nullptr;
-  doc["local_static_utilization"] = static_utilization;
-  doc["divergences"] = divergences;
-  doc["faulted_chains"] = fit.faults.size();
-  nlohmann::ordered_json faults = nlohmann::ordered_json::array();
-  for (const LaneError& e : fit.faults)
-    faults.push_back({{"chain", e.lane},
-                      {"fault", fault_name(e.code)},
-                      {"detail", e.detail},
-                      {"function", e.function},
-                      {"line", e.line},
-                      {"draws", fit.draws_per_chain[e.lane]}});
-  doc["faults"] = std::move(faults);
-  nlohmann::ordered_json refused = nlohmann::ordered_json::array();
-  for (const sample::RefusedChain& r : fit.refused)
-    refused.push_back(
-        {{"chain", r.chain}, {"init_tries", r.init_tries}, {"log_density", r.log_density}});
-  doc["refused_chains"] = std::move(refused);
-  nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
-  for (double v : fit.step_sizes)
-    sizes.push_back(num(v));
-  doc["step_sizes"] = std::move(sizes);
-  doc["run_seconds"] = run_seconds;
-  doc["wall_seconds"] = wall;
-  // Vulkan: the kernels' build, each kernel's times (VulkanStats::kernels).
-  const ExtraStat* compiled = nullptr;
-  const ExtraStat* kernels = nullptr;
-  for (const ExtraStat& s : run.extra_stats) {
-    if (s.key == "compile_seconds") compiled = &s;
-    if (s.key == "kernels") kernels = &s;
-  }
-  if (compiled) doc["compile_seconds"] = compiled->value;
-  if (kernels) doc["kernels"] = kernels->value;
-  const std::string summary_path = fit_files.staged("summary.json");
-  doc["files"] = fit_files.files();  // what a later run into --out may replace and remove
-  if (auto s = write_file(summary_path, doc.dump(2) + "\n"); !s) return report_error(s.failure());
-  if (auto s = fit_files.commit(); !s) return report_error(s.failure());
+}  // namespace
+
+int sample_command(const SampleCommand& c) {
+  const auto started = std::chrono::steady_clock::now();
+  catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
+  auto prepared = prepare(c);
+  if (!prepared) return refuse(prepared.failure());
+  auto opened = sample::FitWriter::open(c.out_dir.empty() ? "." : c.out_dir, c.options,
+                                        prepared->model->dimension(), fit_file_options(c));
+  if (!opened) return refuse(opened.failure());
+  sample::FitWriter& writer = **opened;
+  if (!prepared->backend_note.empty()) fmt::print(stderr, "{}\n", prepared->backend_note);
+  warn_about_short_warmup(c);
+
+  BackendRun run;  // the backend's own report (block names, run time) beside the fit
+  auto sampled = run_chains(c, *prepared, writer, started, run);
+  const int signal = interrupt_signal();
+  if (!writer.draws().error().empty()) return report_error(Error{writer.draws().error()});
+  if (const int refused = refuse_fit(c, sampled, signal, writer)) return refused;
+  const sample::Fit& fit = *sampled;
+  const sample::RunFacts facts = run_facts(c, fit, *prepared->backend, run, signal, started);
+  if (auto s = writer.finish(fit, facts); !s) return report_error(s.failure());
 
   const int exit_code = signal ? 128 + signal : 0;  // every chain faulted: returned above
   if (signal)
     fmt::print(stderr,
                "stopped by {}: {} of {} draws written (per chain: {}); the missing draws are NaN\n",
-               ::strsignal(signal), fit.received, cells, fmt::join(fit.draws_per_chain, " "));
-  if (used_chains.empty())
+               ::strsignal(signal), fit.received, uint64_t{c.options.chains} * c.options.draws,
+               fmt::join(fit.draws_per_chain, " "));
+  if (fit.summary_chains.empty())
     fmt::print(stderr, "error: every chain faulted or was refused: there is no summary\n");
   for (const sample::FitWarning& w : fit.warnings)
     fmt::print(stderr, "warning: {}\n", w.message);
   if (c.format == "json") {
-    fmt::print("{}\n", doc.dump());
+    fmt::print("{}\n", sample::summary_json(fit, fit_file_options(c), facts, writer.files()));
     return exit_code;
   }
-  fmt::print("{}", sample::format_summary_table(fit.summary));
-  fmt::print("\n{} chains x {} draws ({} warm-up) on {}\n", c.options.chains, c.options.draws,
-             c.options.warmup, backend->name);
-  if (used_chains.size() < c.options.chains || used_draws < c.options.draws)
-    fmt::print("  summary over          {} of {} chains, {} draws each\n", used_chains.size(),
-               c.options.chains, used_draws);
-  fmt::print("  gradient evaluations  {} ({:.3g} per second)\n", total_grads,
-             run_seconds > 0 ? total_grads / run_seconds : 0.0);
-  fmt::print("  batch utilization     {:.1f}%\n", fit.run_stats.utilization * 100);
-  if (grad_utilization.known)
-    fmt::print(
-        "  gradient utilization  {:.1f}% of chains, {:.1f}% of live chains (local static "
-        "batching: {:.1f}%)\n",
-        grad_utilization.all * 100, grad_utilization.live * 100, static_utilization * 100);
-  fmt::print("  divergences           {}\n", divergences);
-  if (!fit.faults.empty()) fmt::print("  faulted chains        {}\n", fit.faults.size());
-  fmt::print("  run time              {}, wall {}\n", format_seconds(run_seconds),
-             format_seconds(wall));
-  if (compiled && kernels)
-    fmt::print("  kernel compile        {}: {}\n", format_seconds(compiled->value.get<double>()),
-               kernels->text);
-  fmt::print("  written               {}, summary.json and per-draw statistics{}\n",
-             fit_files.final_path("draws.npy"),
-             c.csv ? fmt::format(", {}", fit_files.final_path(csv_name(c, 0)) +
-                                             (c.options.chains > 1 ? " ..." : ""))
-                   : "");
+  print_run_table(c, fit, facts, run, writer);
   return exit_code;
 }
 

@@ -1,7 +1,7 @@
 // `autobatch sample MODEL.ab`: batched NUTS on a model (docs/nuts.md), a client of the sampler
 // library (include/autobatch/sampler.h): this file parses the options, reads the data and init
 // files, streams the draws into DIR/draws.npy while the chains run, prints the summary and writes
-// the fit's files as one set (tools/sample/fit_files.h).
+// the fit's files as one set (the library's sample::FitWriter).
 #pragma once
 
 #include <cstdint>

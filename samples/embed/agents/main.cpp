@@ -6,38 +6,30 @@
 // from the run's output region; an ImGui overlay shows the frame and autobatch times (timestamp
 // queries), the run's group steps and utilization. Only <autobatch/...> headers are used, the
 // .abtrace capture (ab::write_trace) included.
+//
+// This file: the options, the autobatch run, the frames, the overlay, capture and --check; the
+// window and device are in window_device.cpp, the swapchain in swapchain.cpp, the graphics
+// pipeline in agents_pipeline.cpp.
 #include <autobatch/autobatch.h>
-
-#define GLFW_INCLUDE_VULKAN
-#include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
 #include <imgui.h>
-// Our own private copy of the PNG writer (static: no clash with other users of stb in the link).
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#include <stb_image_write.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "agents_pipeline.h"
+#include "swapchain.h"
+#include "window_device.h"
+
 namespace {
 
-const uint32_t kVertSpirv[] =
-#include "agents.vert.inc"
-    ;
-const uint32_t kFragSpirv[] =
-#include "agents.frag.inc"
-    ;
-
-constexpr uint32_t kAgentWords = 9;  // struct Agent in agents.ab
-constexpr int kWidth = 1280, kHeight = 800;
+using agents::Failure;
+using agents::kAgentWords;
+using agents::vk_check;
 
 const char* kUsage =
     "usage: embed_agents [options]\n"
@@ -136,34 +128,6 @@ int parse_args(int argc, char** argv, Args& a) {
   return -1;
 }
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-void vk_check(VkResult r, const char* what) {
-  if (r != VK_SUCCESS)
-    throw Failure(std::string(what) + " failed (VkResult " + std::to_string(r) + ")");
-}
-
-int g_validation_messages = 0;
-VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT,
-                                             VkDebugUtilsMessageTypeFlagsEXT,
-                                             const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                             void*) {
-  std::fprintf(stderr, "validation: %s\n", data->pMessage);
-  ++g_validation_messages;
-  return VK_FALSE;
-}
-
-bool validation_layer_installed() {
-  uint32_t n = 0;
-  vkEnumerateInstanceLayerProperties(&n, nullptr);
-  std::vector<VkLayerProperties> layers(n);
-  vkEnumerateInstanceLayerProperties(&n, layers.data());
-  for (const auto& l : layers)
-    if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) return true;
-  return false;
-}
-
 // The initial agents: spread over the world, the four kinds interleaved so that neighbouring lanes
 // (one subgroup) run different code.
 ab::Batch initial_batch(uint32_t agents) {
@@ -203,55 +167,19 @@ class App {
   int run();
 
  private:
-  void create_window_and_device();
-  void create_swapchain();
-  void create_pipeline();
   void create_autobatch();
   void init_imgui();
   void frame(bool last);
   void record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot);
-  void write_screenshot();
   bool capture(const std::string& path);
   bool check();
   void destroy();
-  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags props);
 
   Args args_;
-  GLFWwindow* window_ = nullptr;
-  VkInstance instance_ = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-  VkSurfaceKHR surface_ = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-  VkDevice device_ = VK_NULL_HANDLE;
-  uint32_t family_ = 0;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  bool validation_ = false;
-  float timestamp_period_ns_ = 0;  // 0: no timestamps on this queue family
-
-  VkSwapchainKHR swapchain_ = VK_NULL_HANDLE;
-  VkFormat format_ = VK_FORMAT_UNDEFINED;
-  VkExtent2D extent_{};
-  std::vector<VkImage> images_;
-  std::vector<VkImageView> views_;
-  std::vector<VkFramebuffer> framebuffers_;
-  std::vector<VkSemaphore> render_done_;  // one per swapchain image
-  VkRenderPass render_pass_ = VK_NULL_HANDLE;
-  bool can_copy_swapchain_ = false;
-
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkDescriptorPool pool_ = VK_NULL_HANDLE, imgui_pool_ = VK_NULL_HANDLE;
-  VkDescriptorSet set_ = VK_NULL_HANDLE;
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;
-  VkPipeline pipeline_ = VK_NULL_HANDLE;
-  uint32_t base_word_ = 0;  // the output region's first word within the bound range
-
-  VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
-  VkSemaphore acquired_ = VK_NULL_HANDLE;
-  VkQueryPool queries_ = VK_NULL_HANDLE;
-  VkBuffer shot_buffer_ = VK_NULL_HANDLE;
-  VkDeviceMemory shot_memory_ = VK_NULL_HANDLE;
+  agents::WindowDevice gpu_;
+  agents::Swapchain sc_;
+  agents::AgentsPipeline pipe_;
+  VkDescriptorPool imgui_pool_ = VK_NULL_HANDLE;
   bool imgui_ready_ = false;
 
   ab::Batch batch_;
@@ -273,242 +201,6 @@ class App {
   std::string status_line_;
 };
 
-uint32_t App::memory_type(uint32_t bits, VkMemoryPropertyFlags props) {
-  VkPhysicalDeviceMemoryProperties mp;
-  vkGetPhysicalDeviceMemoryProperties(physical_, &mp);
-  for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
-    if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & props) == props) return i;
-  throw Failure("no suitable memory type");
-}
-
-void App::create_window_and_device() {
-  glfwSetErrorCallback([](int, const char* msg) { std::fprintf(stderr, "GLFW: %s\n", msg); });
-  if (!glfwInit()) throw Failure("no display (set DISPLAY, or run under `xvfb-run -a`)");
-  if (!glfwVulkanSupported()) throw Failure("GLFW finds no Vulkan loader or driver");
-  glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
-  glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
-  window_ = glfwCreateWindow(kWidth, kHeight, "autobatch agents", nullptr, nullptr);
-  if (!window_) throw Failure("GLFW cannot create the window");
-
-  validation_ = !args_.no_validation && validation_layer_installed();
-  if (args_.validation && !validation_)
-    throw Failure("--validation: VK_LAYER_KHRONOS_validation is not installed");
-  uint32_t n_ext = 0;
-  const char** glfw_ext = glfwGetRequiredInstanceExtensions(&n_ext);
-  std::vector<const char*> extensions(glfw_ext, glfw_ext + n_ext);
-  const char* layer = "VK_LAYER_KHRONOS_validation";
-  VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                        VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  mci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-  mci.pfnUserCallback = on_validation;
-  if (validation_) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-  app.pApplicationName = "autobatch agents";
-  app.apiVersion = VK_API_VERSION_1_2;
-  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-  ici.pApplicationInfo = &app;
-  ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  ici.ppEnabledExtensionNames = extensions.data();
-  if (validation_) {
-    ici.enabledLayerCount = 1;
-    ici.ppEnabledLayerNames = &layer;
-    ici.pNext = &mci;
-  }
-  vk_check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance");
-  if (validation_) {
-    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
-    if (!create) throw Failure("vkCreateDebugUtilsMessengerEXT is missing");
-    vk_check(create(instance_, &mci, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
-  }
-  vk_check(glfwCreateWindowSurface(instance_, window_, nullptr, &surface_),
-           "glfwCreateWindowSurface");
-
-  // The first device with a queue family that does graphics, compute and presents to the window.
-  uint32_t n = 0;
-  vkEnumeratePhysicalDevices(instance_, &n, nullptr);
-  std::vector<VkPhysicalDevice> devices(n);
-  vkEnumeratePhysicalDevices(instance_, &n, devices.data());
-  bool found = false;
-  for (VkPhysicalDevice d : devices) {
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(d, &props);
-    if (props.apiVersion < VK_API_VERSION_1_2) continue;
-    uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, nullptr);
-    std::vector<VkQueueFamilyProperties> families(nq);
-    vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, families.data());
-    for (uint32_t i = 0; i < nq && !found; ++i) {
-      VkBool32 present = VK_FALSE;
-      vkGetPhysicalDeviceSurfaceSupportKHR(d, i, surface_, &present);
-      const VkQueueFlags need = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
-      if ((families[i].queueFlags & need) == need && present) {
-        physical_ = d;
-        family_ = i;
-        found = true;
-        if (families[i].timestampValidBits) timestamp_period_ns_ = props.limits.timestampPeriod;
-      }
-    }
-    if (found) break;
-  }
-  if (!found) throw Failure("no Vulkan 1.2 device with a graphics+compute queue that presents");
-
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qci.queueFamilyIndex = family_;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
-  const char* swapchain_ext = VK_KHR_SWAPCHAIN_EXTENSION_NAME;
-  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qci;
-  dci.enabledExtensionCount = 1;
-  dci.ppEnabledExtensionNames = &swapchain_ext;
-  vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice");
-  vkGetDeviceQueue(device_, family_, 0, &queue_);
-
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = family_;
-  vk_check(vkCreateCommandPool(device_, &pci, nullptr, &cmd_pool_), "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = cmd_pool_;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  vk_check(vkAllocateCommandBuffers(device_, &ai, &cmd_), "vkAllocateCommandBuffers");
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  vk_check(vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  vk_check(vkCreateSemaphore(device_, &sci, nullptr, &acquired_), "vkCreateSemaphore");
-  if (timestamp_period_ns_ > 0) {
-    VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qpi.queryCount = 3;  // frame start, after the autobatch part, frame end
-    vk_check(vkCreateQueryPool(device_, &qpi, nullptr, &queries_), "vkCreateQueryPool");
-  }
-}
-
-void App::create_swapchain() {
-  VkSurfaceCapabilitiesKHR caps;
-  vk_check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical_, surface_, &caps),
-           "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
-  uint32_t n = 0;
-  vkGetPhysicalDeviceSurfaceFormatsKHR(physical_, surface_, &n, nullptr);
-  std::vector<VkSurfaceFormatKHR> formats(n);
-  vkGetPhysicalDeviceSurfaceFormatsKHR(physical_, surface_, &n, formats.data());
-  VkSurfaceFormatKHR chosen = formats.at(0);
-  for (const auto& f : formats)
-    if ((f.format == VK_FORMAT_B8G8R8A8_UNORM || f.format == VK_FORMAT_R8G8B8A8_UNORM) &&
-        f.colorSpace == VK_COLOR_SPACE_SRGB_NONLINEAR_KHR)
-      chosen = f;
-  format_ = chosen.format;
-  // Immediate presentation where available: frame times measure the work, not vsync.
-  vkGetPhysicalDeviceSurfacePresentModesKHR(physical_, surface_, &n, nullptr);
-  std::vector<VkPresentModeKHR> modes(n);
-  vkGetPhysicalDeviceSurfacePresentModesKHR(physical_, surface_, &n, modes.data());
-  VkPresentModeKHR mode = VK_PRESENT_MODE_FIFO_KHR;
-  for (auto m : modes)
-    if (m == VK_PRESENT_MODE_IMMEDIATE_KHR) mode = m;
-  extent_ = caps.currentExtent;
-  if (extent_.width == UINT32_MAX) extent_ = {kWidth, kHeight};
-  can_copy_swapchain_ = (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0;
-  if (!args_.screenshot.empty() && !can_copy_swapchain_)
-    throw Failure("--screenshot: this surface's images cannot be copied (no TRANSFER_SRC usage)");
-
-  VkSwapchainCreateInfoKHR sci{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
-  sci.surface = surface_;
-  sci.minImageCount = std::max(caps.minImageCount, 2u);
-  if (caps.maxImageCount) sci.minImageCount = std::min(sci.minImageCount, caps.maxImageCount);
-  sci.imageFormat = chosen.format;
-  sci.imageColorSpace = chosen.colorSpace;
-  sci.imageExtent = extent_;
-  sci.imageArrayLayers = 1;
-  sci.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
-                   (can_copy_swapchain_ ? VK_IMAGE_USAGE_TRANSFER_SRC_BIT : 0);
-  sci.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  sci.preTransform = caps.currentTransform;
-  sci.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
-  sci.presentMode = mode;
-  sci.clipped = VK_TRUE;
-  vk_check(vkCreateSwapchainKHR(device_, &sci, nullptr, &swapchain_), "vkCreateSwapchainKHR");
-  vkGetSwapchainImagesKHR(device_, swapchain_, &n, nullptr);
-  images_.resize(n);
-  vkGetSwapchainImagesKHR(device_, swapchain_, &n, images_.data());
-
-  VkAttachmentDescription color{};
-  color.format = format_;
-  color.samples = VK_SAMPLE_COUNT_1_BIT;
-  color.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-  color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-  color.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-  color.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-  color.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  color.finalLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-  VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-  VkSubpassDescription sub{};
-  sub.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-  sub.colorAttachmentCount = 1;
-  sub.pColorAttachments = &ref;
-  // The acquired image is written only after the acquire semaphore's wait stage.
-  VkSubpassDependency dep{};
-  dep.srcSubpass = VK_SUBPASS_EXTERNAL;
-  dep.dstSubpass = 0;
-  dep.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-  dep.dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-  dep.dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  VkRenderPassCreateInfo rpi{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-  rpi.attachmentCount = 1;
-  rpi.pAttachments = &color;
-  rpi.subpassCount = 1;
-  rpi.pSubpasses = &sub;
-  rpi.dependencyCount = 1;
-  rpi.pDependencies = &dep;
-  vk_check(vkCreateRenderPass(device_, &rpi, nullptr, &render_pass_), "vkCreateRenderPass");
-
-  VkSemaphoreCreateInfo semi{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  for (VkImage image : images_) {
-    VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    vci.image = image;
-    vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    vci.format = format_;
-    vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkImageView view;
-    vk_check(vkCreateImageView(device_, &vci, nullptr, &view), "vkCreateImageView");
-    views_.push_back(view);
-    VkFramebufferCreateInfo fbi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-    fbi.renderPass = render_pass_;
-    fbi.attachmentCount = 1;
-    fbi.pAttachments = &view;
-    fbi.width = extent_.width;
-    fbi.height = extent_.height;
-    fbi.layers = 1;
-    VkFramebuffer fb;
-    vk_check(vkCreateFramebuffer(device_, &fbi, nullptr, &fb), "vkCreateFramebuffer");
-    framebuffers_.push_back(fb);
-    VkSemaphore s;
-    vk_check(vkCreateSemaphore(device_, &semi, nullptr, &s), "vkCreateSemaphore");
-    render_done_.push_back(s);
-  }
-
-  if (!args_.screenshot.empty()) {
-    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = VkDeviceSize{extent_.width} * extent_.height * 4;
-    bci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    vk_check(vkCreateBuffer(device_, &bci, nullptr, &shot_buffer_), "vkCreateBuffer");
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(device_, shot_buffer_, &req);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                              VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    vk_check(vkAllocateMemory(device_, &mai, nullptr, &shot_memory_), "vkAllocateMemory");
-    vk_check(vkBindBufferMemory(device_, shot_buffer_, shot_memory_, 0), "vkBindBufferMemory");
-  }
-}
-
 void App::create_autobatch() {
   std::vector<ab::SourceDiagnostic> diagnostics;
   // Under its absolute path: a capture names the module's file, which `autobatch debug` then
@@ -525,11 +217,11 @@ void App::create_autobatch() {
 
   ab::ExternalDevice external;
   external.get_instance_proc_addr = vkGetInstanceProcAddr;
-  external.instance = instance_;
-  external.physical_device = physical_;
-  external.device = device_;
-  external.queue_family = family_;
-  external.queue = queue_;
+  external.instance = gpu_.instance;
+  external.physical_device = gpu_.physical;
+  external.device = gpu_.device;
+  external.queue_family = gpu_.family;
+  external.queue = gpu_.queue;
   auto context = ab::VulkanContext::create_external(external);
   if (!context) throw Failure(context.error());
   context_ = *context;
@@ -547,117 +239,6 @@ void App::create_autobatch() {
   if (auto s = run_->prepare(); !s) throw Failure(s.error());
 }
 
-void App::create_pipeline() {
-  // The output region, bound from the largest aligned offset at or below it.
-  const ab::RunBuffers buffers = run_->buffers();
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(physical_, &props);
-  const uint64_t align = props.limits.minStorageBufferOffsetAlignment;
-  const uint64_t bind_offset = buffers.output.offset / align * align;
-  const uint64_t bind_range = buffers.output.offset + buffers.output.size - bind_offset;
-  if (bind_range > props.limits.maxStorageBufferRange)
-    throw Failure("the agents' output region is larger than maxStorageBufferRange");
-  base_word_ = static_cast<uint32_t>((buffers.output.offset - bind_offset) / 4);
-
-  VkDescriptorSetLayoutBinding binding{};
-  binding.binding = 0;
-  binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-  binding.descriptorCount = 1;
-  binding.stageFlags = VK_SHADER_STAGE_VERTEX_BIT;
-  VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dli.bindingCount = 1;
-  dli.pBindings = &binding;
-  vk_check(vkCreateDescriptorSetLayout(device_, &dli, nullptr, &set_layout_),
-           "vkCreateDescriptorSetLayout");
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
-  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpi.maxSets = 1;
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &size;
-  vk_check(vkCreateDescriptorPool(device_, &dpi, nullptr, &pool_), "vkCreateDescriptorPool");
-  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  dai.descriptorPool = pool_;
-  dai.descriptorSetCount = 1;
-  dai.pSetLayouts = &set_layout_;
-  vk_check(vkAllocateDescriptorSets(device_, &dai, &set_), "vkAllocateDescriptorSets");
-  VkDescriptorBufferInfo info{buffers.output.buffer, bind_offset, bind_range};
-  VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-  write.dstSet = set_;
-  write.descriptorCount = 1;
-  write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-  write.pBufferInfo = &info;
-  vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
-
-  VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT, 0, 16};
-  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  pli.setLayoutCount = 1;
-  pli.pSetLayouts = &set_layout_;
-  pli.pushConstantRangeCount = 1;
-  pli.pPushConstantRanges = &push;
-  vk_check(vkCreatePipelineLayout(device_, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
-
-  auto shader = [&](const uint32_t* code, size_t bytes) {
-    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    smi.codeSize = bytes;
-    smi.pCode = code;
-    VkShaderModule m;
-    vk_check(vkCreateShaderModule(device_, &smi, nullptr, &m), "vkCreateShaderModule");
-    return m;
-  };
-  VkShaderModule vert = shader(kVertSpirv, sizeof kVertSpirv);
-  VkShaderModule frag = shader(kFragSpirv, sizeof kFragSpirv);
-  VkPipelineShaderStageCreateInfo stages[2] = {
-      {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
-      {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
-  stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-  stages[0].module = vert;
-  stages[0].pName = "main";
-  stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-  stages[1].module = frag;
-  stages[1].pName = "main";
-  VkPipelineVertexInputStateCreateInfo vin{
-      VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-  VkPipelineInputAssemblyStateCreateInfo ia{
-      VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-  ia.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-  VkViewport viewport{0, 0, float(extent_.width), float(extent_.height), 0, 1};
-  VkRect2D scissor{{0, 0}, extent_};
-  VkPipelineViewportStateCreateInfo vp{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-  vp.viewportCount = 1;
-  vp.pViewports = &viewport;
-  vp.scissorCount = 1;
-  vp.pScissors = &scissor;
-  VkPipelineRasterizationStateCreateInfo rs{
-      VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-  rs.polygonMode = VK_POLYGON_MODE_FILL;
-  rs.cullMode = VK_CULL_MODE_NONE;
-  rs.lineWidth = 1.0f;
-  VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-  ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-  VkPipelineColorBlendAttachmentState blend{};
-  blend.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
-                         VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
-  VkPipelineColorBlendStateCreateInfo cb{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-  cb.attachmentCount = 1;
-  cb.pAttachments = &blend;
-  VkGraphicsPipelineCreateInfo gpi{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-  gpi.stageCount = 2;
-  gpi.pStages = stages;
-  gpi.pVertexInputState = &vin;
-  gpi.pInputAssemblyState = &ia;
-  gpi.pViewportState = &vp;
-  gpi.pRasterizationState = &rs;
-  gpi.pMultisampleState = &ms;
-  gpi.pColorBlendState = &cb;
-  gpi.layout = layout_;
-  gpi.renderPass = render_pass_;
-  const VkResult r =
-      vkCreateGraphicsPipelines(device_, VK_NULL_HANDLE, 1, &gpi, nullptr, &pipeline_);
-  vkDestroyShaderModule(device_, vert, nullptr);
-  vkDestroyShaderModule(device_, frag, nullptr);
-  vk_check(r, "vkCreateGraphicsPipelines");
-}
-
 void App::init_imgui() {
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 8};
   VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -665,36 +246,37 @@ void App::init_imgui() {
   dpi.maxSets = 8;
   dpi.poolSizeCount = 1;
   dpi.pPoolSizes = &size;
-  vk_check(vkCreateDescriptorPool(device_, &dpi, nullptr, &imgui_pool_), "vkCreateDescriptorPool");
+  vk_check(vkCreateDescriptorPool(gpu_.device, &dpi, nullptr, &imgui_pool_),
+           "vkCreateDescriptorPool");
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
   ImGui::StyleColorsDark();
-  ImGui_ImplGlfw_InitForVulkan(window_, true);
+  ImGui_ImplGlfw_InitForVulkan(gpu_.window, true);
   ImGui_ImplVulkan_InitInfo info{};
-  info.Instance = instance_;
-  info.PhysicalDevice = physical_;
-  info.Device = device_;
-  info.QueueFamily = family_;
-  info.Queue = queue_;
+  info.Instance = gpu_.instance;
+  info.PhysicalDevice = gpu_.physical;
+  info.Device = gpu_.device;
+  info.QueueFamily = gpu_.family;
+  info.Queue = gpu_.queue;
   info.DescriptorPool = imgui_pool_;
   info.MinImageCount = 2;
-  info.ImageCount = static_cast<uint32_t>(images_.size());
+  info.ImageCount = static_cast<uint32_t>(sc_.images.size());
   info.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
-  ImGui_ImplVulkan_Init(&info, render_pass_);
+  ImGui_ImplVulkan_Init(&info, sc_.render_pass);
   imgui_ready_ = true;
   // The font texture, uploaded once with a blocking submission of our own.
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vk_check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
-  ImGui_ImplVulkan_CreateFontsTexture(cmd_);
-  vk_check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  vk_check(vkBeginCommandBuffer(gpu_.cmd, &bi), "vkBeginCommandBuffer");
+  ImGui_ImplVulkan_CreateFontsTexture(gpu_.cmd);
+  vk_check(vkEndCommandBuffer(gpu_.cmd), "vkEndCommandBuffer");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  vk_check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
-  vk_check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  vk_check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  si.pCommandBuffers = &gpu_.cmd;
+  vk_check(vkQueueSubmit(gpu_.queue, 1, &si, gpu_.fence), "vkQueueSubmit");
+  vk_check(vkWaitForFences(gpu_.device, 1, &gpu_.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  vk_check(vkResetFences(gpu_.device, 1, &gpu_.fence), "vkResetFences");
   ImGui_ImplVulkan_DestroyFontUploadObjects();
 }
 
@@ -702,9 +284,9 @@ void App::record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vk_check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-  if (queries_) {
-    vkCmdResetQueryPool(cmd, queries_, 0, 3);
-    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+  if (gpu_.queries) {
+    vkCmdResetQueryPool(cmd, gpu_.queries, 0, 3);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, gpu_.queries, 0);
   }
   // The agents' decision: a restart from the previous frame's outputs (copied on the GPU), then
   // the rounds. A run that did not finish in its frame goes on (no restart) in the next.
@@ -713,7 +295,7 @@ void App::record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot) {
       throw Failure("record_restart: " + s.error());
   }
   if (auto s = run_->record(cmd, args_.rounds); !s) throw Failure("record: " + s.error());
-  if (queries_) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, queries_, 1);
+  if (gpu_.queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, gpu_.queries, 1);
 
   // The run's writes to its output region, before the vertex shader reads it.
   const ab::DeviceRegion out = run_->buffers().output;
@@ -730,56 +312,18 @@ void App::record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot) {
   VkClearValue clear{};
   clear.color = {{0.02f, 0.02f, 0.05f, 1.0f}};
   VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-  rbi.renderPass = render_pass_;
-  rbi.framebuffer = framebuffers_[image];
-  rbi.renderArea = {{0, 0}, extent_};
+  rbi.renderPass = sc_.render_pass;
+  rbi.framebuffer = sc_.framebuffers[image];
+  rbi.renderArea = {{0, 0}, sc_.extent};
   rbi.clearValueCount = 1;
   rbi.pClearValues = &clear;
   vkCmdBeginRenderPass(cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, 0, 1, &set_, 0, nullptr);
-  struct {
-    uint32_t base, lanes;
-    float size, aspect;
-  } push{base_word_, args_.agents, 2.5f / float(extent_.height),
-         float(extent_.width) / float(extent_.height)};
-  vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof push, &push);
-  vkCmdDraw(cmd, args_.agents * 6, 1, 0, 0);
+  pipe_.record_draw(cmd, args_.agents, sc_.extent);
   ImGui_ImplVulkan_RenderDrawData(ImGui::GetDrawData(), cmd);
   vkCmdEndRenderPass(cmd);
 
-  if (screenshot) {
-    VkImageMemoryBarrier to_src{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    to_src.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    to_src.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    to_src.oldLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-    to_src.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    to_src.srcQueueFamilyIndex = to_src.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_src.image = images_[image];
-    to_src.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1, &to_src);
-    VkBufferImageCopy region{};
-    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = {extent_.width, extent_.height, 1};
-    vkCmdCopyImageToBuffer(cmd, images_[image], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, shot_buffer_,
-                           1, &region);
-    VkImageMemoryBarrier to_present = to_src;
-    to_present.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    to_present.dstAccessMask = 0;
-    to_present.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    to_present.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-    VkBufferMemoryBarrier to_host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    to_host.srcQueueFamilyIndex = to_host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_host.buffer = shot_buffer_;
-    to_host.size = VK_WHOLE_SIZE;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 0,
-                         nullptr, 1, &to_host, 1, &to_present);
-  }
-  if (queries_) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 2);
+  if (screenshot) sc_.record_copy(cmd, image);
+  if (gpu_.queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, gpu_.queries, 2);
   vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 }
 
@@ -799,7 +343,7 @@ void App::frame(bool last) {
   ImGui::Text("agents       %u (lanes)", args_.agents);
   ImGui::Text("FPS          %.1f", frame_ms_ > 0 ? 1000.0 / frame_ms_ : 0.0);
   ImGui::Text("frame        %.2f ms (wall)", frame_ms_);
-  if (queries_) {
+  if (gpu_.queries) {
     ImGui::Text("GPU frame    %.2f ms", gpu_frame_ms_);
     ImGui::Text("autobatch    %.2f ms (restart + %u rounds)", autobatch_ms_, args_.rounds);
   }
@@ -814,37 +358,37 @@ void App::frame(bool last) {
   ImGui::Render();
 
   uint32_t image = 0;
-  const VkResult acquired =
-      vkAcquireNextImageKHR(device_, swapchain_, UINT64_MAX, acquired_, VK_NULL_HANDLE, &image);
+  const VkResult acquired = vkAcquireNextImageKHR(gpu_.device, sc_.swapchain, UINT64_MAX,
+                                                  gpu_.acquired, VK_NULL_HANDLE, &image);
   if (acquired != VK_SUCCESS && acquired != VK_SUBOPTIMAL_KHR)
     vk_check(acquired, "vkAcquireNextImageKHR");
   const bool screenshot = last && !args_.screenshot.empty();
-  vk_check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
-  record_frame(cmd_, image, screenshot);
+  vk_check(vkResetCommandBuffer(gpu_.cmd, 0), "vkResetCommandBuffer");
+  record_frame(gpu_.cmd, image, screenshot);
 
   const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.waitSemaphoreCount = 1;
-  si.pWaitSemaphores = &acquired_;
+  si.pWaitSemaphores = &gpu_.acquired;
   si.pWaitDstStageMask = &wait_stage;
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
+  si.pCommandBuffers = &gpu_.cmd;
   si.signalSemaphoreCount = 1;
-  si.pSignalSemaphores = &render_done_[image];
-  vk_check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+  si.pSignalSemaphores = &sc_.render_done[image];
+  vk_check(vkQueueSubmit(gpu_.queue, 1, &si, gpu_.fence), "vkQueueSubmit");
   VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
   pi.waitSemaphoreCount = 1;
-  pi.pWaitSemaphores = &render_done_[image];
+  pi.pWaitSemaphores = &sc_.render_done[image];
   pi.swapchainCount = 1;
-  pi.pSwapchains = &swapchain_;
+  pi.pSwapchains = &sc_.swapchain;
   pi.pImageIndices = &image;
-  const VkResult presented = vkQueuePresentKHR(queue_, &pi);
+  const VkResult presented = vkQueuePresentKHR(gpu_.queue, &pi);
   if (presented != VK_SUCCESS && presented != VK_SUBOPTIMAL_KHR)
     vk_check(presented, "vkQueuePresentKHR");
 
   // After the frame's fence: the run's completion and statistics, the timestamps.
-  vk_check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  vk_check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  vk_check(vkWaitForFences(gpu_.device, 1, &gpu_.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  vk_check(vkResetFences(gpu_.device, 1, &gpu_.fence), "vkResetFences");
   auto finished = run_->poll();
   if (!finished) throw Failure("poll: " + finished.error());
   last_run_finished_ = *finished;
@@ -853,16 +397,16 @@ void App::frame(bool last) {
   else
     ++unfinished_frames_;
   group_steps_ = run_->stats().group_steps;
-  if (queries_) {
+  if (gpu_.queries) {
     uint64_t t[3] = {};
-    if (vkGetQueryPoolResults(device_, queries_, 0, 3, sizeof t, t, sizeof t[0],
+    if (vkGetQueryPoolResults(gpu_.device, gpu_.queries, 0, 3, sizeof t, t, sizeof t[0],
                               VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
-      autobatch_ms_ = double(t[1] - t[0]) * timestamp_period_ns_ * 1e-6;
-      gpu_frame_ms_ = double(t[2] - t[0]) * timestamp_period_ns_ * 1e-6;
+      autobatch_ms_ = double(t[1] - t[0]) * gpu_.timestamp_period_ns * 1e-6;
+      gpu_frame_ms_ = double(t[2] - t[0]) * gpu_.timestamp_period_ns * 1e-6;
     }
   }
   ++frames_;
-  if (screenshot) write_screenshot();
+  if (screenshot) sc_.write_png(gpu_.device, args_.screenshot);
 
   const auto end = std::chrono::steady_clock::now();
   frame_ms_ = std::chrono::duration<double, std::milli>(end - start).count();
@@ -875,23 +419,6 @@ void App::frame(bool last) {
   }
   // poll() read the run's counters: no readback of the lanes' state.
   if (*finished) utilization_ = run_->stats().utilization;
-}
-
-void App::write_screenshot() {
-  void* mapped = nullptr;
-  vk_check(vkMapMemory(device_, shot_memory_, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
-  std::vector<uint8_t> rgba(size_t{extent_.width} * extent_.height * 4);
-  std::memcpy(rgba.data(), mapped, rgba.size());
-  vkUnmapMemory(device_, shot_memory_);
-  const bool bgr = format_ == VK_FORMAT_B8G8R8A8_UNORM || format_ == VK_FORMAT_B8G8R8A8_SRGB;
-  for (size_t i = 0; i < rgba.size(); i += 4) {
-    if (bgr) std::swap(rgba[i], rgba[i + 2]);
-    rgba[i + 3] = 255;
-  }
-  if (!stbi_write_png(args_.screenshot.c_str(), int(extent_.width), int(extent_.height), 4,
-                      rgba.data(), int(extent_.width) * 4))
-    throw Failure("cannot write " + args_.screenshot);
-  std::printf("screenshot: %s (%ux%u)\n", args_.screenshot.c_str(), extent_.width, extent_.height);
 }
 
 // The batch the next frame will run: the agents as they are now (the last finished run's outputs,
@@ -962,26 +489,27 @@ bool App::check() {
 }
 
 int App::run() {
-  create_window_and_device();
-  create_swapchain();
+  gpu_.create(args_.validation, args_.no_validation);
+  sc_.create(gpu_, !args_.screenshot.empty());
   create_autobatch();
-  create_pipeline();
+  pipe_.create(gpu_, sc_, run_->buffers().output);
   init_imgui();
   std::printf("device: %s; validation layer: %s; %u agents\n", context_->device().name.c_str(),
-              validation_ ? "on" : "off", args_.agents);
+              gpu_.validation ? "on" : "off", args_.agents);
 
   bool c_was_down = false;
   bool captured_ok = true;
-  while (!glfwWindowShouldClose(window_)) {
+  while (!glfwWindowShouldClose(gpu_.window)) {
     const bool last = args_.frames && frames_ + 1 == args_.frames;
     frame(last);
-    if (glfwGetKey(window_, GLFW_KEY_ESCAPE) == GLFW_PRESS) glfwSetWindowShouldClose(window_, 1);
-    const bool c_down = glfwGetKey(window_, GLFW_KEY_C) == GLFW_PRESS;
+    if (glfwGetKey(gpu_.window, GLFW_KEY_ESCAPE) == GLFW_PRESS)
+      glfwSetWindowShouldClose(gpu_.window, 1);
+    const bool c_down = glfwGetKey(gpu_.window, GLFW_KEY_C) == GLFW_PRESS;
     if (c_down && !c_was_down) capture(args_.capture.empty() ? "agents.abtrace" : args_.capture);
     c_was_down = c_down;
     if (last) break;
   }
-  vk_check(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+  vk_check(vkDeviceWaitIdle(gpu_.device), "vkDeviceWaitIdle");
 
   if (timed_frames_)
     std::printf(
@@ -995,12 +523,12 @@ int App::run() {
   ok = ok && captured_ok;
   if (args_.check) ok = check() && ok;
   destroy();  // so that messages about the teardown count too
-  std::printf("validation messages: %d\n", g_validation_messages);
-  return ok && g_validation_messages == 0 ? 0 : 1;
+  std::printf("validation messages: %d\n", agents::validation_messages());
+  return ok && agents::validation_messages() == 0 ? 0 : 1;
 }
 
 void App::destroy() {
-  if (device_) vkDeviceWaitIdle(device_);
+  if (gpu_.device) vkDeviceWaitIdle(gpu_.device);
   if (imgui_ready_) {
     ImGui_ImplVulkan_Shutdown();
     ImGui_ImplGlfw_Shutdown();
@@ -1010,42 +538,12 @@ void App::destroy() {
   run_.reset();
   program_.reset();
   context_.reset();
-  if (device_) {
-    if (shot_buffer_) vkDestroyBuffer(device_, shot_buffer_, nullptr);
-    if (shot_memory_) vkFreeMemory(device_, shot_memory_, nullptr);
-    if (queries_) vkDestroyQueryPool(device_, queries_, nullptr);
-    if (pipeline_) vkDestroyPipeline(device_, pipeline_, nullptr);
-    if (layout_) vkDestroyPipelineLayout(device_, layout_, nullptr);
-    if (pool_) vkDestroyDescriptorPool(device_, pool_, nullptr);
-    if (imgui_pool_) vkDestroyDescriptorPool(device_, imgui_pool_, nullptr);
-    if (set_layout_) vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
-    for (auto s : render_done_)
-      vkDestroySemaphore(device_, s, nullptr);
-    for (auto f : framebuffers_)
-      vkDestroyFramebuffer(device_, f, nullptr);
-    for (auto v : views_)
-      vkDestroyImageView(device_, v, nullptr);
-    if (render_pass_) vkDestroyRenderPass(device_, render_pass_, nullptr);
-    if (swapchain_) vkDestroySwapchainKHR(device_, swapchain_, nullptr);
-    if (acquired_) vkDestroySemaphore(device_, acquired_, nullptr);
-    if (fence_) vkDestroyFence(device_, fence_, nullptr);
-    if (cmd_pool_) vkDestroyCommandPool(device_, cmd_pool_, nullptr);
-    vkDestroyDevice(device_, nullptr);
-    device_ = VK_NULL_HANDLE;
+  if (gpu_.device) {
+    pipe_.destroy(gpu_.device);
+    if (imgui_pool_) vkDestroyDescriptorPool(gpu_.device, imgui_pool_, nullptr);
+    sc_.destroy(gpu_.device);
   }
-  if (surface_) vkDestroySurfaceKHR(instance_, surface_, nullptr);
-  surface_ = VK_NULL_HANDLE;
-  if (messenger_) {
-    auto destroy_messenger = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
-    if (destroy_messenger) destroy_messenger(instance_, messenger_, nullptr);
-    messenger_ = VK_NULL_HANDLE;
-  }
-  if (instance_) vkDestroyInstance(instance_, nullptr);
-  instance_ = VK_NULL_HANDLE;
-  if (window_) glfwDestroyWindow(window_);
-  window_ = nullptr;
-  glfwTerminate();
+  gpu_.destroy();
 }
 
 }  // namespace

@@ -62,33 +62,18 @@ bool run_in_frames(HostDevice& host, ab::VulkanRun& run, int& frames) {
   return false;
 }
 
-}  // namespace
-
-int main() {
-  HostDevice host;
-  if (auto err = host.create(); !err.empty()) {
-    std::printf("cannot create the app's Vulkan device: %s\n", err.c_str());
-    return 1;
-  }
-  std::printf("validation layer: %s\n", host.validation ? "on" : "not installed");
-
-  // Diagnostics are values: a bad program gives file:line:col.
+// Diagnostics are values: a bad program gives file:line:col.
+void check_diagnostics() {
   std::vector<ab::SourceDiagnostic> diagnostics;
   auto bad = ab::Module::compile("fn main(n: int) -> int { return m; }\n", {"bad.ab", "main"},
                                  &diagnostics);
   check(!bad && diagnostics.size() == 1 && diagnostics[0].line == 1 &&
             bad.error().find("bad.ab:1:") == 0,
         "a bad program is reported as bad.ab:1:col");
+}
 
-  auto module = ab::Module::compile(kSource, {"consumer.ab", "main"});
-  if (!module) {
-    std::printf("%s", module.error().c_str());
-    return 1;
-  }
-  check((*module)->inputs().size() == 1 && (*module)->inputs()[0].type == "int" &&
-            (*module)->output().words == 1,
-        "the module describes main(n: int) -> int");
-
+// autobatch on the app's own device and queue.
+ab::Expected<std::shared_ptr<ab::VulkanContext>> context_on(const HostDevice& host) {
   ab::ExternalDevice external;
   external.get_instance_proc_addr = vkGetInstanceProcAddr;
   external.instance = host.instance;
@@ -96,35 +81,23 @@ int main() {
   external.device = host.device;
   external.queue_family = host.family;
   external.queue = host.queue;
-  auto context = ab::VulkanContext::create_external(external);
-  if (!context) {
-    std::printf("%s\n", context.error().c_str());
-    return 1;
-  }
-  auto program = ab::VulkanProgram::compile(*context, *module);
-  if (!program) {
-    std::printf("%s\n", program.error().c_str());
-    return 1;
-  }
+  return ab::VulkanContext::create_external(external);
+}
 
-  const uint32_t lanes = 4096;
+ab::Batch spread_batch(uint32_t lanes) {
   ab::Batch batch;
   batch.lanes = lanes;
   batch.inputs.resize(1);
   for (uint32_t l = 0; l < lanes; ++l)
     batch.inputs[0].push_back((l * 2654435761u) % 50000);
-  ab::RunOptions options;
-  auto run = ab::VulkanRun::create(*program, batch, options);
-  if (!run) {
-    std::printf("%s\n", run.error().c_str());
-    return 1;
-  }
-  if (auto s = (*run)->prepare(); !s) {
-    std::printf("%s\n", s.error().c_str());
-    return 1;
-  }
+  return batch;
+}
 
-  // Two threads compile modules while this one records and submits frames.
+// The run recorded in frames while two threads compile modules, then its result against the CPU
+// interpreter.
+void check_frames(HostDevice& host, const std::shared_ptr<ab::VulkanContext>& context,
+                  const ab::Module& module, ab::VulkanRun& run, const ab::Batch& batch,
+                  const ab::RunOptions& options) {
   std::vector<int> compiled(2, 0);
   std::vector<std::thread> workers;
   for (int t = 0; t < 2; ++t)
@@ -132,49 +105,48 @@ int main() {
       for (int i = 0; i < 20; ++i) {
         auto m = ab::Module::compile(kSource, {"thread.ab", "main"});
         if (!m) continue;
-        if (ab::VulkanProgram::compile(*context, *m)) ++compiled[t];
+        if (ab::VulkanProgram::compile(context, *m)) ++compiled[t];
       }
     });
-
   int frames = 0;
-  const bool finished = run_in_frames(host, **run, frames);
+  const bool finished = run_in_frames(host, run, frames);
   for (auto& w : workers)
     w.join();
   check(compiled[0] == 20 && compiled[1] == 20, "40 modules compiled on two threads meanwhile");
   check(finished, "the run finished after " + std::to_string(frames) + " frames");
-
-  auto gpu = (*run)->result();
-  auto cpu = (*module)->run_cpu(batch, options, ab::CpuBackend::Interpreter);
+  auto gpu = run.result();
+  auto cpu = module.run_cpu(batch, options, ab::CpuBackend::Interpreter);
   check(gpu && cpu && gpu->outputs == cpu->outputs && gpu->errors.empty(),
         "4096 lanes equal the CPU interpreter");
+}
 
-  // Three more runs, each taking the previous one's outputs as inputs without leaving the GPU.
+// Three more runs, each taking the previous one's outputs as inputs without leaving the GPU.
+bool check_chain(HostDevice& host, const ab::Module& module, ab::VulkanRun& run,
+                 const ab::Batch& batch, const ab::RunOptions& options) {
   ab::Batch chained = batch;
-  for (int k = 0; k < 3; ++k) {
-    auto step = (*module)->run_cpu(chained, options, ab::CpuBackend::Interpreter);
-    if (!step) return 1;
+  for (int k = 0; k < 4; ++k) {  // the first run's and the three chained runs'
+    auto step = module.run_cpu(chained, options, ab::CpuBackend::Interpreter);
+    if (!step) return false;
     chained.inputs[0] = step->outputs;
   }
   bool chain_ok = true;
+  int frames = 0;
   for (int k = 0; k < 3 && chain_ok; ++k) {
-    const ab::RunBuffers buffers = (*run)->buffers();
+    const ab::RunBuffers buffers = run.buffers();
     VkCommandBuffer cmd = host.begin();
-    chain_ok = bool((*run)->record_restart(cmd, {buffers.output}));
+    chain_ok = bool(run.record_restart(cmd, {buffers.output}));
     if (auto err = host.submit_and_wait(cmd); !err.empty()) chain_ok = false;
-    chain_ok = chain_ok && run_in_frames(host, **run, frames);
+    chain_ok = chain_ok && run_in_frames(host, run, frames);
   }
-  auto after = (*run)->result();
-  check(
-      chain_ok && after && cpu &&
-          after->outputs ==
-              [&] {
-                auto last = (*module)->run_cpu(chained, options, ab::CpuBackend::Interpreter);
-                return last ? last->outputs : std::vector<uint32_t>{};
-              }(),
-      "three runs chained on the GPU equal the interpreter's chain");
+  auto after = run.result();
+  check(chain_ok && after && after->outputs == chained.inputs[0],
+        "three runs chained on the GPU equal the interpreter's chain");
+  return true;
+}
 
-  // The sampler ships in the same library: two chains of NUTS on a normal with mean 3, on the
-  // CPU VM (ab::sample, sampler.h).
+// The sampler ships in the same library: two chains of NUTS on a normal with mean 3, on the CPU
+// VM (ab::sample, sampler.h).
+void check_sampler() {
   auto normal = ab::sample::Model::compile(
       "fn log_density(q: float[1]) -> float { return -0.5 * (q[0] - 3.0) * (q[0] - 3.0); }\n",
       "normal.ab");
@@ -188,7 +160,50 @@ int main() {
   check(fit && fit->received == 400 && fit->summary.size() == 1 &&
             std::abs(fit->summary[0].summary.mean - 3.0) < 0.5,
         "the sampler recovers a normal's mean");
+}
 
+}  // namespace
+
+int main() {
+  HostDevice host;
+  if (auto err = host.create(); !err.empty()) {
+    std::printf("cannot create the app's Vulkan device: %s\n", err.c_str());
+    return 1;
+  }
+  std::printf("validation layer: %s\n", host.validation ? "on" : "not installed");
+  check_diagnostics();
+  auto module = ab::Module::compile(kSource, {"consumer.ab", "main"});
+  if (!module) {
+    std::printf("%s", module.error().c_str());
+    return 1;
+  }
+  check((*module)->inputs().size() == 1 && (*module)->inputs()[0].type == "int" &&
+            (*module)->output().words == 1,
+        "the module describes main(n: int) -> int");
+  auto context = context_on(host);
+  if (!context) {
+    std::printf("%s\n", context.error().c_str());
+    return 1;
+  }
+  auto program = ab::VulkanProgram::compile(*context, *module);
+  if (!program) {
+    std::printf("%s\n", program.error().c_str());
+    return 1;
+  }
+  const ab::Batch batch = spread_batch(4096);
+  ab::RunOptions options;
+  auto run = ab::VulkanRun::create(*program, batch, options);
+  if (!run) {
+    std::printf("%s\n", run.error().c_str());
+    return 1;
+  }
+  if (auto s = (*run)->prepare(); !s) {
+    std::printf("%s\n", s.error().c_str());
+    return 1;
+  }
+  check_frames(host, *context, **module, **run, batch, options);
+  if (!check_chain(host, **module, **run, batch, options)) return 1;
+  check_sampler();
   run->reset();
   program->reset();
   context->reset();

@@ -1,4 +1,4 @@
-#include "tools/sample/fit_files.h"
+#include "sampler/fit_files.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -18,10 +18,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/file_io.h"
-#include "tools/npy.h"
+#include "autobatch/npy.h"
+#include "autobatch/user_input.h"
 
-namespace ab::cli {
+namespace ab::sample {
 namespace {
 
 namespace fs = std::filesystem;
@@ -56,9 +56,9 @@ std::vector<std::string> previous_fit_files(const std::string& dir) {
   const fs::path summary = fs::path(dir) / kLastFile;
   std::error_code ec;
   if (!fs::is_regular_file(summary, ec)) return {};
-  auto text = read_file(summary.string());
-  if (!text) return {};
-  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const FileContents text = read_regular_file(summary.string());
+  if (!text.ok()) return {};
+  const nlohmann::json doc = nlohmann::json::parse(text.bytes, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return {};
   std::vector<std::string> names;
   const auto plain = [](const std::string& name) {
@@ -170,8 +170,9 @@ Status FitFiles::commit() {
   for (const std::string& name : names)
     if (auto s = move_in(name); !s) return s;
   // The previous summary.json still names the previous set: its files this set lacks go now,
-  // before the new summary.json replaces it (a crash here leaves them named for the next run).
-  for (const std::string& name : previous_fit_files(dir_))
+  // before the new summary.json replaces it (a crash here leaves them named for the next run). A
+  // set without a summary.json (CSVs alone) replaces files by name and removes none.
+  for (const std::string& name : has_last ? previous_fit_files(dir_) : std::vector<std::string>{})
     if (name != kLastFile && std::find(names.begin(), names.end(), name) == names.end() &&
         fs::symlink_status(final_path(name), ec).type() == fs::file_type::regular)
       if (!fs::remove(final_path(name), ec) && ec)
@@ -258,4 +259,4 @@ Expected<std::vector<double>> DrawsFile::parameter(uint32_t j, uint32_t used_dra
   return out;
 }
 
-}  // namespace ab::cli
+}  // namespace ab::sample

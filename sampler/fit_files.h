@@ -1,17 +1,5 @@
-// The files of one fit (`sample --out DIR`) written as one set, so that nothing a user has is
-// lost when a run fails, is stopped or shares its folder:
-//  - DIR is locked (DIR/.autobatch-sample.lock, flock) for the whole run: a second `sample` into
-//    the same DIR is refused at once, naming the process that holds it. The lock ends with the
-//    process, however it ends.
-//  - Every file is written into DIR/.autobatch-sample.partial/ and only renamed into DIR by
-//    commit(), after all of them were written and synced; summary.json is renamed last. A run
-//    that fails, or is killed, before commit() leaves the previous fit's files as they were (a
-//    stale partial folder is removed by the next run).
-//  - After a commit DIR holds exactly this fit's files: summary.json's "files" names them, and
-//    the files an earlier fit's summary.json names that this set lacks (MODEL-k.csv of more
-//    chains, of another model, of a run with --csv before one without) are removed. A file
-//    that no summary.json of ours names is never touched.
-//  - The disk space the set needs is checked before anything runs.
+// The pieces of FitWriter (autobatch/sampler.h): the folder's lock, staging and commit
+// (FitFiles) and draws.npy written at its place as the draws come (DrawsFile).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +11,7 @@
 #include "autobatch/expected.h"
 #include "autobatch/sampler.h"
 
-namespace ab::cli {
+namespace ab::sample {
 
 class FitFiles {
  public:
@@ -56,7 +44,7 @@ class FitFiles {
 // so memory holds no more than one draw, whatever the number of draws. Draws never written are
 // NaN (fill_missing), so a chain that faulted or was stopped shows no invented values. The
 // sampler writes into it as its DrawSink.
-class DrawsFile : public sample::DrawSink {
+class DrawsFile : public DrawSink {
  public:
   Status open(const std::string& path, uint32_t chains, uint32_t draws, uint32_t dimension);
   ~DrawsFile() override;
@@ -80,4 +68,4 @@ class DrawsFile : public sample::DrawSink {
   uint64_t map_bytes_ = 0;
 };
 
-}  // namespace ab::cli
+}  // namespace ab::sample

@@ -1,4 +1,4 @@
-#include "tools/npy.h"
+#include "autobatch/npy.h"
 
 #include <cctype>
 #include <cstring>
@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "autobatch/user_input.h"
-#include "tools/file_io.h"
-#include "tools/shape.h"
+#include <fmt/ranges.h>
 
-namespace ab::cli {
+#include "autobatch/user_input.h"
+
+namespace ab {
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
@@ -54,50 +54,52 @@ class HeaderParser {
  public:
   explicit HeaderParser(std::string_view text) : text_(text) {}
 
-  // "" on success, else what is wrong with the header.
-  std::string parse(NpyHeader& header) {
-    if (text_.find('\0') != std::string_view::npos) return "the header contains a NUL byte";
+  // Fills `header`, or says what is wrong with the header.
+  Status parse(NpyHeader& header) {
+    if (text_.find('\0') != std::string_view::npos) return Error{"the header contains a NUL byte"};
     skip_spaces();
-    if (!accept('{')) return "the header is not a Python dict";
+    if (!accept('{')) return Error{"the header is not a Python dict"};
     for (;;) {
       skip_spaces();
       if (accept('}')) break;
       auto key = string();
-      if (!key) return "expected a quoted key in the header";
+      if (!key) return Error{"expected a quoted key in the header"};
       skip_spaces();
-      if (!accept(':')) return fmt::format("expected ':' after '{}' in the header", excerpt(*key));
+      if (!accept(':'))
+        return Error{fmt::format("expected ':' after '{}' in the header", excerpt(*key))};
       skip_spaces();
       const bool repeated = !seen_.insert(*key).second;
-      if (repeated) return fmt::format("the header has the key '{}' twice", excerpt(*key));
+      if (repeated) return Error{fmt::format("the header has the key '{}' twice", excerpt(*key))};
       if (*key == "descr") {
         if (peek() == '[') {
           header.structured_descr = std::string(bracketed());
         } else {
           header.descr = string();
-          if (!header.descr) return "the header's 'descr' is not a string";
+          if (!header.descr) return Error{"the header's 'descr' is not a string"};
         }
       } else if (*key == "fortran_order") {
         header.fortran_order = boolean();
-        if (!header.fortran_order) return "the header's 'fortran_order' is not True or False";
+        if (!header.fortran_order)
+          return Error{"the header's 'fortran_order' is not True or False"};
       } else if (*key == "shape") {
         header.shape = tuple();
-        if (!header.shape) return "the header's 'shape' is not a tuple of whole numbers";
+        if (!header.shape) return Error{"the header's 'shape' is not a tuple of whole numbers"};
       } else {
-        return fmt::format(
-            "the header has an unexpected key '{}' (expected 'descr', "
-            "'fortran_order' and 'shape')",
-            excerpt(*key));
+        return Error{
+            fmt::format("the header has an unexpected key '{}' (expected 'descr', "
+                        "'fortran_order' and 'shape')",
+                        excerpt(*key))};
       }
       skip_spaces();
       if (accept(',')) continue;
       if (accept('}')) break;
-      return "expected ',' or '}' between the header's entries";
+      return Error{"expected ',' or '}' between the header's entries"};
     }
     skip_spaces();
-    if (pos_ != text_.size()) return "the header has text after its closing '}'";
+    if (pos_ != text_.size()) return Error{"the header has text after its closing '}'"};
     for (const char* key : {"descr", "fortran_order", "shape"})
-      if (!seen_.count(key)) return fmt::format("the header has no '{}'", key);
-    return "";
+      if (!seen_.count(key)) return Error{fmt::format("the header has no '{}'", key)};
+    return Ok{};
   }
 
  private:
@@ -207,7 +209,7 @@ uint64_t NpyArray::elements() const {
   return count;
 }
 
-Number NpyArray::at(uint64_t index) const {
+NpyValue NpyArray::at(uint64_t index) const {
   const char* p = data.data() + index * npy_item_size(type);
   switch (type) {
     case NpyType::Bool:
@@ -248,9 +250,8 @@ Expected<NpyArray> parse_npy(std::string_view bytes, const std::string& name) {
   }
   if (bytes.size() - header_start < header_len) return bad("the header is truncated");
   NpyHeader header;
-  if (std::string why = HeaderParser(bytes.substr(header_start, header_len)).parse(header);
-      !why.empty())
-    return bad(why);
+  if (Status parsed = HeaderParser(bytes.substr(header_start, header_len)).parse(header); !parsed)
+    return bad(parsed.error());
 
   NpyArray array;
   if (!header.structured_descr.empty())
@@ -303,9 +304,9 @@ Expected<NpyArray> parse_npy(std::string_view bytes, const std::string& name) {
 }
 
 Expected<NpyArray> read_npy(const std::string& path) {
-  auto bytes = read_file(path);
-  if (!bytes) return bytes.failure();
-  return parse_npy(*bytes, path);
+  FileContents file = read_regular_file(path);
+  if (!file.ok()) return Error{fmt::format("cannot read '{}': {}", path, file.error)};
+  return parse_npy(file.bytes, path);
 }
 
 std::string encode_npy(std::string_view descr, const std::vector<uint64_t>& shape,
@@ -342,7 +343,14 @@ Status write_npy(const std::string& path, Scalar type, const std::vector<uint64_
     descr = type == Scalar::Float ? "<f4" : type == Scalar::UInt ? "<u4" : "<i4";
     data.assign(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint32_t));
   }
-  return write_file(path, encode_npy(descr, shape, data));
+  const std::string error = write_whole_file(path, {encode_npy(descr, shape, data)});
+  if (!error.empty()) return Error{fmt::format("cannot write '{}': {}", path, error)};
+  return Ok{};
 }
 
-}  // namespace ab::cli
+std::string shape_string(const std::vector<uint64_t>& dims) {
+  if (dims.size() == 1) return fmt::format("({},)", dims[0]);
+  return fmt::format("({})", fmt::join(dims, ", "));
+}
+
+}  // namespace ab
