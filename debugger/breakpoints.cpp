@@ -1,6 +1,7 @@
 #include "debugger/breakpoints.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -111,6 +112,84 @@ std::string describe(const Breakpoint& b, const Module& program) {
       return "filter " + (b.filter ? b.filter->text() : std::string());
   }
   return "?";
+}
+
+bool breakpoint_holds(const Breakpoint& b, const ExecutionSource& s, bool all_lanes) {
+  const auto exit = static_cast<int32_t>(s.program().module->blocks().size());
+  switch (b.kind) {
+    case Breakpoint::Kind::Block:
+      return s.next_block() == b.block;
+    case Breakpoint::Kind::Line: {
+      const int32_t next = s.next_block();
+      if (next < 0) return false;
+      const std::vector<int>& lines = s.program().module->blocks()[next].lines;
+      return std::binary_search(lines.begin(), lines.end(), b.line);
+    }
+    case Breakpoint::Kind::LaneReturns: {
+      if (s.lane_pcs()[b.lane] != exit || s.lane_faulted()[b.lane]) return false;
+      const auto& ran = s.last_active();
+      return std::find(ran.begin(), ran.end(), b.lane) != ran.end();
+    }
+    case Breakpoint::Kind::DepthAbove:
+      for (uint32_t lane : s.last_active())
+        if (s.lane_depths()[lane] > b.depth) return true;
+      return false;
+    case Breakpoint::Kind::UtilizationBelow: {
+      const auto& ran = s.last_active();
+      if (ran.empty()) return false;
+      uint32_t ended = 0, live = 0;
+      for (uint32_t lane : ran)
+        ended += s.lane_pcs()[lane] == exit;
+      for (int32_t pc : s.lane_pcs())
+        live += pc != exit;
+      const double live_before = live + ended;
+      return static_cast<double>(ran.size()) / live_before < b.utilization;
+    }
+    case Breakpoint::Kind::Fault:
+      for (uint32_t lane : s.last_active())
+        if (s.lane_faulted()[lane]) return true;
+      return false;
+    case Breakpoint::Kind::Filter: {
+      if (!b.filter) return false;
+      if (!all_lanes) return b.filter->any(lane_state(s), s.last_active());
+      std::vector<uint8_t> match;
+      return b.filter->evaluate(lane_state(s), match) > 0;
+    }
+  }
+  return false;
+}
+
+void BreakpointList::remove(size_t index) {
+  if (index < items_.size()) items_.erase(items_.begin() + index);
+}
+
+void BreakpointList::toggle_line(int line) {
+  auto at = std::find_if(items_.begin(), items_.end(), [&](const Breakpoint& b) {
+    return b.kind == Breakpoint::Kind::Line && b.line == line;
+  });
+  if (at != items_.end()) {
+    items_.erase(at);
+    return;
+  }
+  Breakpoint b;
+  b.kind = Breakpoint::Kind::Line;
+  b.line = line;
+  items_.push_back(b);
+}
+
+std::vector<int> BreakpointList::hits(const ExecutionSource& source) const {
+  std::vector<int> out;
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].enabled && breakpoint_holds(items_[i], source))
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
+int BreakpointList::first_hit(const ExecutionSource& source, bool all_lanes) const {
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].enabled && breakpoint_holds(items_[i], source, all_lanes))
+      return static_cast<int>(i);
+  return -1;
 }
 
 }  // namespace ab::debugger

@@ -48,6 +48,130 @@ void bucket(const std::vector<uint32_t>& key, std::vector<Band> bands, LaneGroup
 
 }  // namespace
 
+namespace {
+
+// Each grouping's bands and every lane's key (its band's index). Every grouping ends with the
+// finished lanes' band, then the faulted lanes'.
+struct Keyed {
+  std::vector<Band> bands;
+  std::vector<uint32_t> key;
+
+  explicit Keyed(uint32_t lanes) : key(lanes) {}
+  // Adds the finished and faulted bands; returns the finished band's key.
+  uint32_t add_tail() {
+    bands.push_back({"finished", 0, 0, "finished"});
+    bands.push_back({"faulted", 0, 0, "fault"});
+    return static_cast<uint32_t>(bands.size() - 2);
+  }
+};
+
+void key_by_block(const LaneState& s, Keyed& k) {
+  for (int32_t b = 0; b < s.exit_pc; ++b) {
+    const std::string& name = s.module->blocks()[b].name;
+    k.bands.push_back({name, 0, 0, "block == " + name});
+  }
+  const uint32_t fin = k.add_tail();
+  for (uint32_t lane = 0; lane < s.lanes; ++lane)
+    k.key[lane] = s.faulted[lane]                               ? fin + 1
+                  : s.pcs[lane] >= 0 && s.pcs[lane] < s.exit_pc ? static_cast<uint32_t>(s.pcs[lane])
+                                                                : fin;
+}
+
+void key_by_depth(const LaneState& s, Keyed& k) {
+  uint32_t max_depth = 0;
+  for (uint32_t lane = 0; lane < s.lanes; ++lane)
+    if (s.is_live(lane)) max_depth = std::max(max_depth, s.depths[lane]);
+  for (uint32_t d = 0; d <= max_depth; ++d)
+    k.bands.push_back({fmt::format("depth {}", d), 0, 0, fmt::format("live && depth == {}", d)});
+  const uint32_t fin = k.add_tail();
+  for (uint32_t lane = 0; lane < s.lanes; ++lane)
+    k.key[lane] = s.faulted[lane] ? fin + 1 : s.is_finished(lane) ? fin : s.depths[lane];
+}
+
+void key_by_fault(const LaneState& s, Keyed& k) {
+  k.bands.push_back({"running", 0, 0, "live"});
+  k.add_tail();
+  for (uint32_t lane = 0; lane < s.lanes; ++lane)
+    k.key[lane] = s.faulted[lane] ? 2 : s.is_finished(lane) ? 1 : 0;
+}
+
+// A variable's live values: one band per value when there are at most kMaxDistinct of them,
+// else kRanges equal ranges over [lo, hi].
+struct ValueBands {
+  static constexpr size_t kMaxDistinct = 24;
+  static constexpr uint32_t kRanges = 16;
+  std::vector<double> values;    // [lane]: NaN for lanes that are not live or have no such var
+  std::vector<double> distinct;  // sorted; more than kMaxDistinct means ranges
+  double lo = INFINITY, hi = -INFINITY;
+
+  bool ranges() const { return distinct.size() > kMaxDistinct; }
+  // The band of a value: its index among the distinct values, or its range [a, b) with
+  // a = lo + width * r, the same bounds the predicates state.
+  uint32_t band_of(double v) const {
+    if (!ranges())
+      return static_cast<uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), v) -
+                                   distinct.begin());
+    const double width = (hi - lo) / kRanges;
+    uint32_t r = std::min<uint32_t>(kRanges - 1, static_cast<uint32_t>((v - lo) / width));
+    while (r > 0 && v < lo + width * r)
+      --r;
+    while (r + 1 < kRanges && v >= lo + width * (r + 1))
+      ++r;
+    return r;
+  }
+};
+
+ValueBands read_values(const LaneState& s, const VariableReader& variable) {
+  ValueBands vb;
+  vb.values.resize(s.lanes);
+  for (uint32_t lane = 0; lane < s.lanes; ++lane) {
+    const double v = s.is_live(lane) ? variable.read(s, lane) : NAN;
+    vb.values[lane] = v;
+    if (std::isnan(v)) continue;
+    vb.lo = std::min(vb.lo, v);
+    vb.hi = std::max(vb.hi, v);
+    if (vb.distinct.size() <= ValueBands::kMaxDistinct &&
+        std::find(vb.distinct.begin(), vb.distinct.end(), v) == vb.distinct.end())
+      vb.distinct.push_back(v);
+  }
+  std::sort(vb.distinct.begin(), vb.distinct.end());
+  return vb;
+}
+
+void key_by_variable(const LaneState& s, const VariableReader& variable, Keyed& k) {
+  const std::string& name = variable.name();
+  const ValueBands vb = read_values(s, variable);
+  if (!vb.ranges()) {
+    for (double v : vb.distinct)
+      k.bands.push_back({fmt::format("{} = {}", name, number_text(v)), 0, 0,
+                         fmt::format("{} == {}", name, number_text(v))});
+  } else {
+    constexpr uint32_t kRanges = ValueBands::kRanges;
+    const double width = (vb.hi - vb.lo) / kRanges;
+    for (uint32_t r = 0; r < kRanges; ++r) {
+      const bool last = r + 1 == kRanges;
+      const double a = vb.lo + width * r, b = last ? vb.hi : vb.lo + width * (r + 1);
+      k.bands.push_back(
+          {fmt::format("{} in [{}, {}{}", name, number_text(a), number_text(b), last ? "]" : ")"),
+           0, 0,
+           fmt::format("{} >= {} && {} {} {}", name, number_text(a), name, last ? "<=" : "<",
+                       number_text(b))});
+    }
+  }
+  const auto none = static_cast<uint32_t>(k.bands.size());
+  k.bands.push_back({fmt::format("no {} here", name), 0, 0, ""});
+  const uint32_t fin = k.add_tail();
+  for (uint32_t lane = 0; lane < s.lanes; ++lane) {
+    const double v = vb.values[lane];
+    k.key[lane] = s.faulted[lane]       ? fin + 1
+                  : s.is_finished(lane) ? fin
+                  : std::isnan(v)       ? none
+                                        : vb.band_of(v);
+  }
+}
+
+}  // namespace
+
 LaneGrouping group_lanes(const LaneState& s, GroupBy by, const VariableReader* variable) {
   LaneGrouping out;
   out.by = by;
@@ -59,117 +183,12 @@ LaneGrouping group_lanes(const LaneState& s, GroupBy by, const VariableReader* v
     out.bands.push_back({"all lanes", 0, s.lanes, ""});
     return out;
   }
-  std::vector<uint32_t> key(s.lanes);
-  std::vector<Band> bands;
-  // The last two bands of every grouping: finished, then faulted.
-  auto tail = [&](std::vector<Band>& b) {
-    b.push_back({"finished", 0, 0, "finished"});
-    b.push_back({"faulted", 0, 0, "fault"});
-  };
-  const auto finished_key = [&] { return static_cast<uint32_t>(bands.size() - 2); };
-  switch (by) {
-    case GroupBy::Block: {
-      for (int32_t b = 0; b < s.exit_pc; ++b) {
-        const std::string& name = s.module->blocks()[b].name;
-        bands.push_back({name, 0, 0, "block == " + name});
-      }
-      tail(bands);
-      const uint32_t fin = finished_key();
-      for (uint32_t lane = 0; lane < s.lanes; ++lane)
-        key[lane] = s.faulted[lane] ? fin + 1
-                    : s.pcs[lane] >= 0 && s.pcs[lane] < s.exit_pc
-                        ? static_cast<uint32_t>(s.pcs[lane])
-                        : fin;
-      break;
-    }
-    case GroupBy::Depth: {
-      uint32_t max_depth = 0;
-      for (uint32_t lane = 0; lane < s.lanes; ++lane)
-        if (s.is_live(lane)) max_depth = std::max(max_depth, s.depths[lane]);
-      for (uint32_t d = 0; d <= max_depth; ++d)
-        bands.push_back({fmt::format("depth {}", d), 0, 0, fmt::format("live && depth == {}", d)});
-      tail(bands);
-      const uint32_t fin = finished_key();
-      for (uint32_t lane = 0; lane < s.lanes; ++lane)
-        key[lane] = s.faulted[lane] ? fin + 1 : s.is_finished(lane) ? fin : s.depths[lane];
-      break;
-    }
-    case GroupBy::Fault: {
-      bands.push_back({"running", 0, 0, "live"});
-      tail(bands);
-      for (uint32_t lane = 0; lane < s.lanes; ++lane)
-        key[lane] = s.faulted[lane] ? 2 : s.is_finished(lane) ? 1 : 0;
-      break;
-    }
-    case GroupBy::Variable: {
-      const std::string& name = variable->name();
-      std::vector<double> values(s.lanes);
-      std::vector<double> distinct;
-      double lo = INFINITY, hi = -INFINITY;
-      constexpr size_t kMaxDistinct = 24;
-      for (uint32_t lane = 0; lane < s.lanes; ++lane) {
-        const double v = s.is_live(lane) ? variable->read(s, lane) : NAN;
-        values[lane] = v;
-        if (std::isnan(v)) continue;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-        if (distinct.size() <= kMaxDistinct &&
-            std::find(distinct.begin(), distinct.end(), v) == distinct.end())
-          distinct.push_back(v);
-      }
-      std::sort(distinct.begin(), distinct.end());
-      const bool ranges = distinct.size() > kMaxDistinct;
-      constexpr uint32_t kRanges = 16;
-      uint32_t value_bands = 0;
-      if (!ranges) {
-        for (double v : distinct)
-          bands.push_back({fmt::format("{} = {}", name, number_text(v)), 0, 0,
-                           fmt::format("{} == {}", name, number_text(v))});
-        value_bands = static_cast<uint32_t>(distinct.size());
-      } else {
-        const double width = (hi - lo) / kRanges;
-        for (uint32_t r = 0; r < kRanges; ++r) {
-          const double a = lo + width * r, b = r + 1 == kRanges ? hi : lo + width * (r + 1);
-          const bool last = r + 1 == kRanges;
-          bands.push_back({fmt::format("{} in [{}, {}{}", name, number_text(a), number_text(b),
-                                       last ? "]" : ")"),
-                           0, 0,
-                           fmt::format("{} >= {} && {} {} {}", name, number_text(a), name,
-                                       last ? "<=" : "<", number_text(b))});
-        }
-        value_bands = kRanges;
-      }
-      bands.push_back({fmt::format("no {} here", name), 0, 0, ""});
-      tail(bands);
-      const uint32_t none = value_bands, fin = none + 1;
-      for (uint32_t lane = 0; lane < s.lanes; ++lane) {
-        const double v = values[lane];
-        if (s.faulted[lane]) {
-          key[lane] = fin + 1;
-        } else if (s.is_finished(lane)) {
-          key[lane] = fin;
-        } else if (std::isnan(v)) {
-          key[lane] = none;
-        } else if (!ranges) {
-          key[lane] = static_cast<uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), v) -
-                                            distinct.begin());
-        } else {
-          // The same bounds the predicates state: [a, b) with a = lo + width * r.
-          const double width = (hi - lo) / kRanges;
-          uint32_t r = std::min<uint32_t>(kRanges - 1, static_cast<uint32_t>((v - lo) / width));
-          while (r > 0 && v < lo + width * r)
-            --r;
-          while (r + 1 < kRanges && v >= lo + width * (r + 1))
-            ++r;
-          key[lane] = r;
-        }
-      }
-      break;
-    }
-    case GroupBy::None:
-      break;
-  }
-  bucket(key, std::move(bands), out);
+  Keyed k(s.lanes);
+  if (by == GroupBy::Block) key_by_block(s, k);
+  if (by == GroupBy::Depth) key_by_depth(s, k);
+  if (by == GroupBy::Fault) key_by_fault(s, k);
+  if (by == GroupBy::Variable) key_by_variable(s, *variable, k);
+  bucket(k.key, std::move(k.bands), out);
   return out;
 }
 

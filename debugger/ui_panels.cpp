@@ -25,16 +25,10 @@ ImU32 to_imgui(uint32_t rgba) {
   return rgba;
 }  // both are R, G, B, A in memory order
 
-std::string with_commas(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-    s.insert(i, ",");
-  return s;
-}
-
 }  // namespace
 
-Panels::Panels(DebuggerModel& model, std::string title) : model_(model), title_(std::move(title)) {
+Panels::Panels(DebuggerModel& model, std::string title)
+    : model_(model), title_(std::move(title)), lane_grid_(model) {
   std::istringstream in(model.source().program().source_text);
   for (std::string line; std::getline(in, line);)
     source_lines_.push_back(line);
@@ -48,65 +42,33 @@ void Panels::refresh() {
                                                           cached_columns_) > 0.03 * cached_columns_;
   // A build on the worker that has finished is taken here, every frame, and a newer one started
   // when the state moved on meanwhile.
-  if (pending_.valid()) request_views(false);
+  if (lane_grid_.building()) lane_grid_.request_views(cached_columns_, false);
   if (cached_state_ == model_.state_epoch() && cached_settings_ == model_.settings_epoch() &&
       !shape_changed)
     return;
   const auto start = std::chrono::steady_clock::now();
   if (cached_settings_ != model_.settings_epoch() && !ImGui::IsAnyItemActive())
-    std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+    std::snprintf(filter_text_, sizeof filter_text_, "%s",
+                  model_.lane_grid().filter_text().c_str());
   cached_state_ = model_.state_epoch();
   cached_settings_ = model_.settings_epoch();
   if (shape_changed) cached_columns_ = columns;
-  per_block_ = model_.waiting_per_block();
-  per_line_ = model_.waiting_per_line();
+  per_block_ = model_.activity().waiting();
+  per_line_ = model_.blocks().per_line(model_.activity().waiting());
   legend_ = model_.legend();
-  executions_ = model_.block_executions();
+  executions_ = model_.activity().executions();
   live_ = model_.live_lanes();
   faulted_ = model_.faulted_lanes();
-  hits_ = model_.hits();
+  hits_ = model_.breakpoints().hits(model_.source());
   hits_counted_ = model_.breakpoints().size();
-  request_views(lanes < kSyncLanes);
+  lane_grid_.request_views(cached_columns_, lanes < LaneGridPanel::kSyncLanes);
   refresh_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-bool Panels::views_current() const {
-  return views_.state_epoch == model_.state_epoch() &&
-         views_.settings_epoch == model_.settings_epoch() && views_.columns == cached_columns_;
-}
-
-void Panels::adopt(LaneGridViews views) {
-  views_ = std::move(views);
-  grid_.columns = views_.layout.columns;
-  grid_.rows = views_.layout.rows;
-  grid_.rgba = std::move(views_.rgba);
-  ++grid_.version;
-}
-
-void Panels::request_views(bool synchronous) {
-  if (pending_.valid()) {
-    // One build at a time: a finished one is taken, and the next starts from the latest state.
-    if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    adopt(pending_.get());
-  }
-  if (views_current()) return;
-  LaneGridJob job = model_.grid_job(cached_columns_);
-  if (synchronous) {
-    adopt(job.run());
-    return;
-  }
-  pending_ = std::async(std::launch::async, [job = std::move(job)] { return job.run(); });
-}
-
 void Panels::settle() {
   refresh();
-  if (pending_.valid()) adopt(pending_.get());
-  if (!views_current()) adopt(model_.grid_job(cached_columns_).run());
-}
-
-Panels::~Panels() {
-  if (pending_.valid()) pending_.wait();
+  lane_grid_.settle(cached_columns_);
 }
 
 void Panels::tick() {
@@ -202,7 +164,7 @@ void Panels::draw_controls(float w) {
   const std::string next_text =
       s.group_width() > 0
           ? std::string("per group (lane inspector)")
-          : fmt::format("{} (line {})", model_.block_name(next), model_.block_line(next));
+          : fmt::format("{} (line {})", model_.blocks().name(next), model_.blocks().line(next));
   ImGui::Text("%s   |   step %s of %s%s   |   next: %s   |   live %s / %s   |   faulted %s",
               title_.c_str(), with_commas(model_.position()).c_str(), with_commas(end).c_str(),
               s.knows_future() ? " (trace)"
@@ -223,7 +185,7 @@ void Panels::draw_controls(float w) {
 
 void Panels::draw_source() {
   const int32_t next = model_.source().next_block();
-  const std::vector<int>* highlighted = next >= 0 ? &model_.block_lines()[next] : nullptr;
+  const std::vector<int>* highlighted = next >= 0 ? &model_.blocks().lines(next) : nullptr;
   ImGui::TextDisabled("lanes  line");
   ImGui::BeginChild("source_text");
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -247,7 +209,7 @@ void Panels::draw_source() {
     // Clicking the line number toggles a line breakpoint.
     if (ImGui::Selectable(fmt::format("{}{:>3}", has_break ? "*" : " ", line).c_str(), false, 0,
                           ImVec2(34, 0)))
-      model_.toggle_line_breakpoint(line);
+      model_.breakpoints().toggle_line(line);
     ImGui::SameLine();
     if (has_break)
       ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", source_lines_[i].c_str());
@@ -285,7 +247,7 @@ void Panels::draw_blocks() {
         lowered_text_.clear();
       }
       ImGui::TableNextColumn();
-      ImGui::Text("%d", model_.block_line(static_cast<int32_t>(b)));
+      ImGui::Text("%d", model_.blocks().line(static_cast<int32_t>(b)));
       ImGui::TableNextColumn();
       if (per_block_[b]) ImGui::Text("%s", with_commas(per_block_[b]).c_str());
       ImGui::TableNextColumn();
@@ -299,7 +261,8 @@ void Panels::draw_blocks() {
     ImGui::SameLine();
     if (ImGui::RadioButton("generated GLSL", show_glsl_)) show_glsl_ = true, lowered_text_.clear();
     if (lowered_text_.empty())
-      lowered_text_ = show_glsl_ ? model_.block_glsl(shown_block_) : model_.block_ir(shown_block_);
+      lowered_text_ =
+          show_glsl_ ? model_.blocks().glsl(shown_block_) : model_.blocks().ir(shown_block_);
     ImGui::BeginChild("lowered_ir", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextUnformatted(lowered_text_.c_str());
     ImGui::EndChild();
@@ -307,7 +270,7 @@ void Panels::draw_blocks() {
 }
 
 void Panels::draw_lane_grid_header() {
-  int mode = static_cast<int>(model_.color_mode());
+  int mode = static_cast<int>(model_.coloring().mode());
   ImGui::TextUnformatted("colour");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
@@ -319,14 +282,14 @@ void Panels::draw_lane_grid_header() {
       const Status set =
           p.inputs().empty()
               ? Status(Error{"no variable"})
-              : model_.set_color_mode(ColorMode::Variable, p.entry() + "." + p.inputs()[0].name);
+              : model_.coloring().set(ColorMode::Variable, p.entry() + "." + p.inputs()[0].name);
       if (!set) status_ = set.error();
     } else {
-      model_.set_color_mode(static_cast<ColorMode>(mode));
+      model_.coloring().set(static_cast<ColorMode>(mode));
     }
   }
   ImGui::SameLine();
-  int group = static_cast<int>(model_.grouping_mode());
+  int group = static_cast<int>(model_.lane_grid().grouping_mode());
   ImGui::TextUnformatted("  group");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
@@ -336,46 +299,47 @@ void Panels::draw_lane_grid_header() {
       const Module& p = model_.module();
       if (!group_var_[0] && !p.inputs().empty())
         std::snprintf(group_var_, sizeof group_var_, "%s", p.inputs()[0].name.c_str());
-      const Status set = model_.set_grouping(GroupBy::Variable, group_var_);
+      const Status set = model_.lane_grid().set_grouping(GroupBy::Variable, group_var_);
       if (!set) status_ = set.error();
     } else {
-      model_.set_grouping(static_cast<GroupBy>(group));
+      model_.lane_grid().set_grouping(static_cast<GroupBy>(group));
     }
   }
-  if (model_.grouping_mode() == GroupBy::Variable) {
+  if (model_.lane_grid().grouping_mode() == GroupBy::Variable) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(70);
     if (ImGui::InputText("##groupvar", group_var_, sizeof group_var_,
                          ImGuiInputTextFlags_EnterReturnsTrue)) {
-      const Status set = model_.set_grouping(GroupBy::Variable, group_var_);
+      const Status set = model_.lane_grid().set_grouping(GroupBy::Variable, group_var_);
       status_ = set.error();
     }
   }
   ImGui::SameLine();
-  if (ImGui::SmallButton("fit")) model_.grid_view() = GridView{};
-  if (model_.color_mode() == ColorMode::Variable) {
+  if (ImGui::SmallButton("fit")) model_.lane_grid().view() = GridView{};
+  if (model_.coloring().mode() == ColorMode::Variable) {
     ImGui::SameLine();
-    ImGui::TextDisabled("colour: %s", model_.watched_variable_name().c_str());
+    ImGui::TextDisabled("colour: %s", model_.coloring().watched_name().c_str());
   }
   // The filter: typed, Enter applies; its count and stepping through the matches.
   ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - 250));
   if (ImGui::InputTextWithHint("##filter", "filter: n > 15 && depth < 4  (Enter)", filter_text_,
                                sizeof filter_text_, ImGuiInputTextFlags_EnterReturnsTrue)) {
-    const Status set = model_.set_filter(filter_text_);
+    const Status set = model_.lane_grid().set_filter(filter_text_);
     status_ = set ? "" : "filter: " + set.error();
   }
   ImGui::SameLine();
-  if (model_.has_filter()) {
-    const bool built = views_.filtered && views_.settings_epoch == model_.settings_epoch();
+  if (model_.lane_grid().has_filter()) {
+    const LaneGridViews& views = lane_grid_.views();
+    const bool built = views.filtered && views.settings_epoch == model_.settings_epoch();
     ImGui::TextColored(ImVec4(1, 0.85f, 0.4f, 1), "%s match",
-                       built ? with_commas(views_.match_count).c_str() : "...");
+                       built ? with_commas(views.match_count).c_str() : "...");
     ImGui::SameLine();
     if (ImGui::SmallButton("<")) model_.select_next_match(false);
     ImGui::SameLine();
     if (ImGui::SmallButton(">")) model_.select_next_match(true);
     ImGui::SameLine();
     if (ImGui::SmallButton("off")) {
-      model_.set_filter("");
+      model_.lane_grid().set_filter("");
       filter_text_[0] = 0;
     }
   } else {
@@ -398,213 +362,15 @@ void Panels::draw_lane_grid_header() {
   }
 }
 
-namespace {
-
-// Dark text on light cells, light text on dark ones.
-ImU32 text_on(uint32_t c) {
-  const float luma = 0.299f * (c & 0xff) + 0.587f * ((c >> 8) & 0xff) + 0.114f * ((c >> 16) & 0xff);
-  return luma > 110 ? IM_COL32(10, 10, 10, 255) : IM_COL32(235, 235, 235, 255);
-}
-
-}  // namespace
-
 void Panels::draw_lane_grid() {
   draw_lane_grid_header();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (!grid_.columns || avail.x < 8 || avail.y < 8) return;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float cols = static_cast<float>(grid_.columns), rows = static_cast<float>(grid_.rows);
-  const float fit = std::max(0.01f, std::min(avail.x / cols, avail.y / rows));
-  GridView& v = model_.grid_view();
-  if (v.cell_pixels > 0) {
-    v.zoom = std::max(1.0, v.cell_pixels / fit);
-    v.cell_pixels = 0;
-  }
-  if (v.center_lane >= 0 && static_cast<uint64_t>(v.center_lane) < views_.layout.lane_cell.size()) {
-    const uint32_t cell = views_.layout.lane_cell[v.center_lane];
-    v.center_x = cell % grid_.columns + 0.5;
-    v.center_y = cell / grid_.columns + 0.5;
-    v.center_lane = -1;
-  }
-  v.zoom = std::clamp(v.zoom, 1.0, 100000.0);
-  const float cell = fit * static_cast<float>(v.zoom);
-  // The centre cell, kept where the grid still covers the view.
-  auto clamp_center = [&] {
-    const double half_w = avail.x / 2.0 / cell, half_h = avail.y / 2.0 / cell;
-    if (v.center_x < 0 || v.zoom <= 1) v.center_x = cols / 2.0;
-    if (v.center_y < 0 || v.zoom <= 1) v.center_y = rows / 2.0;
-    v.center_x = cols <= 2 * half_w ? cols / 2.0 : std::clamp(v.center_x, half_w, cols - half_w);
-    v.center_y = rows <= 2 * half_h ? rows / 2.0 : std::clamp(v.center_y, half_h, rows - half_h);
-  };
-  clamp_center();
-  // Screen position of the grid's top-left corner; at zoom 1 the grid sits at the top left.
-  const ImVec2 mid(origin.x + avail.x / 2, origin.y + avail.y / 2);
-  ImVec2 top_left(static_cast<float>(mid.x - v.center_x * cell),
-                  static_cast<float>(mid.y - v.center_y * cell));
-  if (v.zoom <= 1) top_left = origin;
-  const ImVec2 view_end(origin.x + avail.x, origin.y + avail.y);
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->PushClipRect(origin, view_end, true);
-  if (grid_.texture)
-    draw->AddImage(grid_.texture, top_left,
-                   ImVec2(top_left.x + cols * cell, top_left.y + rows * cell));
-  // The visible cells.
-  const auto first_col = static_cast<uint32_t>(std::max(0.0f, (origin.x - top_left.x) / cell));
-  const auto first_row = static_cast<uint32_t>(std::max(0.0f, (origin.y - top_left.y) / cell));
-  const uint32_t last_col =
-      std::min(grid_.columns, static_cast<uint32_t>((view_end.x - top_left.x) / cell) + 1);
-  const uint32_t last_row =
-      std::min(grid_.rows, static_cast<uint32_t>((view_end.y - top_left.y) / cell) + 1);
-  const auto& faulted = model_.source().lane_faulted();
-  // Big cells: each lane's number and value (by the colouring: block, depth or the variable).
-  if (cell >= 26) {
-    const bool two_lines = cell >= 34;
-    for (uint32_t r = first_row; r < last_row; ++r)
-      for (uint32_t c = first_col; c < last_col; ++c) {
-        const uint32_t lane = views_.layout.cell_lane[size_t{r} * grid_.columns + c];
-        if (lane == GridLayout::kEmpty) continue;
-        const ImVec2 a(top_left.x + c * cell, top_left.y + r * cell);
-        draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(20, 20, 24, 255));
-        const ImU32 ink = text_on(grid_.rgba[size_t{r} * grid_.columns + c]);
-        draw->AddText(ImVec2(a.x + 3, a.y + 2), ink, std::to_string(lane).c_str());
-        if (!two_lines) continue;
-        std::string value;
-        const int32_t pc = model_.source().lane_pcs()[lane];
-        if (faulted[lane])
-          value = "fault";
-        else if (pc == model_.exit_pc())
-          value = "done";
-        else if (model_.color_mode() == ColorMode::Variable)
-          value = model_.lane_value(lane);
-        else if (model_.color_mode() == ColorMode::Depth)
-          value = fmt::format("d{}", model_.source().lane_depths()[lane]);
-        else
-          value = model_.block_name(pc);
-        // Only as many characters as the cell holds.
-        const size_t fits = static_cast<size_t>(std::max(1.0f, (cell - 6) / 7));
-        if (value.size() > fits) value = value.substr(value.size() - fits);
-        draw->AddText(ImVec2(a.x + 3, a.y + 2 + ImGui::GetTextLineHeight()), ink, value.c_str());
-      }
-  }
-  // Band labels: at each band's first row, over the grid.
-  const LaneGrouping& g = views_.grouping;
-  int clicked_band = -1;
-  if (g.by != GroupBy::None) {
-    for (size_t b = 0; b < g.bands.size() && b < views_.layout.band_row.size(); ++b) {
-      const float y = top_left.y + views_.layout.band_row[b] * cell;
-      const float band_h = views_.layout.band_rows[b] * cell;
-      if (y + band_h < origin.y || y > view_end.y) continue;
-      const std::string label =
-          fmt::format("{} ({})", g.bands[b].label, with_commas(g.bands[b].count));
-      const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-      const float ly = std::clamp(y + 1, origin.y, std::max(origin.y, y + band_h - size.y));
-      const ImVec2 a(origin.x + 2, ly);
-      const ImVec2 z(a.x + size.x + 8, a.y + size.y + 2);
-      // A line above each band, so neighbouring bands read apart.
-      draw->AddLine(ImVec2(origin.x, y), ImVec2(std::min(view_end.x, top_left.x + cols * cell), y),
-                    IM_COL32(235, 235, 235, 200), 1.0f);
-      draw->AddRectFilled(a, z, IM_COL32(10, 10, 14, 210), 3.0f);
-      draw->AddText(ImVec2(a.x + 4, a.y + 1), IM_COL32(240, 240, 240, 255), label.c_str());
-      if (hover_enabled && ImGui::IsMouseHoveringRect(a, z) && ImGui::IsMouseClicked(0))
-        clicked_band = static_cast<int>(b);
-    }
-  }
-  if (auto sel = model_.selected_lane(); sel && *sel < views_.layout.lane_cell.size()) {
-    const uint32_t at = views_.layout.lane_cell[*sel];
-    const ImVec2 a(top_left.x + (at % grid_.columns) * cell,
-                   top_left.y + (at / grid_.columns) * cell);
-    // Small cells get a larger ring so the selection stays visible at a million lanes.
-    const float pad = cell < 6 ? 4.0f : 1.0f;
-    draw->AddRect(ImVec2(a.x - pad, a.y - pad), ImVec2(a.x + cell + pad, a.y + cell + pad),
-                  IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
-  }
-  // The minimap: the whole grid, and the part in view.
-  ImVec2 mini_a, mini_z;
-  const bool minimap = v.zoom > 1;
-  if (minimap) {
-    const float mw = std::min(160.0f, avail.x * 0.3f);
-    const float mh = std::min(mw * rows / cols, avail.y * 0.4f);
-    const float mwid = mh * cols / rows;
-    mini_a = ImVec2(view_end.x - mwid - 6, origin.y + 6);
-    mini_z = ImVec2(view_end.x - 6, origin.y + 6 + mh);
-    draw->AddRectFilled(ImVec2(mini_a.x - 2, mini_a.y - 2), ImVec2(mini_z.x + 2, mini_z.y + 2),
-                        IM_COL32(0, 0, 0, 230));
-    if (grid_.texture) draw->AddImage(grid_.texture, mini_a, mini_z);
-    const float sx = mwid / cols, sy = mh / rows;
-    const ImVec2 va(mini_a.x + static_cast<float>(v.center_x - avail.x / 2 / cell) * sx,
-                    mini_a.y + static_cast<float>(v.center_y - avail.y / 2 / cell) * sy);
-    const ImVec2 vz(va.x + avail.x / cell * sx, va.y + avail.y / cell * sy);
-    draw->AddRect(ImVec2(std::max(va.x, mini_a.x), std::max(va.y, mini_a.y)),
-                  ImVec2(std::min(vz.x, mini_z.x), std::min(vz.y, mini_z.y)),
-                  IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
-    draw->AddText(ImVec2(origin.x + 4, view_end.y - ImGui::GetTextLineHeight() - 2),
-                  IM_COL32(230, 230, 230, 255), fmt::format("zoom {:.1f}x", v.zoom).c_str());
-  }
-  draw->PopClipRect();
-  ImGui::InvisibleButton("lane_grid", avail);
-  if (clicked_band >= 0) {
-    const Status s = model_.select_band(static_cast<size_t>(clicked_band));
-    status_ = s.error();
-    if (s) std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
-    return;
-  }
-  if (!hover_enabled || !ImGui::IsItemHovered()) {
-    panning_ = false;
-    return;
-  }
-  const ImVec2 m = ImGui::GetMousePos();
-  ImGuiIO& io = ImGui::GetIO();
-  // The minimap: a click centres the view there.
-  if (minimap && m.x >= mini_a.x && m.x < mini_z.x && m.y >= mini_a.y && m.y < mini_z.y) {
-    if (ImGui::IsMouseDown(0)) {
-      v.center_x = (m.x - mini_a.x) / (mini_z.x - mini_a.x) * cols;
-      v.center_y = (m.y - mini_a.y) / (mini_z.y - mini_a.y) * rows;
-    }
-    return;
-  }
-  // Wheel: zoom around the cursor; drag: pan; keys: + - zoom, arrows pan, 0 fits.
-  auto zoom_by = [&](double factor, ImVec2 at) {
-    const double cx = v.center_x + (at.x - mid.x) / cell, cy = v.center_y + (at.y - mid.y) / cell;
-    if (v.zoom <= 1) {
-      v.center_x = (at.x - top_left.x) / cell;
-      v.center_y = (at.y - top_left.y) / cell;
-    }
-    const double before_x = v.zoom <= 1 ? v.center_x : cx, before_y = v.zoom <= 1 ? v.center_y : cy;
-    v.zoom = std::clamp(v.zoom * factor, 1.0, 100000.0);
-    const double new_cell = fit * v.zoom;
-    v.center_x = before_x - (at.x - mid.x) / new_cell;
-    v.center_y = before_y - (at.y - mid.y) / new_cell;
-  };
-  if (io.MouseWheel != 0) zoom_by(std::pow(1.25, io.MouseWheel), m);
-  if (!io.WantTextInput) {
-    // Dear ImGui 1.86 names no '+', '-' or '0' key: read the typed characters.
-    for (ImWchar ch : io.InputQueueCharacters) {
-      if (ch == '+' || ch == '=') zoom_by(1.5, mid);
-      if (ch == '-') zoom_by(1 / 1.5, mid);
-      if (ch == '0') v = GridView{};
-    }
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) v = GridView{};
-    const double step = avail.x / 8 / cell;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) v.center_x -= step;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) v.center_x += step;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) v.center_y -= step;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) v.center_y += step;
-  }
-  if (ImGui::IsMouseDragging(0, 4.0f) && v.zoom > 1) {
-    panning_ = true;
-    v.center_x -= io.MouseDelta.x / cell;
-    v.center_y -= io.MouseDelta.y / cell;
-  }
-  const uint32_t col = static_cast<uint32_t>(std::max(0.0f, (m.x - top_left.x) / cell));
-  const uint32_t row = static_cast<uint32_t>(std::max(0.0f, (m.y - top_left.y) / cell));
-  const uint64_t at = uint64_t{row} * grid_.columns + col;
-  if (col < grid_.columns && row < grid_.rows &&
-      views_.layout.cell_lane[at] != GridLayout::kEmpty) {
-    const uint32_t lane = views_.layout.cell_lane[at];
-    ImGui::SetTooltip("%s", model_.lane_summary(lane).c_str());
-    if (ImGui::IsMouseReleased(0) && !panning_) model_.select_lane(lane);
-  }
-  if (ImGui::IsMouseReleased(0)) panning_ = false;
+  const int band = lane_grid_.draw(hover_enabled);
+  if (band < 0) return;
+  const Status s = model_.select_band(static_cast<size_t>(band));
+  status_ = s.error();
+  if (s)
+    std::snprintf(filter_text_, sizeof filter_text_, "%s",
+                  model_.lane_grid().filter_text().c_str());
 }
 
 void Panels::draw_plot() {
@@ -693,18 +459,18 @@ void Panels::draw_plot() {
       ImGui::SetTooltip("step %s: %u of %u lanes ran block %s", with_commas(at).c_str(), h.at(at),
                         h.lanes(),
                         model_.source().knows_future()
-                            ? model_.block_name(model_.source().recorded_block(at)).c_str()
+                            ? model_.blocks().name(model_.source().recorded_block(at)).c_str()
                             : "");
   }
 }
 
 void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_t begin,
                           uint64_t end) {
-  const BlockHeatmap& heat = model_.heatmap();
+  const BlockHeatmap& heat = model_.activity().heatmap();
   const uint32_t blocks = heat.blocks();
   if (!blocks || height < 8 || width < 8) return;
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const bool ran = model_.heatmap_shows_ran();
+  const bool ran = model_.activity().heatmap_shows_ran();
   draw->AddText(ImVec2(x0 - 44, y0), IM_COL32(160, 160, 170, 255), ran ? "ran" : "wait");
   const ImVec2 a(x0, y0), z(x0 + width, y0 + height);
   draw->AddRectFilled(a, z, IM_COL32(18, 20, 26, 255));
@@ -739,7 +505,7 @@ void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_
       c = e;
     }
     if (row_h >= 12) {
-      const std::string name = model_.block_name(static_cast<int32_t>(b));
+      const std::string name = model_.blocks().name(static_cast<int32_t>(b));
       const ImVec2 at(x0 + 2, y + (row_h - 13) / 2);
       draw->AddRectFilled(at, ImVec2(at.x + ImGui::CalcTextSize(name.c_str()).x + 4, at.y + 13),
                           IM_COL32(10, 10, 14, 170));
@@ -761,58 +527,59 @@ void Panels::draw_heatmap(float x0, float y0, float width, float height, uint64_
   if (step >= heat.steps()) return;
   heat.range(step, step + 1, heat_waiting_, heat_ran_);
   ImGui::SetTooltip("step %s, %s: %.0f lanes waiting, %.0f ran%s", with_commas(step).c_str(),
-                    model_.block_name(block).c_str(), heat_waiting_[block], heat_ran_[block],
+                    model_.blocks().name(block).c_str(), heat_waiting_[block], heat_ran_[block],
                     heat.steps_per_row() > 1 ? " (mean of a row of steps)" : "");
   if (ImGui::IsMouseClicked(0) && !running()) {
     const Status s = model_.select_heatmap_cell(step, block);
     status_ = s.error();
-    if (s) std::snprintf(filter_text_, sizeof filter_text_, "%s", model_.filter_text().c_str());
+    if (s)
+      std::snprintf(filter_text_, sizeof filter_text_, "%s",
+                    model_.lane_grid().filter_text().c_str());
   }
 }
 
 void Panels::draw_histogram() {
+  const std::vector<uint32_t>& histogram = lane_grid_.views().histogram;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  if (views_.histogram.empty() || avail.y < 20) {
+  if (histogram.empty() || avail.y < 20) {
     ImGui::TextDisabled("no live lanes");
     return;
   }
-  const uint32_t most = *std::max_element(views_.histogram.begin(), views_.histogram.end());
+  const uint32_t most = *std::max_element(histogram.begin(), histogram.end());
   const float h = avail.y - 16;
   // Live lanes are at depth 1 or more: the bars start there.
-  const size_t first = views_.histogram.size() > 1 ? 1 : 0;
-  const float bar = std::max(1.0f, avail.x / static_cast<float>(views_.histogram.size() - first));
-  for (size_t d = first; d < views_.histogram.size(); ++d) {
+  const size_t first = histogram.size() > 1 ? 1 : 0;
+  const float bar = std::max(1.0f, avail.x / static_cast<float>(histogram.size() - first));
+  for (size_t d = first; d < histogram.size(); ++d) {
     const float x = origin.x + bar * (d - first);
-    const float top =
-        origin.y + h - h * static_cast<float>(views_.histogram[d]) / std::max(1u, most);
-    draw->AddRectFilled(
-        ImVec2(x + (bar > 3 ? 1 : 0), top), ImVec2(x + bar, origin.y + h),
-        ramp_color(views_.histogram.size() > 1 ? d / (views_.histogram.size() - 1.0) : 0));
+    const float top = origin.y + h - h * static_cast<float>(histogram[d]) / std::max(1u, most);
+    draw->AddRectFilled(ImVec2(x + (bar > 3 ? 1 : 0), top), ImVec2(x + bar, origin.y + h),
+                        ramp_color(histogram.size() > 1 ? d / (histogram.size() - 1.0) : 0));
   }
   draw->AddText(ImVec2(origin.x, origin.y + h + 1), IM_COL32(160, 160, 170, 255),
                 fmt::format("depth {}", first).c_str());
-  const std::string last = fmt::format("{}", views_.histogram.size() - 1);
+  const std::string last = fmt::format("{}", histogram.size() - 1);
   draw->AddText(ImVec2(origin.x + avail.x - ImGui::CalcTextSize(last.c_str()).x, origin.y + h + 1),
                 IM_COL32(160, 160, 170, 255), last.c_str());
   ImGui::InvisibleButton("histogram", ImVec2(avail.x, h));
   if (hover_enabled && ImGui::IsItemHovered()) {
     const auto d = first + static_cast<size_t>((ImGui::GetMousePos().x - origin.x) / bar);
-    if (d < views_.histogram.size())
-      ImGui::SetTooltip("depth %zu: %s live lanes", d, with_commas(views_.histogram[d]).c_str());
+    if (d < histogram.size())
+      ImGui::SetTooltip("depth %zu: %s live lanes", d, with_commas(histogram[d]).c_str());
   }
 }
 
 // The selected lane's depth over the steps recorded since it was selected, coloured by block.
 void Panels::draw_strip() {
-  const auto& strip = model_.lane_strip();
+  const auto& strip = model_.selection().strip();
   if (strip.size() < 2) {
     ImGui::TextDisabled("PC / depth over time: step forward to record");
     return;
   }
-  ImGui::Text("PC / depth, steps %s to %s", with_commas(model_.strip_first()).c_str(),
-              with_commas(model_.strip_first() + strip.size() - 1).c_str());
+  ImGui::Text("PC / depth, steps %s to %s", with_commas(model_.selection().strip_first()).c_str(),
+              with_commas(model_.selection().strip_first() + strip.size() - 1).c_str());
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float w = ImGui::GetContentRegionAvail().x, h = 44;
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -835,8 +602,9 @@ void Panels::draw_strip() {
   if (hover_enabled && ImGui::IsItemHovered()) {
     const auto c = static_cast<size_t>((ImGui::GetMousePos().x - origin.x) / col_w);
     const size_t i = std::min(n - 1, n * c / columns);
-    ImGui::SetTooltip("step %s: %s, depth %u", with_commas(model_.strip_first() + i).c_str(),
-                      model_.block_name(strip[i].pc).c_str(), strip[i].depth);
+    ImGui::SetTooltip("step %s: %s, depth %u",
+                      with_commas(model_.selection().strip_first() + i).c_str(),
+                      model_.blocks().name(strip[i].pc).c_str(), strip[i].depth);
   }
 }
 
@@ -848,7 +616,7 @@ void Panels::draw_inspector() {
   }
   // lane_details copies the run's results: only redo it when the state or selection changed.
   if (details_position_ != model_.position() || details_.lane != *sel || details_stale_) {
-    details_ = model_.lane_details(*sel);
+    details_ = lane_details(model_.source(), *sel);
     details_position_ = model_.position();
     details_stale_ = false;
   }
@@ -856,7 +624,7 @@ void Panels::draw_inspector() {
   ImGui::Text("lane %u: %s", d.lane, d.status.c_str());
   if (!d.output.empty()) ImGui::Text("output: %s", d.output.c_str());
   if (!d.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", d.error.c_str());
-  if (const auto g = model_.group_view(d.lane)) draw_group(*g);
+  if (const auto g = group_view(model_.source(), d.lane)) draw_group(*g);
   draw_strip();
   ImGui::Separator();
   ImGui::Text("call stack (innermost first)");
@@ -898,7 +666,7 @@ void Panels::draw_group(const GroupView& g) {
   ImGui::Separator();
   ImGui::Text("group %u (lanes %u-%u): next %s, %u of %zu lanes", g.group, g.first_lane,
               g.first_lane + static_cast<uint32_t>(g.pcs.size()) - 1,
-              model_.block_name(g.next_block).c_str(), g.lanes_at_next, g.pcs.size());
+              model_.blocks().name(g.next_block).c_str(), g.lanes_at_next, g.pcs.size());
   // One small cell per lane of the group, coloured by its block, the group's next block framed.
   const float cell = 14.0f;
   const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / cell));
@@ -920,7 +688,7 @@ void Panels::draw_group(const GroupView& g) {
     const size_t i = static_cast<size_t>((m.y - origin.y) / cell) * per_row +
                      static_cast<size_t>((m.x - origin.x) / cell);
     if (i < g.pcs.size())
-      ImGui::SetTooltip("lane %zu: %s", g.first_lane + i, model_.block_name(g.pcs[i]).c_str());
+      ImGui::SetTooltip("lane %zu: %s", g.first_lane + i, model_.blocks().name(g.pcs[i]).c_str());
   }
 }
 
@@ -937,7 +705,8 @@ void Panels::draw_breakpoints() {
   }
   // Hits are computed once per state (a filter breakpoint reads every lane).
   auto& bps = model_.breakpoints();
-  if (hits_counted_ != bps.size()) hits_ = model_.hits(), hits_counted_ = bps.size();
+  if (hits_counted_ != bps.size())
+    hits_ = model_.breakpoints().hits(model_.source()), hits_counted_ = bps.size();
   const std::vector<int>& hits = hits_;
   for (size_t i = 0; i < bps.size(); ++i) {
     ImGui::PushID(static_cast<int>(i));
@@ -951,7 +720,7 @@ void Panels::draw_breakpoints() {
       ImGui::TextUnformatted(describe(bps[i], model_.module()).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton("x")) {
-      model_.remove_breakpoint(i);
+      model_.breakpoints().remove(i);
       ImGui::PopID();
       break;
     }

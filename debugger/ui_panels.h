@@ -7,35 +7,26 @@
 #include <imgui.h>
 
 #include <cstdint>
-#include <future>
 #include <string>
 #include <vector>
 
 #include "debugger/model.h"
+#include "debugger/ui_lane_grid.h"
 
 namespace ab::debugger {
-
-// The lane grid as an image: one pixel per lane, row-major, `columns` wide.
-struct LaneGridImage {
-  uint32_t columns = 0, rows = 0;
-  std::vector<uint32_t> rgba;
-  uint64_t version = 0;           // bumped whenever the pixels change
-  ImTextureID texture = nullptr;  // set by the window after uploading
-};
 
 class Panels {
  public:
   explicit Panels(DebuggerModel& model, std::string title);
-  ~Panels();
   // Waits for the lane grid's views of the current state (screenshots, frame timing).
   void settle();
-  double views_ms() const { return views_.ms; }  // how long the last build of them took
+  double views_ms() const { return lane_grid_.views().ms; }  // how long the last build of them took
   // Draws every panel into a window of the given size. Call once per frame between
   // ImGui::NewFrame and ImGui::Render.
   void draw(float width, float height);
   // Advances a running model (Run / Run to breakpoint pressed) by one frame's worth of steps.
   void tick();
-  LaneGridImage& grid() { return grid_; }
+  LaneGridImage& grid() { return lane_grid_.image(); }
   bool running() const { return model_.running(); }
   float last_frame_ms = 0;    // shown in the status line
   double refresh_ms = 0;      // the last rebuild of the derived views (grid, counts, histogram)
@@ -58,7 +49,6 @@ class Panels {
 
   DebuggerModel& model_;
   std::string title_;
-  LaneGridImage grid_;
   int step_n_ = 10;
   std::string status_;
   char breakpoint_text_[128] = "";
@@ -69,20 +59,12 @@ class Panels {
   // Cached per state: recomputed when the model's state or view settings change.
   uint64_t cached_state_ = UINT64_MAX, cached_settings_ = UINT64_MAX;
   uint32_t cached_columns_ = 0;
-  // The lane grid's views (bands, layout, colours, filter count, histogram): built on a worker
-  // thread for big batches, so that stepping never waits for them; the grid shows the last
-  // finished build until the next one is ready.
-  static constexpr uint32_t kSyncLanes = 65536;  // smaller batches build them in the frame
-  bool views_current() const;
-  void adopt(LaneGridViews views);
-  void request_views(bool synchronous);
-  LaneGridViews views_;
-  std::future<LaneGridViews> pending_;
+  // The lane grid, and its views (bands, layout, colours, filter count, histogram).
+  LaneGridPanel lane_grid_;
   std::vector<int> hits_;
   size_t hits_counted_ = SIZE_MAX;  // breakpoints when hits_ was computed
   char filter_text_[256] = "";
   char group_var_[64] = "";
-  bool panning_ = false;
   std::vector<double> heat_waiting_, heat_ran_;  // scratch
   std::vector<uint32_t> per_block_, per_line_;
   std::vector<LegendEntry> legend_;

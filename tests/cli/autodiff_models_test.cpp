@@ -14,18 +14,13 @@
 
 #include "autobatch/module.h"
 #include "autobatch/npy.h"
+#include "support/read_bytes.h"
 #include "tools/uniforms.h"
 
 namespace {
+using ab::testing::read_bytes;
 
 const std::string kSamples = std::string(AB_SOURCE_DIR) + "/samples";
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<double> read_doubles(const std::string& path) {
   auto array = ab::read_npy(path);
@@ -43,7 +38,7 @@ using Density = std::function<double(const std::vector<double>&)>;
 void check_model(const std::string& model, const std::vector<std::string>& uniforms, int D,
                  const Density& reference, double spread) {
   CAPTURE(model);
-  const std::string text = read_text(kSamples + "/models/" + model) +
+  const std::string text = read_bytes(kSamples + "/models/" + model) +
                            "\nfn check(q: float[D]) -> float[D] { return grad(log_density, q); }\n";
   ab::CompileOptions options;
   options.file = model;

@@ -24,11 +24,13 @@
 #include "autobatch/npy.h"
 #include "ir/ops.h"
 #include "support/program_gen.h"
+#include "support/read_bytes.h"
 #include "support/samples.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using ab::testing::read_bytes;
 using nlohmann::json;
 
 struct CliResult {
@@ -41,13 +43,6 @@ struct CliResult {
     return parsed;
   }
 };
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A scratch directory in which the CLI runs; removed at scope exit.
 class Workspace {
@@ -76,8 +71,8 @@ class Workspace {
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = slurp(dir_ / "cli.out");
-    result.err = slurp(dir_ / "cli.err");
+    result.out = read_bytes(dir_ / "cli.out");
+    result.err = read_bytes(dir_ / "cli.err");
     return result;
   }
 

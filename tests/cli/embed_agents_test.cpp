@@ -13,21 +13,17 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "support/read_bytes.h"
+#include "support/xvfb.h"
 
 #ifdef AB_AGENTS
 namespace {
+using ab::testing::read_bytes;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("ab_agents_" + std::to_string(::getpid()) + "_" + name))
       .string();
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 int exit_status(int system_result) {
@@ -37,17 +33,14 @@ int exit_status(int system_result) {
 }  // namespace
 
 TEST_CASE("embed agents: frames under xvfb with validation, a screenshot, a capture, --check") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string png = temp_path("shot.png"), trace = temp_path("capture.abtrace"),
                     log = temp_path("log.txt"), script = temp_path("script.txt");
   const std::string command = std::string("xvfb-run -a -s '-screen 0 1280x800x24' ") + AB_AGENTS +
                               " --agents 1000 --frames 12 --validation --check --screenshot " +
                               png + " --capture " + trace + " > " + log + " 2>&1";
   const int status = exit_status(std::system(command.c_str()));
-  const std::string out = read_all(log);
+  const std::string out = read_bytes(log);
   INFO(out);
   REQUIRE(status == 0);
   CHECK(out.find("validation layer: on") != std::string::npos);
@@ -84,7 +77,7 @@ TEST_CASE("embed agents: frames under xvfb with validation, a screenshot, a capt
   const std::string debug =
       std::string(AB_CLI) + " debug " + trace + " --script " + script + " > " + log + " 2>&1";
   const int debug_status = exit_status(std::system(debug.c_str()));
-  const std::string debug_out = read_all(log);
+  const std::string debug_out = read_bytes(log);
   INFO(debug_out);
   CHECK(debug_status == 0);
   CHECK(debug_out.find("step 3: ran 3") != std::string::npos);
@@ -114,12 +107,12 @@ TEST_CASE("embed agents: --help exits 0; a bad flag gives one message and exit s
     return exit_status(std::system(command.c_str()));
   };
   CHECK(run("--help") == 0);
-  CHECK(read_all(log).find("--agents N") != std::string::npos);
+  CHECK(read_bytes(log).find("--agents N") != std::string::npos);
   for (const char* bad : {"--agents 0", "--agents many", "--frames", "--bogus",
                           "--screenshot x.png", "--validation --no-validation"}) {
     INFO(bad);
     CHECK(run(bad) == 2);
-    const std::string out = read_all(log);
+    const std::string out = read_bytes(log);
     CHECK(out.rfind("error: ", 0) == 0);
     CHECK(std::count(out.begin(), out.end(), '\n') == 1);
   }

@@ -18,6 +18,7 @@
 #include "autobatch/module.h"
 #include "autobatch/npy.h"
 #include "autobatch/value_type.h"
+#include "support/compiled.h"
 #include "support/temp_dir.h"
 #include "tools/csv.h"
 #include "tools/data_file.h"
@@ -33,6 +34,7 @@ namespace {
 using namespace ab;
 using namespace ab::cli;
 
+using ab::testing::compiled;
 using ab::testing::TempDir;
 
 template <class T>
@@ -43,13 +45,6 @@ std::string raw_bytes(const std::vector<T>& values) {
 uint32_t word_of(const Expected<uint32_t>& result) {
   REQUIRE_MESSAGE(result.ok(), (result.ok() ? "" : result.error()));
   return *result;
-}
-
-// `source` compiled with `main` as the entry: the interface the tool's readers are given.
-std::shared_ptr<const Module> compiled(const std::string& source) {
-  auto module = Module::compile(source, {"test.ab", "main"});
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
 }
 
 // The type spelled `spelling`, after the declarations `decls`.

@@ -16,21 +16,16 @@
 
 #include "autobatch/npy.h"
 #include "bench/native_nuts.h"
+#include "support/read_bytes.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using ab::bench::NutsModel;
 using ab::bench::NutsSettings;
+using ab::testing::read_bytes;
 
 const fs::path kSource = fs::path(AB_SOURCE_DIR);
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path scratch_dir() {
   static int counter = 0;

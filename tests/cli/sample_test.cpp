@@ -23,22 +23,17 @@
 
 #include "autobatch/context.h"
 #include "autobatch/npy.h"
+#include "support/read_bytes.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using ab::testing::read_bytes;
 using nlohmann::json;
 
 const fs::path kModels = fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models";
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Sampled {
   int exit_code = -1;

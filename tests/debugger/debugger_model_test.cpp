@@ -180,7 +180,7 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
     CHECK(m.add_breakpoint("line " + std::to_string(line)).ok());
     const StopReason r = m.continue_run();
     CHECK(r.kind == StopReason::Kind::Breakpoint);
-    const auto& lines = m.block_lines()[m.source().next_block()];
+    const auto& lines = m.blocks().lines(m.source().next_block());
     CHECK(std::find(lines.begin(), lines.end(), line) != lines.end());
   }
   SUBCASE("block") {
@@ -191,7 +191,7 @@ TEST_CASE("breakpoints: block, line, lane returns, depth, fault, utilization") {
     REQUIRE(!name.empty());
     CHECK(m.add_breakpoint("block " + name).ok());
     CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
-    CHECK(m.block_name(m.source().next_block()) == name);
+    CHECK(m.blocks().name(m.source().next_block()) == name);
     CHECK(m.add_breakpoint("block nosuch").error().find("no block named 'nosuch'") !=
           std::string::npos);
   }
@@ -249,12 +249,12 @@ fn main(d: int) -> int {
   CHECK(m.continue_run().kind == StopReason::Kind::Breakpoint);
   CHECK(m.faulted_lanes() == 1);
   CHECK(m.source().lane_faulted()[2] == 1);
-  const LaneDetails d = m.lane_details(2);
+  const LaneDetails d = lane_details(m.source(), 2);
   CHECK(d.status == "faulted");
   CHECK(d.error.find("line 2") != std::string::npos);
   std::vector<uint32_t> colors;
-  m.set_color_mode(ColorMode::Error);
-  m.lane_colors(colors);
+  m.coloring().set(ColorMode::Error);
+  m.coloring().colors(lane_state(m.source()), colors);
   CHECK(colors[2] != colors[0]);
   CHECK(m.legend().back().label == "faulted (1)");
 }
@@ -266,7 +266,7 @@ TEST_CASE("selection, colouring and the lane inspector") {
   CHECK(m.select_lane(6).ok());
   CHECK(m.selected_lane() == 6u);
   m.step(12);
-  const LaneDetails d = m.lane_details(6);
+  const LaneDetails d = lane_details(m.source(), 6);
   // Lane 6 computes fib(6): after 12 steps it is inside recursive calls; its frames run from
   // the innermost fib call out to fib(6), one per PC stack entry. main's `return fib(n)` is a
   // tail call: fib(6) replaced main's frame, and the inspector says so.
@@ -281,16 +281,16 @@ TEST_CASE("selection, colouring and the lane inspector") {
     has_n |= v.name == "fib.n";
   CHECK(has_n);
 
-  CHECK(m.set_color_mode(ColorMode::Variable, "nosuch").error().find("no variable 'nosuch'") !=
+  CHECK(m.coloring().set(ColorMode::Variable, "nosuch").error().find("no variable 'nosuch'") !=
         std::string::npos);
-  CHECK(m.set_color_mode(ColorMode::Variable, "n").ok());
+  CHECK(m.coloring().set(ColorMode::Variable, "n").ok());
   std::vector<uint32_t> colors;
-  m.lane_colors(colors);
+  m.coloring().colors(lane_state(m.source()), colors);
   REQUIRE(colors.size() == 10);
-  CHECK(m.lane_summary(6).find(m.watched_variable_name() + " = ") != std::string::npos);
+  CHECK(m.lane_summary(6).find(m.coloring().watched_name() + " = ") != std::string::npos);
 
-  m.set_color_mode(ColorMode::Depth);
-  m.lane_colors(colors);
+  m.coloring().set(ColorMode::Depth);
+  m.coloring().colors(lane_state(m.source()), colors);
   const auto& depth = m.source().lane_depths();
   for (uint32_t a = 0; a < 10; ++a)
     for (uint32_t b = 0; b < 10; ++b)
@@ -298,8 +298,8 @@ TEST_CASE("selection, colouring and the lane inspector") {
           m.source().lane_pcs()[b] != f.lowered.exit_pc())
         CHECK(colors[a] == colors[b]);
 
-  m.set_color_mode(ColorMode::Block);
-  m.lane_colors(colors);
+  m.coloring().set(ColorMode::Block);
+  m.coloring().colors(lane_state(m.source()), colors);
   uint32_t legend_total = 0;
   for (const LegendEntry& e : m.legend()) {
     const auto open = e.label.rfind('(');
@@ -307,7 +307,7 @@ TEST_CASE("selection, colouring and the lane inspector") {
   }
   CHECK(legend_total == 10);
   m.step(UINT64_MAX);
-  const LaneDetails done = m.lane_details(6);
+  const LaneDetails done = lane_details(m.source(), 6);
   CHECK(done.status == "finished");
   CHECK(done.output == "13");  // fib(6) with fib(0) = fib(1) = 1
 }
@@ -317,10 +317,10 @@ TEST_CASE("per-line lane counts add up to the live lanes") {
   DebuggerModel m(f.source());
   m.step(9);
   uint32_t total = 0;
-  for (uint32_t c : m.waiting_per_line())
+  for (uint32_t c : m.blocks().per_line(m.activity().waiting()))
     total += c;
   CHECK(total == m.live_lanes());
-  const auto per_block = m.waiting_per_block();
+  const auto per_block = m.activity().waiting();
   CHECK(std::accumulate(per_block.begin(), per_block.end(), 0u) == m.live_lanes());
 }
 
@@ -350,7 +350,7 @@ TEST_CASE("run modes: Run goes to the end, Run to breakpoint stops at a hit, Pau
   const std::optional<std::string> hit = run_until_stopped(b, 4);
   REQUIRE(hit);
   CHECK(hit->starts_with("breakpoint 1 (lane 7 returns) at step "));
-  CHECK(b.hits() == std::vector<int>{0});
+  CHECK(b.breakpoints().hits(b.source()) == std::vector<int>{0});
   CHECK(!b.running());
   CHECK(!b.source().done());
 }
@@ -359,17 +359,17 @@ TEST_CASE("breakpoints are toggled by line and removed by index") {
   const Loaded f = fib_batch(4);
   DebuggerModel m(f.source());
   const int line = ab::debugger::testing::fib_call_line(f);
-  m.toggle_line_breakpoint(line);
+  m.breakpoints().toggle_line(line);
   REQUIRE(m.breakpoints().size() == 1);
   CHECK(m.breakpoints()[0].kind == Breakpoint::Kind::Line);
   CHECK(m.breakpoints()[0].line == line);
   REQUIRE(m.add_breakpoint("fault").ok());
-  m.toggle_line_breakpoint(line);
+  m.breakpoints().toggle_line(line);
   REQUIRE(m.breakpoints().size() == 1);
   CHECK(m.breakpoints()[0].kind == Breakpoint::Kind::Fault);
-  m.remove_breakpoint(5);  // out of range: nothing happens
+  m.breakpoints().remove(5);  // out of range: nothing happens
   CHECK(m.breakpoints().size() == 1);
-  m.remove_breakpoint(0);
+  m.breakpoints().remove(0);
   CHECK(m.breakpoints().empty());
 }
 

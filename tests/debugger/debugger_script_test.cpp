@@ -18,12 +18,15 @@
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
+#include "support/read_bytes.h"
+#include "support/xvfb.h"
 
 using namespace ab;
 using namespace ab::debugger;
 using ab::debugger::testing::fib_batch;
 using ab::debugger::testing::Loaded;
 using ab::debugger::testing::temp_path;
+using ab::testing::read_bytes;
 
 namespace {
 
@@ -184,10 +187,7 @@ TEST_CASE("script: save writes a trace of a step range that replays") {
 
 #ifdef AB_CLI
 TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string cmds = temp_path("shot.txt"), png = temp_path("shot.png");
   {
     std::ofstream out(cmds);
@@ -231,19 +231,8 @@ TEST_CASE("window: a scripted screenshot under xvfb-run shows the panels") {
   std::filesystem::remove(png);
 }
 
-// The file's whole text ("" when it cannot be read).
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST_CASE("window: a Vulkan session runs on the window's device, with no validation message") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string cmds = temp_path("one_device.txt"), png = temp_path("one_device.png"),
                     dump = temp_path("one_device.json"), errors = temp_path("one_device.err");
   {
@@ -257,7 +246,7 @@ TEST_CASE("window: a Vulkan session runs on the window's device, with no validat
   // the one device, report to it, and any message fails the run.
   const int status = std::system(
       ("xvfb-run -a -s '-screen 0 1600x1000x24' " + run + " > /dev/null 2> " + errors).c_str());
-  const std::string stderr_text = read_text(errors);
+  const std::string stderr_text = read_bytes(errors);
   CHECK_MESSAGE(status == 0, stderr_text);
   CHECK_MESSAGE(stderr_text.find("validation") == std::string::npos, stderr_text);
   // The engine's context is the window's device (VulkanContext::external()), not one beside it.
@@ -281,10 +270,7 @@ TEST_CASE("window: a Vulkan session runs on the window's device, with no validat
 
 TEST_CASE(
     "window: grouped, filtered and zoomed lane grid screenshots, with no validation message") {
-  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
-    MESSAGE("xvfb-run is not installed: window test skipped");
-    return;
-  }
+  if (!ab::testing::have_xvfb()) return;
   const std::string cmds = temp_path("views.txt"), plain = temp_path("plain.png"),
                     grouped = temp_path("grouped.png"), zoomed = temp_path("zoomed.png"),
                     log = temp_path("views.log"), errors = temp_path("views.err");
@@ -300,7 +286,7 @@ TEST_CASE(
                               "--backend vm --script " +
                               cmds + " > " + log + " 2> " + errors;
   const int status = std::system(command.c_str());
-  const std::string stderr_text = read_text(errors), log_text = read_text(log);
+  const std::string stderr_text = read_bytes(errors), log_text = read_bytes(log);
   REQUIRE_MESSAGE(status == 0, stderr_text);
   CHECK_MESSAGE(stderr_text.find("validation") == std::string::npos, stderr_text);
   CHECK(log_text.find("group block: ") != std::string::npos);

@@ -73,7 +73,7 @@ Loaded random_fib(uint32_t lanes, uint32_t seed) {
 }
 
 uint32_t count_filter(DebuggerModel& m, const std::string& text) {
-  const Status set = m.set_filter(text);
+  const Status set = m.lane_grid().set_filter(text);
   REQUIRE_MESSAGE(set.ok(), set.error());
   return m.filter_count();
 }
@@ -107,7 +107,7 @@ TEST_CASE("views: the filter counts what the batch holds, at the start and mid-r
     m.seek(at);
     const Independent s = independent(f, at);
     uint32_t deep_big = 0, at_ret = 0, finished = 0, fib_n = 0;
-    const int32_t ret_block = m.find_block("fib.b3.ret0");
+    const int32_t ret_block = m.blocks().find("fib.b3.ret0");
     REQUIRE(ret_block >= 0);
     for (uint32_t lane = 0; lane < 1000; ++lane) {
       const auto n = n_of(f, s, lane);
@@ -124,8 +124,8 @@ TEST_CASE("views: the filter counts what the batch holds, at the start and mid-r
     CHECK(count_filter(m, "-depth <= -(1 + 0) * 1") == 1000 - finished);
   }
   CHECK(any_deep_big > 0);  // the comparison above is not only of empty sets
-  CHECK(m.set_filter("off").ok());
-  CHECK(!m.has_filter());
+  CHECK(m.lane_grid().set_filter("off").ok());
+  CHECK(!m.lane_grid().has_filter());
   CHECK(m.filter_matches().empty());
 }
 
@@ -203,7 +203,7 @@ TEST_CASE("views: grouping by block, depth and fault counts the lanes the batch 
     }
   };
 
-  REQUIRE(m.set_grouping(GroupBy::Block).ok());
+  REQUIRE(m.lane_grid().set_grouping(GroupBy::Block).ok());
   const LaneGrouping& blocks = m.grouping();
   REQUIRE(blocks.bands.size() == per_block.size() + 1);  // + finished, no faulted band
   size_t i = 0;
@@ -231,7 +231,7 @@ TEST_CASE("views: grouping by block, depth and fault counts the lanes the batch 
   for (uint32_t lane = 0; lane < 3000; ++lane)
     CHECK(layout.cell_lane[layout.lane_cell[lane]] == lane);
 
-  REQUIRE(m.set_grouping(GroupBy::Depth).ok());
+  REQUIRE(m.lane_grid().set_grouping(GroupBy::Depth).ok());
   const LaneGrouping& depths = m.grouping();
   REQUIRE(depths.bands.size() == per_depth.size() + 1);
   i = 0;
@@ -245,20 +245,22 @@ TEST_CASE("views: grouping by block, depth and fault counts the lanes the batch 
                                 : "depth " + std::to_string(s.depth[lane]);
   });
   // The histogram counts the same live lanes per depth.
-  const std::vector<uint32_t> histogram = m.depth_histogram();
+  const std::vector<uint32_t> histogram = depth_histogram(lane_state(m.source()));
   for (size_t d = 0; d < histogram.size(); ++d)
     CHECK(histogram[d] == (per_depth.count(d) ? per_depth[d] : 0));
   CHECK(histogram.size() == per_depth.rbegin()->first + 1);
 
-  REQUIRE(m.set_grouping(GroupBy::Fault).ok());
+  REQUIRE(m.lane_grid().set_grouping(GroupBy::Fault).ok());
   REQUIRE(m.grouping().bands.size() == 2);
   CHECK(m.grouping().bands[0].label == "running");
   CHECK(m.grouping().bands[0].count == 3000 - finished);
-  CHECK(m.set_grouping(GroupBy::Variable, "nosuch").error().find("no variable 'nosuch'") !=
-        std::string::npos);
+  CHECK(m.lane_grid()
+            .set_grouping(GroupBy::Variable, "nosuch")
+            .error()
+            .find("no variable 'nosuch'") != std::string::npos);
 
   // Clicking a band selects exactly its lanes through its filter.
-  REQUIRE(m.set_grouping(GroupBy::Block).ok());
+  REQUIRE(m.lane_grid().set_grouping(GroupBy::Block).ok());
   for (size_t b = 0; b < m.grouping().bands.size(); ++b) {
     const Band band = m.grouping().bands[b];
     REQUIRE(m.select_band(b).ok());
@@ -274,7 +276,7 @@ TEST_CASE("views: grouping by a variable, by value or by range, and faulted lane
     n.push_back(lane % 7);
   Loaded few(ab::testing::read_sample("fib.ab"), {n}, 500);
   DebuggerModel m(few.source());
-  REQUIRE(m.set_grouping(GroupBy::Variable, "n").ok());
+  REQUIRE(m.lane_grid().set_grouping(GroupBy::Variable, "n").ok());
   REQUIRE(m.grouping().bands.size() == 7);
   for (uint32_t v = 0; v < 7; ++v) {
     CHECK(m.grouping().bands[v].label == "n = " + std::to_string(v));
@@ -287,7 +289,7 @@ TEST_CASE("views: grouping by a variable, by value or by range, and faulted lane
   Loaded many(ab::testing::read_sample("fib.ab"), {wide}, 500);
   DebuggerModel w(many.source());
   w.step(40);
-  REQUIRE(w.set_grouping(GroupBy::Variable, "n").ok());
+  REQUIRE(w.lane_grid().set_grouping(GroupBy::Variable, "n").ok());
   const LaneGrouping g = w.grouping();
   uint32_t total = 0;
   for (size_t b = 0; b < g.bands.size(); ++b) {
@@ -306,7 +308,7 @@ TEST_CASE("views: grouping by a variable, by value or by range, and faulted lane
   Loaded div(source, {{5, 3, 3, 6, 1}}, 5, "div.ab");
   DebuggerModel d(div.source());
   d.step(UINT64_MAX);
-  REQUIRE(d.set_grouping(GroupBy::Fault).ok());
+  REQUIRE(d.lane_grid().set_grouping(GroupBy::Fault).ok());
   const LaneGrouping& faults = d.grouping();
   REQUIRE(faults.bands.size() == 2);
   CHECK(faults.bands[0].label == "finished");
@@ -329,7 +331,7 @@ TEST_CASE("views: the heatmap and the per-block counts follow an independent run
     const std::vector<int32_t> before = run.lane_pcs();
     for (int32_t pc : before)
       if (pc != exit) ++w[pc];
-    CHECK(m.waiting_per_block() == w);
+    CHECK(m.activity().waiting() == w);
     run.step(1);
     for (uint32_t lane : run.last_active())
       ++r[before[lane]];
@@ -337,20 +339,20 @@ TEST_CASE("views: the heatmap and the per-block counts follow an independent run
     ran.push_back(r);
     m.step(1);
   }
-  REQUIRE(m.heatmap().steps() == waiting.size());
-  CHECK(m.block_executions() == run.result().stats.block_executions);
+  REQUIRE(m.activity().heatmap().steps() == waiting.size());
+  CHECK(m.activity().executions() == run.result().stats.block_executions);
   // Going back and forward again records nothing twice.
   m.seek(20);
   m.step(30);
-  CHECK(m.heatmap().steps() == waiting.size());
+  CHECK(m.activity().heatmap().steps() == waiting.size());
   {
     VmRun at50(f.lowered, f.batch, f.options);
     at50.step(50);
-    CHECK(m.block_executions() == at50.result().stats.block_executions);
+    CHECK(m.activity().executions() == at50.result().stats.block_executions);
   }
   std::vector<double> hw, hr;
   for (uint64_t st = 0; st < waiting.size(); ++st) {
-    m.heatmap().range(st, st + 1, hw, hr);
+    m.activity().heatmap().range(st, st + 1, hw, hr);
     for (size_t b = 0; b < blocks; ++b) {
       CHECK(hw[b] == waiting[st][b]);
       CHECK(hr[b] == ran[st][b]);
@@ -401,16 +403,16 @@ TEST_CASE("views: the selected lane's strip, stepping through matches, filter br
   m.step(5);
   REQUIRE(m.select_lane(9).ok());
   m.step(25);
-  REQUIRE(m.lane_strip().size() == 26);
-  CHECK(m.strip_first() == 5);
+  REQUIRE(m.selection().strip().size() == 26);
+  CHECK(m.selection().strip_first() == 5);
   for (uint64_t i = 0; i < 26; i += 5) {
     const Independent s = independent(f, 5 + i);
-    CHECK(m.lane_strip()[i].pc == s.pc[9]);
-    CHECK(m.lane_strip()[i].depth == s.depth[9]);
+    CHECK(m.selection().strip()[i].pc == s.pc[9]);
+    CHECK(m.selection().strip()[i].depth == s.depth[9]);
   }
 
   // Stepping through the matches visits them in lane order and wraps.
-  REQUIRE(m.set_filter("n == 4 && lane < 40").ok());
+  REQUIRE(m.lane_grid().set_filter("n == 4 && lane < 40").ok());
   const Independent s = independent(f, 30);
   std::vector<uint32_t> expected;
   for (uint32_t lane = 0; lane < 40; ++lane)
@@ -444,7 +446,7 @@ TEST_CASE("views: the selected lane's strip, stepping through matches, filter br
   for (uint32_t lane = 0; lane < 200; ++lane)
     CHECK(!(before.depth[lane] > 4 && n_of(f, before, lane) == 1));
   // The current filter as a breakpoint; a filter that already holds stops after one step.
-  REQUIRE(a.set_filter("live").ok());
+  REQUIRE(a.lane_grid().set_filter("live").ok());
   REQUIRE(a.add_breakpoint("filter").ok());
   const uint64_t from = a.position();
   CHECK(a.continue_run().kind == StopReason::Kind::Breakpoint);
@@ -467,10 +469,10 @@ TEST_CASE("views: script commands group, filter, histogram, zoom and heatmap") {
   log = run(m, "zoom 4\nzoom lane 17\n");
   CHECK(log.find("zoom 4") != std::string::npos);
   CHECK(m.selected_lane() == 17u);
-  CHECK(m.grid_view().cell_pixels > 0);
+  CHECK(m.lane_grid().view().cell_pixels > 0);
   log = run(m, "zoom fit\nheatmap ran\nheatmap 3 fib.b0\n");
-  CHECK(m.grid_view().zoom == 1);
-  CHECK(m.heatmap_shows_ran());
+  CHECK(m.lane_grid().view().zoom == 1);
+  CHECK(m.activity().heatmap_shows_ran());
   CHECK(log.find("heatmap step 3 block fib.b0: ") != std::string::npos);
   CHECK(m.position() == 3);
   CHECK(run(m, "filter n >\n", 1).find("cmds.txt:1: filter: column 4: expected a value") !=

@@ -30,7 +30,7 @@ nlohmann::json comparable_state(const DebuggerModel& m) {
         for (uint32_t k = 0; k < v.value_type.words; ++k)
           s.registers[size_t{lane} * frame + v.offset + k] = 0;
   nlohmann::json out = nlohmann::json::parse(state_json(p, s));
-  out["next_block"] = m.block_name(m.source().next_block());
+  out["next_block"] = m.blocks().name(m.source().next_block());
   out["live"] = m.live_lanes();
   out["done"] = m.source().done();
   // The same lanes ran; the VM lists them in the order they queued, the GPU source by index.
@@ -57,7 +57,7 @@ std::unique_ptr<VulkanSource> open_vulkan(const ProgramInfo& info, const Batch& 
 // The sample `file` as the debugger is given it.
 ProgramInfo sample_info(const char* file) {
   const std::string text = ab::testing::read_sample(file);
-  return {file, text, ab::debugger::testing::compile_main(text, file)};
+  return {file, text, ab::testing::compiled(text, {file, "main"})};
 }
 
 }  // namespace
@@ -111,7 +111,7 @@ TEST_CASE("vulkan source: local steps run each group's min-PC block, as the grou
     // Before the step: the lanes each group's view says will run.
     std::vector<uint32_t> expected;
     for (uint32_t g = 0; g < groups; ++g) {
-      const auto view = m.group_view(g * width);
+      const auto view = group_view(m.source(), g * width);
       REQUIRE(view.has_value());
       CHECK(view->group == g);
       for (size_t i = 0; i < view->pcs.size(); ++i)
@@ -144,7 +144,7 @@ TEST_CASE("vulkan source: the lane scope steps to the VM's final state and shows
                     {.interval = 8});
   CHECK(gpu.source().describe().find("local/lane") != std::string::npos);
   CHECK(gpu.source().group_width() == 0);
-  CHECK_FALSE(gpu.group_view(0).has_value());
+  CHECK_FALSE(group_view(gpu.source(), 0).has_value());
   uint64_t steps = 0;
   while (!gpu.source().done() && steps < 100000)
     steps += gpu.step(1);

@@ -5,24 +5,13 @@
 #include <random>
 
 #include "cpu/vm.h"
-#include "engine/device/shader_compiler.h"
 #include "support/autodiff_cases.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
+#include "support/spirv_check.h"
 
 namespace ab::enginetest {
 namespace {
-
-// Every module of `program` (the generated kernel variants and the hand-written ones) passes
-// spirv-val.
-void check_spirv(VulkanProgram& program) {
-  auto all = program.all_spirv();
-  REQUIRE_MESSAGE(all.ok(), all.error());
-  for (size_t i = 0; i < all->size(); ++i) {
-    const std::string problem = validate_spirv((*all)[i]);
-    CHECK_MESSAGE(problem.empty(), "module ", i, ": ", problem);
-  }
-}
 
 Batch points(int k, uint32_t lanes, uint32_t seed) {
   std::mt19937 rng(seed);

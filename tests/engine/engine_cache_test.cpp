@@ -16,11 +16,13 @@
 
 #include "engine/device/cache_file.h"
 #include "support/engine_test_support.h"
+#include "support/read_bytes.h"
 
 namespace ab::enginetest {
 namespace {
 
 namespace fs = std::filesystem;
+using ab::testing::read_bytes;
 
 const char* kGcd = R"(
 fn gcd(a: int, b: int) -> int {
@@ -56,11 +58,6 @@ class ScratchCacheDir {
  private:
   fs::path path_;
 };
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void write_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());

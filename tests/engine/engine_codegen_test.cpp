@@ -10,19 +10,13 @@
 #include "engine/device/shader_compiler.h"
 #include "support/engine_test_support.h"
 #include "support/program_gen.h"
+#include "support/spirv_check.h"
 
 namespace ab::enginetest {
 namespace {
 
 void check_modules_validate(VulkanProgram& program) {
-  auto all = program.all_spirv();
-  REQUIRE_MESSAGE(all.ok(), all.error());
-  const auto& modules = *all;
-  CHECK(modules.size() == 10);  // 6 generated variants + 4 hand-written kernels
-  for (size_t i = 0; i < modules.size(); ++i) {
-    const std::string problem = validate_spirv(modules[i]);
-    CHECK_MESSAGE(problem.empty(), "module ", i, ": ", problem);
-  }
+  CHECK(check_spirv(program) == 10);  // 6 generated variants + 4 hand-written kernels
 }
 
 TEST_CASE("engine: every module generated for the samples passes spirv-val") {
@@ -62,10 +56,7 @@ void check_random_programs(uint64_t first_seed, uint64_t last_seed,
     CAPTURE(seed);
     const std::string source = testing::generate_program(seed);
     auto loaded = load_source(source, "main", fmt::format("gen{}.ab", seed));
-    RunOptions options;
-    options.seed = seed;
-    options.max_steps = 20000;
-    options.stack_depth = 64;
+    RunOptions options = random_program_options(seed);
     auto program = VulkanProgram::compile(context(), loaded->lowered);
     REQUIRE_MESSAGE(program.ok(), program.error());
     check_modules_validate(**program);

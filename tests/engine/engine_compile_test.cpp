@@ -95,10 +95,7 @@ TEST_CASE("engine: split random programs equal interp on every schedule") {
     CAPTURE(seed);
     const std::string source = testing::generate_program(seed);
     auto loaded = load_source(source, "main", fmt::format("gen{}.ab", seed));
-    RunOptions options;
-    options.seed = seed;
-    options.max_steps = 20000;
-    options.stack_depth = 64;
+    RunOptions options = random_program_options(seed);
     Batch batch;
     batch.lanes = 50;
     batch.inputs.resize(2);

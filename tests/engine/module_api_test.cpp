@@ -12,9 +12,12 @@
 #include "autobatch/module.h"
 #include "autobatch/user_input.h"
 #include "autobatch/value_type.h"
+#include "support/compiled.h"
 
 namespace ab {
 namespace {
+
+using testing::compiled;
 
 const char* kProgram = R"(struct Inner { lo: int, hi: bool }
 struct Out { sum: float, grid: int[2][3], inner: Inner }
@@ -30,12 +33,6 @@ fn main(n: int, weights: float[3]) -> Out {
     return Out { sum: weights[0] * scale[1], grid: [row, row], inner: Inner { lo: fib(n), hi: n > 2 } };
 }
 )";
-
-std::shared_ptr<const Module> compiled(const char* source, CompileOptions options = {}) {
-  auto module = Module::compile(source, options);
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
-}
 
 TEST_CASE("module api: the interface's types are trees with words, dimensions and fields") {
   const auto module = compiled(kProgram, {"prog.ab", "main"});

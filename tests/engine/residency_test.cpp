@@ -159,10 +159,7 @@ TEST_CASE("residency: only scalars or pairs in registers give interp's results")
     CAPTURE(seed);
     const std::string source = testing::generate_program(seed);
     auto loaded = load_source(source, "main", fmt::format("gen{}.ab", seed));
-    RunOptions options;
-    options.seed = seed;
-    options.max_steps = 20000;
-    options.stack_depth = 64;
+    RunOptions options = random_program_options(seed);
     for (uint32_t words : {1u, 2u}) {
       CAPTURE(words);
       const auto program = compile_with(*loaded, words);  // shared by both batches

@@ -8,18 +8,14 @@
 
 #include "autobatch/autobatch.h"
 #include "support/child_process.h"
+#include "support/compiled.h"
 #include "support/temp_dir.h"
 
 namespace ab {
 namespace {
 
+using testing::compiled;
 using testing::run_in_child;
-
-std::shared_ptr<const Module> compiled(const char* source) {
-  auto module = Module::compile(source, {"limits.ab", "main"});
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -6,6 +6,7 @@
 
 #include "autobatch/engine.h"
 #include "autobatch/module.h"
+#include "support/compiled.h"
 #include "support/engine_test_support.h"
 
 namespace ab {
@@ -23,10 +24,8 @@ const char* kSlowOddLanes = R"(fn main(n: int) -> int {
 }
 )";
 
-std::shared_ptr<const Module> compiled() {
-  auto module = Module::compile(kSlowOddLanes, {"slow.ab", "main"});
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
+std::shared_ptr<const Module> slow_module() {
+  return testing::compiled(kSlowOddLanes, {"slow.ab", "main"});
 }
 
 Batch batch() {
@@ -37,7 +36,7 @@ Batch batch() {
 }
 
 TEST_CASE("run stop: the CPU backends stop at a step boundary and keep what finished") {
-  const auto module = compiled();
+  const auto module = slow_module();
   for (CpuBackend backend : {CpuBackend::Interpreter, CpuBackend::Vm}) {
     CAPTURE(static_cast<int>(backend));
     const auto whole = module->run_cpu(batch(), {}, backend);
@@ -65,7 +64,7 @@ TEST_CASE("run stop: the CPU backends stop at a step boundary and keep what fini
 TEST_CASE("run stop: VulkanRun::run stops between rounds and says so") {
   const auto context = enginetest::context();
   REQUIRE(context);
-  auto program = VulkanProgram::compile(context, compiled());
+  auto program = VulkanProgram::compile(context, slow_module());
   REQUIRE_MESSAGE(program.ok(), program.error());
   uint64_t polls = 0;
   RunOptions options;

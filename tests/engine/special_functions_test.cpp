@@ -7,23 +7,12 @@
 #include <random>
 
 #include "cpu/vm.h"
-#include "engine/device/shader_compiler.h"
 #include "ir/float_math.h"
 #include "support/engine_test_support.h"
+#include "support/spirv_check.h"
 
 namespace ab::enginetest {
 namespace {
-
-// Every module of `program` (the generated kernel variants and the hand-written ones) passes
-// spirv-val.
-void check_spirv(VulkanProgram& program) {
-  auto all = program.all_spirv();
-  REQUIRE_MESSAGE(all.ok(), all.error());
-  for (size_t i = 0; i < all->size(); ++i) {
-    const std::string problem = validate_spirv((*all)[i]);
-    CHECK_MESSAGE(problem.empty(), "module ", i, ": ", problem);
-  }
-}
 
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();

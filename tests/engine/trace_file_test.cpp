@@ -12,6 +12,7 @@
 #include "autobatch/vm.h"
 #include "samples/table/sample_table.h"
 #include "support/child_process.h"
+#include "support/compiled.h"
 #include "support/temp_dir.h"
 
 namespace ab {
@@ -26,10 +27,9 @@ const std::string& collatz_source() {
 
 using ab::testing::TempDir;
 
-std::shared_ptr<const Module> compiled() {
-  auto module = Module::compile(collatz_source(), {"/tmp/collatz.ab", "main"});
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
+// The header records the path the module was compiled from.
+std::shared_ptr<const Module> collatz_module() {
+  return testing::compiled(collatz_source(), {"/tmp/collatz.ab", "main"});
 }
 
 std::unique_ptr<VmSession> session(std::shared_ptr<const Module> module, const Batch& b,
@@ -48,7 +48,7 @@ Batch batch() {
 
 TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") {
   TempDir dir("ab_trace_file_test");
-  const auto module = compiled();
+  const auto module = collatz_module();
   RunOptions options;
   options.seed = 3;
   REQUIRE(
@@ -105,7 +105,7 @@ TEST_CASE("trace file: write_trace's trace reads back as the VM session's run") 
 }
 
 TEST_CASE("trace file: a trace that cannot be written whole is an error and leaves no file") {
-  const auto module = compiled();
+  const auto module = collatz_module();
   // /dev/full: every write fails with ENOSPC, as on a full disk; the device itself stays. Some
   // containers have none (a write would create a file); the file size limit below needs none.
   if (std::filesystem::is_character_file("/dev/full")) {
@@ -132,7 +132,7 @@ TEST_CASE("trace file: a trace that cannot be written whole is an error and leav
 
 TEST_CASE("trace file: a TraceWriter's trace of a host's own steps reads back the same") {
   TempDir dir("ab_trace_file_test");
-  const auto module = compiled();
+  const auto module = collatz_module();
   auto vm = session(module, batch());
   vm->step(4);
   TraceWriter writer(*module, batch(), {});

@@ -5,9 +5,12 @@
 
 #include "autobatch/module.h"
 #include "autobatch/vm.h"
+#include "support/compiled.h"
 
 namespace ab {
 namespace {
+
+using testing::compiled;
 
 const char* kFib = R"(fn fib(n: int) -> int {
     if n <= 1 { return 1; }
@@ -18,12 +21,6 @@ fn main(n: int) -> int {
     return fib(n);
 }
 )";
-
-std::shared_ptr<const Module> compiled(const char* source) {
-  auto module = Module::compile(source, {"fib.ab", "main"});
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
-}
 
 Batch fib_batch() {
   Batch batch;

@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "ir/text.h"
 #include "ir/verify.h"
 #include "lang/frontend.h"
 #include "passes/lower.h"
+#include "support/read_bytes.h"
 
 namespace ab {
 namespace {
@@ -636,11 +635,9 @@ TEST_CASE("text: every samples/*.ab round-trips through the text form and verifi
   }
   for (const auto& path : files) {
     INFO(path.string());
-    std::ifstream in(path);
-    std::stringstream source;
-    source << in.rdbuf();
-    Diagnostics diags(path.filename().string(), source.str());
-    const auto program = compile_source(source.str(), path.filename().string(), diags);
+    const std::string source = testing::read_bytes(path);
+    Diagnostics diags(path.filename().string(), source);
+    const auto program = compile_source(source, path.filename().string(), diags);
     INFO(diags.format());
     REQUIRE(program.has_value());
     const Status verified = verify(*program);

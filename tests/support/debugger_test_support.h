@@ -14,6 +14,7 @@
 #include "core/module_impl.h"
 #include "debugger/model.h"
 #include "debugger/vm_source.h"
+#include "support/compiled.h"
 #include "support/samples.h"
 
 namespace ab::debugger::testing {
@@ -23,15 +24,6 @@ inline std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("ab_dbg_" + std::to_string(::getpid()) + "_" + name))
       .string();
-}
-
-inline std::shared_ptr<const Module> compile_main(const std::string& source,
-                                                  const std::string& path) {
-  CompileOptions options;
-  options.file = path;
-  auto module = Module::compile(source, options);
-  REQUIRE_MESSAGE(module.ok(), (module.ok() ? "" : module.error()));
-  return *module;
 }
 
 struct Loaded {
@@ -45,7 +37,7 @@ struct Loaded {
          const std::string& path_ = "fib.ab")
       : path(path_),
         text(source),
-        module(compile_main(source, path)),
+        module(ab::testing::compiled(source, {path, "main"})),
         lowered(module->impl().lowered) {
     batch.lanes = lanes;
     batch.inputs = std::move(inputs);

@@ -100,6 +100,16 @@ inline const std::vector<Config>& configs() {
   return all;
 }
 
+// The options random programs (support/program_gen.h) run with: the seed drives their draws, and
+// the step and stack budgets bound what they generate.
+inline RunOptions random_program_options(uint64_t seed) {
+  RunOptions options;
+  options.seed = seed;
+  options.max_steps = 20000;
+  options.stack_depth = 64;
+  return options;
+}
+
 inline VulkanOptions options_for(const Config& c) {
   VulkanOptions o;
   o.schedule = c.schedule;

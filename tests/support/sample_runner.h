@@ -17,16 +17,10 @@
 
 #include <fmt/format.h>
 
+#include "support/read_bytes.h"
 #include "support/temp_dir.h"
 
 namespace ab::testing {
-
-inline std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct SampleOutcome {
   int exit_code = -1;
