@@ -61,43 +61,10 @@ std::string zero_of(Scalar s) {
 }
 
 // The loops of the prelude's helper behind `code` for one scalar of kind `in`
-// (shaders/ab_math.glsl, ab_ops.glsl).
+// (shaders/ab_math.glsl, ab_ops.glsl): the op's row says (ir/ops.cpp).
 LoopCount helper_loops(OpCode code, Scalar in) {
-  switch (code) {
-    case OpCode::Sin:
-    case OpCode::Cos:
-      return {62 + 8, 1 + 8};  // abm_reduce normalises bit by bit; 4 table switches
-    case OpCode::Tanh:
-      return {4, 1};  // abm_recip's Newton steps
-    case OpCode::Pow:
-      return {8 + 4, 2};  // square-and-multiply for |y| <= 64, then abm_recip
-    // The special functions: abm_recip's Newton steps (4 each call), their own short loops and,
-    // below 0, abm_reduce through abm_sinpi_frac (62 + 8).
-    case OpCode::Log1p:
-    case OpCode::Log1pExp:
-    case OpCode::LogSumExp:
-    case OpCode::Erf:
-      return {4, 1};
-    case OpCode::InvLogit:
-    case OpCode::Erfc:
-      return {4, 2};
-    case OpCode::Expm1:
-      return {};
-    case OpCode::Lgamma:
-      return {7 + 4 + 4 + 62 + 8, 1 + 2 + 1 + 8};
-    case OpCode::Digamma:
-      return {8 + 8 * 4 + 4 + 4 + 62 + 8 + 4, 1 + 4 + 1 + 8};
-    case OpCode::Trigamma:
-      return {11 + 11 * 4 + 4 + 62 + 8 + 4, 1 + 3 + 1 + 8};
-    case OpCode::Rem:  // fmodf's long division, bit by bit over the exponents
-      return in == Scalar::Float ? LoopCount{400, 4} : LoopCount{};
-    case OpCode::RandUniform:
-      return {11, 1};  // Philox rounds
-    case OpCode::RandNormal:
-      return {11 + 62 + 8, 1 + 9};  // Philox, then ab_cos
-    default:
-      return {};
-  }
+  const LoopCost cost = helper_cost(code, in);
+  return {cost.iterations, cost.statements};
 }
 
 class BlockEmitter {
@@ -477,111 +444,157 @@ class BlockEmitter {
     }
   }
 
+  void emit_const(const Op& op, uint32_t index) {
+    // Float constants (and structs, which may hold floats) go through P.zero; see
+    // ab_common.glsl. Integer constants stay visible for the compiler to fold.
+    const TypeId type = p_.vars[op.dst].type;
+    const bool hide = T_.is_struct(type) || leaf_kind(op.dst) == Scalar::Float;
+    const bool uniform =
+        std::all_of(op.imm.begin(), op.imm.end(), [&](uint32_t w) { return w == op.imm[0]; });
+    if (uniform && op.imm.size() > kUnrollWords) {  // a long array of one value: a loop
+      for_words(1, static_cast<uint32_t>(op.imm.size()), [&](int ind, const std::string& i) {
+        line(ind,
+             fmt::format("{} = 0x{:08x}u{};", word(op.dst, i), op.imm[0], hide ? " ^ P.zero" : ""));
+      });
+      return;
+    }
+    for (uint32_t i = 0; i < op.imm.size(); ++i)
+      line(1, fmt::format("{} = 0x{:08x}u{};", word(op.dst, std::to_string(i)), op.imm[i],
+                          hide ? " ^ P.zero" : ""));
+  }
+
+  // a struct or array from its parts, through a local copy: a part may be the destination.
+  void emit_make(const Op& op, uint32_t index) {
+    const uint32_t n = words(op.dst);
+    line(1, "{");
+    line(2, fmt::format("uint made[{}];", n));
+    uint32_t at = 0;
+    for (VarId a : op.args) {  // a loop per long part: the code does not grow with it
+      const uint32_t m = words(a);
+      for_words(2, m, [&](int ind, const std::string& i) {
+        line(ind, fmt::format("made[{}u + {}] = {};", at, i, word(a, i)));
+      });
+      at += m;
+    }
+    for_words(2, n, [&](int ind, const std::string& i) {
+      line(ind, fmt::format("{} = made[{}];", word(op.dst, i), i));
+    });
+    line(1, "}");
+  }
+
+  void emit_get(const Op& op, uint32_t index) {
+    line(1, "{");
+    emit_path(op, 1, index);
+    const VarId src = op.args[0];
+    for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+      line(ind,
+           fmt::format("{} = {};", word(op.dst, i),
+                       words(src) == 1 ? name(src) : fmt::format("{}[off + {}]", name(src), i)));
+    });
+    line(1, "}");
+  }
+
+  void emit_set(const Op& op, uint32_t index) {
+    line(1, "{");
+    emit_path(op, 2, index);
+    const VarId src = op.args[0], value = op.args[1];
+    const uint32_t m = words(value);
+    line(2, fmt::format("uint value[{}];", m));
+    for_words(2, m, [&](int ind, const std::string& i) {
+      line(ind, fmt::format("value[{}] = {};", i, word(value, i)));
+    });
+    if (src != op.dst)
+      for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+        line(ind, fmt::format("{} = {};", word(op.dst, i), word(src, i)));
+      });
+    for_words(2, m, [&](int ind, const std::string& i) {
+      line(ind, fmt::format("{} = value[{}];",
+                            words(op.dst) == 1 ? name(op.dst)
+                                               : fmt::format("{}[off + {}]", name(op.dst), i),
+                            i));
+    });
+    line(1, "}");
+  }
+
+  void emit_uniform_get(const Op& op, uint32_t index) {
+    line(1, "{");
+    emit_path(op, 0, index);
+    const uint32_t base = L_.uniform_base.at(op.index);
+    for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+      line(ind, fmt::format("{} = uni.w[{}u + off + {}];", word(op.dst, i), base, i));
+    });
+    line(1, "}");
+  }
+
+  // emit(v): appends v's words to the lane's output stream.
+  void emit_record(const Op& op, uint32_t index) {
+    const VarId v = op.args[0];
+    const uint32_t n = words(v);
+    line(1, "{");
+    line(2, fmt::format("const uint base = ({} * L + lane) * {}u;", slot(AB_SLOT_EMITTED), n));
+    for_words(2, n, [&](int ind, const std::string& i) {
+      line(ind, fmt::format("stream.w[base + {}] = {};", i, word(v, i)));
+    });
+    line(2, fmt::format("{} += 1u;", slot(AB_SLOT_EMITTED)));
+    line(1, "}");
+  }
+
+  // push, pop, update: the variable's per-lane stack in P.depth slots.
+  void emit_stack_op(const Op& op, uint32_t index) {
+    const VarId v = op.args[0];
+    const int k = L_.stack_of.at(v);
+    const std::string sp_slot = slot(static_cast<uint32_t>(L_.sp_slot.at(v)));
+    line(1, "{");
+    if (op.code == OpCode::Push) {
+      line(2, fmt::format("const uint sp = {};", sp_slot));
+      line(2, "if (sp >= P.depth)");
+      raise(3, "AB_FAULT_STACK_OVERFLOW", fmt::format("{}u", index));
+      for_words(2, words(v), [&](int ind, const std::string& i) {
+        line(ind, stack_set(k, "sp", i, word(v, i)));
+      });
+      line(2, fmt::format("{} = sp + 1u;", sp_slot));
+    } else {
+      // The lowering balances pushes and pops; the clamp only keeps a bug in bounds.
+      line(2, fmt::format("const uint sp = min({} - 1u, P.depth - 1u);", sp_slot));
+      if (op.code == OpCode::Pop) line(2, fmt::format("{} = sp;", sp_slot));
+      for_words(2, words(v), [&](int ind, const std::string& i) {
+        line(ind, fmt::format("{} = {};", word(v, i), stack_get(k, "sp", i)));
+      });
+    }
+    line(1, "}");
+  }
+
   void emit_op(const Op& op, uint32_t index) {
     const OpInfo& info = op_info(op.code);
     line(1, fmt::format("// {} {}: {}", index, op.loc.line, info.name));
     switch (op.code) {
-      case OpCode::Const: {
-        // Float constants (and structs, which may hold floats) go through P.zero; see
-        // ab_common.glsl. Integer constants stay visible for the compiler to fold.
-        const TypeId type = p_.vars[op.dst].type;
-        const bool hide = T_.is_struct(type) || leaf_kind(op.dst) == Scalar::Float;
-        const bool uniform =
-            std::all_of(op.imm.begin(), op.imm.end(), [&](uint32_t w) { return w == op.imm[0]; });
-        if (uniform && op.imm.size() > kUnrollWords) {  // a long array of one value: a loop
-          for_words(1, static_cast<uint32_t>(op.imm.size()), [&](int ind, const std::string& i) {
-            line(ind, fmt::format("{} = 0x{:08x}u{};", word(op.dst, i), op.imm[0],
-                                  hide ? " ^ P.zero" : ""));
-          });
-          return;
-        }
-        for (uint32_t i = 0; i < op.imm.size(); ++i)
-          line(1, fmt::format("{} = 0x{:08x}u{};", word(op.dst, std::to_string(i)), op.imm[i],
-                              hide ? " ^ P.zero" : ""));
-        return;
-      }
+      case OpCode::Const:
+        return emit_const(op, index);
       case OpCode::Copy:
         if (op.dst == op.args[0]) return;
         for_words(1, words(op.dst), [&](int ind, const std::string& i) {
           line(ind, fmt::format("{} = {};", word(op.dst, i), word(op.args[0], i)));
         });
         return;
-      case OpCode::Make: {
-        const uint32_t n = words(op.dst);
-        line(1, "{");
-        line(2, fmt::format("uint made[{}];", n));
-        uint32_t at = 0;
-        for (VarId a : op.args) {  // a loop per long part: the code does not grow with it
-          const uint32_t m = words(a);
-          for_words(2, m, [&](int ind, const std::string& i) {
-            line(ind, fmt::format("made[{}u + {}] = {};", at, i, word(a, i)));
-          });
-          at += m;
-        }
-        for_words(2, n, [&](int ind, const std::string& i) {
-          line(ind, fmt::format("{} = made[{}];", word(op.dst, i), i));
-        });
-        line(1, "}");
-        return;
-      }
-      case OpCode::Get: {
-        line(1, "{");
-        emit_path(op, 1, index);
-        const VarId src = op.args[0];
-        for_words(2, words(op.dst), [&](int ind, const std::string& i) {
-          line(ind, fmt::format(
-                        "{} = {};", word(op.dst, i),
-                        words(src) == 1 ? name(src) : fmt::format("{}[off + {}]", name(src), i)));
-        });
-        line(1, "}");
-        return;
-      }
-      case OpCode::Set: {
-        line(1, "{");
-        emit_path(op, 2, index);
-        const VarId src = op.args[0], value = op.args[1];
-        const uint32_t m = words(value);
-        line(2, fmt::format("uint value[{}];", m));
-        for_words(2, m, [&](int ind, const std::string& i) {
-          line(ind, fmt::format("value[{}] = {};", i, word(value, i)));
-        });
-        if (src != op.dst)
-          for_words(2, words(op.dst), [&](int ind, const std::string& i) {
-            line(ind, fmt::format("{} = {};", word(op.dst, i), word(src, i)));
-          });
-        for_words(2, m, [&](int ind, const std::string& i) {
-          line(ind, fmt::format("{} = value[{}];",
-                                words(op.dst) == 1 ? name(op.dst)
-                                                   : fmt::format("{}[off + {}]", name(op.dst), i),
-                                i));
-        });
-        line(1, "}");
-        return;
-      }
-      case OpCode::UniformGet: {
-        line(1, "{");
-        emit_path(op, 0, index);
-        const uint32_t base = L_.uniform_base.at(op.index);
-        for_words(2, words(op.dst), [&](int ind, const std::string& i) {
-          line(ind, fmt::format("{} = uni.w[{}u + off + {}];", word(op.dst, i), base, i));
-        });
-        line(1, "}");
-        return;
-      }
+      case OpCode::Make:
+        return emit_make(op, index);
+      case OpCode::Get:
+        return emit_get(op, index);
+      case OpCode::Set:
+        return emit_set(op, index);
+      case OpCode::UniformGet:
+        return emit_uniform_get(op, index);
       case OpCode::Dot:
       case OpCode::Sum:
-        emit_reduction(op);
-        return;
+        return emit_reduction(op);
       case OpCode::ReduceMax:
       case OpCode::ReduceMin:
       case OpCode::ReduceLogSumExp:
-        emit_extreme(op);
-        return;
+        return emit_extreme(op);
       case OpCode::MatMul:
       case OpCode::Outer:
       case OpCode::Transpose:
-        emit_matrix(op);
-        return;
+        return emit_matrix(op);
       case OpCode::RandUniform:
       case OpCode::RandNormal:
         line(1, fmt::format("{} = floatBitsToUint({}(lane, draws));", name(op.dst),
@@ -589,48 +602,16 @@ class BlockEmitter {
         line(1, "draws += 1u;");
         add(helper_loops(op.code, Scalar::Float));
         return;
-      case OpCode::Emit: {
-        const VarId v = op.args[0];
-        const uint32_t n = words(v);
-        line(1, "{");
-        line(2, fmt::format("const uint base = ({} * L + lane) * {}u;", slot(AB_SLOT_EMITTED), n));
-        for_words(2, n, [&](int ind, const std::string& i) {
-          line(ind, fmt::format("stream.w[base + {}] = {};", i, word(v, i)));
-        });
-        line(2, fmt::format("{} += 1u;", slot(AB_SLOT_EMITTED)));
-        line(1, "}");
-        return;
-      }
+      case OpCode::Emit:
+        return emit_record(op, index);
       case OpCode::Assert:
         line(1, fmt::format("if ({} == 0u)", name(op.args[0])));
         raise(2, "AB_FAULT_ASSERT_FAILED", fmt::format("{}u", index));
         return;
       case OpCode::Push:
       case OpCode::Pop:
-      case OpCode::Update: {
-        const VarId v = op.args[0];
-        const int k = L_.stack_of.at(v);
-        const std::string sp_slot = slot(static_cast<uint32_t>(L_.sp_slot.at(v)));
-        line(1, "{");
-        if (op.code == OpCode::Push) {
-          line(2, fmt::format("const uint sp = {};", sp_slot));
-          line(2, "if (sp >= P.depth)");
-          raise(3, "AB_FAULT_STACK_OVERFLOW", fmt::format("{}u", index));
-          for_words(2, words(v), [&](int ind, const std::string& i) {
-            line(ind, stack_set(k, "sp", i, word(v, i)));
-          });
-          line(2, fmt::format("{} = sp + 1u;", sp_slot));
-        } else {
-          // The lowering balances pushes and pops; the clamp only keeps a bug in bounds.
-          line(2, fmt::format("const uint sp = min({} - 1u, P.depth - 1u);", sp_slot));
-          if (op.code == OpCode::Pop) line(2, fmt::format("{} = sp;", sp_slot));
-          for_words(2, words(v), [&](int ind, const std::string& i) {
-            line(ind, fmt::format("{} = {};", word(v, i), stack_get(k, "sp", i)));
-          });
-        }
-        line(1, "}");
-        return;
-      }
+      case OpCode::Update:
+        return emit_stack_op(op, index);
       case OpCode::Call:
       case OpCode::Count_:
         line(1, "// (call: not in the lowered form)");

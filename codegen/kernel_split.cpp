@@ -40,31 +40,17 @@ uint32_t block_cost(const LoweredProgram& program, int32_t b, Residency residenc
       written.insert(op.dst);
     }
     const uint32_t n = op.dst >= 0 ? words(op.dst) : 1;
-    switch (op.code) {
-      case OpCode::Push:
-      case OpCode::Pop:
-      case OpCode::Update:
-        cost += kBufferAccess * words_cost(words(op.args[0])) + kFaultCheck;
-        break;
-      case OpCode::UniformGet:
-        cost += kBufferAccess * words_cost(n) + kFaultCheck * static_cast<uint32_t>(op.path.size());
-        break;
-      case OpCode::Get:
-      case OpCode::Set:
-        cost += words_cost(n) + kFaultCheck * static_cast<uint32_t>(op.path.size());
-        break;
-      case OpCode::Div:
-      case OpCode::Rem:
-      case OpCode::Emit:
-        cost += kBufferAccess * words_cost(words(op.args[0])) + kFaultCheck;
-        break;
-      case OpCode::Assert:
-        cost += words_cost(n) + kFaultCheck;
-        break;
-      default:
-        cost += words_cost(n);
-        break;
-    }
+    const uint32_t faults = kFaultCheck * static_cast<uint32_t>(op.path.size());
+    if (is_stack_op(op) || is_division(op) || is_emit(op))
+      cost += kBufferAccess * words_cost(words(op.args[0])) + kFaultCheck;
+    else if (is_uniform_get(op))
+      cost += kBufferAccess * words_cost(n) + faults;
+    else if (has_path(op.code))  // Get, Set
+      cost += words_cost(n) + faults;
+    else if (is_assert(op))
+      cost += words_cost(n) + kFaultCheck;
+    else
+      cost += words_cost(n);
   }
   switch (block.term.kind) {
     case Terminator::Kind::PushJump:

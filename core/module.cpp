@@ -58,7 +58,7 @@ Program order_functions(Program program, const std::vector<std::string>& first) 
   for (Function& fn : functions)
     for (Block& block : fn.blocks)
       for (Op& op : block.ops)
-        if (op.code == OpCode::Call) op.index = new_index[static_cast<size_t>(op.index)];
+        if (is_call(op)) op.index = new_index[static_cast<size_t>(op.index)];
   program.functions = std::move(functions);
   return program;
 }

@@ -98,12 +98,12 @@ class LaneRun {
       const Block& block = fn.blocks[frame.block];
       if (frame.next_op < block.ops.size()) {
         const Op& op = block.ops[frame.next_op++];
-        if (op.code == OpCode::Call) {
+        if (is_call(op)) {
           const bool tail = is_tail_call(program_, fn, block, frame.next_op - 1);
           if (!(tail ? tail_call(op) : call(op, fn))) return false;
           continue;
         }
-        if (op.code == OpCode::Push || op.code == OpCode::Pop) {
+        if (is_push(op) || is_pop(op)) {
           if (!tape_op(frame, op, fn)) return false;
           continue;
         }
@@ -116,7 +116,7 @@ class LaneRun {
             error_.detail = index_fault_text(program_, fn, op, *bad);
           return false;
         }
-        if (op.code == OpCode::Emit)
+        if (is_emit(op))
           deliver_emitted(options_, types.words(program_.emit_type), lane_, emitted_, *result_);
         continue;
       }
@@ -156,7 +156,7 @@ class LaneRun {
     const uint32_t w = program_.types.words(layouts_[frame.function].type[v]);
     std::vector<uint32_t>& tape = frame.tapes[v];
     uint32_t* value = var(frame, v);
-    if (op.code == OpCode::Push) {
+    if (is_push(op)) {
       if (w && tape.size() / w >= options_.stack_depth)
         return fault(Fault::StackOverflow, fn, op.loc);
       tape.insert(tape.end(), value, value + w);

@@ -547,7 +547,7 @@ class VmRun::State {
     for (size_t i = first_op; i < ops.size() && !lanes.empty(); ++i) {
       const Op& op = *ops[i].op;
       const size_t before = lanes.size();
-      if (op.code == OpCode::Push || op.code == OpCode::Pop || op.code == OpCode::Update)
+      if (is_stack_op(op))
         stack_op(op, block, lanes, set);
       else if (!ops[i].run || !ops[i].run(ops[i], frames, set, batch_.uniforms))
         exec_lanes(ops[i], block, lanes);
@@ -581,7 +581,7 @@ class VmRun::State {
       }
       for (uint32_t k = 0; k < dst_words; ++k)
         reg(lane, op.dst, k) = mini_[mini_offset_[op.dst] + k];
-      if (op.code == OpCode::Emit)
+      if (is_emit(op))
         deliver_emitted(options_, program_.types().words(program_.source->emit_type), lane,
                         emitted_, result_);
       lanes[kept++] = lane;
@@ -634,7 +634,7 @@ class VmRun::State {
     const VarId v = op.args[0];
     Stack& s = stacks_[stack_slot_[v]];
     const uint32_t w = s.words;
-    if (op.code == OpCode::Push) {
+    if (is_push(op)) {
       size_t kept = 0;
       for (uint32_t lane : lanes) {
         if (s.depth[lane] >= depth_) {
@@ -652,14 +652,14 @@ class VmRun::State {
     entry_.resize(n);
     for (size_t j = 0; j < n; ++j) {
       uint32_t& sp = s.depth[lanes[j]];
-      entry_[j] = op.code == OpCode::Push ? sp++ : op.code == OpCode::Pop ? --sp : sp - 1;
+      entry_[j] = is_push(op) ? sp++ : is_pop(op) ? --sp : sp - 1;
     }
     const size_t plane = size_t{w} * lanes_;  // one entry of every lane
     uint32_t* data = s.data.data();
     for (uint32_t k = 0; k < w; ++k) {
       uint32_t* r = regs_.data() + size_t{offset_[v] + k} * lanes_;
       uint32_t* e = data + size_t{k} * lanes_;
-      if (op.code == OpCode::Push) {
+      if (is_push(op)) {
         for (size_t j = 0; j < n; ++j)
           e[entry_[j] * plane + lanes[j]] = r[lanes[j]];
       } else {

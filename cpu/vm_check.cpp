@@ -26,13 +26,13 @@ StackDemand stack_demand(const LoweredProgram& p, uint32_t cap) {
   std::vector<std::vector<int64_t>> net(blocks, std::vector<int64_t>(stacked, 0));
   for (size_t b = 0; b < blocks; ++b) {
     for (const Op& op : p.blocks[b].ops) {
-      if (op.code != OpCode::Push && op.code != OpCode::Pop && op.code != OpCode::Update) continue;
+      if (!is_stack_op(op)) continue;
       const int32_t s = slot[op.args[0]];
-      if (op.code == OpCode::Push) {
+      if (is_push(op)) {
         ++net[b][s];
       } else {  // Pop and Update both read the top entry, which must exist
         dip[b][s] = std::max(dip[b][s], 1 - net[b][s]);
-        if (op.code == OpCode::Pop) --net[b][s];
+        if (is_pop(op)) --net[b][s];
       }
     }
   }

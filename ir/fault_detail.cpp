@@ -50,10 +50,10 @@ std::string index_fault_text(const Types& types, const std::vector<Uniform>& uni
                              const std::function<NamedVar(VarId)>& var, IndexFault fault) {
   const size_t first = first_index_arg(op.code);
   if (first + fault.ordinal >= op.args.size()) return {};
-  NamedVar array = op.code == OpCode::UniformGet && op.index >= 0 &&
-                           static_cast<size_t>(op.index) < uniforms.size()
-                       ? NamedVar{uniforms[op.index].name, uniforms[op.index].type}
-                       : var(op.args[0]);
+  NamedVar array =
+      is_uniform_get(op) && op.index >= 0 && static_cast<size_t>(op.index) < uniforms.size()
+          ? NamedVar{uniforms[op.index].name, uniforms[op.index].type}
+          : var(op.args[0]);
   std::string name = source_name(array.name);
   TypeId type = array.type;
   uint32_t offset = 0, ordinal = 0;

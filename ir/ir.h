@@ -49,6 +49,77 @@ struct Op {
   SourceLoc loc;
 };
 
+// What passes and backends ask of an op, so that OpCode is spelled only where every op is
+// handled (the op table, the VM's kernels, the interpreter's and GLSL's structural ops, the
+// derivative rules) and where an op is built.
+inline bool is_call(const Op& op) {
+  return op.code == OpCode::Call;
+}
+inline bool is_push(const Op& op) {
+  return op.code == OpCode::Push;
+}
+inline bool is_pop(const Op& op) {
+  return op.code == OpCode::Pop;
+}
+// Pop and Update write their variable from the top of its stack.
+inline bool restores(const Op& op) {
+  return op.code == OpCode::Pop || op.code == OpCode::Update;
+}
+inline bool is_stack_op(const Op& op) {
+  return op_info(op.code).cls == OpClass::Stack;
+}
+inline bool is_emit(const Op& op) {
+  return op.code == OpCode::Emit;
+}
+inline bool is_assert(const Op& op) {
+  return op.code == OpCode::Assert;
+}
+inline bool is_const(const Op& op) {
+  return op.code == OpCode::Const;
+}
+inline bool is_random(const Op& op) {
+  return op_info(op.code).cls == OpClass::Random;
+}
+inline bool is_set(const Op& op) {
+  return op.code == OpCode::Set;
+}
+inline bool is_uniform_get(const Op& op) {
+  return op.code == OpCode::UniformGet;
+}
+// Div and Rem, which fault on an integer zero divisor.
+inline bool is_division(const Op& op) {
+  return op.code == OpCode::Div || op.code == OpCode::Rem;
+}
+// Get, Set and UniformGet: an access path, with dynamic index operands (exec.h's first_index_arg).
+inline bool has_path(OpCode code) {
+  return code == OpCode::Get || code == OpCode::Set || code == OpCode::UniformGet;
+}
+// A code the table has a row for (the text parser and verifier read codes from outside).
+inline bool is_valid(OpCode code) {
+  return static_cast<size_t>(code) < static_cast<size_t>(OpCode::Count_);
+}
+
+// Ops the lowering builds: `dst = src`, and the stack ops saving or restoring `var`.
+inline Op copy_op(VarId dst, VarId src, SourceLoc loc) {
+  Op op;
+  op.code = OpCode::Copy;
+  op.dst = dst;
+  op.args = {src};
+  op.loc = loc;
+  return op;
+}
+inline Op stack_op(bool push, VarId var, SourceLoc loc) {
+  Op op;
+  op.code = push ? OpCode::Push : OpCode::Pop;
+  op.args = {var};
+  op.loc = loc;
+  return op;
+}
+// A Pop whose value is pushed again at once: restore the value and keep the stack as it is.
+inline void pop_to_update(Op& pop) {
+  pop.code = OpCode::Update;
+}
+
 struct Terminator {
   // PushJump and TailJump belong to the lowered form only. TailJump is a Jump into a callee's
   // entry that counts as a call but pushes nothing: the callee returns to the caller's caller.

@@ -13,82 +13,146 @@ namespace ab {
 namespace {
 
 using C = OpClass;
+using A = Accepts;
+using Y = Yields;
+using S = Surface;
+using D = Derivative;
 
-// Indexed by OpCode. GLSL helpers named ab_* live in the code generator's prelude; the
-// transcendental and special ones (ab_exp ... ab_pow, ab_lgamma ...) are shaders/ab_math.glsl,
-// which is also ir/float_math.
+// Row makers for the common shapes; the rest spell their row out.
+constexpr OpInfo structural(const char* name, int arity, D derivative = D::Rule) {
+  return {name, C::Structural, arity,   true,      nullptr, A::None, Y::None,
+          {},   nullptr,       S::None, derivative};
+}
+// A float function of one float: its GLSL helper, lavapipe cost and, for most, a derivative.
+constexpr OpInfo float_fn(const char* name, const char* glsl, LoopCost cost = {},
+                          D derivative = D::Rule) {
+  return {name, C::Unary, 1, true, glsl, A::Float, Y::Float, cost, name, S::FloatMath, derivative};
+}
+constexpr OpInfo unary(const char* name, const char* glsl, A accepts, Y yields,
+                       bool differentiable = false, const char* builtin = nullptr,
+                       Surface surface = S::None) {
+  return {name,
+          C::Unary,
+          1,
+          true,
+          glsl,
+          accepts,
+          yields,
+          {},
+          builtin,
+          surface,
+          differentiable ? D::Rule : D::Zero};
+}
+constexpr OpInfo binary(const char* name, const char* glsl, A accepts, Y yields,
+                        bool differentiable = false, const char* builtin = nullptr,
+                        Surface surface = S::None, LoopCost cost = {}) {
+  return {name,
+          C::Binary,
+          2,
+          true,
+          glsl,
+          accepts,
+          yields,
+          cost,
+          builtin,
+          surface,
+          differentiable ? D::Rule : D::Zero};
+}
+constexpr OpInfo reduction(const char* name, int arity, A accepts, const char* builtin) {
+  return {name,    C::Reduction, arity, true,    nullptr,
+          accepts, Y::Same,      {},    builtin, builtin ? S::ArrayFold : S::None,
+          D::Rule};
+}
+constexpr OpInfo matrix(const char* name, int arity) {
+  return {name, C::Matrix, arity, true, nullptr, A::Float, Y::Float, {}, nullptr, S::None, D::Rule};
+}
+constexpr OpInfo stack(const char* name) {
+  return {name, C::Stack, 1, false, nullptr};
+}
+
+// The special functions' costs: abm_recip's Newton steps (4 each call), their own short loops
+// and, below 0, abm_reduce through abm_sinpi_frac (62 + 8).
+constexpr LoopCost kRecip = {4, 1};
+constexpr LoopCost kReduce = {62 + 8, 1 + 8};  // abm_reduce bit by bit; 4 table switches
+
+// Indexed by OpCode, one op to a row (clang-format would spread a row over a dozen lines). GLSL
+// helpers named ab_* live in the code generator's prelude; the transcendental and special ones
+// (ab_exp ... ab_pow, ab_lgamma ...) are shaders/ab_math.glsl, which is also ir/float_math.
+// clang-format off
 constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
-    {"const", C::Structural, 0, true, nullptr},
-    {"copy", C::Structural, 1, true, nullptr},
-    {"make", C::Structural, -1, true, nullptr},
-    {"get", C::Structural, -1, true, nullptr},
-    {"set", C::Structural, -1, true, nullptr},
-    {"uniform_get", C::Structural, -1, true, nullptr},
-    {"select", C::Structural, 3, true, "({0} ? {1} : {2})"},
-    {"neg", C::Unary, 1, true, "ab_neg({0})"},
-    {"not", C::Unary, 1, true, "(!{0})"},
-    {"bitnot", C::Unary, 1, true, "(~{0})"},
-    {"abs", C::Unary, 1, true, "ab_abs({0})"},
-    {"sqrt", C::Unary, 1, true, "sqrt({0})"},
-    {"exp", C::Unary, 1, true, "ab_exp({0})"},
-    {"log", C::Unary, 1, true, "ab_log({0})"},
-    {"sin", C::Unary, 1, true, "ab_sin({0})"},
-    {"cos", C::Unary, 1, true, "ab_cos({0})"},
-    {"tanh", C::Unary, 1, true, "ab_tanh({0})"},
-    {"lgamma", C::Unary, 1, true, "ab_lgamma({0})"},
-    {"digamma", C::Unary, 1, true, "ab_digamma({0})"},
-    {"trigamma", C::Unary, 1, true, "ab_trigamma({0})"},
-    {"log1p", C::Unary, 1, true, "ab_log1p({0})"},
-    {"expm1", C::Unary, 1, true, "ab_expm1({0})"},
-    {"log1p_exp", C::Unary, 1, true, "ab_log1p_exp({0})"},
-    {"erf", C::Unary, 1, true, "ab_erf({0})"},
-    {"erfc", C::Unary, 1, true, "ab_erfc({0})"},
-    {"inv_logit", C::Unary, 1, true, "ab_inv_logit({0})"},
-    {"floor", C::Unary, 1, true, "floor({0})"},
-    {"ceil", C::Unary, 1, true, "ceil({0})"},
-    {"to_int", C::Unary, 1, true, "ab_to_int({0})"},
-    {"to_uint", C::Unary, 1, true, "ab_to_uint({0})"},
-    {"to_float", C::Unary, 1, true, "ab_to_float({0})"},
-    {"add", C::Binary, 2, true, "({0} + {1})"},
-    {"sub", C::Binary, 2, true, "({0} - {1})"},
-    {"mul", C::Binary, 2, true, "({0} * {1})"},
-    {"div", C::Binary, 2, true, "ab_div({0}, {1})"},
-    {"rem", C::Binary, 2, true, "ab_rem({0}, {1})"},
-    {"bitand", C::Binary, 2, true, "({0} & {1})"},
-    {"bitor", C::Binary, 2, true, "({0} | {1})"},
-    {"bitxor", C::Binary, 2, true, "({0} ^ {1})"},
-    {"shl", C::Binary, 2, true, "ab_shl({0}, {1})"},
-    {"shr", C::Binary, 2, true, "ab_shr({0}, {1})"},
-    {"eq", C::Binary, 2, true, "({0} == {1})"},
-    {"ne", C::Binary, 2, true, "({0} != {1})"},
-    {"lt", C::Binary, 2, true, "({0} < {1})"},
-    {"le", C::Binary, 2, true, "({0} <= {1})"},
-    {"gt", C::Binary, 2, true, "({0} > {1})"},
-    {"ge", C::Binary, 2, true, "({0} >= {1})"},
-    {"and", C::Binary, 2, true, "({0} && {1})"},
-    {"or", C::Binary, 2, true, "({0} || {1})"},
-    {"min", C::Binary, 2, true, "ab_min({0}, {1})"},
-    {"max", C::Binary, 2, true, "ab_max({0}, {1})"},
-    {"log_sum_exp", C::Binary, 2, true, "ab_log_sum_exp({0}, {1})"},
-    {"pow", C::Binary, 2, true, "ab_pow({0}, {1})"},
-    {"clamp", C::Ternary, 3, true, "ab_min(ab_max({0}, {1}), {2})"},
-    {"dot", C::Reduction, 2, true, nullptr},
-    {"sum", C::Reduction, 1, true, nullptr},
-    {"reduce_max", C::Reduction, 1, true, nullptr},
-    {"reduce_min", C::Reduction, 1, true, nullptr},
-    {"reduce_log_sum_exp", C::Reduction, 1, true, nullptr},
-    {"matmul", C::Matrix, 2, true, nullptr},
-    {"outer", C::Matrix, 2, true, nullptr},
-    {"transpose", C::Matrix, 1, true, nullptr},
-    {"rand_uniform", C::Random, 0, true, nullptr},
-    {"rand_normal", C::Random, 0, true, nullptr},
+    structural("const", 0, D::Zero),
+    structural("copy", 1),
+    structural("make", -1),
+    structural("get", -1),
+    structural("set", -1),
+    structural("uniform_get", -1, D::Zero),
+    {"select", C::Structural, 3, true, "({0} ? {1} : {2})", A::Any, Y::Same, {}, nullptr, S::None, D::Rule},
+    unary("neg", "ab_neg({0})", A::Numeric, Y::Same, true, "-", S::Operator),
+    unary("not", "(!{0})", A::Bool, Y::Same, false, "!", S::Operator),
+    unary("bitnot", "(~{0})", A::Integer, Y::Same, false, "~", S::Operator),
+    unary("abs", "ab_abs({0})", A::Numeric, Y::Same, true, "abs", S::Numeric),
+    float_fn("sqrt", "sqrt({0})"),
+    float_fn("exp", "ab_exp({0})"),
+    float_fn("log", "ab_log({0})"),
+    float_fn("sin", "ab_sin({0})", kReduce),
+    float_fn("cos", "ab_cos({0})", kReduce),
+    float_fn("tanh", "ab_tanh({0})", kRecip),
+    float_fn("lgamma", "ab_lgamma({0})", {7 + 4 + 4 + 62 + 8, 1 + 2 + 1 + 8}),
+    float_fn("digamma", "ab_digamma({0})", {8 + 8 * 4 + 4 + 4 + 62 + 8 + 4, 1 + 4 + 1 + 8}),
+    float_fn("trigamma", "ab_trigamma({0})", {11 + 11 * 4 + 4 + 62 + 8 + 4, 1 + 3 + 1 + 8}, D::Missing),
+    float_fn("log1p", "ab_log1p({0})", kRecip),
+    float_fn("log1m", "ab_log1m({0})", kRecip),
+    float_fn("expm1", "ab_expm1({0})"),
+    float_fn("log1p_exp", "ab_log1p_exp({0})", kRecip),
+    float_fn("erf", "ab_erf({0})", kRecip),
+    float_fn("erfc", "ab_erfc({0})", {4, 2}),
+    float_fn("inv_logit", "ab_inv_logit({0})", {4, 2}),
+    float_fn("floor", "floor({0})", {}, D::Zero),
+    float_fn("ceil", "ceil({0})", {}, D::Zero),
+    unary("to_int", "ab_to_int({0})", A::Any, Y::Int, false, "int", S::Conversion),
+    unary("to_uint", "ab_to_uint({0})", A::Any, Y::UInt, false, "uint", S::Conversion),
+    unary("to_float", "ab_to_float({0})", A::Any, Y::Float, true, "float", S::Conversion),
+    binary("add", "({0} + {1})", A::Numeric, Y::Same, true, "+", S::Operator),
+    binary("sub", "({0} - {1})", A::Numeric, Y::Same, true, "-", S::Operator),
+    binary("mul", "({0} * {1})", A::Numeric, Y::Same, true, "*", S::Operator),
+    binary("div", "ab_div({0}, {1})", A::Numeric, Y::Same, true, "/", S::Operator),
+    binary("rem", "ab_rem({0}, {1})", A::Numeric, Y::Same, true, "%", S::Operator, {400, 4}),  // fmodf's long division
+    binary("bitand", "({0} & {1})", A::Integer, Y::Same, false, "&", S::Operator),
+    binary("bitor", "({0} | {1})", A::Integer, Y::Same, false, "|", S::Operator),
+    binary("bitxor", "({0} ^ {1})", A::Integer, Y::Same, false, "^", S::Operator),
+    binary("shl", "ab_shl({0}, {1})", A::Integer, Y::Same, false, "<<", S::Operator),
+    binary("shr", "ab_shr({0}, {1})", A::Integer, Y::Same, false, ">>", S::Operator),
+    binary("eq", "({0} == {1})", A::Any, Y::Bool, false, "==", S::Operator),
+    binary("ne", "({0} != {1})", A::Any, Y::Bool, false, "!=", S::Operator),
+    binary("lt", "({0} < {1})", A::Numeric, Y::Bool, false, "<", S::Operator),
+    binary("le", "({0} <= {1})", A::Numeric, Y::Bool, false, "<=", S::Operator),
+    binary("gt", "({0} > {1})", A::Numeric, Y::Bool, false, ">", S::Operator),
+    binary("ge", "({0} >= {1})", A::Numeric, Y::Bool, false, ">=", S::Operator),
+    binary("and", "({0} && {1})", A::Bool, Y::Same, false, "&&", S::Operator),
+    binary("or", "({0} || {1})", A::Bool, Y::Same, false, "||", S::Operator),
+    binary("min", "ab_min({0}, {1})", A::Numeric, Y::Same, true, "min", S::Elementwise),
+    binary("max", "ab_max({0}, {1})", A::Numeric, Y::Same, true, "max", S::Elementwise),
+    binary("log_sum_exp", "ab_log_sum_exp({0}, {1})", A::Float, Y::Same, true, "log_sum_exp", S::FloatPair, kRecip),
+    binary("pow", "ab_pow({0}, {1})", A::Float, Y::Same, true, "pow", S::FloatPair, {8 + 4, 2}),  // square-and-multiply, abm_recip
+    {"clamp", C::Ternary, 3, true, "ab_min(ab_max({0}, {1}), {2})", A::Numeric, Y::Same, {}, "clamp", S::Elementwise, D::Rule},
+    reduction("dot", 2, A::Numeric, nullptr),
+    reduction("sum", 1, A::Numeric, nullptr),
+    reduction("reduce_max", 1, A::Numeric, "max"),
+    reduction("reduce_min", 1, A::Numeric, "min"),
+    reduction("reduce_log_sum_exp", 1, A::Float, "log_sum_exp"),
+    {"matmul", C::Matrix, 2, true, nullptr, A::Float, Y::Float, {}, "@", S::Operator, D::Rule},
+    matrix("outer", 2),
+    matrix("transpose", 1),
+    {"rand_uniform", C::Random, 0, true, nullptr, A::None, Y::Float, {11, 1}, "uniform", S::Random},  // Philox rounds
+    {"rand_normal", C::Random, 0, true, nullptr, A::None, Y::Float, {11 + 62 + 8, 1 + 9}, "normal", S::Random},  // then ab_cos
     {"assert", C::Check, 1, false, nullptr},
     {"emit", C::Output, 1, false, nullptr},
-    {"call", C::Control, -1, true, nullptr},
-    {"push", C::Stack, 1, false, nullptr},
-    {"pop", C::Stack, 1, false, nullptr},
-    {"update", C::Stack, 1, false, nullptr},
+    {"call", C::Control, -1, true, nullptr, A::None, Y::None, {}, nullptr, S::None, D::Rule},
+    stack("push"),
+    stack("pop"),
+    stack("update"),
 }};
+// clang-format on
 
 }  // namespace
 
@@ -100,6 +164,38 @@ std::optional<OpCode> op_by_name(std::string_view name) {
   for (size_t i = 0; i < kOps.size(); ++i)
     if (name == kOps[i].name) return static_cast<OpCode>(i);
   return std::nullopt;
+}
+
+// max(v) and max(a, b) share a name: one argument means the fold over an array.
+std::optional<OpCode> op_by_builtin(std::string_view name, size_t args) {
+  std::optional<OpCode> other;
+  for (size_t i = 0; i < kOps.size(); ++i) {
+    const OpInfo& op = kOps[i];
+    if (!op.builtin || op.surface == Surface::Operator || name != op.builtin) continue;
+    const bool fold = op.surface == Surface::ArrayFold;
+    if (fold == (args == 1)) return static_cast<OpCode>(i);
+    if (!fold) other = static_cast<OpCode>(i);
+  }
+  return other;
+}
+
+std::optional<OpCode> op_by_operator(std::string_view symbol, int arity) {
+  for (size_t i = 0; i < kOps.size(); ++i) {
+    const OpInfo& op = kOps[i];
+    if (op.surface == Surface::Operator && symbol == op.builtin && op.arity == arity)
+      return static_cast<OpCode>(i);
+  }
+  return std::nullopt;
+}
+
+bool is_op_builtin(std::string_view name) {
+  return std::any_of(kOps.begin(), kOps.end(), [&](const OpInfo& op) {
+    return op.builtin && op.surface != Surface::Operator && name == op.builtin;
+  });
+}
+
+LoopCost helper_cost(OpCode code, Scalar in) {
+  return in == Scalar::Float ? op_info(code).cost : LoopCost{};
 }
 
 namespace {
@@ -121,43 +217,37 @@ std::string spelling(const Types& types, TypeId t) {
 
 }  // namespace
 
-std::optional<MatrixShape> matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b,
-                                        std::string& why) {
+Expected<MatrixShape> checked_matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b) {
   const std::vector<uint32_t> da = float_dims(types, a);
   if (code == OpCode::Transpose) {
     if (da.size() == 2) return MatrixShape{da[0], da[1], 0};
-    why = fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
-                      spelling(types, a));
-    return std::nullopt;
+    return Error{fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
+                             spelling(types, a))};
   }
   const std::vector<uint32_t> db = float_dims(types, b);
   if (code == OpCode::Outer) {
     if (da.size() == 1 && db.size() == 1) return MatrixShape{da[0], 1, db[0]};
-    why = fmt::format("'outer' needs two float vectors, found '{}' and '{}'", spelling(types, a),
-                      spelling(types, b));
-    return std::nullopt;
+    return Error{fmt::format("'outer' needs two float vectors, found '{}' and '{}'",
+                             spelling(types, a), spelling(types, b))};
   }
   if (da.empty() || db.empty() || (da.size() == 1 && db.size() == 1)) {
-    why = fmt::format(
+    return Error{fmt::format(
         "'@' multiplies a float matrix by a float vector or matrix ('float[M][K] @ float[K]', "
         "'float[M] @ float[M][K]', 'float[M][K] @ float[K][P]'), found '{}' @ '{}'{}",
         spelling(types, a), spelling(types, b),
-        da.size() == 1 && db.size() == 1 ? ": for two vectors use 'dot'" : "");
-    return std::nullopt;
+        da.size() == 1 && db.size() == 1 ? ": for two vectors use 'dot'" : "")};
   }
   const MatrixShape s{da.size() == 2 ? da[0] : 1, da.back(), db.size() == 2 ? db[1] : 1};
   if (s.k == db[0]) return s;
-  why = fmt::format(
+  return Error{fmt::format(
       "'@' needs the left operand's {} ({}) to equal the right one's {} ({}): "
       "'{}' @ '{}'",
       da.size() == 2 ? "column count" : "length", s.k, db.size() == 2 ? "row count" : "length",
-      db[0], spelling(types, a), spelling(types, b));
-  return std::nullopt;
+      db[0], spelling(types, a), spelling(types, b))};
 }
 
 MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b) {
-  std::string why;
-  return *matrix_shape(types, code, a, b, why);
+  return *checked_matrix_shape(types, code, a, b);
 }
 
 std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b) {
@@ -227,40 +317,47 @@ const char* fault_name(Fault f) {
   return "unknown";
 }
 
+// clang-format on
 std::optional<Scalar> elementwise_result(OpCode code, Scalar in) {
-  using namespace scalar_detail;
-  switch (code) {
-    case OpCode::Neg: case OpCode::Abs: case OpCode::Add: case OpCode::Sub: case OpCode::Mul:
-    case OpCode::Div: case OpCode::Rem: case OpCode::Min: case OpCode::Max: case OpCode::Clamp:
-    case OpCode::Dot: case OpCode::Sum: case OpCode::ReduceMax: case OpCode::ReduceMin:
-      if (is_numeric(in)) return in;
+  const OpInfo& op = op_info(code);
+  bool accepted = false;
+  switch (op.accepts) {
+    case Accepts::None:
       return std::nullopt;
-    case OpCode::Not: case OpCode::And: case OpCode::Or:
-      if (in == Scalar::Bool) return in;
-      return std::nullopt;
-    case OpCode::BitNot: case OpCode::BitAnd: case OpCode::BitOr: case OpCode::BitXor:
-    case OpCode::Shl: case OpCode::Shr:
-      if (is_integer(in)) return in;
-      return std::nullopt;
-    case OpCode::Sqrt: case OpCode::Exp: case OpCode::Log: case OpCode::Sin: case OpCode::Cos:
-    case OpCode::Tanh: case OpCode::Floor: case OpCode::Ceil: case OpCode::Pow:
-    case OpCode::Lgamma: case OpCode::Digamma: case OpCode::Trigamma: case OpCode::Log1p:
-    case OpCode::Expm1: case OpCode::Log1pExp: case OpCode::Erf: case OpCode::Erfc:
-    case OpCode::InvLogit: case OpCode::LogSumExp: case OpCode::ReduceLogSumExp:
-    case OpCode::MatMul: case OpCode::Outer: case OpCode::Transpose:
-      if (in == Scalar::Float) return in;
-      return std::nullopt;
-    case OpCode::Eq: case OpCode::Ne: return Scalar::Bool;
-    case OpCode::Lt: case OpCode::Le: case OpCode::Gt: case OpCode::Ge:
-      if (is_numeric(in)) return Scalar::Bool;
-      return std::nullopt;
-    case OpCode::ToInt: return Scalar::Int;
-    case OpCode::ToUInt: return Scalar::UInt;
-    case OpCode::ToFloat: return Scalar::Float;
-    case OpCode::Select: return in;
-    default: return std::nullopt;
+    case Accepts::Any:
+      accepted = true;
+      break;
+    case Accepts::Numeric:
+      accepted = in != Scalar::Bool;
+      break;
+    case Accepts::Bool:
+      accepted = in == Scalar::Bool;
+      break;
+    case Accepts::Integer:
+      accepted = in == Scalar::Int || in == Scalar::UInt;
+      break;
+    case Accepts::Float:
+      accepted = in == Scalar::Float;
+      break;
   }
+  if (!accepted) return std::nullopt;
+  switch (op.yields) {
+    case Yields::None:
+      return std::nullopt;
+    case Yields::Same:
+      return in;
+    case Yields::Bool:
+      return Scalar::Bool;
+    case Yields::Int:
+      return Scalar::Int;
+    case Yields::UInt:
+      return Scalar::UInt;
+    case Yields::Float:
+      return Scalar::Float;
+  }
+  return std::nullopt;
 }
+// clang-format off
 
 uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
 float bits_float(uint32_t w) { return std::bit_cast<float>(w); }

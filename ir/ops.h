@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "autobatch/batch.h"  // Fault
+#include "autobatch/expected.h"
 #include "ir/types.h"
 #include "shaders/ab_layout.h"
 
@@ -33,7 +34,7 @@ enum class OpCode : uint8_t {
   Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar; a1, a2 any type)
   // elementwise unary
   Neg, Not, BitNot, Abs, Sqrt, Exp, Log, Sin, Cos, Tanh,
-  Lgamma, Digamma, Trigamma, Log1p, Expm1, Log1pExp, Erf, Erfc, InvLogit,  // special functions
+  Lgamma, Digamma, Trigamma, Log1p, Log1m, Expm1, Log1pExp, Erf, Erfc, InvLogit,  // special functions
   Floor, Ceil, ToInt, ToUInt, ToFloat,
   // elementwise binary
   Add, Sub, Mul, Div, Rem, BitAnd, BitOr, BitXor, Shl, Shr,
@@ -77,6 +78,39 @@ enum class OpClass : uint8_t {
   Stack
 };
 
+// The operand kinds an elementwise or reduction op accepts, and what its result's kind is.
+enum class Accepts : uint8_t { None, Any, Numeric, Bool, Integer, Float };
+enum class Yields : uint8_t { None, Same, Bool, Int, UInt, Float };
+
+// What a device with a loop limit (lavapipe's) counts for the prelude helper behind an op, on
+// float operands: `iterations` when lanes run it, at most, each loop's final test counted as one
+// more and a switch as a loop of one pass; `statements` when the code is passed over with no lane
+// active, as lavapipe does every branch it predicates (1 per loop statement).
+struct LoopCost {
+  uint32_t iterations = 0;
+  uint32_t statements = 0;
+};
+
+// How the language spells a call of the op (lang/builtins.cpp), if it has a name there.
+enum class Surface : uint8_t {
+  None,         // no builtin of its own (operators, structural ops, or composed by the front end)
+  FloatMath,    // f(x): one float, or a float array elementwise
+  Numeric,      // f(x): one numeric value, or a numeric array elementwise
+  Conversion,   // int(x), uint(x), float(x): any scalar or array of scalars
+  Elementwise,  // f(a, b[, c]): matching types, or arrays with scalars of their leaf type
+  FloatPair,    // as Elementwise, float only (pow, log_sum_exp)
+  ArrayFold,    // max(v), min(v), log_sum_exp(v): one numeric (or float) array
+  Random,       // f(): a per-lane draw
+  Operator,     // an operator symbol: `a + b`, `-a` (the frontend's operators.cpp types them)
+};
+
+// An op's derivative: none (piecewise constant, or not a float function), a rule in
+// passes/derivative_rules.cpp, or missing (differentiating it is an error).
+enum class Derivative : uint8_t { Zero, Rule, Missing };
+
+// One op's facts, one row each in ops.cpp: adding an op is a row there, its scalar rule
+// (ir/scalar_rule.h), its GLSL helper when it has one and its derivative rule
+// (passes/derivative_rules.cpp).
 struct OpInfo {
   const char* name;  // textual IR spelling, e.g. "add"
   OpClass cls;
@@ -84,10 +118,24 @@ struct OpInfo {
   bool has_dst;      // defines a variable
   const char* glsl;  // GLSL spelling over typed scalars {0} {1} {2}; helpers are prelude
                      // functions overloaded per scalar type; null for non-elementwise ops
+  Accepts accepts = Accepts::None;  // operand kinds (the source kind for conversions)
+  Yields yields = Yields::None;     // the result's kind
+  LoopCost cost = {};               // lavapipe's count for the GLSL helper on float operands
+  const char* builtin = nullptr;    // the language's function name or operator symbol, if any
+  Surface surface = Surface::None;
+  Derivative derivative = Derivative::Zero;
 };
 
 const OpInfo& op_info(OpCode code);
 std::optional<OpCode> op_by_name(std::string_view name);
+// The op the language's builtin `name` with `args` arguments stands for, if any.
+std::optional<OpCode> op_by_builtin(std::string_view name, size_t args);
+// The op the language's operator `symbol` with `arity` operands stands for ("-" and 1: Neg).
+std::optional<OpCode> op_by_operator(std::string_view symbol, int arity);
+// Whether any op is the language's builtin `name` (whatever its argument count).
+bool is_op_builtin(std::string_view name);
+// The lavapipe cost of the GLSL helper behind `code` on operands of kind `in`.
+LoopCost helper_cost(OpCode code, Scalar in);
 
 // Per-lane faults: `Fault` is public (autobatch/batch.h); its codes are the GPU's (AB_FAULT_* of
 // shaders/ab_layout.h, which the generated GLSL uses by name), checked here.
@@ -117,10 +165,9 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in);
 struct MatrixShape {
   uint32_t m = 0, k = 0, p = 0;
 };
-// The shape of `a @ b`, `outer(a, b)` or `transpose(a)` (b unused) on float arrays, or nullopt
-// with `why` saying which shapes disagree.
-std::optional<MatrixShape> matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b,
-                                        std::string& why);
+// The shape of `a @ b`, `outer(a, b)` or `transpose(a)` (b unused) on float arrays, or an error
+// saying which shapes disagree.
+Expected<MatrixShape> checked_matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 // The same for a well-typed op.
 MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 // The result's dimensions, outermost first (its leaf is float).

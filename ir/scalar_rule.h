@@ -51,16 +51,13 @@ inline bool is_integer(Scalar s) {
 }  // namespace scalar_detail
 
 // clang-format off
-[[gnu::always_inline]] inline bool scalar_rule(OpCode code, Scalar in, const uint32_t* x, uint32_t& r,
-                                               Fault& fault) {
-  using namespace scalar_detail;
+namespace scalar_detail {
+
+// The rules of one operand (and Select): true when `code` is one of them.
+[[gnu::always_inline]] inline bool unary_rule(OpCode code, Scalar in, const uint32_t* x, uint32_t& r) {
   const uint32_t a = x[0];
   const bool is_f = in == Scalar::Float, is_i = in == Scalar::Int;
   const float fa = to_float(a);
-  auto fb = [&] { return to_float(x[1]); };
-  auto less = [&](uint32_t p, uint32_t q) {
-    return is_f ? to_float(p) < to_float(q) : is_i ? as_int(p) < as_int(q) : p < q;
-  };
   switch (code) {
     case OpCode::Select: r = x[0] ? x[1] : x[2]; return true;
     case OpCode::Neg: r = is_f ? to_bits(-fa) : 0u - a; return true;
@@ -81,6 +78,7 @@ inline bool is_integer(Scalar s) {
     case OpCode::Digamma: r = to_bits(ab_digamma(fa)); return true;
     case OpCode::Trigamma: r = to_bits(ab_trigamma(fa)); return true;
     case OpCode::Log1p: r = to_bits(ab_log1p(fa)); return true;
+    case OpCode::Log1m: r = to_bits(ab_log1m(fa)); return true;
     case OpCode::Expm1: r = to_bits(ab_expm1(fa)); return true;
     case OpCode::Log1pExp: r = to_bits(ab_log1p_exp(fa)); return true;
     case OpCode::Erf: r = to_bits(ab_erf(fa)); return true;
@@ -99,9 +97,20 @@ inline bool is_integer(Scalar s) {
       else if (is_i) r = to_bits(static_cast<float>(as_int(a)));
       else r = to_bits(static_cast<float>(a));  // uint, bool
       return true;
-    default: break;
+    default: return false;
   }
-  const uint32_t b = x[1];
+}
+
+// The rules of two or three operands: false for a faulting input (with `fault` set) or another op.
+[[gnu::always_inline]] inline bool binary_rule(OpCode code, Scalar in, const uint32_t* x, uint32_t& r,
+                                               Fault& fault) {
+  const uint32_t a = x[0], b = x[1];
+  const bool is_f = in == Scalar::Float, is_i = in == Scalar::Int;
+  const float fa = to_float(a);
+  auto fb = [&] { return to_float(x[1]); };
+  auto less = [&](uint32_t p, uint32_t q) {
+    return is_f ? to_float(p) < to_float(q) : is_i ? as_int(p) < as_int(q) : p < q;
+  };
   switch (code) {
     case OpCode::Add: r = is_f ? to_bits(fa + fb()) : a + b; return true;
     case OpCode::Sub: r = is_f ? to_bits(fa - fb()) : a - b; return true;
@@ -164,6 +173,14 @@ inline bool is_integer(Scalar s) {
     default: break;
   }
   return false;
+}
+
+
+}  // namespace scalar_detail
+
+[[gnu::always_inline]] inline bool scalar_rule(OpCode code, Scalar in, const uint32_t* x, uint32_t& r,
+                                               Fault& fault) {
+  return scalar_detail::unary_rule(code, in, x, r) || scalar_detail::binary_rule(code, in, x, r, fault);
 }
 
 // clang-format on

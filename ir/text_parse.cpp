@@ -656,6 +656,49 @@ class Parser {
     return 0;
   }
 
+  // get base [path], indices / set base [path], indices = value: the base (and Set's value)
+  // lead the operands; index vars follow in path order.
+  void parse_get_or_set(Op& op) {
+    const VarId base = accept("?") ? -1 : parse_var();
+    Op path_holder;
+    parse_path(path_holder);
+    op.path = std::move(path_holder.path);
+    std::vector<VarId> extra;
+    while (accept(","))
+      extra.push_back(parse_var());
+    VarId value = -1;
+    if (is_set(op)) {
+      expect("=");
+      value = accept("?") ? -1 : parse_var();
+    }
+    if (base >= 0) op.args.push_back(base);
+    if (value >= 0) op.args.push_back(value);
+    for (VarId v : path_holder.args)
+      op.args.push_back(v);
+    for (VarId v : extra)
+      op.args.push_back(v);
+  }
+
+  void parse_uniform_get(Op& op) {
+    op.index = resolve(parse_ref("a uniform"), uniform_names_, "uniform");
+    parse_path(op);
+    while (accept(","))
+      op.args.push_back(parse_var());
+  }
+
+  // call @f(args): the callee is resolved once every function is known.
+  PendingRef parse_call(Op& op) {
+    PendingRef callee = parse_ref("a function");
+    expect("(");
+    if (!at_punct(")")) {
+      do {
+        op.args.push_back(parse_var());
+      } while (accept(","));
+    }
+    expect(")");
+    return callee;
+  }
+
   void parse_op() {
     Op op;
     std::optional<PendingRef> callee;
@@ -669,59 +712,18 @@ class Parser {
     const auto code = op_by_name(name);
     if (!code) fail(name_loc, fmt::format("unknown op '{}'", name));
     op.code = *code;
-    switch (op.code) {
-      case OpCode::Const:
-        parse_const(op);
-        break;
-      case OpCode::Get:
-      case OpCode::Set: {
-        // The base (and Set's value) lead args; index vars follow in path order.
-        const VarId base = accept("?") ? -1 : parse_var();
-        Op path_holder;
-        parse_path(path_holder);
-        op.path = std::move(path_holder.path);
-        std::vector<VarId> extra;
-        while (accept(","))
-          extra.push_back(parse_var());
-        VarId value = -1;
-        if (op.code == OpCode::Set) {
-          expect("=");
-          value = accept("?") ? -1 : parse_var();
-        }
-        if (base >= 0) op.args.push_back(base);
-        if (value >= 0) op.args.push_back(value);
-        for (VarId v : path_holder.args)
-          op.args.push_back(v);
-        for (VarId v : extra)
-          op.args.push_back(v);
-        break;
-      }
-      case OpCode::UniformGet: {
-        op.index = resolve(parse_ref("a uniform"), uniform_names_, "uniform");
-        parse_path(op);
-        while (accept(","))
-          op.args.push_back(parse_var());
-        break;
-      }
-      case OpCode::Call: {
-        callee = parse_ref("a function");
-        expect("(");
-        if (!at_punct(")")) {
-          do {
-            op.args.push_back(parse_var());
-          } while (accept(","));
-        }
-        expect(")");
-        break;
-      }
-      default:
-        if (peek().kind != Token::Kind::End && !at_punct("@")) {
-          do {
-            op.args.push_back(parse_var());
-          } while (accept(","));
-        }
-        break;
-    }
+    if (is_const(op))
+      parse_const(op);
+    else if (is_uniform_get(op))
+      parse_uniform_get(op);
+    else if (has_path(op.code))
+      parse_get_or_set(op);
+    else if (is_call(op))
+      callee = parse_call(op);
+    else if (peek().kind != Token::Kind::End && !at_punct("@"))
+      do {
+        op.args.push_back(parse_var());
+      } while (accept(","));
     op.loc = parse_loc_suffix();
     if (callee)
       pending_calls_.push_back(

@@ -173,7 +173,7 @@ std::string print_const(const PrintScope& s, const Op& op) {
 }
 
 std::string print_op(const PrintScope& s, const Op& op) {
-  if (static_cast<size_t>(op.code) >= static_cast<size_t>(OpCode::Count_))
+  if (!is_valid(op.code))
     return fmt::format("<invalid opcode {}>", static_cast<int>(op.code)) + loc_suffix(op.loc);
   std::string out;
   // dst = -1 prints nothing, whatever the op: a missing dst is the verifier's to report.
@@ -188,26 +188,17 @@ std::string print_op(const PrintScope& s, const Op& op) {
   auto arg_or_missing = [&](size_t i) {
     return i < op.args.size() ? ref(s.vars, op.args[i]) : "?";
   };
-  switch (op.code) {
-    case OpCode::Const:
-      out += " " + print_const(s, op);
-      break;
-    case OpCode::Get:
-      out += " " + arg_or_missing(0) + " " + print_path_operands(s, op, 1);
-      break;
-    case OpCode::Set:
-      out +=
-          " " + arg_or_missing(0) + " " + print_path_operands(s, op, 2) + " = " + arg_or_missing(1);
-      break;
-    case OpCode::UniformGet:
-      out += " " + ref(s.uniforms, op.index) + " " + print_path_operands(s, op, 0);
-      break;
-    case OpCode::Call:
-      out += " " + ref(s.functions, op.index) + "(" + args_from(0) + ")";
-      break;
-    default:
-      if (!op.args.empty()) out += " " + args_from(0);
-      break;
+  if (is_const(op)) {
+    out += " " + print_const(s, op);
+  } else if (is_uniform_get(op)) {
+    out += " " + ref(s.uniforms, op.index) + " " + print_path_operands(s, op, 0);
+  } else if (has_path(op.code)) {  // get base [path], indices / set ... = value
+    out += " " + arg_or_missing(0) + " " + print_path_operands(s, op, is_set(op) ? 2 : 1);
+    if (is_set(op)) out += " = " + arg_or_missing(1);
+  } else if (is_call(op)) {
+    out += " " + ref(s.functions, op.index) + "(" + args_from(0) + ")";
+  } else if (!op.args.empty()) {
+    out += " " + args_from(0);
   }
   return out + loc_suffix(op.loc);
 }

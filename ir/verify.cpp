@@ -409,10 +409,11 @@ class OpChecker {
   }
 
   void check_matrix(const Op& op) {
-    std::string why;
     const TypeId b = op.args.size() > 1 ? type(op.args[1]) : Types::kVoid;
-    if (!matrix_shape(*types, op.code, type(op.args[0]), b, why)) {
-      report(why);
+    if (const Expected<MatrixShape> shape =
+            checked_matrix_shape(*types, op.code, type(op.args[0]), b);
+        !shape) {
+      report(shape.error());
       return;
     }
     const std::vector<uint32_t> dims = matrix_result_dims(*types, op.code, type(op.args[0]), b);

@@ -42,6 +42,8 @@ struct Access {
   TypeId type = kPoison;
 };
 
+class BuiltinCall;
+
 class FunctionBuilder {
  public:
   FunctionBuilder(Globals& globals, const ast::FnDecl& decl, int index, Program& program,
@@ -95,6 +97,7 @@ class FunctionBuilder {
   std::optional<Value> builtin(const ast::Expr& e, TypeId hint);
   Value emit_call(const ast::Expr& e, bool allow_void);
   Value derivative(const ast::Expr& e);
+  friend class BuiltinCall;  // builtins.cpp: one builtin's checks and ops
   TypeId with_leaf(TypeId t, TypeId scalar);
   // a @ b, or transpose(a) (b unused): the op, or an error naming the shapes at `loc`.
   Value matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc);
@@ -111,6 +114,14 @@ class FunctionBuilder {
   Op& emit(OpCode code, VarId dst, std::vector<VarId> args, SourceLoc loc);
   Value op_value(OpCode code, TypeId type, std::vector<VarId> args, SourceLoc loc);
   Value constant(TypeId type, std::vector<uint32_t> words, SourceLoc loc);
+  // The structural ops the expressions build: target = source; a struct or array of `parts`;
+  // base[path] with the path's dynamic `indices`; uniform u's [path].
+  void copy(VarId target, VarId source, SourceLoc loc);
+  Value make(TypeId type, std::vector<VarId> parts, SourceLoc loc);
+  Value get(TypeId type, VarId base, const std::vector<VarId>& indices, std::vector<PathStep> path,
+            SourceLoc loc);
+  Value uniform_get(int u, TypeId type, std::vector<VarId> indices, std::vector<PathStep> path,
+                    SourceLoc loc);
   // Stores `v` into variable `target`, retargeting the op that computed it when possible.
   void store(const Value& v, VarId target, SourceLoc loc);
   int new_block(SourceLoc loc, bool provisional = true);

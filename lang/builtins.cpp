@@ -15,42 +15,6 @@ std::string arguments(size_t n) {
   return fmt::format("{} argument{}", n, n == 1 ? "" : "s");
 }
 
-struct NamedOp {
-  const char* name;
-  OpCode code;
-};
-constexpr NamedOp kFloatMath[] = {
-    {"sqrt", OpCode::Sqrt},
-    {"exp", OpCode::Exp},
-    {"log", OpCode::Log},
-    {"sin", OpCode::Sin},
-    {"cos", OpCode::Cos},
-    {"tanh", OpCode::Tanh},
-    {"floor", OpCode::Floor},
-    {"ceil", OpCode::Ceil},
-    {"lgamma", OpCode::Lgamma},
-    {"digamma", OpCode::Digamma},
-    {"trigamma", OpCode::Trigamma},
-    {"log1p", OpCode::Log1p},
-    {"expm1", OpCode::Expm1},
-    {"log1p_exp", OpCode::Log1pExp},
-    {"erf", OpCode::Erf},
-    {"erfc", OpCode::Erfc},
-    {"inv_logit", OpCode::InvLogit},
-};
-constexpr NamedOp kElementwise[] = {
-    {"min", OpCode::Min},
-    {"max", OpCode::Max},
-    {"pow", OpCode::Pow},
-    {"clamp", OpCode::Clamp},
-    {"log_sum_exp", OpCode::LogSumExp},
-};
-constexpr NamedOp kConversions[] = {
-    {"int", OpCode::ToInt},
-    {"uint", OpCode::ToUInt},
-    {"float", OpCode::ToFloat},
-};
-
 }  // namespace
 
 TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
@@ -61,9 +25,9 @@ TypeId FunctionBuilder::with_leaf(TypeId t, TypeId scalar) {
 }
 
 Value FunctionBuilder::matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc) {
-  std::string why;
-  if (!matrix_shape(types(), code, a.type, b.type, why)) {
-    error(loc, why);
+  if (const Expected<MatrixShape> shape = checked_matrix_shape(types(), code, a.type, b.type);
+      !shape) {
+    error(loc, shape.error());
     return Value{};
   }
   const std::vector<uint32_t> dims = matrix_result_dims(types(), code, a.type, b.type);
@@ -71,7 +35,7 @@ Value FunctionBuilder::matrix_op(OpCode code, const Value& a, const Value& b, So
   for (size_t d = dims.size(); d-- > 0;)
     result = types().array(result, dims[d]);
   std::vector<VarId> args = {a.var};
-  if (code != OpCode::Transpose) args.push_back(b.var);
+  if (op_info(code).arity == 2) args.push_back(b.var);  // transpose has one
   return op_value(code, result, std::move(args), loc);
 }
 
@@ -152,179 +116,222 @@ Value FunctionBuilder::emit_call(const Expr& e, bool allow_void) {
   return Value{-1, Types::kVoid};
 }
 
+// One call of a builtin: `e` with the type its context expects (`hint`). The builtins that are
+// ops read their name, arity and operand kinds from the op's row (ir/ops.cpp).
+class BuiltinCall {
+ public:
+  BuiltinCall(FunctionBuilder& fb, const Expr& e, TypeId hint) : fb(fb), e(e), hint(hint) {}
+  bool arity_is(size_t want);  // or an error saying how many arguments it takes
+  Value conversion(OpCode code);
+  Value unary(OpCode code);
+  Value fold_array(OpCode code);
+  Value elementwise(OpCode code);
+  Value mean();
+  Value dot_or_sum();
+  Value len();
+
+ private:
+  std::optional<Value> one_array(bool floats_only);
+
+  FunctionBuilder& fb;
+  const Expr& e;
+  TypeId hint;
+};
+
+// The builtins that are ops read their name, arity and operand kinds from the op's row
+// (ir/ops.cpp); the rest (dot, sum, mean, len, transpose, grad) are written here.
 std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
   const std::string& n = e.name;
-  auto arity = [&](size_t want) {
-    if (e.args.size() == want) return true;
-    error(e.loc, fmt::format("'{}' takes {}, found {}", n, arguments(want), e.args.size()));
-    return false;
-  };
-
-  for (const NamedOp& c : kConversions) {
-    if (n != c.name) continue;
-    if (auto folded = fold(e, hint)) return constant(folded->type, {folded->bits}, e.loc);
-    if (!arity(1)) return Value{};
-    const Value v = expr(*e.args[0], kPoison);
-    if (!v.ok()) return Value{};
-    if (!leaf_scalar(types(), v.type)) {
-      error(e.args[0]->loc, fmt::format("cannot convert '{}' to '{}'", type_name(v.type), n));
-      return Value{};
+  BuiltinCall call{*this, e, hint};
+  if (const std::optional<OpCode> code = op_by_builtin(n, e.args.size())) {
+    switch (op_info(*code).surface) {
+      case Surface::Conversion:
+        return call.conversion(*code);
+      case Surface::FloatMath:
+      case Surface::Numeric:
+        return call.unary(*code);
+      case Surface::ArrayFold:
+        return call.fold_array(*code);
+      case Surface::Elementwise:
+      case Surface::FloatPair:
+        return call.elementwise(*code);
+      case Surface::Random:
+        if (!call.arity_is(0)) return Value{};
+        return op_value(*code, Types::kFloat, {}, e.loc);
+      case Surface::None:
+      case Surface::Operator:
+        break;
     }
-    const TypeId target = n == "int" ? Types::kInt : n == "uint" ? Types::kUInt : Types::kFloat;
-    return op_value(c.code, with_leaf(v.type, target), {v.var}, e.loc);
   }
-
-  for (const NamedOp& m : kFloatMath) {
-    if (n != m.name) continue;
-    if (!arity(1)) return Value{};
-    const Value v = expr(*e.args[0], Types::kFloat);
-    if (!v.ok()) return Value{};
-    if (leaf_scalar(types(), v.type) != Scalar::Float) {
-      error(e.args[0]->loc,
-            fmt::format("'{}' needs a 'float' argument, found '{}'", n, type_name(v.type)));
-      return Value{};
-    }
-    return op_value(m.code, v.type, {v.var}, e.loc);
-  }
-
   if (n == "grad" || n == "value_and_grad") return derivative(e);
-
-  if (n == "abs") {
-    if (!arity(1)) return Value{};
-    const Value v = expr(*e.args[0], hint);
-    if (!v.ok()) return Value{};
-    const auto leaf = leaf_scalar(types(), v.type);
-    if (!leaf || !elementwise_result(OpCode::Abs, *leaf)) {
-      error(e.args[0]->loc,
-            fmt::format("'abs' needs a numeric argument, found '{}'", type_name(v.type)));
-      return Value{};
-    }
-    return op_value(OpCode::Abs, v.type, {v.var}, e.loc);
-  }
-
-  // max(v), min(v), log_sum_exp(v), mean(v) of one array; transpose(A).
-  const bool one_array = e.args.size() == 1 && (n == "max" || n == "min" || n == "log_sum_exp");
-  if (one_array || n == "mean") {
-    if (!arity(1)) return Value{};
-    const Value v = expr(*e.args[0], kPoison);
-    if (!v.ok()) return Value{};
-    const auto leaf = leaf_scalar(types(), v.type);
-    const bool floats_only = n == "log_sum_exp" || n == "mean";
-    if (!types().is_array(v.type) || !leaf || *leaf == Scalar::Bool ||
-        (floats_only && *leaf != Scalar::Float)) {
-      error(e.args[0]->loc, fmt::format("'{}' of one argument needs {} array, found '{}'", n,
-                                        floats_only ? "a float" : "a numeric", type_name(v.type)));
-      return Value{};
-    }
-    const TypeId scalar = types().leaf(v.type);
-    if (n == "mean") {  // sum(v) / (the element count): '/' rounds as everywhere
-      const Value total = op_value(OpCode::Sum, scalar, {v.var}, e.loc);
-      const Value count =
-          constant(scalar, {float_bits(static_cast<float>(types().words(v.type)))}, e.loc);
-      return op_value(OpCode::Div, scalar, {total.var, count.var}, e.loc);
-    }
-    const OpCode code = n == "max"   ? OpCode::ReduceMax
-                        : n == "min" ? OpCode::ReduceMin
-                                     : OpCode::ReduceLogSumExp;
-    return op_value(code, scalar, {v.var}, e.loc);
-  }
+  if (n == "mean") return call.mean();
   if (n == "transpose") {
-    if (!arity(1)) return Value{};
+    if (!call.arity_is(1)) return Value{};
     const Value v = expr(*e.args[0], kPoison);
     if (!v.ok()) return Value{};
     return matrix_op(OpCode::Transpose, v, Value{}, e.loc);
   }
-
-  for (const NamedOp& m : kElementwise) {
-    if (n != m.name) continue;
-    if (!arity(m.code == OpCode::Clamp ? 3 : 2)) return Value{};
-    const std::vector<Value> vals = operands(
-        e.args, m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? Types::kFloat : hint);
-    for (const Value& v : vals)
-      if (!v.ok()) return Value{};
-    // Equal types, or arrays of one type together with scalars of their leaf type.
-    TypeId common = vals[0].type;
-    for (size_t i = 1; i < vals.size(); ++i) {
-      const TypeId t = vals[i].type;
-      if (t == common) continue;
-      if (types().is_array(common) && types().is_scalar(t) && types().leaf(common) == t) continue;
-      if (types().is_scalar(common) && types().is_array(t) && types().leaf(t) == common) {
-        common = t;
-        continue;
-      }
-      error(e.args[i]->loc, fmt::format("'{}' arguments must have matching types, found '{}' "
-                                        "and '{}'",
-                                        n, type_name(common), type_name(t)));
-      return Value{};
-    }
-    const auto leaf = leaf_scalar(types(), common);
-    if (!leaf || !elementwise_result(m.code, *leaf)) {
-      error(e.loc, fmt::format(
-                       "'{}' needs {} arguments, found '{}'", n,
-                       m.code == OpCode::Pow || m.code == OpCode::LogSumExp ? "'float'" : "numeric",
-                       type_name(common)));
-      return Value{};
-    }
-    std::vector<VarId> args;
-    for (const Value& v : vals)
-      args.push_back(v.var);
-    return op_value(m.code, common, std::move(args), e.loc);
-  }
-
-  if (n == "dot" || n == "sum") {
-    const bool is_dot = n == "dot";
-    if (!arity(is_dot ? 2 : 1)) return Value{};
-    const std::vector<Value> vals = operands(e.args, kPoison);
-    for (const Value& v : vals)
-      if (!v.ok()) return Value{};
-    const TypeId t = vals[0].type;
-    const auto leaf = leaf_scalar(types(), t);
-    const bool numeric_array = types().is_array(t) && leaf && *leaf != Scalar::Bool;
-    if (!numeric_array || (is_dot && vals[1].type != t)) {
-      if (is_dot)
-        error(e.loc, fmt::format("'dot' needs two numeric arrays of the same type, found '{}' "
-                                 "and '{}'",
-                                 type_name(t), type_name(vals[1].type)));
-      else
-        error(e.args[0]->loc, fmt::format("'sum' needs a numeric array, found '{}'", type_name(t)));
-      return Value{};
-    }
-    std::vector<VarId> args;
-    for (const Value& v : vals)
-      args.push_back(v.var);
-    return op_value(is_dot ? OpCode::Dot : OpCode::Sum, types().leaf(t), std::move(args), e.loc);
-  }
-
-  if (n == "len") {
-    if (!arity(1)) return Value{};
-    const Expr& a = *e.args[0];
-    TypeId t = kPoison;
-    // len of a named array needs only its type: nothing is copied.
-    const Local* l = a.kind == ExprKind::Name ? find_local(a.name) : nullptr;
-    const int u = a.kind == ExprKind::Name && !l ? globals_.uniform_index(a.name) : -1;
-    if (l) {
-      t = l->type;
-    } else if (u >= 0) {
-      t = program_.uniforms[u].type;
-      if (t == Types::kVoid) t = kPoison;
-    } else {
-      const Value v = expr(a, kPoison);
-      if (v.ok()) t = v.type;
-    }
-    if (t == kPoison) return Value{};
-    if (!types().is_array(t)) {
-      error(a.loc, fmt::format("'len' needs an array, found '{}'", type_name(t)));
-      return Value{};
-    }
-    return constant(Types::kInt, {types()[t].count}, e.loc);
-  }
-
-  if (n == "uniform" || n == "normal") {
-    if (!arity(0)) return Value{};
-    return op_value(n == "uniform" ? OpCode::RandUniform : OpCode::RandNormal, Types::kFloat, {},
-                    e.loc);
-  }
+  if (n == "dot" || n == "sum") return call.dot_or_sum();
+  if (n == "len") return call.len();
   return std::nullopt;
+}
+
+bool BuiltinCall::arity_is(size_t want) {
+  if (e.args.size() == want) return true;
+  fb.error(e.loc, fmt::format("'{}' takes {}, found {}", e.name, arguments(want), e.args.size()));
+  return false;
+}
+
+// int(x), uint(x), float(x): folded when x is constant, else elementwise over any scalars.
+Value BuiltinCall::conversion(OpCode code) {
+  if (auto folded = fb.fold(e, hint)) return fb.constant(folded->type, {folded->bits}, e.loc);
+  if (!arity_is(1)) return Value{};
+  const Value v = fb.expr(*e.args[0], kPoison);
+  if (!v.ok()) return Value{};
+  if (!leaf_scalar(fb.types(), v.type)) {
+    fb.error(e.args[0]->loc,
+             fmt::format("cannot convert '{}' to '{}'", fb.type_name(v.type), e.name));
+    return Value{};
+  }
+  const Yields to = op_info(code).yields;
+  const TypeId target = to == Yields::Int    ? Types::kInt
+                        : to == Yields::UInt ? Types::kUInt
+                                             : Types::kFloat;
+  return fb.op_value(code, fb.with_leaf(v.type, target), {v.var}, e.loc);
+}
+
+// f(x) of one float (sqrt, log1m, ...) or one numeric value (abs), elementwise over arrays.
+Value BuiltinCall::unary(OpCode code) {
+  if (!arity_is(1)) return Value{};
+  const bool floats = op_info(code).accepts == Accepts::Float;
+  const Value v = fb.expr(*e.args[0], floats ? Types::kFloat : hint);
+  if (!v.ok()) return Value{};
+  const auto leaf = leaf_scalar(fb.types(), v.type);
+  if (!leaf || !elementwise_result(code, *leaf)) {
+    fb.error(e.args[0]->loc, fmt::format("'{}' needs a {} argument, found '{}'", e.name,
+                                         floats ? "'float'" : "numeric", fb.type_name(v.type)));
+    return Value{};
+  }
+  return fb.op_value(code, v.type, {v.var}, e.loc);
+}
+
+// The one array argument of max(v), min(v), log_sum_exp(v) and mean(v), checked.
+std::optional<Value> BuiltinCall::one_array(bool floats_only) {
+  if (!arity_is(1)) return std::nullopt;
+  const Value v = fb.expr(*e.args[0], kPoison);
+  if (!v.ok()) return std::nullopt;
+  const auto leaf = leaf_scalar(fb.types(), v.type);
+  if (!fb.types().is_array(v.type) || !leaf || *leaf == Scalar::Bool ||
+      (floats_only && *leaf != Scalar::Float)) {
+    fb.error(e.args[0]->loc,
+             fmt::format("'{}' of one argument needs {} array, found '{}'", e.name,
+                         floats_only ? "a float" : "a numeric", fb.type_name(v.type)));
+    return std::nullopt;
+  }
+  return v;
+}
+
+Value BuiltinCall::fold_array(OpCode code) {
+  const auto v = one_array(op_info(code).accepts == Accepts::Float);
+  if (!v) return Value{};
+  return fb.op_value(code, fb.types().leaf(v->type), {v->var}, e.loc);
+}
+
+// mean(v) = sum(v) / (the element count): '/' rounds as everywhere.
+Value BuiltinCall::mean() {
+  const auto v = one_array(true);
+  if (!v) return Value{};
+  const TypeId scalar = fb.types().leaf(v->type);
+  const Value total = fb.op_value(OpCode::Sum, scalar, {v->var}, e.loc);
+  const Value count =
+      fb.constant(scalar, {float_bits(static_cast<float>(fb.types().words(v->type)))}, e.loc);
+  return fb.op_value(OpCode::Div, scalar, {total.var, count.var}, e.loc);
+}
+
+// min(a, b), max, clamp, pow, log_sum_exp(a, b): equal types, or arrays of one type together
+// with scalars of their leaf type.
+Value BuiltinCall::elementwise(OpCode code) {
+  const OpInfo& info = op_info(code);
+  if (!arity_is(static_cast<size_t>(info.arity))) return Value{};
+  const bool floats = info.surface == Surface::FloatPair;
+  const std::vector<Value> vals = fb.operands(e.args, floats ? Types::kFloat : hint);
+  for (const Value& v : vals)
+    if (!v.ok()) return Value{};
+  TypeId common = vals[0].type;
+  for (size_t i = 1; i < vals.size(); ++i) {
+    const TypeId t = vals[i].type;
+    if (t == common) continue;
+    if (fb.types().is_array(common) && fb.types().is_scalar(t) && fb.types().leaf(common) == t)
+      continue;
+    if (fb.types().is_scalar(common) && fb.types().is_array(t) && fb.types().leaf(t) == common) {
+      common = t;
+      continue;
+    }
+    fb.error(e.args[i]->loc, fmt::format("'{}' arguments must have matching types, found '{}' "
+                                         "and '{}'",
+                                         e.name, fb.type_name(common), fb.type_name(t)));
+    return Value{};
+  }
+  const auto leaf = leaf_scalar(fb.types(), common);
+  if (!leaf || !elementwise_result(code, *leaf)) {
+    fb.error(e.loc, fmt::format("'{}' needs {} arguments, found '{}'", e.name,
+                                floats ? "'float'" : "numeric", fb.type_name(common)));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  for (const Value& v : vals)
+    args.push_back(v.var);
+  return fb.op_value(code, common, std::move(args), e.loc);
+}
+
+Value BuiltinCall::dot_or_sum() {
+  const bool is_dot = e.name == "dot";
+  if (!arity_is(is_dot ? 2 : 1)) return Value{};
+  const std::vector<Value> vals = fb.operands(e.args, kPoison);
+  for (const Value& v : vals)
+    if (!v.ok()) return Value{};
+  const TypeId t = vals[0].type;
+  const auto leaf = leaf_scalar(fb.types(), t);
+  const bool numeric_array = fb.types().is_array(t) && leaf && *leaf != Scalar::Bool;
+  if (!numeric_array || (is_dot && vals[1].type != t)) {
+    if (is_dot)
+      fb.error(e.loc, fmt::format("'dot' needs two numeric arrays of the same type, found '{}' "
+                                  "and '{}'",
+                                  fb.type_name(t), fb.type_name(vals[1].type)));
+    else
+      fb.error(e.args[0]->loc,
+               fmt::format("'sum' needs a numeric array, found '{}'", fb.type_name(t)));
+    return Value{};
+  }
+  std::vector<VarId> args;
+  for (const Value& v : vals)
+    args.push_back(v.var);
+  return fb.op_value(is_dot ? OpCode::Dot : OpCode::Sum, fb.types().leaf(t), std::move(args),
+                     e.loc);
+}
+
+// len(a): a constant; for a named array only its type is needed, so nothing is copied.
+Value BuiltinCall::len() {
+  if (!arity_is(1)) return Value{};
+  const Expr& a = *e.args[0];
+  TypeId t = kPoison;
+  const auto* l = a.kind == ExprKind::Name ? fb.find_local(a.name) : nullptr;
+  const int u = a.kind == ExprKind::Name && !l ? fb.globals_.uniform_index(a.name) : -1;
+  if (l) {
+    t = l->type;
+  } else if (u >= 0) {
+    t = fb.program_.uniforms[u].type;
+    if (t == Types::kVoid) t = kPoison;
+  } else {
+    const Value v = fb.expr(a, kPoison);
+    if (v.ok()) t = v.type;
+  }
+  if (t == kPoison) return Value{};
+  if (!fb.types().is_array(t)) {
+    fb.error(a.loc, fmt::format("'len' needs an array, found '{}'", fb.type_name(t)));
+    return Value{};
+  }
+  return fb.constant(Types::kInt, {fb.types()[t].count}, e.loc);
 }
 
 // grad(f, x, ...) and value_and_grad(f, x, ...): a call of f's derived function
@@ -379,9 +386,7 @@ Value FunctionBuilder::derivative(const Expr& e) {
   Value v = op_value(OpCode::Call, vg, std::move(args), e.loc);
   fn_.blocks[current_].ops.back().index = globals_.derivative(f, e.loc);
   if (n == "value_and_grad") return v;
-  Value g = op_value(OpCode::Get, x, {v.var}, e.loc);
-  fn_.blocks[current_].ops.back().path = {PathStep{false, 1, 0, 0}};
-  return g;
+  return get(x, v.var, {}, {PathStep{false, 1, 0, 0}}, e.loc);  // its .grad
 }
 
 }  // namespace ab::frontend

@@ -87,10 +87,9 @@ class Folder {
     }
     auto v = eval(operand, hint);
     if (!v) return std::nullopt;
-    std::string error;
-    auto type = unary_result_type(types_, e.op, v->type, error);
+    const Expected<TypeId> type = unary_result_type(types_, e.op, v->type);
     if (!type) {
-      report(e.op_loc, error);
+      report(e.op_loc, type.error());
       return std::nullopt;
     }
     return apply(*unary_opcode(e.op), v->type, *type, &v->bits, e.op_loc);
@@ -111,10 +110,9 @@ class Folder {
       rv = eval(r, lv->type);
     }
     if (!lv || !rv) return std::nullopt;
-    std::string error;
-    auto type = binary_result_type(types_, e.op, lv->type, rv->type, error);
+    const Expected<TypeId> type = binary_result_type(types_, e.op, lv->type, rv->type);
     if (!type) {
-      report(e.op_loc, error);
+      report(e.op_loc, type.error());
       return std::nullopt;
     }
     const uint32_t x[2] = {lv->bits, rv->bits};
@@ -122,12 +120,10 @@ class Folder {
   }
 
   std::optional<ConstScalar> call(const Expr& e) {
-    TypeId to = -1;
-    OpCode code = OpCode::ToInt;
-    if (e.name == "int") to = Types::kInt, code = OpCode::ToInt;
-    if (e.name == "uint") to = Types::kUInt, code = OpCode::ToUInt;
-    if (e.name == "float") to = Types::kFloat, code = OpCode::ToFloat;
-    if (to < 0) {
+    // Only the conversions int(x), uint(x), float(x) fold (their rows in ir/ops.cpp).
+    const std::optional<OpCode> code = op_by_builtin(e.name, 1);
+    const OpInfo* info = code ? &op_info(*code) : nullptr;
+    if (!info || info->surface != Surface::Conversion) {
       report(e.loc, fmt::format("cannot call '{}' in a constant expression", e.name));
       return std::nullopt;
     }
@@ -137,7 +133,10 @@ class Folder {
     }
     auto v = eval(*e.args[0], -1);
     if (!v) return std::nullopt;
-    return apply(code, v->type, to, &v->bits, e.loc);
+    const TypeId to = info->yields == Yields::Int    ? Types::kInt
+                      : info->yields == Yields::UInt ? Types::kUInt
+                                                     : Types::kFloat;
+    return apply(*code, v->type, to, &v->bits, e.loc);
   }
 
   const Types& types_;

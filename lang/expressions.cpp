@@ -66,9 +66,7 @@ Value FunctionBuilder::name(const Expr& e) {
   if (u >= 0) {
     const TypeId type = program_.uniforms[u].type;
     if (type == Types::kVoid) return Value{};
-    Value v = op_value(OpCode::UniformGet, type, {}, e.loc);
-    fn_.blocks[current_].ops.back().index = u;
-    return v;
+    return uniform_get(u, type, {}, {}, e.loc);
   }
   if (globals_.function_index(e.name) >= 0)
     error(e.loc, fmt::format("'{}' is a function; call it with '{}(...)'", e.name, e.name));
@@ -81,10 +79,9 @@ Value FunctionBuilder::unary(const Expr& e, TypeId hint) {
   if (auto c = fold(e, hint)) return constant(c->type, {c->bits}, e.loc);
   const Value v = expr(*e.args[0], hint);
   if (!v.ok()) return Value{};
-  std::string message;
-  auto type = unary_result_type(types(), e.op, v.type, message);
+  const Expected<TypeId> type = unary_result_type(types(), e.op, v.type);
   if (!type) {
-    error(e.op_loc, message);
+    error(e.op_loc, type.error());
     return Value{};
   }
   return op_value(*unary_opcode(e.op), *type, {v.var}, e.op_loc);
@@ -94,14 +91,13 @@ Value FunctionBuilder::binary(const Expr& e, TypeId hint) {
   if (auto c = fold(e, hint)) return constant(c->type, {c->bits}, e.loc);
   if (e.op == Tok::AmpAmp || e.op == Tok::PipePipe) return logical(e);
   const OpCode code = *binary_opcode(e.op);
-  if (code == OpCode::MatMul) {
+  if (op_info(code).cls == OpClass::Matrix) {  // '@'
     const Value lv = expr(*e.args[0], kPoison);
     const Value rv = expr(*e.args[1], kPoison);
     if (!lv.ok() || !rv.ok()) return Value{};
     return matrix_op(code, lv, rv, e.op_loc);
   }
-  const bool compares = code == OpCode::Eq || code == OpCode::Ne || code == OpCode::Lt ||
-                        code == OpCode::Le || code == OpCode::Gt || code == OpCode::Ge;
+  const bool compares = op_info(code).yields == Yields::Bool;
   const TypeId context = compares ? kPoison : hint;
   const Expr& l = *e.args[0];
   const Expr& r = *e.args[1];
@@ -116,10 +112,9 @@ Value FunctionBuilder::binary(const Expr& e, TypeId hint) {
     rv = expr(r, lv.type);
   }
   if (!lv.ok() || !rv.ok()) return Value{};
-  std::string message;
-  auto type = binary_result_type(types(), e.op, lv.type, rv.type, message);
+  const Expected<TypeId> type = binary_result_type(types(), e.op, lv.type, rv.type);
   if (!type) {
-    error(e.op_loc, message);
+    error(e.op_loc, type.error());
     return Value{};
   }
   return op_value(code, *type, {lv.var, rv.var}, e.op_loc);
@@ -154,13 +149,10 @@ Value FunctionBuilder::logical(const Expr& e) {
   if (straight) {
     for (const Op& op : fn_.blocks[rhs_block].ops) {
       const bool integer_division =
-          (op.code == OpCode::Div || op.code == OpCode::Rem) &&
-          leaf_scalar(types(), fn_.vars[op.args[0]].type) != Scalar::Float;
+          is_division(op) && leaf_scalar(types(), fn_.vars[op.args[0]].type) != Scalar::Float;
       const bool dynamic_index =
           std::any_of(op.path.begin(), op.path.end(), [](const PathStep& s) { return s.dynamic; });
-      if (op.code == OpCode::Call || op.code == OpCode::RandUniform ||
-          op.code == OpCode::RandNormal || integer_division || dynamic_index)
-        straight = false;
+      if (is_call(op) || is_random(op) || integer_division || dynamic_index) straight = false;
     }
   }
   if (straight) {
@@ -169,15 +161,15 @@ Value FunctionBuilder::logical(const Expr& e) {
     switch_to(head);
     for (Op& op : ops)
       fn_.blocks[head].ops.push_back(std::move(op));
-    return op_value(is_and ? OpCode::And : OpCode::Or, Types::kBool, {a.var, b.var}, e.op_loc);
+    return op_value(*binary_opcode(e.op), Types::kBool, {a.var, b.var}, e.op_loc);
   }
   // result = a; if a (for &&) / if !a (for ||) then result = b.
   const VarId result = temp(Types::kBool);
-  emit(OpCode::Copy, result, {b.var}, e.args[1]->loc);
+  copy(result, b.var, e.args[1]->loc);
   const int join = new_block(e.op_loc, true);
   jump(join, e.op_loc);
   switch_to(head);
-  emit(OpCode::Copy, result, {a.var}, e.op_loc);
+  copy(result, a.var, e.op_loc);
   Terminator branch;
   branch.kind = Terminator::Kind::Branch;
   branch.cond = a.var;
@@ -277,22 +269,14 @@ Value FunctionBuilder::access(const Expr& e) {
       if (base == Types::kVoid) return Value{};
       Access a;
       if (!walk_path(chain, base, a)) return Value{};
-      Value v = op_value(OpCode::UniformGet, a.type, a.indices, e.loc);
-      Op& op = fn_.blocks[current_].ops.back();
-      op.index = u;
-      op.path = std::move(a.path);
-      return v;
+      return uniform_get(u, a.type, a.indices, std::move(a.path), e.loc);
     }
   }
   const Value base = expr(*root, kPoison);
   if (!base.ok()) return Value{};
   Access a;
   if (!walk_path(chain, base.type, a)) return Value{};
-  std::vector<VarId> args = {base.var};
-  args.insert(args.end(), a.indices.begin(), a.indices.end());
-  Value v = op_value(OpCode::Get, a.type, std::move(args), e.loc);
-  fn_.blocks[current_].ops.back().path = std::move(a.path);
-  return v;
+  return get(a.type, base.var, a.indices, std::move(a.path), e.loc);
 }
 
 std::optional<Place> FunctionBuilder::place(const Expr& target) {
@@ -399,7 +383,7 @@ Value FunctionBuilder::struct_literal(const Expr& e) {
   std::vector<VarId> args;
   for (size_t f = 0; f < def.fields.size(); ++f)
     args.push_back(values[given[f]].var);
-  return op_value(OpCode::Make, *type, std::move(args), e.loc);
+  return make(*type, std::move(args), e.loc);
 }
 
 Value FunctionBuilder::array_literal(const Expr& e, TypeId hint) {
@@ -430,7 +414,7 @@ Value FunctionBuilder::array_literal(const Expr& e, TypeId hint) {
   std::vector<VarId> args;
   for (const Value& v : values)
     args.push_back(v.var);
-  return op_value(OpCode::Make, type, std::move(args), e.op_loc);
+  return make(type, std::move(args), e.op_loc);
 }
 
 Value FunctionBuilder::repeat_literal(const Expr& e, TypeId hint) {
@@ -454,7 +438,7 @@ Value FunctionBuilder::repeat_literal(const Expr& e, TypeId hint) {
   // A constant element makes a constant array: one Const instead of a Make of n copies.
   Block& b = fn_.blocks[current_];
   if (v.fresh && v.single && open_ && !b.ops.empty() && b.ops.back().dst == v.var &&
-      b.ops.back().code == OpCode::Const) {
+      is_const(b.ops.back())) {
     const std::vector<uint32_t> element = std::move(b.ops.back().imm);
     b.ops.pop_back();  // its temporary is now unused and dropped in finish()
     std::vector<uint32_t> imm;
@@ -463,7 +447,7 @@ Value FunctionBuilder::repeat_literal(const Expr& e, TypeId hint) {
       imm.insert(imm.end(), element.begin(), element.end());
     return constant(type, std::move(imm), e.op_loc);
   }
-  return op_value(OpCode::Make, type, std::vector<VarId>(count->bits, v.var), e.op_loc);
+  return make(type, std::vector<VarId>(count->bits, v.var), e.op_loc);
 }
 
 }  // namespace ab::frontend

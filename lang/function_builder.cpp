@@ -76,6 +76,32 @@ Value FunctionBuilder::constant(TypeId type, std::vector<uint32_t> words, Source
   return Value{t, type, true, true};
 }
 
+void FunctionBuilder::copy(VarId target, VarId source, SourceLoc loc) {
+  emit(OpCode::Copy, target, {source}, loc);
+}
+
+Value FunctionBuilder::make(TypeId type, std::vector<VarId> parts, SourceLoc loc) {
+  return op_value(OpCode::Make, type, std::move(parts), loc);
+}
+
+Value FunctionBuilder::get(TypeId type, VarId base, const std::vector<VarId>& indices,
+                           std::vector<PathStep> path, SourceLoc loc) {
+  std::vector<VarId> args = {base};
+  args.insert(args.end(), indices.begin(), indices.end());
+  Value v = op_value(OpCode::Get, type, std::move(args), loc);
+  fn_.blocks[current_].ops.back().path = std::move(path);
+  return v;
+}
+
+Value FunctionBuilder::uniform_get(int u, TypeId type, std::vector<VarId> indices,
+                                   std::vector<PathStep> path, SourceLoc loc) {
+  Value v = op_value(OpCode::UniformGet, type, std::move(indices), loc);
+  Op& op = fn_.blocks[current_].ops.back();
+  op.index = u;
+  op.path = std::move(path);
+  return v;
+}
+
 void FunctionBuilder::store(const Value& v, VarId target, SourceLoc loc) {
   if (v.var == target) return;
   if (open_ && v.fresh && v.single) {
@@ -85,7 +111,7 @@ void FunctionBuilder::store(const Value& v, VarId target, SourceLoc loc) {
       return;
     }
   }
-  emit(OpCode::Copy, target, {v.var}, loc);
+  copy(target, v.var, loc);
 }
 
 int FunctionBuilder::new_block(SourceLoc loc, bool provisional) {
@@ -363,10 +389,9 @@ void FunctionBuilder::assignment(const ast::Stmt& s) {
       current = op_value(OpCode::Get, p->type, args, s.op_loc);
       fn_.blocks[current_].ops.back().path = p->path;
     }
-    std::string message;
-    auto result = binary_result_type(types(), op, p->type, v.type, message);
+    const Expected<TypeId> result = binary_result_type(types(), op, p->type, v.type);
     if (!result) {
-      error(s.op_loc, message);
+      error(s.op_loc, result.error());
       return;
     }
     if (*result != p->type) {

@@ -4,62 +4,13 @@
 
 namespace ab::frontend {
 
+// The op table (ir/ops.cpp) spells each operator's symbol in its row.
 std::optional<OpCode> binary_opcode(Tok op) {
-  switch (op) {
-    case Tok::Plus:
-      return OpCode::Add;
-    case Tok::Minus:
-      return OpCode::Sub;
-    case Tok::Star:
-      return OpCode::Mul;
-    case Tok::Slash:
-      return OpCode::Div;
-    case Tok::Percent:
-      return OpCode::Rem;
-    case Tok::At:
-      return OpCode::MatMul;
-    case Tok::Amp:
-      return OpCode::BitAnd;
-    case Tok::Pipe:
-      return OpCode::BitOr;
-    case Tok::Caret:
-      return OpCode::BitXor;
-    case Tok::Shl:
-      return OpCode::Shl;
-    case Tok::Shr:
-      return OpCode::Shr;
-    case Tok::Eq:
-      return OpCode::Eq;
-    case Tok::Ne:
-      return OpCode::Ne;
-    case Tok::Lt:
-      return OpCode::Lt;
-    case Tok::Le:
-      return OpCode::Le;
-    case Tok::Gt:
-      return OpCode::Gt;
-    case Tok::Ge:
-      return OpCode::Ge;
-    case Tok::AmpAmp:
-      return OpCode::And;
-    case Tok::PipePipe:
-      return OpCode::Or;
-    default:
-      return std::nullopt;
-  }
+  return op_by_operator(spelling(op), 2);
 }
 
 std::optional<OpCode> unary_opcode(Tok op) {
-  switch (op) {
-    case Tok::Minus:
-      return OpCode::Neg;
-    case Tok::Bang:
-      return OpCode::Not;
-    case Tok::Tilde:
-      return OpCode::BitNot;
-    default:
-      return std::nullopt;
-  }
+  return op_by_operator(spelling(op), 1);
 }
 
 Tok compound_operator(Tok assign) {
@@ -164,33 +115,24 @@ std::string arithmetic_error(Tok op, const std::string& l, const std::string& r)
 
 }  // namespace
 
-std::optional<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, TypeId r,
-                                         std::string& error) {
+Expected<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, TypeId r) {
   const std::optional<OpCode> code = binary_opcode(op);
   const std::string ls = types.to_string(l), rs = types.to_string(r);
-  if (!code) {
-    error = fmt::format("unknown operator '{}'", spelling(op));
-    return std::nullopt;
-  }
+  if (!code) return Error{fmt::format("unknown operator '{}'", spelling(op))};
   if (op == Tok::At) {  // FunctionBuilder::matrix_product types '@' (it makes the result type)
-    std::string why;
-    if (!matrix_shape(types, OpCode::MatMul, l, r, why))
-      error = why;
-    else
-      error = "'@' is not allowed in a constant expression";
-    return std::nullopt;
+    const Expected<MatrixShape> shape = checked_matrix_shape(types, *code, l, r);
+    if (!shape) return shape.failure();
+    return Error{"'@' is not allowed in a constant expression"};
   }
   if (op == Tok::AmpAmp || op == Tok::PipePipe) {
     if (l == Types::kBool && r == Types::kBool) return Types::kBool;
-    error = fmt::format("'{}' needs 'bool' operands, found '{}' and '{}'", spelling(op), ls, rs);
-    return std::nullopt;
+    return Error{
+        fmt::format("'{}' needs 'bool' operands, found '{}' and '{}'", spelling(op), ls, rs)};
   }
-  if (*code == OpCode::Eq || *code == OpCode::Ne || *code == OpCode::Lt || *code == OpCode::Le ||
-      *code == OpCode::Gt || *code == OpCode::Ge) {
+  if (op_info(*code).yields == Yields::Bool) {  // comparisons
     if (l == r && types.is_scalar(l) && elementwise_result(*code, types[l].scalar))
       return Types::kBool;
-    error = fmt::format("cannot compare '{}' and '{}'", ls, rs);
-    return std::nullopt;
+    return Error{fmt::format("cannot compare '{}' and '{}'", ls, rs)};
   }
   // Arithmetic and bitwise: equal types, or an array with a scalar of its leaf type.
   std::optional<TypeId> result;
@@ -201,30 +143,23 @@ std::optional<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, T
   else if (types.is_scalar(l) && types.is_array(r) && types.leaf(r) == l)
     result = r;
   const std::optional<Scalar> leaf = result ? leaf_scalar(types, *result) : std::nullopt;
-  if (!leaf || !elementwise_result(*code, *leaf)) {
-    error = arithmetic_error(op, ls, rs);
-    return std::nullopt;
-  }
-  return result;
+  if (!leaf || !elementwise_result(*code, *leaf)) return Error{arithmetic_error(op, ls, rs)};
+  return *result;
 }
 
-std::optional<TypeId> unary_result_type(const Types& types, Tok op, TypeId t, std::string& error) {
+Expected<TypeId> unary_result_type(const Types& types, Tok op, TypeId t) {
   const std::optional<OpCode> code = unary_opcode(op);
   const std::optional<Scalar> leaf = leaf_scalar(types, t);
   if (code && leaf && elementwise_result(*code, *leaf)) return t;
   const std::string ts = types.to_string(t);
   switch (op) {
     case Tok::Minus:
-      error = fmt::format("cannot negate '{}'", ts);
-      break;
+      return Error{fmt::format("cannot negate '{}'", ts)};
     case Tok::Bang:
-      error = fmt::format("'!' needs a 'bool' operand, found '{}'", ts);
-      break;
+      return Error{fmt::format("'!' needs a 'bool' operand, found '{}'", ts)};
     default:
-      error = fmt::format("'~' needs an 'int' or 'uint' operand, found '{}'", ts);
-      break;
+      return Error{fmt::format("'~' needs an 'int' or 'uint' operand, found '{}'", ts)};
   }
-  return std::nullopt;
 }
 
 }  // namespace ab::frontend

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "autobatch/expected.h"
 #include "ir/ops.h"
 #include "ir/types.h"
 #include "lang/token.h"
@@ -19,12 +20,11 @@ Tok compound_operator(Tok assign);
 // The source spelling of an operator token: "+", "<<=", ...
 const char* spelling(Tok op);
 
-// Result type of `l op r`; on failure nullopt and a message naming both types. Arithmetic and
+// Result type of `l op r`, or an error naming both types. Arithmetic and
 // bitwise operators work on equal types and elementwise between an array and a scalar of its
 // leaf type; comparisons need equal scalar types; && and || need bools.
-std::optional<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, TypeId r,
-                                         std::string& error);
-std::optional<TypeId> unary_result_type(const Types& types, Tok op, TypeId t, std::string& error);
+Expected<TypeId> binary_result_type(const Types& types, Tok op, TypeId l, TypeId r);
+Expected<TypeId> unary_result_type(const Types& types, Tok op, TypeId t);
 
 // The leaf scalar kind of a type, if its leaves are scalars.
 std::optional<Scalar> leaf_scalar(const Types& types, TypeId t);

@@ -1,5 +1,6 @@
 #include "passes/merge_blocks.h"
 
+#include "passes/analysis/liveness.h"  // successors()
 #include "passes/drop_unreachable_blocks.h"
 
 namespace ab {
@@ -34,6 +35,42 @@ int merge_blocks(Program& program) {
     if (changed) drop_unreachable_blocks(fn);
   }
   return merged;
+}
+
+void merge_straight_chains(Function& fn) {
+  const size_t n = fn.blocks.size();
+  std::vector<int> preds(n, 0);
+  for (const Block& b : fn.blocks)
+    for (int s : successors(b.term))
+      ++preds[s];
+  std::vector<bool> dead(n, false);
+  for (size_t b = 0; b < n; ++b) {
+    if (dead[b]) continue;
+    for (;;) {
+      const Terminator& t = fn.blocks[b].term;
+      if (t.kind != Terminator::Kind::Jump) break;
+      const int c = t.target;
+      if (c == 0 || c == static_cast<int>(b) || preds[c] != 1 || dead[c]) break;
+      Block& into = fn.blocks[b];
+      Block& from = fn.blocks[c];
+      into.ops.insert(into.ops.end(), from.ops.begin(), from.ops.end());
+      into.term = from.term;
+      from.ops.clear();
+      dead[c] = true;
+    }
+  }
+  std::vector<int> index(n, -1);
+  std::vector<Block> kept;
+  for (size_t b = 0; b < n; ++b)
+    if (!dead[b]) {
+      index[b] = static_cast<int>(kept.size());
+      kept.push_back(std::move(fn.blocks[b]));
+    }
+  for (Block& b : kept) {
+    if (b.term.target >= 0) b.term.target = index[b.term.target];
+    if (b.term.target_else >= 0) b.term.target_else = index[b.term.target_else];
+  }
+  fn.blocks = std::move(kept);
 }
 
 }  // namespace ab

@@ -15,4 +15,10 @@ namespace ab {
 // Returns the number of blocks merged into their predecessor.
 int merge_blocks(Program& program);
 
+// The same for one function (a block that jumps to a block other than the entry with no other
+// predecessor absorbs it), dropping the absorbed blocks: the derived function's forward
+// and reverse sweeps of straight-line code become one block (one scheduler step), and so does a
+// reverse loop's latch and body (passes/differentiate.cpp).
+void merge_straight_chains(Function& fn);
+
 }  // namespace ab

@@ -5,8 +5,7 @@ namespace {
 
 bool writes(const Op& op, VarId v) {
   if (op.dst == v) return true;
-  const bool stack_op = op.code == OpCode::Pop || op.code == OpCode::Update;
-  return stack_op && op.args[0] == v;
+  return restores(op) && op.args[0] == v;
 }
 
 }  // namespace
@@ -16,11 +15,11 @@ int pop_push_to_update(LoweredProgram& program) {
   for (LoweredBlock& block : program.blocks) {
     std::vector<Op>& ops = block.ops;
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].code != OpCode::Pop) continue;
+      if (!is_pop(ops[i])) continue;
       const VarId v = ops[i].args[0];
       for (size_t j = i + 1; j < ops.size(); ++j) {
-        if (ops[j].code == OpCode::Push && ops[j].args[0] == v) {
-          ops[i].code = OpCode::Update;
+        if (is_push(ops[j]) && ops[j].args[0] == v) {
+          pop_to_update(ops[i]);
           ops.erase(ops.begin() + static_cast<long>(j));
           ++replaced;
           break;

@@ -9,8 +9,7 @@ namespace {
 
 bool is_small_test(const Block& block) {
   return block.term.kind == Terminator::Kind::Branch && block.ops.size() <= kMaxTestOps &&
-         std::none_of(block.ops.begin(), block.ops.end(),
-                      [](const Op& op) { return op.code == OpCode::Call; });
+         std::none_of(block.ops.begin(), block.ops.end(), [](const Op& op) { return is_call(op); });
 }
 
 }  // namespace

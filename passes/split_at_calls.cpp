@@ -6,13 +6,13 @@ namespace ab {
 
 bool ends_in_call(const Function& fn, int b) {
   const Block& block = fn.blocks[b];
-  return !block.ops.empty() && block.ops.back().code == OpCode::Call &&
+  return !block.ops.empty() && is_call(block.ops.back()) &&
          block.term.kind == Terminator::Kind::Jump;
 }
 
 bool ends_in_tail_call(const Function& fn, int b) {
   const Block& block = fn.blocks[b];
-  return !block.ops.empty() && block.ops.back().code == OpCode::Call &&
+  return !block.ops.empty() && is_call(block.ops.back()) &&
          block.term.kind == Terminator::Kind::Return;
 }
 
@@ -23,7 +23,7 @@ Program split_at_calls(const Program& program) {
     for (size_t b = 0; b < fn.blocks.size(); ++b) {
       std::vector<Op>& ops = fn.blocks[b].ops;
       size_t call = 0;
-      while (call < ops.size() && ops[call].code != OpCode::Call)
+      while (call < ops.size() && !is_call(ops[call]))
         ++call;
       if (call == ops.size()) continue;
       if (is_tail_call(program, fn, fn.blocks[b], call)) continue;  // nothing to come back to

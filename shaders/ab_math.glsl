@@ -332,6 +332,13 @@ float ab_log1p(float x) {
   return r;
 }
 
+// ln(1 - x) = ln(1 + (-x)): negation is exact, so log1p's accuracy over the mirrored range; 0
+// maps to +0 as ln(1 - 0) does (log1p(-0) would give -0).
+float ab_log1m(float x) {
+  if (x == 0.0f) return 0.0f;
+  return ab_log1p(-x);
+}
+
 // e^r - 1 for |r| <= 1/2: Taylor to degree 10 (truncation below 2e-11 relative).
 float abm_expm1_poly(float r) {
   AB_PRECISE float p =

@@ -36,6 +36,7 @@ float ab_lgamma(float x);
 float ab_digamma(float x);
 float ab_trigamma(float x);
 float ab_log1p(float x);
+float ab_log1m(float x);  // ln(1 - x), Stan's log1m
 float ab_expm1(float x);
 float ab_log1p_exp(float x);
 float ab_log_sum_exp(float a, float b);

@@ -11,7 +11,7 @@ CallGraph compute_call_graph(const Program& program, int entry) {
   for (size_t f = 0; f < n; ++f) {
     for (const Block& b : program.functions[f].blocks)
       for (const Op& op : b.ops)
-        if (op.code == OpCode::Call) g.callees[f].push_back(op.index);
+        if (is_call(op)) g.callees[f].push_back(op.index);
     auto& c = g.callees[f];
     std::sort(c.begin(), c.end());
     c.erase(std::unique(c.begin(), c.end()), c.end());

@@ -21,8 +21,7 @@ StoragePlan classify_storage(const Program& split, const CallGraph& calls) {
     // A tape's push and pop (passes/differentiate.h) need the variable's stack.
     for (const Block& block : fn.blocks)
       for (const Op& op : block.ops)
-        if (op.code == OpCode::Push || op.code == OpCode::Pop)
-          storage[op.args[0]] = Storage::Stacked;
+        if (is_push(op) || is_pop(op)) storage[op.args[0]] = Storage::Stacked;
 
     // A call's destination is written when the callee returns, at the start of the continuation:
     // being live into that block does not make it outlive a block.

@@ -68,16 +68,16 @@ TEST_CASE("special functions: the same bits on every backend for hard inputs") {
       y.push_back(hard[(i + j) % hard.size()]);
     }
   auto loaded = load_source(R"(
-fn main(x: float, y: float) -> float[10] {
+fn main(x: float, y: float) -> float[11] {
     return [lgamma(x), digamma(x), trigamma(x), log1p(x), expm1(x), log1p_exp(x),
-            log_sum_exp(x, y), erf(x), erfc(x), inv_logit(x)];
+            log_sum_exp(x, y), erf(x), erfc(x), inv_logit(x), log1m(x)];
 }
 )");
   const Batch batch = float_batch(x, y);
   const RunResult expected = run_interp(loaded->program, loaded->entry, batch, {});
   // The interpreter computes what the C++ functions compute.
   for (size_t lane = 0; lane < x.size(); ++lane) {
-    const float want[10] = {ab_lgamma(x[lane]),
+    const float want[11] = {ab_lgamma(x[lane]),
                             ab_digamma(x[lane]),
                             ab_trigamma(x[lane]),
                             ab_log1p(x[lane]),
@@ -86,9 +86,10 @@ fn main(x: float, y: float) -> float[10] {
                             ab_log_sum_exp(x[lane], y[lane]),
                             ab_erf(x[lane]),
                             ab_erfc(x[lane]),
-                            ab_inv_logit(x[lane])};
-    for (int k = 0; k < 10; ++k)
-      CHECK(same_float(expected.outputs[lane * 10 + k], float_bits(want[k])));
+                            ab_inv_logit(x[lane]),
+                            ab_log1m(x[lane])};
+    for (int k = 0; k < 11; ++k)
+      CHECK(same_float(expected.outputs[lane * 11 + k], float_bits(want[k])));
   }
   auto compare = [&](const std::string& backend, const RunResult& got) {
     CAPTURE(backend);
@@ -96,7 +97,7 @@ fn main(x: float, y: float) -> float[10] {
     int shown = 0;
     for (size_t i = 0; i < got.outputs.size(); ++i)
       if (!same_float(expected.outputs[i], got.outputs[i]) && shown++ < 8)
-        FAIL_CHECK("lane ", i / 10, " function ", i % 10, ": interp ",
+        FAIL_CHECK("lane ", i / 11, " function ", i % 11, ": interp ",
                    bits_float(expected.outputs[i]), ", got ", bits_float(got.outputs[i]));
   };
   compare("vm", run_vm(loaded->lowered, batch, {}));
@@ -116,6 +117,12 @@ TEST_CASE("special functions: special values") {
   CHECK(std::isnan(ab_log1p(-2.0f)));
   CHECK(ab_log1p(kInf) == kInf);
   CHECK(std::signbit(ab_log1p(-0.0f)));
+  CHECK(ab_log1m(1.0f) == -kInf);
+  CHECK(std::isnan(ab_log1m(2.0f)));
+  CHECK(std::isnan(ab_log1m(kInf)));
+  CHECK(ab_log1m(-kInf) == kInf);
+  CHECK((ab_log1m(0.0f) == 0.0f && !std::signbit(ab_log1m(0.0f))));
+  CHECK((ab_log1m(-0.0f) == 0.0f && !std::signbit(ab_log1m(-0.0f))));
   CHECK(ab_expm1(-kInf) == -1.0f);
   CHECK(ab_expm1(kInf) == kInf);
   CHECK(std::signbit(ab_expm1(-0.0f)));
@@ -146,8 +153,8 @@ TEST_CASE("special functions: special values") {
   CHECK(ab_trigamma(-1.0f) == kInf);
   CHECK(ab_trigamma(kInf) == 0.0f);
   for (float f :
-       {ab_lgamma(kNaN), ab_digamma(kNaN), ab_trigamma(kNaN), ab_log1p(kNaN), ab_expm1(kNaN),
-        ab_log1p_exp(kNaN), ab_erf(kNaN), ab_erfc(kNaN), ab_inv_logit(kNaN)})
+       {ab_lgamma(kNaN), ab_digamma(kNaN), ab_trigamma(kNaN), ab_log1p(kNaN), ab_log1m(kNaN),
+        ab_expm1(kNaN), ab_log1p_exp(kNaN), ab_erf(kNaN), ab_erfc(kNaN), ab_inv_logit(kNaN)})
     CHECK(std::isnan(f));
 }
 
@@ -163,6 +170,8 @@ TEST_CASE("special functions: within their documented ulps of float64 over the s
   const Case cases[] = {
       {"log1p", ab_log1p, [](double v) { return std::log1p(v); }, -0.999, 100.0, false, 1.5},
       {"log1p", ab_log1p, [](double v) { return std::log1p(v); }, 1e-30, 1e30, true, 1.5},
+      {"log1m", ab_log1m, [](double v) { return std::log1p(-v); }, -100.0, 0.999, false, 1.5},
+      {"log1m", ab_log1m, [](double v) { return std::log1p(-v); }, 1e-30, 1.0, true, 1.5},
       {"expm1", ab_expm1, [](double v) { return std::expm1(v); }, -20.0, 88.0, false, 1.5},
       {"expm1", ab_expm1, [](double v) { return std::expm1(v); }, 1e-30, 1.0, true, 1.5},
       {"log1p_exp", ab_log1p_exp,
@@ -213,6 +222,40 @@ TEST_CASE("special functions: within their documented ulps of float64 over the s
     worst = std::max(worst, err);
   }
   MESSAGE("log_sum_exp: max ", worst, " ulp of max(|a|, |b|, result)");
+  CHECK(worst <= 1.5);
+}
+
+// log1m(x) = ln(1 - x) in a program, on the interpreter (the oracle): within 1.5 ulp of float64
+// over a grid from -100 to 1 that includes tiny x of both signs and x within a few ulps of 1,
+// -inf at 1 and NaN above it, as log gives for 1 - x <= 0.
+TEST_CASE("log1m: the interpreter within 1.5 ulp of float64 over a grid, NaN above 1") {
+  std::vector<float> x;
+  for (int i = 0; i <= 2000; ++i)
+    x.push_back(-100.0f + 0.05f * static_cast<float>(i));  // -100 .. 0 (rounded steps)
+  for (float t = 1e-30f; t < 1.0f; t *= 1.7f)
+    x.insert(x.end(), {t, -t, 1.0f - t});  // tiny x, and x near 1 down to its last ulps
+  float near_one = 1.0f;
+  for (int k = 0; k < 64; ++k)
+    x.push_back(near_one = std::nextafter(near_one, 0.0f));
+  const std::vector<float> above_one = {1.0f, std::nextafter(1.0f, 2.0f), 1.5f, 2.0f, 1e30f, kInf};
+  x.insert(x.end(), above_one.begin(), above_one.end());
+  auto loaded = load_source("fn main(x: float, y: float) -> float { return log1m(x); }\n");
+  const RunResult got = run_interp(loaded->program, loaded->entry, float_batch(x, x), {});
+  REQUIRE(got.outputs.size() == x.size());
+  double worst = 0.0;
+  float worst_x = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float value = bits_float(got.outputs[i]);
+    if (x[i] >= 1.0f) {
+      CAPTURE(x[i]);
+      CHECK((x[i] == 1.0f ? value == -kInf : std::isnan(value)));
+      continue;
+    }
+    const double e = ulps(value, std::log1p(-static_cast<double>(x[i])));
+    if (e > worst) worst = e, worst_x = x[i];
+  }
+  CAPTURE(worst_x);
+  MESSAGE("log1m over the grid: max ", worst, " ulp");
   CHECK(worst <= 1.5);
 }
 

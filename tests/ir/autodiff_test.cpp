@@ -12,6 +12,7 @@
 #include "cpu/vm.h"
 #include "ir/verify.h"
 #include "lang/frontend.h"
+#include "passes/derivative_rules.h"
 #include "passes/lower.h"
 #include "support/autodiff_cases.h"
 #include "support/program_gen.h"
@@ -98,6 +99,16 @@ double central_difference(const std::function<double(const std::vector<double>&)
   const double a = diff(h), b = diff(h / 2);
   if (std::fabs(a - b) > 1e-6 * std::max(1.0, std::fabs(a))) return NAN;
   return b;
+}
+
+// An op's row (ir/ops.cpp) says whether it has a derivative rule; the rules
+// (passes/derivative_rules.cpp) are keyed by op, and the two agree for every op.
+TEST_CASE("autodiff: an op has a derivative rule exactly when its row says so") {
+  for (size_t i = 0; i < static_cast<size_t>(OpCode::Count_); ++i) {
+    const auto code = static_cast<OpCode>(i);
+    CAPTURE(op_info(code).name);
+    CHECK(has_derivative_rule(code) == (op_info(code).derivative == Derivative::Rule));
+  }
 }
 
 TEST_CASE("autodiff: gradients equal central differences of float64 references") {

@@ -375,6 +375,17 @@ fn f(x: float[2]) -> float {
                 0.5 * lse(x[1] - 3.0, x[1]) + lse(lse(x[0], x[0] - 1.0), x[1]);
        },
        -2e7, -1e5},
+      // log1m(x) = ln(1 - x), elementwise too; its derivative is -1 / (1 - x).
+      {"log1m", 2, R"(
+fn f(x: float[2]) -> float {
+    return log1m(x[0]) + 2.0 * log1m(x[1] * x[1]) + sum(log1m(x * 0.5));
+}
+)",
+       [](const std::vector<double>& x) {
+         return std::log1p(-x[0]) + 2.0 * std::log1p(-x[1] * x[1]) + std::log1p(-0.5 * x[0]) +
+                std::log1p(-0.5 * x[1]);
+       },
+       -0.9, 0.9},
   };
   return cases;
 }
