@@ -226,9 +226,7 @@ Status Module::check(const Batch& batch) const {
   if (!has_entry())
     return Error{fmt::format("'{}' was compiled without an entry function: it cannot run",
                              impl_->program.file)};
-  std::string problem = check_batch(impl_->program, impl_->entry, batch);
-  if (!problem.empty()) return Error{std::move(problem)};
-  return Ok{};
+  return check_batch(impl_->program, impl_->entry, batch);
 }
 
 uint64_t Module::Impl::cpu_bytes_per_lane(const RunOptions& options, CpuBackend backend) const {
@@ -241,14 +239,9 @@ Status Module::Impl::check_cpu_run(const Batch& batch, const RunOptions& options
   if (entry < 0)
     return Error{
         fmt::format("'{}' was compiled without an entry function: it cannot run", program.file)};
-  if (std::string problem = check_batch(program, entry, batch); !problem.empty())
-    return Error{std::move(problem)};
-  if (std::string problem = check_run_options(options); !problem.empty())
-    return Error{std::move(problem)};
-  if (std::string problem = check_host_memory(cpu_bytes_per_lane(options, backend), batch.lanes);
-      !problem.empty())
-    return Error{std::move(problem)};
-  return Ok{};
+  if (Status fits = check_batch(program, entry, batch); !fits) return fits;
+  if (Status valid = check_run_options(options); !valid) return valid;
+  return check_host_memory(cpu_bytes_per_lane(options, backend), batch.lanes);
 }
 
 Expected<RunResult> Module::run_cpu(const Batch& batch, const RunOptions& options,

@@ -28,42 +28,44 @@ const char* heuristic_name(Heuristic h) {
   return h == Heuristic::MinPc ? "min-pc" : "most-lanes";
 }
 
-std::string check_batch(const Program& program, int entry, const Batch& batch) {
-  if (entry < 0 || entry >= static_cast<int>(program.functions.size())) return "no entry function";
+Status check_batch(const Program& program, int entry, const Batch& batch) {
+  if (entry < 0 || entry >= static_cast<int>(program.functions.size()))
+    return Error{"no entry function"};
   const Function& fn = program.functions[entry];
-  if (batch.lanes == 0) return "the batch has no lanes";
+  if (batch.lanes == 0) return Error{"the batch has no lanes"};
   if (batch.inputs.size() != fn.params.size())
-    return fmt::format("function '{}' takes {} inputs but {} were given", fn.name, fn.params.size(),
-                       batch.inputs.size());
+    return Error{fmt::format("function '{}' takes {} inputs but {} were given", fn.name,
+                             fn.params.size(), batch.inputs.size())};
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Var& p = fn.vars[fn.params[i]];
     const size_t want = static_cast<size_t>(batch.lanes) * program.types.words(p.type);
     if (batch.inputs[i].size() != want)
-      return fmt::format("input '{}' ({}) has {} words but {} lanes need {}", p.name,
-                         program.types.to_string(p.type), batch.inputs[i].size(), batch.lanes,
-                         want);
+      return Error{fmt::format("input '{}' ({}) has {} words but {} lanes need {}", p.name,
+                               program.types.to_string(p.type), batch.inputs[i].size(), batch.lanes,
+                               want)};
   }
   if (batch.uniforms.size() != program.uniforms.size())
-    return fmt::format("the program declares {} uniforms but {} were bound",
-                       program.uniforms.size(), batch.uniforms.size());
+    return Error{fmt::format("the program declares {} uniforms but {} were bound",
+                             program.uniforms.size(), batch.uniforms.size())};
   for (size_t u = 0; u < program.uniforms.size(); ++u) {
     const Uniform& un = program.uniforms[u];
     if (batch.uniforms[u].size() != program.types.words(un.type))
-      return fmt::format("uniform '{}' ({}) needs {} values but {} were bound", un.name,
-                         program.types.to_string(un.type), program.types.words(un.type),
-                         batch.uniforms[u].size());
+      return Error{fmt::format("uniform '{}' ({}) needs {} values but {} were bound", un.name,
+                               program.types.to_string(un.type), program.types.words(un.type),
+                               batch.uniforms[u].size())};
   }
-  return "";
+  return Ok{};
 }
 
-std::string check_run_options(const RunOptions& options) {
+Status check_run_options(const RunOptions& options) {
   if (options.stack_depth == 0)
-    return "the stack depth must be at least 1 (it counts the entry function's frame)";
+    return Error{"the stack depth must be at least 1 (it counts the entry function's frame)"};
   // No lane could run a block: every one would fault at once.
   if (options.max_steps == 0)
-    return "max_steps must be at least 1 (the blocks a lane may run before it faults with "
-           "step_budget)";
-  return "";
+    return Error{
+        "max_steps must be at least 1 (the blocks a lane may run before it faults with "
+        "step_budget)"};
+  return Ok{};
 }
 
 namespace {
@@ -113,14 +115,14 @@ uint64_t batch_bytes(uint64_t bytes_per_lane, uint32_t lanes) {
 
 }  // namespace
 
-std::string check_host_memory(uint64_t bytes_per_lane, uint32_t lanes) {
+Status check_host_memory(uint64_t bytes_per_lane, uint32_t lanes) {
   const uint64_t needed = batch_bytes(bytes_per_lane, lanes);
   const uint64_t limit = host_memory_limit();
-  if (needed <= limit) return "";
-  return fmt::format(
+  if (needed <= limit) return Ok{};
+  return Error{fmt::format(
       "the batch needs {} of host memory to start ({} lanes x {} bytes) but this process can "
       "allocate {}: reduce the batch size",
-      host_bytes(needed), lanes, bytes_per_lane, host_bytes(limit));
+      host_bytes(needed), lanes, bytes_per_lane, host_bytes(limit))};
 }
 
 std::string out_of_host_memory(uint64_t bytes_per_lane, uint32_t lanes) {

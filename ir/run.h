@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autobatch/batch.h"
+#include "autobatch/expected.h"
 #include "ir/exec.h"
 #include "ir/ir.h"
 #include "shaders/ab_layout.h"
@@ -32,19 +33,19 @@ static_assert(static_cast<uint32_t>(Heuristic::MinPc) == AB_HEURISTIC_MIN_PC &&
 void deliver_emitted(const RunOptions& options, uint32_t record_words, uint32_t lane,
                      std::vector<uint32_t>& words, RunResult& result);
 
-// Checks the batch against the entry function's signature and the program's uniforms; returns
-// an empty string if it fits, else a message naming the first input or uniform that does not.
-std::string check_batch(const Program& program, int entry, const Batch& batch);
+// Checks the batch against the entry function's signature and the program's uniforms: an error
+// names the first input or uniform that does not fit.
+Status check_batch(const Program& program, int entry, const Batch& batch);
 
-// The run options every backend refuses, with the same message on each, or "".
-std::string check_run_options(const RunOptions& options);
+// The run options every backend refuses, with the same message on each.
+Status check_run_options(const RunOptions& options);
 
 // Host memory for a CPU run. `bytes_per_lane` is what a backend allocates per lane before its
 // first step (vm_bytes_per_lane, interp_bytes_per_lane); stacks grow beyond it as lanes recurse.
-// check_host_memory says "" when `lanes` of them fit the memory the process may still allocate
+// check_host_memory is Ok when `lanes` of them fit the memory the process may still allocate
 // (what the system has available, less under an address-space limit, RLIMIT_AS), else why not,
 // naming the size; out_of_host_memory is the message for an allocation that failed anyway.
-std::string check_host_memory(uint64_t bytes_per_lane, uint32_t lanes);
+Status check_host_memory(uint64_t bytes_per_lane, uint32_t lanes);
 std::string out_of_host_memory(uint64_t bytes_per_lane, uint32_t lanes);
 
 }  // namespace ab

@@ -442,8 +442,8 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
                                                        const VulkanOptions& vulkan) {
   if (!program) return Error{"no compiled program"};
   const LoweredProgram& lp = program->program();
-  if (auto msg = check_batch(*lp.source, lp.entry_function, batch); !msg.empty()) return Error{msg};
-  if (std::string problem = check_run_options(options); !problem.empty()) return Error{problem};
+  if (Status fits = check_batch(*lp.source, lp.entry_function, batch); !fits) return fits.failure();
+  if (Status valid = check_run_options(options); !valid) return valid.failure();
   if (vulkan.steps_per_submission == 0 || vulkan.local_steps_per_dispatch == 0)
     return Error{"steps per submission and per dispatch must be at least 1"};
   if (vulkan.local_steps_per_dispatch > 60000 && caps_shader_loops(program->impl().ctx->info))

@@ -47,8 +47,8 @@ LoadedSample load(const SampleCase& sample) {
 // Runs interp and vm on the batch and checks they agree; returns the interpreter's result.
 RunResult run_both_and_compare(const LoadedSample& loaded, const Batch& batch,
                                const RunOptions& options, const std::string& what) {
-  const std::string fit = check_batch(loaded.program, loaded.entry, batch);
-  REQUIRE_MESSAGE(fit.empty(), what, ": ", fit);
+  const Status fit = check_batch(loaded.program, loaded.entry, batch);
+  REQUIRE_MESSAGE(fit.ok(), what, ": ", fit.error());
   RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
   const RunResult actual = run_vm(loaded.lowered, batch, options);
   const std::string difference = describe_difference(expected, actual);

@@ -48,7 +48,7 @@ Batch int_batch(std::vector<std::vector<int32_t>> columns) {
 // Runs both backends, checks they agree, checks that faulted[] and errors[] describe the same
 // lanes (errors sorted by lane, faulted lanes' outputs zero), and returns the interp result.
 RunResult run_checked(const Loaded& loaded, const Batch& batch, const RunOptions& options) {
-  REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
+  REQUIRE(check_batch(loaded.program, loaded.entry, batch).ok());
   RunResult interp = run_interp(loaded.program, loaded.entry, batch, options);
   const RunResult vm = run_vm(loaded.lowered, batch, options);
   const std::string difference = describe_difference(interp, vm);

@@ -758,7 +758,7 @@ RunResult run(const Program& p, std::vector<std::vector<uint32_t>> inputs, uint3
   batch.uniforms = std::move(uniforms);
   const int entry = p.find_function("main");
   REQUIRE(entry >= 0);
-  REQUIRE(check_batch(p, entry, batch).empty());
+  REQUIRE(check_batch(p, entry, batch).ok());
   return run_interp(p, entry, batch, RunOptions{});
 }
 

@@ -83,7 +83,7 @@ Batch make_batch(uint32_t lanes, uint32_t (*first_row)(uint32_t) = nullptr) {
 // The vm's results on each thread count equal the interpreter's; returns the interpreter's.
 RunResult check_vm_against_interp(const CompiledProgram& loaded, const Batch& batch,
                                   std::initializer_list<uint32_t> thread_counts = {1, 2}) {
-  REQUIRE(check_batch(loaded.program, loaded.entry, batch).empty());
+  REQUIRE(check_batch(loaded.program, loaded.entry, batch).ok());
   RunOptions options;
   const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
   for (uint32_t threads : thread_counts) {
