@@ -417,7 +417,7 @@ Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const
       points.push_back(bits_float(init[k]));
   }
   auto need = model.gradient_stack_depth(batch.uniforms, points, o.threads,
-                                         std::min<uint64_t>(o.max_steps, 100'000'000));
+                                         std::min(o.max_steps, Model::kProbeMaxSteps));
   if (!need) return need.failure();
   // Twice the need: a loop whose trip count depends on the parameters may run longer elsewhere.
   const uint64_t measured = 2 * uint64_t{*need} + 8;

@@ -105,9 +105,10 @@ class Model {
   // `threads`, each evaluation within `max_steps` blocks (a point whose evaluation runs out of
   // them is the run's to report, and the depth is what the others need); 0 when no depth up to
   // 2^20 is enough (a recursion that never ends).
+  static constexpr uint64_t kProbeMaxSteps = 100'000'000;  // the most a probe's budget is
   Expected<uint32_t> gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
                                           std::span<const float> points, uint32_t threads = 0,
-                                          uint64_t max_steps = 100'000'000) const;
+                                          uint64_t max_steps = kProbeMaxSteps) const;
 
  private:
   Model() = default;  // compile() makes them: a Model always holds a compiled module
