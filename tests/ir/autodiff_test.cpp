@@ -224,7 +224,7 @@ fn main(x: float[1]) -> float[1] { return grad(f, x); }
 }
 
 // The shape of a log likelihood over data: a sum over blocks of rows, each a sum over rows
-// (samples/models/logistic_regression_ad.ab). Both loops are preaccumulated, so the derived
+// (samples/models/logistic_regression_loop_ad.ab). Both loops are preaccumulated, so the derived
 // function keeps nothing on tapes (no push or pop at all), and its gradient is the sum of the
 // rows' gradients.
 TEST_CASE("autodiff: sums over data rows in nested loops need no tape") {
