@@ -191,22 +191,26 @@ constexpr float kLogSqrtPi = 0.572364942924700087f;
 constexpr float kLogPi = 1.14472988584940017f;
 constexpr float kLogTwo = 0.693147180559945309f;
 constexpr float kPi = 3.14159265358979324f;
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// The domain an argument must lie in, as Stan's checks say it.
-enum class Domain : uint8_t {
-  Any,
-  NotNan,
-  Finite,
-  Positive,
-  PositiveFinite,
-  NonNegative,
-  Unit,      // [0, 1]
-  OpenUnit,  // (0, 1)
-  Binary,    // an int 0 or 1
-  Count,     // an int >= 0
-  Category,  // an int in 1..K, K the length of the next argument
+// The domain an argument must lie in, as Stan's checks say it: an interval, each end open or
+// closed (so NaN is never inside), whose upper end may be the length of the next argument
+// (categorical's K).
+struct Domain {
+  float lo, hi;
+  bool open_lo, open_hi;
+  const char* text;  // "must be > 0"; null: not checked
+  bool hi_is_next_length = false;
 };
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr Domain kNotNan{-kInf, kInf, false, false, "must not be NaN"};
+constexpr Domain kFinite{-kInf, kInf, true, true, "must be finite"};
+constexpr Domain kPositive{0, kInf, true, false, "must be > 0"};
+constexpr Domain kPositiveFinite{0, kInf, true, true, "must be finite and > 0"};
+constexpr Domain kNonNegative{0, kInf, false, false, "must be >= 0"};
+constexpr Domain kUnit{0, 1, false, false, "must be in [0, 1]"};
+constexpr Domain kOpenUnit{0, 1, true, true, "must be in (0, 1)"};
+constexpr Domain kBinary{0, 1, false, false, "must be 0 or 1"};
+constexpr Domain kCategory{1, 0, false, false, "must be in 1..K (K the length of beta)", true};
 
 enum class Kind : uint8_t {
   Real,    // a float or a float array
@@ -235,60 +239,11 @@ struct Distribution {
   TypeId result = Types::kFloat;
 };
 
-X in_domain(Domain d, const X& a, const Args& args, size_t index) {
-  switch (d) {
-    case Domain::NotNan:
-      return compare(OpCode::Eq, a, a);
-    case Domain::Finite:
-      return compare(OpCode::Lt, abs(a), kInf);
-    case Domain::Positive:
-      return compare(OpCode::Gt, a, 0.0f);
-    case Domain::PositiveFinite:
-      return both(compare(OpCode::Gt, a, 0.0f), compare(OpCode::Lt, a, kInf));
-    case Domain::NonNegative:
-    case Domain::Count:
-      return compare(OpCode::Ge, a, 0.0f);
-    case Domain::Unit:
-      return both(compare(OpCode::Ge, a, 0.0f), compare(OpCode::Le, a, 1.0f));
-    case Domain::OpenUnit:
-      return both(compare(OpCode::Gt, a, 0.0f), compare(OpCode::Lt, a, 1.0f));
-    case Domain::Binary:
-      return both(compare(OpCode::Ge, a, 0.0f), compare(OpCode::Le, a, 1.0f));
-    case Domain::Category: {
-      const auto k = static_cast<float>(a.c->types()[args.raw[index + 1].type].count);
-      return both(compare(OpCode::Ge, a, 1.0f), compare(OpCode::Le, a, k));
-    }
-    case Domain::Any:
-      break;
-  }
-  return X{a.c, a.c->op(OpCode::Eq, {a.v, a.v}, Types::kBool)};  // unused
-}
-
-std::string domain_text(Domain d) {
-  switch (d) {
-    case Domain::NotNan:
-      return "must not be NaN";
-    case Domain::Finite:
-      return "must be finite";
-    case Domain::Positive:
-      return "must be > 0";
-    case Domain::PositiveFinite:
-      return "must be finite and > 0";
-    case Domain::NonNegative:
-    case Domain::Count:
-      return "must be >= 0";
-    case Domain::Unit:
-      return "must be in [0, 1]";
-    case Domain::OpenUnit:
-      return "must be in (0, 1)";
-    case Domain::Binary:
-      return "must be 0 or 1";
-    case Domain::Category:
-      return "must be in 1..K (K the length of beta)";
-    case Domain::Any:
-      break;
-  }
-  return "";
+X in_domain(const Domain& d, const X& a, const Args& args, size_t index) {
+  const float hi =
+      d.hi_is_next_length ? static_cast<float>(a.c->types()[args.raw[index + 1].type].count) : d.hi;
+  return both(compare(d.open_lo ? OpCode::Gt : OpCode::Ge, a, d.lo),
+              compare(d.open_hi ? OpCode::Lt : OpCode::Le, a, hi));
 }
 
 // log(n choose k), both floats holding integers.
@@ -300,26 +255,26 @@ X multiply_log(const X& x, const X& y) {
   return x * log(y + indicator(compare(OpCode::Eq, x, 0.0f)));
 }
 
-constexpr Param kY{"y", Kind::Real, Domain::NotNan};
-constexpr Param kYFinite{"y", Kind::Real, Domain::Finite};
-constexpr Param kYPositive{"y", Kind::Real, Domain::Positive};
-constexpr Param kMu{"mu", Kind::Real, Domain::Finite};
-constexpr Param kSigma{"sigma", Kind::Real, Domain::PositiveFinite};
-constexpr Param kN{"n", Kind::Int, Domain::Count};
-constexpr Param kTrials{"N", Kind::Int, Domain::Count};
+constexpr Param kY{"y", Kind::Real, kNotNan};
+constexpr Param kYFinite{"y", Kind::Real, kFinite};
+constexpr Param kYPositive{"y", Kind::Real, kPositive};
+constexpr Param kMu{"mu", Kind::Real, kFinite};
+constexpr Param kSigma{"sigma", Kind::Real, kPositiveFinite};
+constexpr Param kN{"n", Kind::Int, kNonNegative};
+constexpr Param kTrials{"N", Kind::Int, kNonNegative};
 
 Param positive(const char* name) {
-  return Param{name, Kind::Real, Domain::PositiveFinite};
+  return Param{name, Kind::Real, kPositiveFinite};
 }
 Param finite(const char* name) {
-  return Param{name, Kind::Real, Domain::Finite};
+  return Param{name, Kind::Real, kFinite};
 }
 
 // The elementwise log densities, full normalising constants, as Stan's `_lpdf` / `_lpmf`.
-const std::vector<Distribution>& densities() {
-  static const std::vector<Distribution> table = {
+std::vector<Distribution> continuous_densities() {
+  return {
       {"normal_lpdf",
-       {kY, kMu, {"sigma", Kind::Real, Domain::Positive}},
+       {kY, kMu, {"sigma", Kind::Real, kPositive}},
        [](Composer&, const Args& a) {
          const X z = (a.x[0] - a.x[1]) / a.x[2];
          return -0.5f * z * z - log(a.x[2]) - kLogSqrtTwoPi;
@@ -360,7 +315,7 @@ const std::vector<Distribution>& densities() {
          return -0.5f * z * z - log(a.x[2]) - log_y - kLogSqrtTwoPi;
        }},
       {"exponential_lpdf",
-       {{"y", Kind::Real, Domain::NonNegative}, positive("beta")},
+       {{"y", Kind::Real, kNonNegative}, positive("beta")},
        [](Composer&, const Args& a) { return log(a.x[1]) - a.x[1] * a.x[0]; }},
       {"gamma_lpdf",
        {kYPositive, positive("alpha"), positive("beta")},
@@ -381,7 +336,7 @@ const std::vector<Distribution>& densities() {
          return log(a.x[1]) - log(a.x[2]) + (a.x[1] - 1.0f) * log(scaled) - pow(scaled, a.x[1]);
        }},
       {"beta_lpdf",
-       {{"theta", Kind::Real, Domain::OpenUnit}, positive("alpha"), positive("beta")},
+       {{"theta", Kind::Real, kOpenUnit}, positive("alpha"), positive("beta")},
        [](Composer&, const Args& a) {
          return lgamma(a.x[1] + a.x[2]) - lgamma(a.x[1]) - lgamma(a.x[2]) +
                 (a.x[1] - 1.0f) * log(a.x[0]) + (a.x[2] - 1.0f) * log1m(a.x[0]);
@@ -401,16 +356,21 @@ const std::vector<Distribution>& densities() {
          return (half_nu - 1.0f) * log(a.x[0]) - 0.5f * a.x[0] - lgamma(half_nu) -
                 kLogTwo * half_nu;
        }},
+  };
+}
+
+std::vector<Distribution> discrete_densities() {
+  return {
       {"bernoulli_lpmf",
-       {{"n", Kind::Int, Domain::Binary}, {"theta", Kind::Real, Domain::Unit}},
+       {{"n", Kind::Int, kBinary}, {"theta", Kind::Real, kUnit}},
        [](Composer&, const Args& a) {  // log(theta) or log(1 - theta), chosen exactly
          return log(a.x[0] * a.x[1] + (1.0f - a.x[0]) * (1.0f - a.x[1]));
        }},
       {"bernoulli_logit_lpmf",
-       {{"n", Kind::Int, Domain::Binary}, {"alpha", Kind::Real, Domain::NotNan}},
+       {{"n", Kind::Int, kBinary}, {"alpha", Kind::Real, kNotNan}},
        [](Composer&, const Args& a) { return -log1p_exp((1.0f - 2.0f * a.x[0]) * a.x[1]); }},
       {"binomial_lpmf",
-       {kN, kTrials, {"theta", Kind::Real, Domain::Unit}},
+       {kN, kTrials, {"theta", Kind::Real, kUnit}},
        [](Composer& c, const Args& a) {
          c.check(compare(OpCode::Le, a.x[0], a.x[1]).v, "binomial_lpmf: n must be <= N");
          return lchoose(a.x[1], a.x[0]) + multiply_log(a.x[0], a.x[2]) +
@@ -424,7 +384,7 @@ const std::vector<Distribution>& densities() {
                 (a.x[1] - a.x[0]) * log1p_exp(a.x[2]);
        }},
       {"poisson_lpmf",
-       {kN, {"lambda", Kind::Real, Domain::PositiveFinite}},
+       {kN, {"lambda", Kind::Real, kPositiveFinite}},
        [](Composer&, const Args& a) {
          return a.x[0] * log(a.x[1]) - a.x[1] - lgamma(a.x[0] + 1.0f);
        }},
@@ -453,12 +413,12 @@ const std::vector<Distribution>& densities() {
                 n * (eta - log_sum_exp(eta, log_phi)) - phi * log1p_exp(eta - log_phi);
        }},
   };
-  return table;
 }
 
 // The draws, as Stan's `_rng`: scalar arguments, one draw per call from the lane's stream.
-const std::vector<Distribution>& draws() {
-  static const std::vector<Distribution> table = {
+// These are a few ops each; the next ones call the library's loops.
+std::vector<Distribution> direct_draws() {
+  return {
       {"normal_rng",
        {kMu, kSigma},
        [](Composer& c, const Args& a) {
@@ -498,6 +458,11 @@ const std::vector<Distribution>& draws() {
          const X e2 = -log1m(X{&c, c.draw(OpCode::RandUniform)});
          return a.x[0] + a.x[1] * (e1 - e2);
        }},
+  };
+}
+
+std::vector<Distribution> looping_draws() {
+  return {
       {"logistic_rng",
        {kMu, kSigma},
        [](Composer& c, const Args& a) {
@@ -534,7 +499,7 @@ const std::vector<Distribution>& draws() {
          return X{&c, c.call_library("rng_beta", {a.x[0].v, a.x[1].v}, Types::kFloat)};
        }},
       {"bernoulli_rng",
-       {{"theta", Kind::Real, Domain::Unit}},
+       {{"theta", Kind::Real, kUnit}},
        [](Composer& c, const Args& a) {
          return compare(OpCode::Lt, X{&c, c.draw(OpCode::RandUniform)}, a.x[0]);
        },
@@ -547,7 +512,7 @@ const std::vector<Distribution>& draws() {
        },
        Types::kInt},
       {"poisson_rng",
-       {{"lambda", Kind::Real, Domain::PositiveFinite}},
+       {{"lambda", Kind::Real, kPositiveFinite}},
        [](Composer& c, const Args& a) {
          return X{&c, c.call_library("rng_poisson", {a.x[0].v}, Types::kInt)};
        },
@@ -559,13 +524,13 @@ const std::vector<Distribution>& draws() {
        },
        Types::kInt},
       {"binomial_rng",
-       {kTrials, {"theta", Kind::Real, Domain::Unit}},
+       {kTrials, {"theta", Kind::Real, kUnit}},
        [](Composer& c, const Args& a) {
          return X{&c, c.call_library("rng_binomial", {a.raw[0], a.x[1].v}, Types::kInt)};
        },
        Types::kInt},
       {"categorical_logit_rng",
-       {{"beta", Kind::Vector, Domain::Finite}},
+       {{"beta", Kind::Vector, kFinite}},
        [](Composer& c, const Args& a) {
          // The first k (from 1) whose cumulative weight passes u times the total weight.
          const X& beta = a.x[0];
@@ -583,6 +548,19 @@ const std::vector<Distribution>& draws() {
        },
        Types::kInt},
   };
+}
+
+std::vector<Distribution> joined(std::vector<Distribution> a, std::vector<Distribution> b) {
+  a.insert(a.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+  return a;
+}
+const std::vector<Distribution>& densities() {
+  static const std::vector<Distribution> table =
+      joined(continuous_densities(), discrete_densities());
+  return table;
+}
+const std::vector<Distribution>& draws() {
+  static const std::vector<Distribution> table = joined(direct_draws(), looping_draws());
   return table;
 }
 
@@ -624,10 +602,9 @@ class DistributionCall {
   // categorical_logit_lpmf(n | beta): beta[n] - log_sum_exp(beta), n counted from 1, per
   // element of n; an int array n is unrolled (its length is known).
   Value categorical_logit() {
-    static const Distribution d{
-        "categorical_logit_lpmf",
-        {{"n", Kind::Int, Domain::Category}, {"beta", Kind::Vector, Domain::Finite}},
-        nullptr};
+    static const Distribution d{"categorical_logit_lpmf",
+                                {{"n", Kind::Int, kCategory}, {"beta", Kind::Vector, kFinite}},
+                                nullptr};
     const std::optional<Args> args = arguments(d);
     if (!args) return Value{};
     const Value& n = args->raw[0];
@@ -684,10 +661,10 @@ class DistributionCall {
       args.x.push_back(X{&c, c.to_float(v)});
     }
     for (size_t i = 0; i < d.params.size(); ++i) {
-      const Domain domain = d.params[i].domain;
-      if (domain == Domain::Any) continue;
+      const Domain& domain = d.params[i].domain;
+      if (!domain.text) continue;
       c.check(in_domain(domain, args.x[i], args, i).v,
-              fmt::format("{}: {} {}", e.name, d.params[i].name, domain_text(domain)));
+              fmt::format("{}: {} {}", e.name, d.params[i].name, domain.text));
     }
     return args;
   }
