@@ -136,6 +136,12 @@ X operator*(float k, const X& a) {
 X operator-(float k, const X& a) {
   return lift(a, k) - a;
 }
+X operator*(const X& a, float k) {
+  return a * lift(a, k);
+}
+X operator/(float k, const X& a) {
+  return lift(a, k) / a;
+}
 X log(const X& a) {
   return apply(OpCode::Log, a);
 }
@@ -187,7 +193,6 @@ X indicator(const X& b) {  // 1.0 where true, 0.0 where false
 }
 
 constexpr float kLogSqrtTwoPi = 0.918938533204672742f;
-constexpr float kLogSqrtPi = 0.572364942924700087f;
 constexpr float kLogPi = 1.14472988584940017f;
 constexpr float kLogTwo = 0.693147180559945309f;
 constexpr float kPi = 3.14159265358979324f;
@@ -247,8 +252,65 @@ X in_domain(const Domain& d, const X& a, const Args& args, size_t index) {
 }
 
 // log(n choose k), both floats holding integers.
+// Where `c` (a bool) holds, a; elsewhere b. Both must be finite (0 * inf is NaN).
+X select(const X& c, const X& a, const X& b) {
+  const X one = indicator(c);
+  return one * a + (1.0f - one) * b;
+}
+X max(const X& a, float k) {
+  return apply(OpCode::Max, a, lift(a, k));
+}
+// lgamma(x) less Stirling's approximation (x - 1/2) log x - x + log sqrt(2 pi), for x >= 10:
+// the first three terms of its series.
+X stirling_difference(const X& x) {
+  const X inverse = 1.0f / x;
+  const X square = inverse * inverse;
+  return inverse * (1.0f / 12 - square * (1.0f / 360 - square * (1.0f / 1260)));
+}
+// log Beta(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b), as Stan's lbeta computes it: from
+// Stirling's series when an argument is at least 10, so the large parts of the lgammas cancel
+// in the formula instead of in float32. Each branch is computed with arguments kept where it is
+// finite, and the one that applies is selected.
+X lbeta(const X& a, const X& b) {
+  const X x = apply(OpCode::Min, a, b), y = apply(OpCode::Max, a, b);
+  const X small = lgamma(x) + lgamma(y) - lgamma(x + y);
+  const X y_large = max(y, 10.0f);
+  const X one_large = lgamma(x) + stirling_difference(y_large) - stirling_difference(x + y_large) +
+                      (y_large - 0.5f) * log1m(x / (x + y_large)) + x * (1.0f - log(x + y_large));
+  const X x_large = max(x, 10.0f);
+  const X share = x_large / (x_large + y_large);
+  const X both_large = stirling_difference(x_large) + stirling_difference(y_large) -
+                       stirling_difference(x_large + y_large) + (x_large - 0.5f) * log(share) +
+                       y_large * log1m(share) + kLogSqrtTwoPi - 0.5f * log(y_large);
+  return select(compare(OpCode::Lt, y, 10.0f), small,
+                select(compare(OpCode::Lt, x, 10.0f), one_large, both_large));
+}
+// log(n choose k), both floats holding integers: -log(n + 1) - lbeta(n - k + 1, k + 1).
 X lchoose(const X& n, const X& k) {
-  return lgamma(n + 1.0f) - lgamma(k + 1.0f) - lgamma(n - k + 1.0f);
+  return -log1p(n) - lbeta(n - k + 1.0f, k + 1.0f);
+}
+// lgamma(n + phi) - lgamma(n + 1) - lgamma(phi), the negative binomial's coefficient.
+X neg_binomial_coefficient(const X& n, const X& phi) {
+  return -log(n + phi) - lbeta(phi, n + 1.0f);
+}
+// k log t - log y - t - lgamma(k): the gamma density's log at y with shape k, where t is y times
+// the rate (given with its log), and so Poisson's (k = n + 1, t = lambda). From k = 10 on,
+// lgamma(k) is Stirling's series and k log t - t - (k - 1/2) log k + k is computed as
+// k log1p(d / k) - d with d = t - k near the mode, where float32 would lose the large terms.
+X gamma_kernel(const X& k, const X& t, const X& log_t, const X& log_y) {
+  const X direct = k * log_t - log_y - t - lgamma(k);
+  const X k_large = max(k, 10.0f);
+  const X d = t - k_large;
+  const X near = compare(OpCode::Lt, abs(d), 0.5f * k_large);
+  const X log_ratio =
+      select(near, log1p(max(d / k_large, -0.5f)), log_t - log(k_large));  // log(t / k)
+  const X stirling = k_large * log_ratio - d + 0.5f * log(k_large) - log_y - kLogSqrtTwoPi -
+                     stirling_difference(k_large);
+  return select(compare(OpCode::Lt, k, 10.0f), direct, stirling);
+}
+// x * log1m(y), 0 where x is 0 (also when y is 1).
+X multiply_log1m(const X& x, const X& y) {
+  return x * log1m(y - indicator(compare(OpCode::Eq, x, 0.0f)));
 }
 // x * log(y), 0 where x is 0 (also when y is 0): Stan's multiply_log.
 X multiply_log(const X& x, const X& y) {
@@ -287,8 +349,9 @@ std::vector<Distribution> continuous_densities() {
        [](Composer&, const Args& a) {
          const X z = (a.x[0] - a.x[2]) / a.x[3];
          const X half_nu = 0.5f * a.x[1];
-         return lgamma(half_nu + 0.5f) - lgamma(half_nu) - 0.5f * log(a.x[1]) - kLogSqrtPi -
-                log(a.x[3]) - (half_nu + 0.5f) * log1p(z * z / a.x[1]);
+         // lgamma(nu/2 + 1/2) - lgamma(nu/2) is log sqrt(pi) - lbeta(nu/2, 1/2).
+         return -lbeta(half_nu, lift(half_nu, 0.5f)) - 0.5f * log(a.x[1]) - log(a.x[3]) -
+                (half_nu + 0.5f) * log1p(z * z / a.x[1]);
        }},
       {"cauchy_lpdf",
        {kY, kMu, kSigma},
@@ -320,14 +383,14 @@ std::vector<Distribution> continuous_densities() {
       {"gamma_lpdf",
        {kYPositive, positive("alpha"), positive("beta")},
        [](Composer&, const Args& a) {
-         return a.x[1] * log(a.x[2]) - lgamma(a.x[1]) + (a.x[1] - 1.0f) * log(a.x[0]) -
-                a.x[2] * a.x[0];
+         const X log_y = log(a.x[0]);  // t = beta y
+         return gamma_kernel(a.x[1], a.x[2] * a.x[0], log(a.x[2]) + log_y, log_y);
        }},
       {"inv_gamma_lpdf",
        {kYPositive, positive("alpha"), positive("beta")},
        [](Composer&, const Args& a) {
-         return a.x[1] * log(a.x[2]) - lgamma(a.x[1]) - (a.x[1] + 1.0f) * log(a.x[0]) -
-                a.x[2] / a.x[0];
+         const X log_y = log(a.x[0]);  // t = beta / y
+         return gamma_kernel(a.x[1], a.x[2] / a.x[0], log(a.x[2]) - log_y, log_y);
        }},
       {"weibull_lpdf",
        {kYPositive, positive("alpha"), kSigma},
@@ -338,8 +401,8 @@ std::vector<Distribution> continuous_densities() {
       {"beta_lpdf",
        {{"theta", Kind::Real, kOpenUnit}, positive("alpha"), positive("beta")},
        [](Composer&, const Args& a) {
-         return lgamma(a.x[1] + a.x[2]) - lgamma(a.x[1]) - lgamma(a.x[2]) +
-                (a.x[1] - 1.0f) * log(a.x[0]) + (a.x[2] - 1.0f) * log1m(a.x[0]);
+         return -lbeta(a.x[1], a.x[2]) + (a.x[1] - 1.0f) * log(a.x[0]) +
+                (a.x[2] - 1.0f) * log1m(a.x[0]);
        }},
       {"uniform_lpdf",
        {kY, finite("alpha"), finite("beta")},
@@ -352,9 +415,8 @@ std::vector<Distribution> continuous_densities() {
       {"chi_square_lpdf",
        {kYPositive, positive("nu")},
        [](Composer&, const Args& a) {
-         const X half_nu = 0.5f * a.x[1];
-         return (half_nu - 1.0f) * log(a.x[0]) - 0.5f * a.x[0] - lgamma(half_nu) -
-                kLogTwo * half_nu;
+         const X log_y = log(a.x[0]);  // gamma(y | nu / 2, 1 / 2)
+         return gamma_kernel(0.5f * a.x[1], 0.5f * a.x[0], log_y - kLogTwo, log_y);
        }},
   };
 }
@@ -374,7 +436,7 @@ std::vector<Distribution> discrete_densities() {
        [](Composer& c, const Args& a) {
          c.check(compare(OpCode::Le, a.x[0], a.x[1]).v, "binomial_lpmf: n must be <= N");
          return lchoose(a.x[1], a.x[0]) + multiply_log(a.x[0], a.x[2]) +
-                multiply_log(a.x[1] - a.x[0], 1.0f - a.x[2]);
+                multiply_log1m(a.x[1] - a.x[0], a.x[2]);
        }},
       {"binomial_logit_lpmf",
        {kN, kTrials, finite("alpha")},
@@ -386,12 +448,13 @@ std::vector<Distribution> discrete_densities() {
       {"poisson_lpmf",
        {kN, {"lambda", Kind::Real, kPositiveFinite}},
        [](Composer&, const Args& a) {
-         return a.x[0] * log(a.x[1]) - a.x[1] - lgamma(a.x[0] + 1.0f);
+         const X log_lambda = log(a.x[1]);  // gamma(lambda | n + 1, 1)
+         return gamma_kernel(a.x[0] + 1.0f, a.x[1], log_lambda, log_lambda);
        }},
       {"poisson_log_lpmf",
        {kN, finite("alpha")},
        [](Composer&, const Args& a) {
-         return a.x[0] * a.x[1] - exp(a.x[1]) - lgamma(a.x[0] + 1.0f);
+         return gamma_kernel(a.x[0] + 1.0f, exp(a.x[1]), a.x[1], a.x[1]);
        }},
       {"neg_binomial_2_lpmf",
        {kN, positive("mu"), positive("phi")},
@@ -399,7 +462,7 @@ std::vector<Distribution> discrete_densities() {
          const X& n = a.x[0];
          const X& mu = a.x[1];
          const X& phi = a.x[2];
-         return lgamma(n + phi) - lgamma(n + 1.0f) - lgamma(phi) + n * (log(mu) - log(mu + phi)) -
+         return neg_binomial_coefficient(n, phi) + n * (log(mu) - log(mu + phi)) -
                 phi * log1p(mu / phi);
        }},
       {"neg_binomial_2_log_lpmf",
@@ -409,8 +472,8 @@ std::vector<Distribution> discrete_densities() {
          const X& eta = a.x[1];
          const X& phi = a.x[2];
          const X log_phi = log(phi);
-         return lgamma(n + phi) - lgamma(n + 1.0f) - lgamma(phi) +
-                n * (eta - log_sum_exp(eta, log_phi)) - phi * log1p_exp(eta - log_phi);
+         return neg_binomial_coefficient(n, phi) + n * (eta - log_sum_exp(eta, log_phi)) -
+                phi * log1p_exp(eta - log_phi);
        }},
   };
 }

@@ -125,10 +125,9 @@ DENSITIES = {
 # The largest error each distribution may show, in ulps of max(|log density|, 1) (the table in
 # docs/language.md gives the measured values).
 BOUNDS = {
-    "beta_lpdf": 200, "binomial_logit_lpmf": 2400, "binomial_lpmf": 2400, "chi_square_lpdf": 60,
-    "gamma_lpdf": 520, "inv_gamma_lpdf": 270, "lognormal_lpdf": 21, "neg_binomial_2_log_lpmf": 2800,
-    "neg_binomial_2_lpmf": 2400, "poisson_log_lpmf": 5900, "poisson_lpmf": 1800,
-    "student_t_lpdf": 8000, "weibull_lpdf": 13,
+    "beta_lpdf": 75, "binomial_logit_lpmf": 70, "binomial_lpmf": 70, "gamma_lpdf": 9,
+    "inv_gamma_lpdf": 38, "lognormal_lpdf": 21, "neg_binomial_2_log_lpmf": 600,
+    "neg_binomial_2_lpmf": 460, "weibull_lpdf": 13,
 }
 
 

@@ -73,6 +73,10 @@ fn main(y: float) -> float[2] {
   const std::vector<float> out = float_outputs(r);
   for (size_t lane = 0; lane < 3; ++lane)
     CHECK(float_bits(out[2 * lane]) == float_bits(out[2 * lane + 1]));
+  // A user's own density takes the same form.
+  CHECK(compile_errors("fn shifted_lpdf(y: float, mu: float) -> float { return mu - y; }\n"
+                       "fn main(y: float) -> float { return shifted_lpdf(y | 1.0); }\n")
+            .empty());
   // A bitwise or in the outcome needs parentheses: `|` ends the first argument.
   CHECK(
       compile_errors("fn main(n: int) -> float { return poisson_lpmf((n | 1) | 2.0); }\n").empty());
@@ -227,6 +231,10 @@ TEST_CASE("distributions: bad calls are compile errors that say what is wrong") 
   CHECK(compile_errors("fn rng_gamma(y: float) -> float { return y; }\nfn main(y: float) -> "
                        "float { return gamma_rng(y, 1.0); }\n")
             .find("cannot redefine builtin function 'rng_gamma'") != std::string::npos);
+  // A draw from the library's loops cannot be differentiated: said once, at the user's call.
+  CHECK(compile_errors("fn f(x: float[1]) -> float { return x[0] * gamma_rng(2.0, 1.0); }\n"
+                       "fn main(x: float[1]) -> float[1] { return grad(f, x); }\n") ==
+        "cannot differentiate 'f': a random draw in 'f'\n");
 }
 
 // Mean and variance of `n` draws of `call` against the distribution's, within 5 standard errors
