@@ -109,75 +109,32 @@ X apply(OpCode code, const X& a) {
 X apply(OpCode code, const X& a, const X& b) {
   return X{a.c, a.c->op(code, {a.v, b.v})};
 }
-X operator+(const X& a, const X& b) {
-  return apply(OpCode::Add, a, b);
-}
-X operator-(const X& a, const X& b) {
-  return apply(OpCode::Sub, a, b);
-}
-X operator*(const X& a, const X& b) {
-  return apply(OpCode::Mul, a, b);
-}
-X operator/(const X& a, const X& b) {
-  return apply(OpCode::Div, a, b);
-}
-X operator-(const X& a) {
-  return apply(OpCode::Neg, a);
-}
-X operator+(const X& a, float k) {
-  return a + lift(a, k);
-}
-X operator-(const X& a, float k) {
-  return a - lift(a, k);
-}
-X operator*(float k, const X& a) {
-  return lift(a, k) * a;
-}
-X operator-(float k, const X& a) {
-  return lift(a, k) - a;
-}
-X operator*(const X& a, float k) {
-  return a * lift(a, k);
-}
-X operator/(float k, const X& a) {
-  return lift(a, k) / a;
-}
-X log(const X& a) {
-  return apply(OpCode::Log, a);
-}
-X exp(const X& a) {
-  return apply(OpCode::Exp, a);
-}
-X sqrt(const X& a) {
-  return apply(OpCode::Sqrt, a);
-}
-X abs(const X& a) {
-  return apply(OpCode::Abs, a);
-}
-X lgamma(const X& a) {
-  return apply(OpCode::Lgamma, a);
-}
-X log1p(const X& a) {
-  return apply(OpCode::Log1p, a);
-}
-X log1m(const X& a) {
-  return apply(OpCode::Log1m, a);
-}
-X log1p_exp(const X& a) {
-  return apply(OpCode::Log1pExp, a);
-}
-X log_sum_exp(const X& a, const X& b) {
-  return apply(OpCode::LogSumExp, a, b);
-}
-X pow(const X& a, const X& b) {
-  return apply(OpCode::Pow, a, b);
-}
-X sin(const X& a) {
-  return apply(OpCode::Sin, a);
-}
-X cos(const X& a) {
-  return apply(OpCode::Cos, a);
-}
+// The formulas' arithmetic and functions, one op each.
+// clang-format off
+X operator+(const X& a, const X& b) { return apply(OpCode::Add, a, b); }
+X operator-(const X& a, const X& b) { return apply(OpCode::Sub, a, b); }
+X operator*(const X& a, const X& b) { return apply(OpCode::Mul, a, b); }
+X operator/(const X& a, const X& b) { return apply(OpCode::Div, a, b); }
+X operator-(const X& a) { return apply(OpCode::Neg, a); }
+X operator+(const X& a, float k) { return a + lift(a, k); }
+X operator-(const X& a, float k) { return a - lift(a, k); }
+X operator*(float k, const X& a) { return lift(a, k) * a; }
+X operator-(float k, const X& a) { return lift(a, k) - a; }
+X operator*(const X& a, float k) { return a * lift(a, k); }
+X operator/(float k, const X& a) { return lift(a, k) / a; }
+X log(const X& a) { return apply(OpCode::Log, a); }
+X exp(const X& a) { return apply(OpCode::Exp, a); }
+X sqrt(const X& a) { return apply(OpCode::Sqrt, a); }
+X abs(const X& a) { return apply(OpCode::Abs, a); }
+X lgamma(const X& a) { return apply(OpCode::Lgamma, a); }
+X log1p(const X& a) { return apply(OpCode::Log1p, a); }
+X log1m(const X& a) { return apply(OpCode::Log1m, a); }
+X log1p_exp(const X& a) { return apply(OpCode::Log1pExp, a); }
+X log_sum_exp(const X& a, const X& b) { return apply(OpCode::LogSumExp, a, b); }
+X pow(const X& a, const X& b) { return apply(OpCode::Pow, a, b); }
+X sin(const X& a) { return apply(OpCode::Sin, a); }
+X cos(const X& a) { return apply(OpCode::Cos, a); }
+// clang-format on
 // Comparisons and their conjunction: bool values, for checks and indicators.
 X compare(OpCode code, const X& a, float k) {
   return X{a.c, a.c->op(code, {a.v, a.c->constant(k)}, Types::kBool)};
