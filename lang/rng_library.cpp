@@ -179,10 +179,8 @@ bool is_library_function(const std::string& name) {
 
 void add_library_functions(ast::Module& module) {
   std::set<std::string> called;
-  ast::Module library = parse_library();
   for (const ast::FnDecl& f : module.functions)
     collect_calls(f.body, called);
-  std::set<std::string> wanted;
   std::vector<std::string> pending;
   for (const std::string& name : called) {
     auto it = draws_calling_library().find(name);
@@ -190,6 +188,9 @@ void add_library_functions(ast::Module& module) {
       pending.insert(pending.end(), it->second.begin(), it->second.end());
     if (is_library_function(name)) pending.push_back(name);
   }
+  if (pending.empty()) return;  // most programs: nothing to parse
+  ast::Module library = parse_library();
+  std::set<std::string> wanted;
   while (!pending.empty()) {
     const std::string name = pending.back();
     pending.pop_back();
