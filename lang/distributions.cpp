@@ -478,6 +478,12 @@ std::vector<Distribution> direct_draws() {
          const X e2 = -log1m(X{&c, c.draw(OpCode::RandUniform)});
          return a.x[0] + a.x[1] * (e1 - e2);
        }},
+      {"weibull_rng",
+       {positive("alpha"), kSigma},
+       [](Composer& c, const Args& a) {  // the inverse of the cdf
+         const X e = -log1m(X{&c, c.draw(OpCode::RandUniform)});
+         return a.x[1] * pow(e, 1.0f / a.x[0]);
+       }},
   };
 }
 
@@ -547,6 +553,27 @@ std::vector<Distribution> looping_draws() {
        {kTrials, {"theta", Kind::Real, kUnit}},
        [](Composer& c, const Args& a) {
          return X{&c, c.call_library("rng_binomial", {a.raw[0], a.x[1].v}, Types::kInt)};
+       },
+       Types::kInt},
+      {"binomial_logit_rng",
+       {kTrials, finite("alpha")},
+       [](Composer& c, const Args& a) {
+         const X theta = apply(OpCode::InvLogit, a.x[1]);
+         return X{&c, c.call_library("rng_binomial", {a.raw[0], theta.v}, Types::kInt)};
+       },
+       Types::kInt},
+      {"neg_binomial_2_rng",
+       {positive("mu"), positive("phi")},
+       [](Composer& c, const Args& a) {  // poisson(mu gamma(phi, phi)): the gamma mixture
+         const X g{&c, c.call_library("rng_gamma", {a.x[1].v}, Types::kFloat)};
+         return X{&c, c.call_library("rng_poisson", {(a.x[0] * (g / a.x[1])).v}, Types::kInt)};
+       },
+       Types::kInt},
+      {"neg_binomial_2_log_rng",
+       {finite("eta"), positive("phi")},
+       [](Composer& c, const Args& a) {
+         const X g{&c, c.call_library("rng_gamma", {a.x[1].v}, Types::kFloat)};
+         return X{&c, c.call_library("rng_poisson", {(exp(a.x[0]) * (g / a.x[1])).v}, Types::kInt)};
        },
        Types::kInt},
       {"categorical_logit_rng",

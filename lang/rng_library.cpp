@@ -165,6 +165,9 @@ const std::map<std::string, std::vector<std::string>>& draws_calling_library() {
       {"poisson_rng", {"rng_poisson"}},
       {"poisson_log_rng", {"rng_poisson"}},
       {"binomial_rng", {"rng_binomial"}},
+      {"binomial_logit_rng", {"rng_binomial"}},
+      {"neg_binomial_2_rng", {"rng_gamma", "rng_poisson"}},
+      {"neg_binomial_2_log_rng", {"rng_gamma", "rng_poisson"}},
       {"logistic_rng", {"rng_open_uniform"}},
   };
   return calls;

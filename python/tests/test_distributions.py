@@ -213,6 +213,12 @@ DRAWS = [
     ("float(poisson_rng(3.5))", stats.poisson(3.5), False),
     ("float(poisson_rng(250.0))", stats.poisson(250.0), False),
     ("float(poisson_log_rng(2.0))", stats.poisson(np.exp(2.0)), False),
+    ("weibull_rng(1.7, 2.0)", stats.weibull_min(1.7, scale=2.0), True),
+    ("float(binomial_logit_rng(30, -0.7))", stats.binom(30, special.expit(-0.7)), False),
+    ("float(neg_binomial_2_rng(6.0, 2.5))", stats.nbinom(2.5, 2.5 / 8.5), False),
+    ("float(neg_binomial_2_rng(300.0, 40.0))", stats.nbinom(40.0, 40.0 / 340.0), False),
+    ("float(neg_binomial_2_log_rng(1.2, 0.7))",
+     stats.nbinom(0.7, 0.7 / (np.exp(1.2) + 0.7)), False),
     ("float(categorical_logit_rng([0.0, 1.0, -1.0, 0.5]))",
      stats.rv_discrete(values=([1, 2, 3, 4], special.softmax([0.0, 1.0, -1.0, 0.5]))), False),
 ]

@@ -269,6 +269,11 @@ TEST_CASE("distributions: random draws have their distribution's moments") {
       {"float(poisson_rng(3.5))", 3.5, 3.5, 0.0},
       {"float(poisson_rng(60.0))", 60.0, 60.0, 0.0},
       {"float(poisson_log_rng(1.0))", std::exp(1.0), std::exp(1.0), 0.0},
+      {"weibull_rng(2.0, 3.0)", 3.0 * std::sqrt(M_PI) / 2, 9.0 * (1 - M_PI / 4), 0.0},
+      {"float(binomial_logit_rng(20, 0.0))", 10.0, 5.0, 0.0},
+      {"float(neg_binomial_2_rng(6.0, 2.5))", 6.0, 6.0 + 36.0 / 2.5, 0.0},
+      {"float(neg_binomial_2_log_rng(1.0, 4.0))", std::exp(1.0),
+       std::exp(1.0) + std::exp(2.0) / 4.0, 0.0},
       {"float(categorical_logit_rng([0.0, 1.0, -1.0]))", 0.0, 0.0, 0.0},
   };
   const uint32_t n = 4000;
