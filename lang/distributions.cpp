@@ -487,6 +487,7 @@ std::vector<Distribution> direct_draws() {
   };
 }
 
+// The continuous draws that call the library's loops.
 std::vector<Distribution> looping_draws() {
   return {
       {"logistic_rng",
@@ -524,6 +525,12 @@ std::vector<Distribution> looping_draws() {
        [](Composer& c, const Args& a) {
          return X{&c, c.call_library("rng_beta", {a.x[0].v, a.x[1].v}, Types::kFloat)};
        }},
+  };
+}
+
+// The draws of counts and categories (ints).
+std::vector<Distribution> counting_draws() {
+  return {
       {"bernoulli_rng",
        {{"theta", Kind::Real, kUnit}},
        [](Composer& c, const Args& a) {
@@ -607,7 +614,8 @@ const std::vector<Distribution>& densities() {
   return table;
 }
 const std::vector<Distribution>& draws() {
-  static const std::vector<Distribution> table = joined(direct_draws(), looping_draws());
+  static const std::vector<Distribution> table =
+      joined(joined(direct_draws(), looping_draws()), counting_draws());
   return table;
 }
 
