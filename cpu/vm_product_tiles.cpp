@@ -1,0 +1,296 @@
+// The register-tiled products with a uniform operand (vm_product_tiles.h), built once per
+// instruction set from the same templates.
+//
+// A tile is T = W * V lanes (V registers of W floats). X @ w: R = 4 rows of X by T lanes hold
+// their partial sums in R * V registers across a block of terms; each term loads the tile's w
+// once for the R rows and broadcasts each X value once for the T lanes. g @ X: T lanes by C = 4
+// columns of X, the same way round. Eight independent chains of adds per term cover the add's
+// latency, so the multiplies and adds keep both vector ports busy. The packed lane operand (a
+// block of 64 words of T lanes for g @ X, all K words for X @ w) and the rows of X a tile reads
+// stay in the L1 cache, whatever the lanes' stride in the frames: with a frame of 256 lanes a
+// word's row of lanes is 1 KiB on from the last, so 64 words of 16 lanes read in place fell into
+// 4 of the cache's 64 sets and were evicted before the next 4 columns read them again.
+#include "cpu/vm_product_tiles.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace ab {
+namespace {
+
+using AliasFloat = float __attribute__((may_alias));  // frame words are uint32_t elsewhere
+
+// W floats (GCC drops a vector_size that depends on a parameter of an alias template, so one
+// specialisation per width).
+template <int W>
+struct VecOf;
+template <>
+struct VecOf<8> {
+  using type = float __attribute__((vector_size(32)));
+};
+template <>
+struct VecOf<16> {
+  using type = float __attribute__((vector_size(64)));
+};
+template <int W>
+using Vec = typename VecOf<W>::type;
+
+#define AB_TILE_INLINE [[gnu::always_inline]] inline
+
+// (By reference: a vector returned by value would change the ABI between the builds.)
+template <class V>
+AB_TILE_INLINE void load(V& v, const float* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+template <class V>
+AB_TILE_INLINE void store(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+thread_local std::vector<float> t_packed, t_tile;
+
+float* scratch(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Words [word0 + i * step for i < count] of the tile's lanes [j0, j0 + cnt) of `lanes` side by
+// side at packed[i * T ...], zero for the tile's lanes past cnt.
+template <int T>
+AB_TILE_INLINE void pack(const ProductLanes& lanes, size_t j0, size_t cnt, size_t word0,
+                         size_t step, uint32_t count, float* packed) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const AliasFloat* row = lanes.base + (word0 + i * step) * lanes.stride;
+    float* to = packed + size_t{i} * T;
+    if (lanes.list) {
+      for (size_t j = 0; j < cnt; ++j)
+        to[j] = row[lanes.list[j0 + j]];
+    } else {
+      std::memcpy(to, row + lanes.first + j0, cnt * sizeof(float));
+    }
+    std::fill(to + cnt, to + T, 0.0f);
+  }
+}
+
+// `rows` rows of T floats, `stride` apart in `tile`, to the words [word0 + r * step] of the
+// tile's lanes [j0, j0 + cnt) of `out`.
+template <int T>
+void scatter(const float* tile, size_t stride, uint32_t rows, const ProductLanes& out, size_t j0,
+             size_t cnt, size_t word0, size_t step) {
+  for (uint32_t r = 0; r < rows; ++r) {
+    AliasFloat* row = out.base + (word0 + r * step) * out.stride;
+    for (size_t j = 0; j < cnt; ++j)
+      row[out.lane(j0 + j)] = tile[r * stride + j];
+  }
+}
+
+// R rows of X (x, K words each) times the packed w (K words of T lanes): the rows' sums for
+// the T lanes, row r at dst + r * dst_stride.
+template <int W, int V, int R>
+AB_TILE_INLINE void matvec_tile(const float* x, uint32_t K, const float* wp, float* dst,
+                                size_t dst_stride) {
+  constexpr int T = W * V;
+  Vec<W> total[R][V] = {};
+  for (uint32_t first = 0; first < K; first += kProductBlock) {
+    const uint32_t end = std::min(first + kProductBlock, K);
+    Vec<W> partial[R][V] = {};
+    for (uint32_t k = first; k < end; ++k) {
+      Vec<W> wv[V];
+      for (int v = 0; v < V; ++v)
+        load(wv[v], wp + size_t{k} * T + v * W);
+      for (int r = 0; r < R; ++r) {
+        const float xr = x[static_cast<size_t>(r) * K + k];
+        for (int v = 0; v < V; ++v)
+          partial[r][v] = partial[r][v] + xr * wv[v];
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v)
+        total[r][v] = total[r][v] + partial[r][v];
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v)
+      store(dst + r * dst_stride + v * W, total[r][v]);
+}
+
+template <int W, int V>
+AB_TILE_INLINE void uniform_times_lanes_tiled(const UniformProduct& p) {
+  constexpr int T = W * V, R = 4;
+  const MatrixShape& s = p.shape;
+  float* packed = scratch(t_packed, size_t{s.k} * T);
+  float* tile = scratch(t_tile, size_t{R} * T);
+  for (uint32_t col = 0; col < s.p; ++col)
+    for (size_t j0 = 0; j0 < p.lanes; j0 += T) {
+      const size_t cnt = std::min<size_t>(T, p.lanes - j0);
+      pack<T>(p.operand, j0, cnt, col, s.p, s.k, packed);
+      const bool direct = !p.out.list && cnt == T;
+      for (uint32_t m0 = 0; m0 < s.m; m0 += R) {
+        const uint32_t rows = std::min<uint32_t>(R, s.m - m0);
+        const size_t word0 = size_t{m0} * s.p + col;
+        float* dst = direct ? p.out.base + word0 * p.out.stride + p.out.first + j0 : tile;
+        const size_t dst_stride = direct ? size_t{s.p} * p.out.stride : T;
+        const float* x = p.uniform + size_t{m0} * s.k;
+        if (rows == R) {
+          matvec_tile<W, V, R>(x, s.k, packed, dst, dst_stride);
+        } else {
+          for (uint32_t r = 0; r < rows; ++r)
+            matvec_tile<W, V, 1>(x + size_t{r} * s.k, s.k, packed, dst + r * dst_stride, 0);
+        }
+        if (!direct) scatter<T>(tile, T, rows, p.out, j0, cnt, word0, s.p);
+      }
+    }
+}
+
+// The packed g (len words of T lanes) times C columns of X's rows (y: the first row's first
+// column, rows P words apart): each column's partial sums over the block added to its totals
+// (tot, C rows of T lanes).
+template <int W, int V, int C>
+AB_TILE_INLINE void vecmat_tile(const float* gp, uint32_t len, const float* y, uint32_t P,
+                                float* tot) {
+  constexpr int T = W * V;
+  Vec<W> partial[C][V] = {};
+  for (uint32_t i = 0; i < len; ++i) {
+    Vec<W> gv[V];
+    for (int v = 0; v < V; ++v)
+      load(gv[v], gp + size_t{i} * T + v * W);
+    for (int c = 0; c < C; ++c) {
+      const float yc = y[size_t{i} * P + c];
+      for (int v = 0; v < V; ++v)
+        partial[c][v] = partial[c][v] + gv[v] * yc;
+    }
+  }
+  for (int c = 0; c < C; ++c)
+    for (int v = 0; v < V; ++v) {
+      float* t = tot + c * T + v * W;
+      Vec<W> sum;
+      load(sum, t);
+      store(t, sum + partial[c][v]);
+    }
+}
+
+template <int W, int V>
+AB_TILE_INLINE void lanes_times_uniform_tiled(const UniformProduct& p) {
+  constexpr int T = W * V, C = 4;
+  const MatrixShape& s = p.shape;
+  float* packed = scratch(t_packed, size_t{kProductBlock} * T);
+  float* tot = scratch(t_tile, size_t{s.p} * T);
+  const uint32_t cols = s.p / C * C;
+  for (uint32_t m = 0; m < s.m; ++m)
+    for (size_t j0 = 0; j0 < p.lanes; j0 += T) {
+      const size_t cnt = std::min<size_t>(T, p.lanes - j0);
+      std::fill_n(tot, size_t{s.p} * T, 0.0f);  // the totals start at +0
+      for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+        const uint32_t len = std::min(kProductBlock, s.k - first);
+        pack<T>(p.operand, j0, cnt, size_t{m} * s.k + first, 1, len, packed);
+        const float* y = p.uniform + size_t{first} * s.p;
+        for (uint32_t c = 0; c < cols; c += C)
+          vecmat_tile<W, V, C>(packed, len, y + c, s.p, tot + size_t{c} * T);
+        for (uint32_t c = cols; c < s.p; ++c)
+          vecmat_tile<W, V, 1>(packed, len, y + c, s.p, tot + size_t{c} * T);
+      }
+      const size_t word0 = size_t{m} * s.p;
+      if (!p.out.list && cnt == T) {
+        for (uint32_t c = 0; c < s.p; ++c)
+          std::memcpy(p.out.base + (word0 + c) * p.out.stride + p.out.first + j0,
+                      tot + size_t{c} * T, T * sizeof(float));
+      } else {
+        scatter<T>(tot, T, s.p, p.out, j0, cnt, word0, 1);
+      }
+    }
+}
+
+// One build per instruction set. The portable one keeps one 8-float vector (two SSE registers)
+// per tile row: SSE's 16 registers hold no more.
+using ProductFn = void (*)(const UniformProduct&);
+struct ProductBuild {
+  ProductFn left, right;  // uniform_times_lanes, lanes_times_uniform
+};
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AB_TARGET(isa) __attribute__((target(isa)))
+#define AB_HAS_TARGETS 1
+#else
+#define AB_TARGET(isa)
+#define AB_HAS_TARGETS 0
+#endif
+
+void left_portable(const UniformProduct& p) {
+  uniform_times_lanes_tiled<8, 1>(p);
+}
+void right_portable(const UniformProduct& p) {
+  lanes_times_uniform_tiled<8, 1>(p);
+}
+#if AB_HAS_TARGETS
+AB_TARGET("avx2") void left_avx2(const UniformProduct& p) {
+  uniform_times_lanes_tiled<8, 2>(p);
+}
+AB_TARGET("avx2") void right_avx2(const UniformProduct& p) {
+  lanes_times_uniform_tiled<8, 2>(p);
+}
+AB_TARGET("avx512f") void left_avx512(const UniformProduct& p) {
+  uniform_times_lanes_tiled<16, 2>(p);
+}
+AB_TARGET("avx512f") void right_avx512(const UniformProduct& p) {
+  lanes_times_uniform_tiled<16, 2>(p);
+}
+#endif
+
+ProductBuild build_of(VectorIsa isa) {
+#if AB_HAS_TARGETS
+  if (isa == VectorIsa::Avx512) return {left_avx512, right_avx512};
+  if (isa == VectorIsa::Avx2) return {left_avx2, right_avx2};
+#endif
+  return {left_portable, right_portable};
+}
+
+VectorIsa widest_isa() {
+  if (host_has(VectorIsa::Avx512)) return VectorIsa::Avx512;
+  if (host_has(VectorIsa::Avx2)) return VectorIsa::Avx2;
+  return VectorIsa::Portable;
+}
+
+std::atomic<VectorIsa> g_isa{widest_isa()};
+
+}  // namespace
+
+const char* vector_isa_name(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::Avx512:
+      return "avx512";
+    case VectorIsa::Avx2:
+      return "avx2";
+    default:
+      return "portable";
+  }
+}
+
+bool host_has(VectorIsa isa) {
+#if AB_HAS_TARGETS
+  __builtin_cpu_init();  // may run before libgcc's constructor has (g_isa's initializer)
+  if (isa == VectorIsa::Avx512) return __builtin_cpu_supports("avx512f");
+  if (isa == VectorIsa::Avx2) return __builtin_cpu_supports("avx2");
+#else
+  if (isa != VectorIsa::Portable) return false;
+#endif
+  return true;
+}
+
+VectorIsa product_isa() {
+  return g_isa.load(std::memory_order_relaxed);
+}
+
+void use_product_isa(VectorIsa isa) {
+  g_isa.store(host_has(isa) ? isa : VectorIsa::Portable, std::memory_order_relaxed);
+}
+
+void uniform_times_lanes(const UniformProduct& p) {
+  build_of(product_isa()).left(p);
+}
+
+void lanes_times_uniform(const UniformProduct& p) {
+  build_of(product_isa()).right(p);
+}
+
+}  // namespace ab
