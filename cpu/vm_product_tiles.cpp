@@ -56,21 +56,26 @@ float* scratch(std::vector<float>& v, size_t n) {
   return v.data();
 }
 
-// Words [word0 + i * step for i < count] of the tile's lanes [j0, j0 + cnt) of `lanes` side by
-// side at packed[i * T ...], zero for the tile's lanes past cnt.
+// Words [word0 + i * step for i < count] of the n lanes of `lanes`, tile by tile: tile t's
+// word i at packed[(t * count + i) * T ...], zero past the last lane. Each word's row of lanes
+// is read in order (from the frames' rows one after another, not a tile's strided column).
 template <int T>
-AB_TILE_INLINE void pack(const ProductLanes& lanes, size_t j0, size_t cnt, size_t word0,
-                         size_t step, uint32_t count, float* packed) {
+AB_TILE_INLINE void pack(const ProductLanes& lanes, size_t n, size_t word0, size_t step,
+                         uint32_t count, float* packed) {
+  const size_t tiles = (n + T - 1) / T;
   for (uint32_t i = 0; i < count; ++i) {
     const AliasFloat* row = lanes.base + (word0 + i * step) * lanes.stride;
-    float* to = packed + size_t{i} * T;
-    if (lanes.list) {
-      for (size_t j = 0; j < cnt; ++j)
-        to[j] = row[lanes.list[j0 + j]];
-    } else {
-      std::memcpy(to, row + lanes.first + j0, cnt * sizeof(float));
+    for (size_t t = 0; t < tiles; ++t) {
+      float* to = packed + (t * count + i) * T;
+      const size_t j0 = t * T, cnt = std::min<size_t>(T, n - j0);
+      if (lanes.list) {
+        for (size_t j = 0; j < cnt; ++j)
+          to[j] = row[lanes.list[j0 + j]];
+      } else {
+        std::memcpy(to, row + lanes.first + j0, cnt * sizeof(float));
+      }
+      std::fill(to + cnt, to + T, 0.0f);
     }
-    std::fill(to + cnt, to + T, 0.0f);
   }
 }
 
@@ -115,32 +120,40 @@ AB_TILE_INLINE void matvec_tile(const float* x, uint32_t K, const float* wp, flo
       store(dst + r * dst_stride + v * W, total[r][v]);
 }
 
+// Rows of X a tile of lanes runs before the next tile: 64 rows (25 KiB at K = 100) stay in the
+// L1 cache for all the tiles, so X comes from memory once, not once per tile.
+constexpr uint32_t kRowBlock = 64;
+
 template <int W, int V>
 AB_TILE_INLINE void uniform_times_lanes_tiled(const UniformProduct& p) {
   constexpr int T = W * V, R = 4;
   const MatrixShape& s = p.shape;
-  float* packed = scratch(t_packed, size_t{s.k} * T);
+  const size_t tiles = (p.lanes + T - 1) / T;
+  float* packed = scratch(t_packed, tiles * s.k * T);
   float* tile = scratch(t_tile, size_t{R} * T);
-  for (uint32_t col = 0; col < s.p; ++col)
-    for (size_t j0 = 0; j0 < p.lanes; j0 += T) {
-      const size_t cnt = std::min<size_t>(T, p.lanes - j0);
-      pack<T>(p.operand, j0, cnt, col, s.p, s.k, packed);
-      const bool direct = !p.out.list && cnt == T;
-      for (uint32_t m0 = 0; m0 < s.m; m0 += R) {
-        const uint32_t rows = std::min<uint32_t>(R, s.m - m0);
-        const size_t word0 = size_t{m0} * s.p + col;
-        float* dst = direct ? p.out.base + word0 * p.out.stride + p.out.first + j0 : tile;
-        const size_t dst_stride = direct ? size_t{s.p} * p.out.stride : T;
-        const float* x = p.uniform + size_t{m0} * s.k;
-        if (rows == R) {
-          matvec_tile<W, V, R>(x, s.k, packed, dst, dst_stride);
-        } else {
-          for (uint32_t r = 0; r < rows; ++r)
-            matvec_tile<W, V, 1>(x + size_t{r} * s.k, s.k, packed, dst + r * dst_stride, 0);
+  for (uint32_t col = 0; col < s.p; ++col) {
+    pack<T>(p.operand, p.lanes, col, s.p, s.k, packed);
+    for (uint32_t block = 0; block < s.m; block += kRowBlock)
+      for (size_t t = 0; t < tiles; ++t) {
+        const size_t j0 = t * T, cnt = std::min<size_t>(T, p.lanes - j0);
+        const bool direct = !p.out.list && cnt == T;
+        const float* wp = packed + t * s.k * T;
+        for (uint32_t m0 = block; m0 < std::min(block + kRowBlock, s.m); m0 += R) {
+          const uint32_t rows = std::min<uint32_t>(R, s.m - m0);
+          const size_t word0 = size_t{m0} * s.p + col;
+          float* dst = direct ? p.out.base + word0 * p.out.stride + p.out.first + j0 : tile;
+          const size_t dst_stride = direct ? size_t{s.p} * p.out.stride : T;
+          const float* x = p.uniform + size_t{m0} * s.k;
+          if (rows == R) {
+            matvec_tile<W, V, R>(x, s.k, wp, dst, dst_stride);
+          } else {
+            for (uint32_t r = 0; r < rows; ++r)
+              matvec_tile<W, V, 1>(x + size_t{r} * s.k, s.k, wp, dst + r * dst_stride, 0);
+          }
+          if (!direct) scatter<T>(tile, T, rows, p.out, j0, cnt, word0, s.p);
         }
-        if (!direct) scatter<T>(tile, T, rows, p.out, j0, cnt, word0, s.p);
       }
-    }
+  }
 }
 
 // The packed g (len words of T lanes) times C columns of X's rows (y: the first row's first
@@ -170,35 +183,44 @@ AB_TILE_INLINE void vecmat_tile(const float* gp, uint32_t len, const float* y, u
     }
 }
 
+// Per block of terms, every tile of lanes in turn: the block's rows of X (64 of P words) stay
+// in the cache for all the tiles, and the tiles' totals (P words of every lane) in L2.
 template <int W, int V>
 AB_TILE_INLINE void lanes_times_uniform_tiled(const UniformProduct& p) {
   constexpr int T = W * V, C = 4;
   const MatrixShape& s = p.shape;
-  float* packed = scratch(t_packed, size_t{kProductBlock} * T);
-  float* tot = scratch(t_tile, size_t{s.p} * T);
+  const size_t tiles = (p.lanes + T - 1) / T;
+  float* packed = scratch(t_packed, tiles * kProductBlock * T);
+  float* tot = scratch(t_tile, tiles * s.p * T);
   const uint32_t cols = s.p / C * C;
-  for (uint32_t m = 0; m < s.m; ++m)
-    for (size_t j0 = 0; j0 < p.lanes; j0 += T) {
-      const size_t cnt = std::min<size_t>(T, p.lanes - j0);
-      std::fill_n(tot, size_t{s.p} * T, 0.0f);  // the totals start at +0
-      for (uint32_t first = 0; first < s.k; first += kProductBlock) {
-        const uint32_t len = std::min(kProductBlock, s.k - first);
-        pack<T>(p.operand, j0, cnt, size_t{m} * s.k + first, 1, len, packed);
-        const float* y = p.uniform + size_t{first} * s.p;
+  for (uint32_t m = 0; m < s.m; ++m) {
+    std::fill_n(tot, tiles * s.p * T, 0.0f);  // the totals start at +0
+    for (uint32_t first = 0; first < s.k; first += kProductBlock) {
+      const uint32_t len = std::min(kProductBlock, s.k - first);
+      pack<T>(p.operand, p.lanes, size_t{m} * s.k + first, 1, len, packed);
+      const float* y = p.uniform + size_t{first} * s.p;
+      for (size_t t = 0; t < tiles; ++t) {
+        const float* gp = packed + t * len * T;
+        float* tt = tot + t * s.p * T;
         for (uint32_t c = 0; c < cols; c += C)
-          vecmat_tile<W, V, C>(packed, len, y + c, s.p, tot + size_t{c} * T);
+          vecmat_tile<W, V, C>(gp, len, y + c, s.p, tt + size_t{c} * T);
         for (uint32_t c = cols; c < s.p; ++c)
-          vecmat_tile<W, V, 1>(packed, len, y + c, s.p, tot + size_t{c} * T);
+          vecmat_tile<W, V, 1>(gp, len, y + c, s.p, tt + size_t{c} * T);
       }
-      const size_t word0 = size_t{m} * s.p;
+    }
+    const size_t word0 = size_t{m} * s.p;
+    for (size_t t = 0; t < tiles; ++t) {
+      const size_t j0 = t * T, cnt = std::min<size_t>(T, p.lanes - j0);
+      const float* tt = tot + t * s.p * T;
       if (!p.out.list && cnt == T) {
         for (uint32_t c = 0; c < s.p; ++c)
           std::memcpy(p.out.base + (word0 + c) * p.out.stride + p.out.first + j0,
-                      tot + size_t{c} * T, T * sizeof(float));
+                      tt + size_t{c} * T, T * sizeof(float));
       } else {
-        scatter<T>(tot, T, s.p, p.out, j0, cnt, word0, 1);
+        scatter<T>(tt, T, s.p, p.out, j0, cnt, word0, 1);
       }
     }
+  }
 }
 
 // One build per instruction set. The portable one keeps one 8-float vector (two SSE registers)
