@@ -227,7 +227,9 @@ TEST_CASE("vm kernels: matrix products on every lane set equal the interpreter's
 // has, forced one by one, against matrix_words lane by lane: X @ w and g @ X with shapes that
 // leave partial tiles, blocks and column groups (M = 9 rows: two tiles of 4 and one row; K = 130
 // terms: blocks of 64, 64 and 2; P = 7 columns: 4 and 3 alone), for 1-7 lanes (one partial
-// tile), 8, 33 and 70 lanes, dense in a wider frame (from lane 3) and listed with gaps.
+// tile), 8, 33 and 70 lanes, dense in a wider frame (from lane 3) and listed with gaps; some
+// lane words subnormal or tiny, so g @ X's rows that may give a subnormal product take the
+// exact double product and the others the plain float one.
 TEST_CASE("vm products: the register tiles give matrix_words' bits on every instruction set") {
   const VectorIsa chosen = product_isa();
   const uint32_t frame_lanes = 180;  // the listed lanes reach 161
@@ -249,8 +251,11 @@ TEST_CASE("vm products: the register tiles give matrix_words' bits on every inst
           for (size_t i = 0; i < uniform.size(); ++i)
             uniform[i] = float_bits(static_cast<float>((i * 37) % 23) / 7.0f - 1.5f);
           std::vector<uint32_t> frame(size_t{lane_words} * frame_lanes);
-          for (size_t i = 0; i < frame.size(); ++i)
-            frame[i] = float_bits(static_cast<float>((i * 13) % 29) / 3.0f - 4.5f);
+          for (size_t i = 0; i < frame.size(); ++i)  // some subnormal or tiny: exact_product
+            frame[i] = float_bits((static_cast<float>((i * 13) % 29) / 3.0f - 4.5f) *
+                                  (i % 17 == 5   ? 1e-39f
+                                   : i % 23 == 7 ? 3e-38f
+                                                 : 1.0f));
           std::vector<uint32_t> list;
           for (uint32_t j = 0; j < lanes; ++j)
             list.push_back(listed ? 2 * j + j / 3 : 3 + j);
