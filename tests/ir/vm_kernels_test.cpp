@@ -174,8 +174,8 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
 }
 
 // Matrix products (ops.h, matrix_words' order) run for all the lanes of a step: a uniform matrix
-// read in place times each lane's vector (X @ w: 32 lanes at a time in vector registers, the
-// rest by the general loop), each lane's vector times a uniform matrix (z @ X), a lane's own
+// read in place times each lane's vector (X @ w: the register tiles, partial tiles and gathered
+// sets included), each lane's vector times a uniform matrix (z @ X), a lane's own
 // matrices (both operands per lane) and two uniforms (the same words for every lane), on dense
 // sets, sets with gaps (lanes leave the loop at different iterations) and a few listed lanes;
 // and log1p_exp and inv_logit across the lanes (the language's functions inlined, vectorised).
