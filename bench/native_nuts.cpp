@@ -452,7 +452,9 @@ NutsModel nuts_gaussian_correlated_model() {
           }};
 }
 
-NutsModel nuts_correlated_gaussian_model(std::vector<float> precision, uint32_t dimension) {
+// ---- correlated_gaussian_loop.ab and logistic_regression_loop.ab: loops, hand-written gradients
+
+NutsModel nuts_correlated_gaussian_loop_model(std::vector<float> precision, uint32_t dimension) {
   auto P = std::make_shared<const Vec>(std::move(precision));
   return {dimension, [P, dimension](const float* q, float* grad) {
             for (uint32_t i = 0; i < dimension; ++i)
@@ -495,8 +497,8 @@ void add_scaled(float* __restrict sum, const float* __restrict x, float scale, u
 
 }  // namespace
 
-NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float> y,
-                                         uint32_t dimension, uint32_t block) {
+NutsModel nuts_logistic_regression_loop_model(std::vector<float> X, std::vector<float> y,
+                                              uint32_t dimension, uint32_t block) {
   constexpr float PRIOR_VAR = 25.0f;
   auto Xs = std::make_shared<const Vec>(std::move(X));
   auto ys = std::make_shared<const Vec>(std::move(y));
@@ -528,6 +530,120 @@ NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float
               for (uint32_t j = 0; j < D; ++j)
                 grad[j] = grad[j] + block_grad[j];
             }
+            return value;
+          }};
+}
+
+// ---- correlated_gaussian.ab and logistic_regression.ab: products, derived gradients ----------
+//
+// Each is the derived gradient op for op as the compiler writes it (`autobatch ir` prints it):
+// the forward ops, then each adjoint starting from +0 and added to in reverse op order, products
+// in the language's summation order (product_element / for_each_product_block,
+// autobatch/numerics.h).
+
+namespace {
+
+// out[m] = (A @ v)[m] for the `rows` x K matrix A: every row in the product order, four rows at a
+// time so that four independent sums are in flight (each sum's order, hence every bit, unchanged).
+void matrix_vector(const float* A, const float* v, uint32_t rows, uint32_t K, float* out) {
+  uint32_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float* a[4] = {A + uint64_t{r} * K, A + uint64_t{r + 1} * K, A + uint64_t{r + 2} * K,
+                         A + uint64_t{r + 3} * K};
+    float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for_each_product_block(K, [&](uint32_t first, uint32_t end) {
+      float partial[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (uint32_t k = first; k < end; ++k)
+        for (int i = 0; i < 4; ++i)
+          partial[i] = partial[i] + a[i][k] * v[k];
+      for (int i = 0; i < 4; ++i)
+        total[i] = total[i] + partial[i];
+    });
+    for (int i = 0; i < 4; ++i)
+      out[r + i] = total[i];
+  }
+  for (; r < rows; ++r) {
+    const float* a = A + uint64_t{r} * K;
+    out[r] = product_element(
+        K, [&](uint32_t k) { return a[k]; }, [&](uint32_t k) { return v[k]; });
+  }
+}
+
+// out[k] = (v @ A)[k] for the M x `cols` matrix A: each block of rows adds into a partial per
+// column, row by row (vectorisable over the columns), then the partials into the totals.
+void vector_matrix(const float* v, const float* A, uint32_t M, uint32_t cols, float* out) {
+  thread_local Vec partial;
+  partial.resize(cols);
+  std::fill(out, out + cols, 0.0f);
+  for_each_product_block(M, [&](uint32_t first, uint32_t end) {
+    std::fill(partial.begin(), partial.end(), 0.0f);
+    for (uint32_t m = first; m < end; ++m)
+      add_scaled(partial.data(), A + uint64_t{m} * cols, v[m], cols);
+    for (uint32_t k = 0; k < cols; ++k)
+      out[k] = out[k] + partial[k];
+  });
+}
+
+}  // namespace
+
+NutsModel nuts_correlated_gaussian_model(std::vector<float> precision, uint32_t dimension) {
+  auto P = std::make_shared<const Vec>(std::move(precision));
+  return {dimension, [P, dimension](const float* q, float* grad) {
+            const uint32_t D = dimension;
+            thread_local Vec pq, pq_adj, product;
+            pq.resize(D);
+            pq_adj.resize(D);
+            product.resize(D);
+            // -0.5 * dot(q, precision @ q)
+            matrix_vector(P->data(), q, D, D, pq.data());
+            const float value = -0.5f * dot(q, pq.data(), D);
+            const float dot_adj = 0.0f + 1.0f * -0.5f;
+            for (uint32_t k = 0; k < D; ++k) {
+              grad[k] = 0.0f + pq[k] * dot_adj;   // dot's first operand, q
+              pq_adj[k] = 0.0f + q[k] * dot_adj;  // its second, precision @ q
+            }
+            vector_matrix(pq_adj.data(), P->data(), D, D, product.data());  // q' += pq' @ P
+            for (uint32_t k = 0; k < D; ++k)
+              grad[k] = grad[k] + product[k];
+            return value;
+          }};
+}
+
+NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float> y,
+                                         uint32_t dimension) {
+  constexpr float PRIOR_VAR = 25.0f;
+  auto Xs = std::make_shared<const Vec>(std::move(X));
+  auto ys = std::make_shared<const Vec>(std::move(y));
+  return {dimension, [Xs, ys, dimension](const float* q, float* grad) {
+            const uint32_t D = dimension;
+            const auto N = static_cast<uint32_t>(ys->size());
+            const Vec& Y = *ys;
+            thread_local Vec z, z_adj, product;
+            z.resize(N);
+            z_adj.resize(N);
+            product.resize(D);
+            // z = X @ q;  sum(y * z - log1p_exp(z)) - 0.5 * dot(q, q) / PRIOR_VAR
+            matrix_vector(Xs->data(), q, N, D, z.data());
+            float data_sum = 0.0f;
+            for (uint32_t m = 0; m < N; ++m)
+              data_sum = data_sum + (Y[m] * z[m] - ab_log1p_exp(z[m]));
+            const float value = data_sum - 0.5f * dot(q, q, D) / PRIOR_VAR;
+            // The adjoints, in reverse: the prior's term, dot(q, q)'s two operands, then z's.
+            const float prior_adj = 0.0f + -1.0f;
+            const float scaled_adj = 0.0f + prior_adj / PRIOR_VAR;
+            const float dot_adj = 0.0f + scaled_adj * 0.5f;
+            for (uint32_t j = 0; j < D; ++j) {
+              grad[j] = 0.0f + q[j] * dot_adj;
+              grad[j] = grad[j] + q[j] * dot_adj;
+            }
+            const float sum_adj = 0.0f + 1.0f;        // sum's operand, y * z - log1p_exp(z)
+            const float mul_adj = 0.0f + sum_adj;     // y * z
+            const float log1p_adj = 0.0f + -sum_adj;  // log1p_exp(z)
+            for (uint32_t m = 0; m < N; ++m)
+              z_adj[m] = (0.0f + log1p_adj * ab_inv_logit(z[m])) + mul_adj * Y[m];
+            vector_matrix(z_adj.data(), Xs->data(), N, D, product.data());  // q' += z' @ X
+            for (uint32_t j = 0; j < D; ++j)
+              grad[j] = grad[j] + product[j];
             return value;
           }};
 }

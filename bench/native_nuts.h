@@ -1,9 +1,10 @@
 // sampler/nuts.ab by hand: the same NUTS (tree building, multinomial proposals, dual
 // averaging, windowed diagonal metric) over a C++ model, one chain at a time. Every float operation
 // is written in the order nuts.ab states it (the project builds with -ffp-contract=off), with the
-// language's exp/log/pow (ir/float_math.h), and chain c draws from Philox lane c in the same
-// program order, so on the CPU backends its draws equal `autobatch sample`'s bit for bit. It is
-// both that command's oracle and its performance baseline (a Stan-like sampler, a chain per core).
+// language's exp/log/pow (ir/float_math.h) and products' summation order (autobatch/numerics.h),
+// and chain c draws from Philox lane c in the same program order, so on the CPU backends its draws
+// equal `autobatch sample`'s bit for bit. It is both that command's oracle and its performance
+// baseline (a Stan-like sampler, a chain per core).
 #pragma once
 
 #include <cstdint>
@@ -66,11 +67,18 @@ NutsModel nuts_banana_model();               // samples/models/banana.ab
 NutsModel nuts_gaussian_iid_model();         // tests/data/models/gaussian_iid.ab
 NutsModel nuts_gaussian_scaled_model();      // tests/data/models/gaussian_scaled.ab
 NutsModel nuts_gaussian_correlated_model();  // tests/data/models/gaussian_correlated.ab
-// samples/models/correlated_gaussian.ab: `precision` is the uniform, dimension x dimension.
+// samples/models/correlated_gaussian.ab, -0.5 * dot(q, precision @ q), with the gradient the
+// compiler derives, op for op: `precision` is the uniform, dimension x dimension.
 NutsModel nuts_correlated_gaussian_model(std::vector<float> precision, uint32_t dimension);
-// samples/models/logistic_regression.ab and tests/data/models/logreg_small.ab: X is N x
-// dimension, y has N entries, sums run in blocks of `block` rows (which must divide N).
+// samples/models/correlated_gaussian_loop.ab, a row dot product per coordinate, gradient by hand.
+NutsModel nuts_correlated_gaussian_loop_model(std::vector<float> precision, uint32_t dimension);
+// samples/models/logistic_regression.ab, z = X @ w, with the gradient the compiler derives, op for
+// op: X is N x dimension, y has N entries.
 NutsModel nuts_logistic_regression_model(std::vector<float> X, std::vector<float> y,
-                                         uint32_t dimension, uint32_t block);
+                                         uint32_t dimension);
+// samples/models/logistic_regression_loop.ab and tests/data/models/logreg_small.ab, a loop over
+// the rows with the gradient by hand: sums run in blocks of `block` rows (which must divide N).
+NutsModel nuts_logistic_regression_loop_model(std::vector<float> X, std::vector<float> y,
+                                              uint32_t dimension, uint32_t block);
 
 }  // namespace ab::bench

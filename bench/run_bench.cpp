@@ -32,9 +32,10 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
   app.add_option(
          "--programs", options.programs,
          "programs to run: fib, ackermann, collatz, tak, nuts_tree (default: all of these); "
-         "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains; nuts_logreg_ad, "
-         "nuts_gaussian_ad: the same with the gradient derived from the log density; "
-         "nuts_logreg_matmul, nuts_gaussian_matmul: derived, the data pass a matrix product "
+         "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains, the models' "
+         "data pass a matrix product and their gradient derived; nuts_logreg_loop, "
+         "nuts_gaussian_loop: the same targets as scalar loops with the gradient by hand; "
+         "nuts_logreg_loop_ad, nuts_gaussian_loop_ad: the loops with the gradient derived "
          "(docs/nuts.md); matmul: the vm's matrix products against OpenBLAS sgemm on the "
          "regression's shapes, --batches as lanes (docs/performance.md)")
       ->delimiter(',');

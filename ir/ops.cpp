@@ -280,8 +280,7 @@ void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const ui
   for (uint32_t m = 0; m < s.m; ++m)
     for (uint32_t p = 0; p < s.p; ++p) {
       uint32_t total = 0;  // +0
-      for (uint32_t first = 0; first < s.k; first += kProductBlock) {
-        const uint32_t end = std::min(first + kProductBlock, s.k);
+      for_each_product_block(s.k, [&](uint32_t first, uint32_t end) {
         uint32_t partial = 0;
         for (uint32_t k = first; k < end; ++k) {
           const uint32_t pair[2] = {a[size_t{m} * s.k + k], b[size_t{k} * s.p + p]};
@@ -292,7 +291,7 @@ void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const ui
         }
         const uint32_t sum[2] = {total, partial};
         scalar_rule(OpCode::Add, Scalar::Float, sum, total, fault);
-      }
+      });
       out[size_t{m} * s.p + p] = total;
     }
 }

@@ -16,6 +16,7 @@
 
 #include "autobatch/batch.h"  // Fault
 #include "autobatch/expected.h"
+#include "autobatch/numerics.h"  // kProductBlock, for_each_product_block: a product's order
 #include "ir/types.h"
 #include "shaders/ab_layout.h"
 
@@ -173,13 +174,9 @@ MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 // The result's dimensions, outermost first (its leaf is float).
 std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b);
 
-// The language's summation order for a product (docs/language.md, "Matrix products"): each
-// output element sums its K terms in blocks of kProductBlock consecutive k, in order; each
-// block's partial sum starts at +0 and adds its terms (each a rounded product, then a rounded
-// add: no fma), and the element, starting at +0, adds the blocks' partials in order.
-constexpr uint32_t kProductBlock = 64;
-// out = a @ b (MatMul), outer(a, b) or transpose(a), over words. `out` must not overlap the
-// operands.
+// out = a @ b (MatMul) in the language's summation order (kProductBlock and
+// for_each_product_block, autobatch/numerics.h), outer(a, b) or transpose(a), over words. `out`
+// must not overlap the operands.
 void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
                   uint32_t* out);
 

@@ -3,9 +3,10 @@
 #
 #   Rscript run_stan.R MODEL.stan DATA_DIR WORKLOAD CHAINS DRAWS STEP_SIZE MAX_DEPTH SEED CORES CACHE
 #
-# WORKLOAD is nuts_logreg or nuts_gaussian (which .npy files to read from DATA_DIR). Every chain
-# samples DRAWS transitions with no warm-up at the fixed STEP_SIZE (as the bench's other systems
-# do), one chain per core on CORES forked workers. The model is compiled once into CACHE. Prints
+# WORKLOAD is logistic_regression or correlated_gaussian, the Stan model's name (which .npy files
+# to read from DATA_DIR; every form of a target, nuts_logreg and nuts_logreg_loop alike, shares
+# it). Every chain samples DRAWS transitions with no warm-up at the fixed STEP_SIZE (as the
+# bench's other systems do), one chain per core on CORES forked workers. The model is compiled once into CACHE. Prints
 #   stan_result gradients=G cpu_seconds=C wall_seconds=W
 # G: the sum of n_leapfrog__ over the sampling phase of every chain; C: the sum of Stan's own
 # sampling-phase timers (std::clock, CPU time); W: wall time of sampling all chains.
@@ -41,7 +42,7 @@ read_npy <- function(path) {
   if (length(shape) == 2) matrix(values, nrow = shape[1], ncol = shape[2], byrow = TRUE) else values
 }
 
-data <- if (workload == "nuts_logreg") {
+data <- if (workload == "logistic_regression") {
   X <- read_npy(file.path(data_dir, "logreg_X.npy"))
   list(N = nrow(X), D = ncol(X), X = X, y = as.integer(read_npy(file.path(data_dir, "logreg_y.npy"))))
 } else {

@@ -44,4 +44,32 @@ float ab_erf(float x);
 float ab_erfc(float x);
 float ab_inv_logit(float x);
 
+// The summation order of a matrix product (docs/language.md, "Matrix products"), the one
+// definition that the interpreter (ir/ops.h, matrix_words), the vm, the generated kernels and the
+// benchmark's native models follow: an element of a product sums its terms in blocks of
+// kProductBlock consecutive terms, in order of the summed index; each block's partial sum starts
+// at +0 and adds its terms in order (each a rounded product, then a rounded add: never an fma),
+// and the element, starting at +0, adds the blocks' partials in order.
+inline constexpr uint32_t kProductBlock = 64;
+
+// Calls block(first, end) for each block of `count` terms, in order: [0, 64), [64, 128), ...
+template <typename Block>
+void for_each_product_block(uint32_t count, Block&& block) {
+  for (uint32_t first = 0; first < count; first += kProductBlock)
+    block(first, count - first < kProductBlock ? count : first + kProductBlock);
+}
+
+// One element of a product in that order: the sum over k < count of a(k) * b(k).
+template <typename A, typename B>
+float product_element(uint32_t count, A&& a, B&& b) {
+  float total = 0.0f;
+  for_each_product_block(count, [&](uint32_t first, uint32_t end) {
+    float partial = 0.0f;
+    for (uint32_t k = first; k < end; ++k)
+      partial = partial + a(k) * b(k);
+    total = total + partial;
+  });
+  return total;
+}
+
 }  // namespace ab

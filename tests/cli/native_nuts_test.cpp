@@ -201,7 +201,7 @@ TEST_CASE("native nuts: small Gaussians equal interp bit for bit, with --init an
 
 TEST_CASE("native nuts: the small logistic regression equals interp bit for bit") {
   const fs::path data = "tests/data/models";
-  const NutsModel model = ab::bench::nuts_logistic_regression_model(
+  const NutsModel model = ab::bench::nuts_logistic_regression_loop_model(
       read_floats(kSource / data / "logreg_small_X.npy"),
       read_floats(kSource / data / "logreg_small_y.npy"), 3, 20);
   Run run = make_run("tests/data/models/logreg_small.ab",
@@ -211,22 +211,46 @@ TEST_CASE("native nuts: the small logistic regression equals interp bit for bit"
   check_bit_identical(model, run, "interp");
 }
 
-TEST_CASE("native nuts: the 100-dimensional correlated Gaussian equals interp bit for bit") {
+// The product forms' gradients are derived by the compiler; the native models compute the same
+// operations, products in the language's blocked summation order (autobatch/numerics.h).
+TEST_CASE("native nuts: the 100-dimensional correlated Gaussian, P @ q, equals interp and vm") {
   const fs::path precision = "samples/data/gaussian_precision.npy";
   const NutsModel model =
       ab::bench::nuts_correlated_gaussian_model(read_floats(kSource / precision), 100);
   Run run = make_run("samples/models/correlated_gaussian.ab", uniform_arg("precision", precision),
                      settings(150, 10), 4, 2);
   check_bit_identical(model, run, "interp");
+  check_bit_identical(model, run, "vm");
 }
 
-TEST_CASE("native nuts: the 10000-point logistic regression equals vm bit for bit") {
+TEST_CASE("native nuts: the 100-dimensional correlated Gaussian's loop equals interp bit for bit") {
+  const fs::path precision = "samples/data/gaussian_precision.npy";
+  const NutsModel model =
+      ab::bench::nuts_correlated_gaussian_loop_model(read_floats(kSource / precision), 100);
+  Run run = make_run("samples/models/correlated_gaussian_loop.ab",
+                     uniform_arg("precision", precision), settings(150, 10), 4, 2);
+  check_bit_identical(model, run, "interp");
+}
+
+TEST_CASE("native nuts: the 10000-point logistic regression, X @ w, equals vm bit for bit") {
   const fs::path data = "samples/data";
-  const NutsModel model = ab::bench::nuts_logistic_regression_model(
+  const NutsModel model =
+      ab::bench::nuts_logistic_regression_model(read_floats(kSource / data / "logreg_X.npy"),
+                                                read_floats(kSource / data / "logreg_y.npy"), 100);
+  Run run = make_run(
+      "samples/models/logistic_regression.ab",
+      uniform_arg("X", data / "logreg_X.npy") + " " + uniform_arg("y", data / "logreg_y.npy"),
+      settings(3, 3), 2, 2);
+  check_bit_identical(model, run, "vm");
+}
+
+TEST_CASE("native nuts: the 10000-point logistic regression's loop equals vm bit for bit") {
+  const fs::path data = "samples/data";
+  const NutsModel model = ab::bench::nuts_logistic_regression_loop_model(
       read_floats(kSource / data / "logreg_X.npy"), read_floats(kSource / data / "logreg_y.npy"),
       100, 100);
   Run run = make_run(
-      "samples/models/logistic_regression.ab",
+      "samples/models/logistic_regression_loop.ab",
       uniform_arg("X", data / "logreg_X.npy") + " " + uniform_arg("y", data / "logreg_y.npy"),
       settings(3, 3), 2, 2);
   check_bit_identical(model, run, "vm");

@@ -298,6 +298,41 @@ TEST_CASE("sample: the bench's stan rows say how to install rstan where R is mis
   fs::remove_all(dir);
 }
 
+// A target's forms share one Stan model (bench/stan/correlated_gaussian.stan for nuts_gaussian,
+// the product form, and nuts_gaussian_loop): each row gets Stan's figures, from one Stan run per
+// chain count. A stand-in Rscript counts its calls and prints a result.
+TEST_CASE("sample: the bench's forms of one target share one Stan run per chain count") {
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("ab_nuts_stan_shared_{}", ::getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream rscript(dir / "Rscript");
+    rscript << "#!/bin/sh\necho \"$4 $5\" >> '" << (dir / "calls").string()
+            << "'\necho 'stan_result gradients=1000 cpu_seconds=2.0 wall_seconds=1.0'\n";
+  }
+  fs::permissions(dir / "Rscript", fs::perms::owner_all);
+  const std::string command = fmt::format(
+      "cd '{}' && PATH='{}' '{}' bench --programs nuts_gaussian,nuts_gaussian_loop --systems "
+      "stan,vm --batches 1,2 --transitions 1 --json '{}' > '{}' 2> '{}'",
+      AB_SOURCE_DIR, dir.string(), AB_CLI, (dir / "rows.json").string(), (dir / "out.txt").string(),
+      (dir / "err.txt").string());
+  const int status = std::system(command.c_str());
+  REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), read_bytes(dir / "err.txt"));
+  const json rows = json::parse(read_bytes(dir / "rows.json"))["nuts_rows"];
+  std::map<std::string, int> stan_rows;
+  for (const json& row : rows) {
+    if (row["system"] != "stan") continue;
+    CHECK(row["status"] == "ok");
+    CHECK(row["gradients"] == 1000);
+    ++stan_rows[row["program"]];
+  }
+  CHECK(stan_rows["nuts_gaussian"] == 2);
+  CHECK(stan_rows["nuts_gaussian_loop"] == 2);
+  // One call per chain count, naming the shared model's data set.
+  CHECK(read_bytes(dir / "calls") == "correlated_gaussian 1\ncorrelated_gaussian 2\n");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("sample: a small logistic regression's posterior mean matches the exact one") {
   const Sampled fit = sample(model("logreg_small.ab") + " -u X=@" + model("logreg_small_X.npy") +
                              " -u y=@" + model("logreg_small_y.npy") +

@@ -195,9 +195,10 @@ fn hot(n: int, acc: int) -> int {
 
 // The sampler over the shipped models at the default cap, with long values in the state buffer
 // as the engine splits them: the split crosses less heat than the split by cost alone (measured
-// 5.4x less on eight_schools, 3.3x on the 100-d models: docs/engine.md, "Parts").
+// 5.4x less on eight_schools, 3.3x on the 100-d loop models: docs/engine.md, "Parts").
 TEST_CASE("kernel_split: the sampler's split crosses less heat than a split by cost") {
-  for (const char* name : {"eight_schools", "logistic_regression", "correlated_gaussian"}) {
+  for (const char* name :
+       {"eight_schools", "logistic_regression_loop", "correlated_gaussian_loop"}) {
     CAPTURE(name);
     auto model =
         sample::Model::load(std::string(AB_SOURCE_DIR) + "/samples/models/" + name + ".ab");

@@ -224,7 +224,7 @@ fn main(x: float[1]) -> float[1] { return grad(f, x); }
 }
 
 // The shape of a log likelihood over data: a sum over blocks of rows, each a sum over rows
-// (samples/models/logistic_regression_ad.ab). Both loops are preaccumulated, so the derived
+// (samples/models/logistic_regression_loop_ad.ab). Both loops are preaccumulated, so the derived
 // function keeps nothing on tapes (no push or pop at all), and its gradient is the sum of the
 // rows' gradients.
 TEST_CASE("autodiff: sums over data rows in nested loops need no tape") {
@@ -417,12 +417,16 @@ TEST_CASE("autodiff: what cannot be differentiated is an error at its line") {
 
 TEST_CASE(
     "autodiff: random float programs: grad agrees with central differences in the interpreter") {
-  // Generated float functions with loops and branches (support/program_gen.h): the derived
-  // gradient must be what central differences in float32 give, up to their noise, at points
-  // where the function is smooth, on interp and vm alike.
-  int checked = 0;
+  // Generated float functions with loops, branches and matrix products of random shapes
+  // (support/program_gen.h): the derived gradient must be what central differences in float32
+  // give, up to their noise, at points where the function is smooth, on interp and vm alike.
+  int checked = 0, with_products = 0, with_long_products = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {
-    const std::string source = random_float_function(seed) +
+    const std::string text = random_float_function(seed);
+    with_products +=
+        text.find(" @ ") != std::string::npos || text.find("transpose(") != std::string::npos;
+    with_long_products += text.find("; 6") != std::string::npos;  // a length of 64 to 69
+    const std::string source = text +
                                "\nfn main(x: float[3]) -> float[3] { return grad(f, x); }\n"
                                "fn value(x: float[3]) -> float { return f(x); }\n";
     CAPTURE(seed);
@@ -466,6 +470,9 @@ TEST_CASE(
       }
   }
   CHECK(checked > 600);
+  // Random products (support/program_gen.h) among them, some summing past one 64-term block.
+  CHECK(with_products >= 20);
+  CHECK(with_long_products >= 5);
 }
 
 }  // namespace

@@ -375,9 +375,13 @@ TEST_CASE("random programs: the generator is deterministic and varied") {
   GenOptions no_faults;
   no_faults.faults = false;
   no_faults.random_draws = false;
+  int with_products = 0, with_reductions = 0;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     const std::string source = generate_program(seed, no_faults);
     CAPTURE(source);
+    with_products += source.find(" @ ") != std::string::npos;
+    with_reductions += source.find("log_sum_exp(") != std::string::npos ||
+                       source.find("mean(") != std::string::npos;
     CHECK(source.find("uniform()") == std::string::npos);
     CHECK(source.find("normal()") == std::string::npos);
     CHECK(source.find("% 5)") == std::string::npos);
@@ -397,6 +401,14 @@ TEST_CASE("random programs: the generator is deterministic and varied") {
     for (const LaneError& e : result.errors)
       FAIL_CHECK(describe_error(e));
   }
+  // Matrix products and one-array reductions among them (GenOptions::products), and none when
+  // they are turned off.
+  CHECK(with_products >= 10);
+  CHECK(with_reductions >= 10);
+  GenOptions no_products;
+  no_products.products = false;
+  for (uint64_t seed = 1; seed <= 20; ++seed)
+    CHECK(generate_program(seed, no_products).find(" @ ") == std::string::npos);
 }
 
 }  // namespace

@@ -547,7 +547,7 @@ class Generator {
       if (chance(25)) return fmt::format("pow({}, {})", expr(Ty::Float, d), expr(Ty::Float, d));
       return fmt::format("{}({})", pick(kFns), expr(Ty::Float, d));
     }
-    switch (below(13)) {
+    switch (below(opt_.products ? 14 : 13)) {
       case 0:
       case 1: {
         static const std::vector<std::string> kOps = {"+", "-", "*", "/", "%"};
@@ -581,9 +581,13 @@ class Generator {
       case 11:
         return fmt::format("{}({}, {})", chance(50) ? "min" : "max", expr(Ty::Float, d),
                            expr(Ty::Float, d));
-      default:
+      case 12:
         if (auto call = call_of(Ty::Float, depth)) return *call;
         return fmt::format("-({})", expr(Ty::Float, d));
+      default: {  // one array's reduction
+        static const std::vector<std::string> kFns = {"max", "min", "log_sum_exp", "mean"};
+        return fmt::format("{}({})", pick(kFns), expr(Ty::FloatArr, d));
+      }
     }
   }
 
@@ -652,7 +656,7 @@ class Generator {
 
   std::string float_array_expr(int depth) {
     const int d = depth - 1;
-    switch (below(6)) {
+    switch (below(opt_.products ? 8 : 6)) {
       case 0:
         return fmt::format("[{}, {}, {}, {}]", expr(Ty::Float, d), expr(Ty::Float, d),
                            expr(Ty::Float, d), expr(Ty::Float, d));
@@ -666,8 +670,37 @@ class Generator {
         return fmt::format("({} * {})", expr(Ty::FloatArr, d), expr(Ty::Float, d));
       case 4:
         return fmt::format("float({})", expr(Ty::IntArr, d));
-      default:
+      case 5:
         return fmt::format("sin({})", expr(Ty::FloatArr, d));
+      case 6:
+        return product_expr(d);
+      default:
+        return fmt::format("transpose({})[{}]", matrix(4, 4, d), index(d));
+    }
+  }
+
+  // ---- matrix products: float[4] results of random inner shapes ------------------------------
+  // A vector of n floats: a float[4] expression, a literal of n elements, or (long) a repeat.
+  std::string vector_of(int n, int depth) {
+    if (n == 4 && chance(50)) return expr(Ty::FloatArr, depth);
+    return array_literal(n, [&] { return expr(Ty::Float, depth); });
+  }
+  std::string matrix(int rows, int cols, int depth) {
+    return array_literal(rows, [&] { return vector_of(cols, depth); });
+  }
+  // The summed length: short, or past one block of the summation order (docs/language.md).
+  int inner_length() { return chance(15) ? 64 + below(8) : 1 + below(5); }
+  std::string product_expr(int depth) {
+    const int k = inner_length(), d = depth - 1;
+    switch (below(4)) {
+      case 0:
+        return fmt::format("({} @ {})", matrix(4, k, d), vector_of(k, d));
+      case 1:
+        return fmt::format("({} @ {})", vector_of(k, d), matrix(k, 4, d));
+      case 2:
+        return fmt::format("({} @ {})[{}]", matrix(4, k, d), matrix(k, 4, d), index(d));
+      default:  // a row of the transpose: column `c` of a 4 x k matrix
+        return fmt::format("transpose({})[{}]", matrix(4, k, d), below(k));
     }
   }
 
@@ -698,6 +731,14 @@ class Generator {
 };
 
 }  // namespace
+
+std::string array_literal(int n, const std::function<std::string()>& element) {
+  if (n > 4) return fmt::format("[{}; {}]", element(), n);
+  std::string text = "[";
+  for (int i = 0; i < n; ++i)
+    text += (i ? ", " : "") + element();
+  return text + "]";
+}
 
 std::string generate_program(uint64_t seed, const GenOptions& options) {
   Generator generator(seed, options);
@@ -732,146 +773,6 @@ std::string call_chain_program(int functions) {
 }
 std::string call_ring_program(int functions) {
   return call_program(functions, true);
-}
-
-namespace {
-
-class FloatGen {
- public:
-  explicit FloatGen(uint64_t seed) : rng_(seed) {}
-
-  std::string program() {
-    std::string out;
-    out += "fn h0(a: float, b: float) -> float { return " + helper_expr() + "; }\n";
-    out +=
-        "fn h1(a: float, b: float) -> float {\n    var r = a;\n    if b > 0.2 { r = "
-        "sin(a * b); } else { r = tanh(a - b) * 2.0; }\n    return r + 0.5 * b;\n}\n";
-    out += "fn f(x: float[3]) -> float {\n    var s = x[0];\n    var t = 0.5 * x[1];\n";
-    block(out, 1, 2, 5);
-    out += "    return s + t * x[2];\n}\n";
-    return out;
-  }
-
- private:
-  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  std::string literal() {
-    return fmt::format("{:.2f}", std::uniform_real_distribution<double>(-1.5, 1.5)(rng_));
-  }
-  std::string helper_expr() {
-    static const char* const kForms[] = {"a * b + sin(a)", "log1p_exp(a) - b * b * 0.25",
-                                         "erf(a) * b + cos(b)", "lgamma(1.5 + a * a) + b"};
-    return kForms[pick(4)];
-  }
-  std::string leaf(int loop_depth) {
-    const int n = loop_depth > 0 ? 5 : 4;
-    switch (pick(n)) {
-      case 0:
-        return "s";
-      case 1:
-        return "t";
-      case 2:
-        return fmt::format("x[{}]", pick(3));
-      case 3:
-        return literal();
-      default:
-        return fmt::format("x[i{} % 3]", loop_depth - 1);
-    }
-  }
-  std::string expr(int depth, int loop_depth) {
-    if (depth == 0) return leaf(loop_depth);
-    const std::string a = expr(depth - 1, loop_depth), b = expr(depth - 1, loop_depth);
-    switch (pick(14)) {
-      case 0:
-        return fmt::format("({} + {})", a, b);
-      case 1:
-        return fmt::format("({} - {})", a, b);
-      case 2:
-        return fmt::format("({} * {})", a, b);
-      case 3:
-        return fmt::format("sin({})", a);
-      case 4:
-        return fmt::format("tanh({})", a);
-      case 5:
-        return fmt::format("exp(tanh({}))", a);
-      case 6:
-        return fmt::format("log(1.0 + {} * {})", a, a);
-      case 7:
-        return fmt::format("sqrt(1.0 + {} * {})", a, a);
-      case 8:
-        return fmt::format("h{}({}, {})", pick(2), a, b);
-      case 9:
-        return fmt::format("inv_logit({})", a);
-      case 10:
-        return fmt::format("log_sum_exp({}, {})", a, b);
-      case 11:
-        return fmt::format("max({}, {})", a, b);
-      case 12:
-        return fmt::format("({} / (1.5 + {} * {}))", a, b, b);
-      default:
-        return fmt::format("log1p_exp({})", a);
-    }
-  }
-  void line(std::string& out, int indent, const std::string& text) {
-    out += std::string(4 * indent, ' ') + text + "\n";
-  }
-  void statement(std::string& out, int indent, int nesting, int loop_depth) {
-    const char* const bounded[] = {"sin", "tanh", "erf", "inv_logit", "cos"};
-    const std::string var = pick(2) ? "s" : "t";
-    switch (nesting > 0 ? pick(6) : pick(2)) {
-      case 0:
-      case 1:
-        line(out, indent,
-             fmt::format("{} = 0.7 * {} + 0.6 * {}({});", var, var, bounded[pick(5)],
-                         expr(1 + pick(2), loop_depth)));
-        return;
-      case 2: {
-        line(out, indent, fmt::format("if {} > {} {{", expr(1, loop_depth), literal()));
-        block(out, indent + 1, nesting - 1, 2, loop_depth);
-        line(out, indent, "} else {");
-        block(out, indent + 1, nesting - 1, 2, loop_depth);
-        line(out, indent, "}");
-        return;
-      }
-      case 3: {  // a trip count that depends on x
-        const std::string bound = pick(2) ? std::to_string(1 + pick(4))
-                                          : fmt::format("int(abs(x[{}]) * 2.0) + 1", pick(3));
-        line(out, indent, fmt::format("for i{} in 0..{} {{", loop_depth, bound));
-        block(out, indent + 1, nesting - 1, 2, loop_depth + 1);
-        line(out, indent, "}");
-        return;
-      }
-      case 4: {
-        const int k = next_var_++, j = pick(3);
-        line(out, indent, fmt::format("var u{} = 0.5 + x[{}] * x[{}];", k, j, j));
-        line(out, indent, fmt::format("while u{} < 3.0 {{", k));
-        line(out, indent + 1, fmt::format("u{} = u{} * 1.6 + 0.3;", k, k));
-        line(
-            out, indent + 1,
-            fmt::format("{} = 0.8 * {} + 0.3 * tanh(u{} * {});", var, var, k, expr(1, loop_depth)));
-        line(out, indent, "}");
-        return;
-      }
-      default:
-        line(out, indent,
-             fmt::format("{} = {} * 0.5 + 0.5 * h{}({}, {});", var, var, pick(2),
-                         expr(1, loop_depth), expr(1, loop_depth)));
-        return;
-    }
-  }
-  void block(std::string& out, int indent, int nesting, int max, int loop_depth = 0) {
-    const int n = 1 + pick(max);
-    for (int k = 0; k < n; ++k)
-      statement(out, indent, nesting, loop_depth);
-  }
-
-  std::mt19937_64 rng_;
-  int next_var_ = 0;
-};
-
-}  // namespace
-
-std::string random_float_function(uint64_t seed) {
-  return FloatGen(seed).program();
 }
 
 }  // namespace ab::testing

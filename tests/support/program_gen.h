@@ -5,7 +5,8 @@
 // Loops have small fixed trip counts. Bodies mix int/uint/float/bool arithmetic (floats with
 // IEEE special values and transcendentals of any argument), arrays and a
 // struct (with computed indices), if/else chains, while and for loops with break and continue,
-// calls in expressions and on the right of && and ||, tail calls, random draws and asserts. With
+// calls in expressions and on the right of && and ||, tail calls, random draws and asserts, matrix
+// products and reductions of arrays. With
 // `faults`, some indices may fall out of range, some divisors may be zero and some asserts may
 // fail, so per-lane faults are exercised too.
 //
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ab::testing {
@@ -31,6 +33,9 @@ struct GenOptions {
   // Float leaves include NaN, +-inf, -0, denormals and huge values, and the transcendental
   // functions get unclamped and huge arguments, so every backend must agree on special values.
   bool float_specials = true;
+  // Matrix products (`@`, transpose) of random inner lengths, some past one 64-term block, and
+  // the one-array reductions max, min, log_sum_exp and mean.
+  bool products = true;
 };
 
 std::string generate_program(uint64_t seed, const GenOptions& options = {});
@@ -48,5 +53,9 @@ std::string call_ring_program(int functions);
 // calls (also in loops) and the math and special functions, every update squashed through a
 // bounded function so values stay moderate (finite differences in float32 stay meaningful).
 std::string random_float_function(uint64_t seed);
+
+// An array literal of n elements, each made by `element`: spelled out, `[a, b, c]`, up to four
+// elements, and past four one element repeated, `[a; 66]`, so long products stay short to write.
+std::string array_literal(int n, const std::function<std::string()>& element);
 
 }  // namespace ab::testing

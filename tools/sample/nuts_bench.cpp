@@ -44,62 +44,40 @@ struct BenchModel {
   uint32_t draws = 0, quick_draws = 0;                        // transitions per chain
   float step_size = 0;  // every chain's, fixed (no search, no warm-up), as in the paper's runs
   std::string about;
-  // The gradient is written by hand, as the native sampler's is: draws equal native's bit for
-  // bit. A derived gradient (a float-valued log_density, docs/language.md "Gradients") rounds
-  // differently, so its chains leave native's after a few steps and are not compared.
-  std::string derived_from;  // for a derived gradient: the hand-written row it mirrors
+  // The native sampler's model (bench/native_nuts.h) computes the same float operations in the
+  // same order as the .ab model's gradient (written by hand, or the product forms' derived one),
+  // so the draws equal native's bit for bit; `loop` picks the scalar loop's order.
+  bool loop = false;
+  // For a gradient derived through a loop, which rounds differently from the hand-written loop
+  // that native mirrors: the hand-written row it mirrors. Its chains leave native's after a few
+  // steps and are not compared; the bench reports what the derived gradient costs against it.
+  std::string derived_from;
+  // The Stan model, bench/stan/STAN.stan: one per target, shared by its forms (and run once).
+  std::string stan;
 };
 
 const std::vector<BenchModel>& bench_models() {
+  using Uniforms = std::vector<std::pair<std::string, std::string>>;
+  const Uniforms logreg = {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}};
+  const Uniforms gaussian = {{"precision", "gaussian_precision.npy"}};
   static const std::vector<BenchModel> models = {
-      {"nuts_logreg",
-       "logistic_regression.ab",
-       {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
-       2,
-       1,
-       0.03f,
-       "logistic regression, D = 100, N = 10000",
-       ""},
-      {"nuts_gaussian",
-       "correlated_gaussian.ab",
-       {{"precision", "gaussian_precision.npy"}},
-       10,
-       10,
-       0.1f,
-       "correlated Gaussian, D = 100",
-       ""},
-      {"nuts_logreg_ad",
-       "logistic_regression_ad.ab",
-       {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
-       2,
-       1,
-       0.03f,
-       "logistic regression, D = 100, N = 10000, derived gradient",
-       "nuts_logreg"},
-      {"nuts_gaussian_ad",
-       "correlated_gaussian_ad.ab",
-       {{"precision", "gaussian_precision.npy"}},
-       10,
-       10,
-       0.1f,
-       "correlated Gaussian, D = 100, derived gradient",
-       "nuts_gaussian"},
-      {"nuts_logreg_matmul",
-       "logistic_regression_matmul.ab",
-       {{"X", "logreg_X.npy"}, {"y", "logreg_y.npy"}},
-       2,
-       1,
-       0.03f,
-       "logistic regression, D = 100, N = 10000, z = X @ w, derived gradient",
-       "nuts_logreg"},
-      {"nuts_gaussian_matmul",
-       "correlated_gaussian_matmul.ab",
-       {{"precision", "gaussian_precision.npy"}},
-       10,
-       10,
-       0.1f,
-       "correlated Gaussian, D = 100, P @ q, derived gradient",
-       "nuts_gaussian"},
+      {"nuts_logreg", "logistic_regression.ab", logreg, 2, 1, 0.03f,
+       "logistic regression, D = 100, N = 10000, z = X @ w, derived gradient", false, "",
+       "logistic_regression"},
+      {"nuts_gaussian", "correlated_gaussian.ab", gaussian, 10, 10, 0.1f,
+       "correlated Gaussian, D = 100, P @ q, derived gradient", false, "", "correlated_gaussian"},
+      {"nuts_logreg_loop", "logistic_regression_loop.ab", logreg, 2, 1, 0.03f,
+       "logistic regression, D = 100, N = 10000, a loop over the rows, gradient by hand", true, "",
+       "logistic_regression"},
+      {"nuts_gaussian_loop", "correlated_gaussian_loop.ab", gaussian, 10, 10, 0.1f,
+       "correlated Gaussian, D = 100, a loop of row dot products, gradient by hand", true, "",
+       "correlated_gaussian"},
+      {"nuts_logreg_loop_ad", "logistic_regression_loop_ad.ab", logreg, 2, 1, 0.03f,
+       "logistic regression, D = 100, N = 10000, a loop over the rows, derived gradient", true,
+       "nuts_logreg_loop", "logistic_regression"},
+      {"nuts_gaussian_loop_ad", "correlated_gaussian_loop_ad.ab", gaussian, 10, 10, 0.1f,
+       "correlated Gaussian, D = 100, a loop of row dot products, derived gradient", true,
+       "nuts_gaussian_loop", "correlated_gaussian"},
   };
   return models;
 }
@@ -128,15 +106,18 @@ Expected<std::vector<float>> read_floats(const std::string& path) {
 }
 
 Expected<NutsModel> native_model(const BenchModel& m, const std::string& data) {
-  if (m.model.rfind("logistic_regression", 0) == 0) {
+  if (m.stan == "logistic_regression") {
     auto X = read_floats(data + "/logreg_X.npy");
     if (!X) return X.failure();
     auto y = read_floats(data + "/logreg_y.npy");
     if (!y) return y.failure();
-    return bench::nuts_logistic_regression_model(std::move(*X), std::move(*y), 100, 100);
+    if (m.loop)
+      return bench::nuts_logistic_regression_loop_model(std::move(*X), std::move(*y), 100, 100);
+    return bench::nuts_logistic_regression_model(std::move(*X), std::move(*y), 100);
   }
   auto precision = read_floats(data + "/gaussian_precision.npy");
   if (!precision) return precision.failure();
+  if (m.loop) return bench::nuts_correlated_gaussian_loop_model(std::move(*precision), 100);
   return bench::nuts_correlated_gaussian_model(std::move(*precision), 100);
 }
 
@@ -325,9 +306,9 @@ constexpr const char* kStanInstall =
 void run_stan_row(const BenchModel& m, const std::string& samples, uint32_t chains, uint32_t draws,
                   Row& row) {
   const fs::path dir = fs::path(samples).parent_path() / "bench" / "stan";
-  const std::string stan_file = (dir / (m.model.substr(0, m.model.rfind('.')) + ".stan")).string();
+  const std::string stan_file = (dir / (m.stan + ".stan")).string();
   std::error_code ec;
-  if (!m.derived_from.empty() || !fs::exists(stan_file, ec)) {
+  if (!fs::exists(stan_file, ec)) {
     row.status = "skipped: no Stan model for " + m.name;
     return;
   }
@@ -347,7 +328,7 @@ void run_stan_row(const BenchModel& m, const std::string& samples, uint32_t chai
   };
   const std::string command = fmt::format(
       "Rscript {} {} {} {} {} {} {} {} {} {} {} 2>&1", quote((dir / "run_stan.R").string()),
-      quote(stan_file), quote(samples + "/data"), m.name, chains, draws, m.step_size,
+      quote(stan_file), quote(samples + "/data"), m.stan, chains, draws, m.step_size,
       defaults.options.max_depth, kSeed, cores, quote(cache));
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) {
@@ -396,6 +377,9 @@ struct NutsBenchRun {
   nlohmann::ordered_json doc = nlohmann::ordered_json::array();  // the JSON's rows
   bool failed = false;
   std::map<std::tuple<std::string, std::string, uint32_t>, double> rates;  // model, system, chains
+  // Stan's rows by Stan model, chains and transitions: a target's forms share one Stan model, so
+  // it samples once per run and each form's row shows it.
+  std::map<std::tuple<std::string, uint32_t, uint32_t>, Row> stan_rows;
 };
 
 // The systems --systems names (none: native and vm); an Error names an unknown one.
@@ -442,7 +426,17 @@ Status run_system_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& 
                       const NutsModel& model, const NutsSettings& settings,
                       const ChainWords& reference, Row& row) {
   if (s.backend == "stan") {
+    const auto key = std::make_tuple(m.stan, row.chains, row.draws);
+    if (const auto done = run.stan_rows.find(key); done != run.stan_rows.end()) {
+      const Row& shared = done->second;
+      row.grads = shared.grads;
+      row.seconds = shared.seconds;
+      row.cpu_seconds = shared.cpu_seconds;
+      row.status = shared.status;
+      return Ok{};
+    }
     run_stan_row(m, run.samples, row.chains, row.draws, row);
+    run.stan_rows.emplace(key, row);
     return Ok{};
   }
   if (s.backend == "native") {

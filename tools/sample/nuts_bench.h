@@ -8,10 +8,12 @@
 // transitions and no warm-up (the step size from the sampler's first search). Every row's draws
 // are checked: the VM's must equal the native sampler's bit for bit; the Vulkan schedules' must
 // equal them within the tolerance `autobatch bench` already uses (a chain that leaves the CPU's
-// path is a FAILED row). The `_ad` rows run the same models written as just their log density
-// (the gradient derived, docs/language.md "Gradients"): their draws round differently from
-// native's and are not compared; the bench prints their cost per gradient against the
-// hand-written rows' (derived / hand).
+// path is a FAILED row). nuts_logreg and nuts_gaussian are the models written with matrix products
+// and their gradient derived (the native models compute the derived operations); the `_loop` rows
+// are the same targets as scalar loops with the gradient by hand, and the `_loop_ad` rows those
+// loops with the gradient derived (docs/language.md "Gradients"): their draws round differently
+// from native's and are not compared; the bench prints their cost per gradient against the
+// hand-written loops' (derived / hand). A target's forms share one Stan model, sampled once.
 //
 // Figure 7: the utilization of the gradient evaluation against the number of chains, over 1 and
 // over 10 trajectories per chain, for program-counter batching (the VM's scheduler: the gradients
@@ -31,7 +33,7 @@ namespace ab::cli {
 
 struct NutsBenchOptions {
   // `autobatch bench`'s options, of which these rows read: programs (nuts_logreg, nuts_gaussian,
-  // their _ad and _matmul forms), batches (the chain counts; empty: 1, 4, 16, 64, 256, quick: 1,
+  // their _loop and _loop_ad forms), batches (the chain counts; empty: 1, 4, 16, 64, 256, quick: 1,
   // 16, 64), systems (stan, native, vm, local-lane, local-subgroup, global-compacted, vulkan (the
   // three), all; empty: native and vm: the Vulkan rows only when asked, as lavapipe compiles the
   // sampler for minutes, and stan only when asked, as it needs R and rstan), quick, device,
