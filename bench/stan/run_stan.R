@@ -3,7 +3,7 @@
 #
 #   Rscript run_stan.R MODEL.stan DATA_DIR WORKLOAD CHAINS DRAWS STEP_SIZE MAX_DEPTH SEED CORES CACHE
 #
-# WORKLOAD is nuts_logreg or nuts_gaussian (which .npy files to read from DATA_DIR). Every chain
+# WORKLOAD is nuts_logreg, nuts_gaussian or nuts_earnings (which .npy files to read from DATA_DIR). Every chain
 # samples DRAWS transitions with no warm-up at the fixed STEP_SIZE (as the bench's other systems
 # do), one chain per core on CORES forked workers. The model is compiled once into CACHE. Prints
 #   stan_result gradients=G cpu_seconds=C wall_seconds=W
@@ -44,6 +44,10 @@ read_npy <- function(path) {
 data <- if (workload == "nuts_logreg") {
   X <- read_npy(file.path(data_dir, "logreg_X.npy"))
   list(N = nrow(X), D = ncol(X), X = X, y = as.integer(read_npy(file.path(data_dir, "logreg_y.npy"))))
+} else if (workload == "nuts_earnings") {
+  log_earn <- read_npy(file.path(data_dir, "earnings_log_earn.npy"))
+  list(N = length(log_earn), log_earn = log_earn,
+       height = read_npy(file.path(data_dir, "earnings_height.npy")))
 } else {
   P <- read_npy(file.path(data_dir, "gaussian_precision.npy"))
   list(D = nrow(P), P = P)

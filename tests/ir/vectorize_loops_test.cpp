@@ -306,6 +306,83 @@ fn main(q: float[2]) -> float { return sum(q); })";
   }
 }
 
+// Two sums in one loop: differentiate cannot preaccumulate it (docs/language.md, "Gradients"),
+// so as a loop its gradient keeps a tape entry per row; vectorised, it derives as array code.
+const char* const kTwoSums = R"(
+const N: int = 300;
+uniform x: float[N];
+uniform y: float[N];
+fn log_density(q: float[3]) -> float {
+    var lp = 0.0;
+    var penalty = 0.0;
+    for i in 0..N {
+        let z = (y[i] - (q[0] + q[1] * x[i])) / exp(q[2]);
+        lp += -0.5 * z * z - q[2];
+        penalty += 0.01 * z;
+    }
+    return lp - penalty * penalty;
+}
+fn main(q: float[3]) -> float[3] { return grad(log_density, q); }
+)";
+
+double two_sums_f64(const double* q, const std::vector<float>& x, const std::vector<float>& y) {
+  double lp = 0, penalty = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double z = (y[i] - (q[0] + q[1] * x[i])) / std::exp(q[2]);
+    lp += -0.5 * z * z - q[2];
+    penalty += 0.01 * z;
+  }
+  return lp - penalty * penalty;
+}
+
+TEST_CASE(
+    "vectorize_loops: a vectorised loop's gradient is array code: float64 differences, no "
+    "tape") {
+  const Compiled loop = compile(kTwoSums, false), array = compile(kTwoSums, true);
+  CHECK(array.loops.at(0).vectorised);
+  const int entry = array.program.find_function("main");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> x(300), y(300);
+  Batch batch;
+  batch.lanes = 6;
+  batch.uniforms.resize(2);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = d(rng);
+    y[i] = 0.3f + 0.8f * x[i] + 0.5f * d(rng);
+    batch.uniforms[0].push_back(float_bits(x[i]));
+    batch.uniforms[1].push_back(float_bits(y[i]));
+  }
+  batch.inputs.resize(1);
+  for (uint32_t k = 0; k < batch.lanes * 3; ++k)
+    batch.inputs[0].push_back(float_bits(0.5f * d(rng)));
+  RunOptions shallow;
+  shallow.stack_depth = 2;  // main and log_density's derived function: no room for a tape
+  const RunResult interp = run_interp(array.program, entry, batch, shallow);
+  const LoweredProgram lowered = lower(array.program, entry);
+  const RunResult vm = run_vm(lowered, batch, shallow);
+  REQUIRE(interp.errors.empty());
+  CHECK(compare_results(lowered, interp, vm).empty());
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    double q[3];
+    for (int k = 0; k < 3; ++k)
+      q[k] = bits_float(batch.inputs[0][lane * 3 + k]);
+    for (int k = 0; k < 3; ++k) {
+      const double h = 1e-6;
+      double up[3] = {q[0], q[1], q[2]}, down[3] = {q[0], q[1], q[2]};
+      up[k] += h;
+      down[k] -= h;
+      const double want = (two_sums_f64(up, x, y) - two_sums_f64(down, x, y)) / (2 * h);
+      CHECK(bits_float(interp.outputs[lane * 3 + k]) ==
+            doctest::Approx(want).epsilon(1e-3).scale(1.0));
+    }
+  }
+  // As a loop, the same gradient needs a tape entry per row: it overflows that depth.
+  const RunResult taped = run_interp(loop.program, entry, batch, shallow);
+  REQUIRE(!taped.errors.empty());
+  CHECK(taped.errors[0].code == Fault::StackOverflow);
+}
+
 TEST_CASE("vectorize_loops: random programs give the same bits with the pass and without") {
   int loops = 0, vectorised = 0;
   for (uint64_t seed = 1; seed <= 120; ++seed) {

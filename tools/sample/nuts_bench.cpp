@@ -48,6 +48,9 @@ struct BenchModel {
   // bit. A derived gradient (a float-valued log_density, docs/language.md "Gradients") rounds
   // differently, so its chains leave native's after a few steps and are not compared.
   std::string derived_from;  // for a derived gradient: the hand-written row it mirrors
+  // The native sampler has this model (bench/native_nuts.h); without it the native rows are
+  // skipped and the draws are not compared.
+  bool native = true;
 };
 
 const std::vector<BenchModel>& bench_models() {
@@ -100,6 +103,15 @@ const std::vector<BenchModel>& bench_models() {
        0.1f,
        "correlated Gaussian, D = 100, P @ q, derived gradient",
        "nuts_gaussian"},
+      {"nuts_earnings",
+       "earnings_logearn_height.ab",
+       {{"log_earn", "earnings_log_earn.npy"}, {"height", "earnings_height.npy"}},
+       10,
+       2,
+       0.002f,
+       "posteriordb's earnings-logearn_height, N = 1192, a row loop, derived gradient",
+       "",
+       false},
   };
   return models;
 }
@@ -146,6 +158,9 @@ struct SystemSpec {
   DeviceOptions device;
   // vm: RunOptions::loop_tiles (on: "vm-tiles", to measure them against one block per step)
   bool loop_tiles = false;
+  // Off: "vm-loops", the model compiled with every loop left a loop (CompileOptions::
+  // vectorize_loops), to measure what running loops as array code buys.
+  bool vectorize_loops = true;
 };
 
 std::vector<SystemSpec> all_systems(int device_index) {
@@ -161,6 +176,7 @@ std::vector<SystemSpec> all_systems(int device_index) {
           {"native", "native", {}},
           {"vm", "vm", {}},
           {"vm-tiles", "vm", {}, true},
+          {"vm-loops", "vm", {}, false, false},
           vulkan("local-lane", Schedule::Local, LocalScope::Lane),
           vulkan("local-subgroup", Schedule::Local, LocalScope::Subgroup),
           vulkan("global-compacted", Schedule::Global, std::nullopt)};
@@ -234,7 +250,7 @@ struct Loaded {
 };
 
 Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t chains,
-                      uint32_t draws) {
+                      uint32_t draws, bool vectorize_loops = true) {
   Loaded l;
   l.command.model = samples + "/models/" + m.model;
   l.command.options.chains = chains;
@@ -246,7 +262,7 @@ Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t 
   l.command.options.seed = kSeed;
   for (const auto& [name, file] : m.uniforms)
     l.command.uniforms.push_back(name + "=@" + samples + "/data/" + file);
-  auto program = sample::Model::load(l.command.model);
+  auto program = sample::Model::load(l.command.model, vectorize_loops);
   if (!program) return program.failure();
   l.program = std::move(*program);
   auto batch = sampler_batch(*l.program, l.command);
@@ -409,13 +425,13 @@ Expected<std::vector<SystemSpec>> select_nuts_systems(const bench::BenchOptions&
         std::none_of(known.begin(), known.end(),
                      [&](const SystemSpec& s) { return s.name == name; }))
       return Error{fmt::format(
-          "unknown system '{}' for the NUTS rows (known: stan, native, vm, vm-tiles, local-lane, "
-          "local-subgroup, global-compacted, vulkan, all)",
+          "unknown system '{}' for the NUTS rows (known: stan, native, vm, vm-tiles, vm-loops, "
+          "local-lane, local-subgroup, global-compacted, vulkan, all)",
           name)};
   std::vector<SystemSpec> systems;
   for (const SystemSpec& s : known)
     if (given.systems.empty()
-            ? s.backend != "vulkan" && s.backend != "stan" && !s.loop_tiles
+            ? s.backend != "vulkan" && s.backend != "stan" && !s.loop_tiles && s.vectorize_loops
             : asked(s.name) || asked("all") || (s.backend == "vulkan" && asked("vulkan")))
       systems.push_back(s);
   return systems;
@@ -446,16 +462,19 @@ Status run_system_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& 
     return Ok{};
   }
   if (s.backend == "native") {
-    run_native_row(model, settings, row);
+    if (m.native)
+      run_native_row(model, settings, row);
+    else
+      row.status = "skipped: no native sampler for " + m.name;
     return Ok{};
   }
-  auto loaded = load(m, run.samples, row.chains, row.draws);
+  auto loaded = load(m, run.samples, row.chains, row.draws, s.vectorize_loops);
   if (!loaded) return loaded.failure();
   ChainWords checked;
   std::vector<uint32_t> per_draw;
   run_program_row(*loaded, s, row, checked, per_draw, run.options.bench.threads);
   if (run.options.tamper_for_test) run.options.tamper_for_test(s.name, checked);
-  if (row.status == "ok" && m.derived_from.empty()) {
+  if (row.status == "ok" && m.derived_from.empty() && m.native) {
     const Status same =
         compare(reference, checked, loaded->program->dimension(), s.backend == "vulkan");
     if (!same) row.status = "FAILED: " + same.error();
@@ -551,14 +570,15 @@ Status run_model_rows(NutsBenchRun& run, const BenchModel& m,
   const uint32_t draws = given.transitions ? given.transitions
                          : given.quick     ? m.quick_draws
                                            : m.draws;
-  auto model = native_model(m, run.samples + "/data");
+  Expected<NutsModel> model = m.native ? native_model(m, run.samples + "/data") : NutsModel{};
   if (!model) return model.failure();
   NutsSettings settings;
   settings.warmup = 0;
   settings.draws = draws;
   settings.step_size = m.step_size;
   settings.search_step = false;
-  const ChainWords reference = native_reference(*model, settings, kCheckedChains);
+  const ChainWords reference =
+      m.native ? native_reference(*model, settings, kCheckedChains) : ChainWords{};
   const bool with_stan = std::any_of(run.systems.begin(), run.systems.end(),
                                      [](const SystemSpec& s) { return s.backend == "stan"; });
   print_model_header(m, draws, run.systems, with_stan);
