@@ -316,7 +316,9 @@ class BlockEmitter {
     const uint32_t n = words(op.args[0]);
     const std::string type = in == Scalar::Float ? "precise float" : glsl_type(in);
     line(1, "{");
-    line(2, fmt::format("{} acc = {};", type, zero_of(in)));
+    const bool from_minus_zero = sum_start(op.code, in) != 0;  // ir/ops.h
+    line(2, fmt::format("{} acc = {};", type,
+                        from_minus_zero ? "uintBitsToFloat(0x80000000u)" : zero_of(in)));
     for_words(2, n, [&](int ind, const std::string& i) {
       std::string term = typed(in, word(op.args[0], i));
       if (op.code == OpCode::Dot)

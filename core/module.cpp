@@ -83,7 +83,11 @@ Expected<std::shared_ptr<const Module>> Module::compile(
     const std::string& source, const CompileOptions& options,
     std::vector<SourceDiagnostic>* diagnostics) {
   Diagnostics diags(options.file, source);
-  std::optional<Program> program = compile_source(source, options.file, diags);
+  std::vector<LoopVerdict> verdicts;
+  FrontendOptions frontend;
+  frontend.vectorize_loops = options.vectorize_loops;
+  frontend.loops = &verdicts;
+  std::optional<Program> program = compile_source(source, options.file, diags, frontend);
   if (diagnostics)
     for (const Diagnostic& d : diags.errors())
       diagnostics->push_back({options.file, d.loc.line, d.loc.col, d.message});
@@ -93,14 +97,20 @@ Expected<std::shared_ptr<const Module>> Module::compile(
       message = fmt::format("{}: error: the program did not compile\n", options.file);
     return Error{std::move(message), true};
   }
+  std::vector<LoopInfo> loops;
+  for (const LoopVerdict& v : verdicts)
+    loops.push_back({program->functions.at(static_cast<size_t>(v.function)).name, v.loc.line,
+                     v.loc.col, v.vectorised, v.reason});
   if (!options.functions_first.empty())
     program = order_functions(std::move(*program), options.functions_first);
   if (Status ok = check_compiler_output(options.file, "typed", verify(*program)); !ok.ok())
     return Error{ok.error()};
-  if (options.entry.empty()) return Impl::make(std::move(*program), -1, source);
-  const int entry = program->find_function(options.entry);
-  if (entry < 0) return Error{missing_entry_message(*program, excerpt(options.entry))};
+  const int entry = options.entry.empty() ? -1 : program->find_function(options.entry);
+  if (!options.entry.empty() && entry < 0)
+    return Error{missing_entry_message(*program, excerpt(options.entry))};
   std::shared_ptr<const Module> module = Impl::make(std::move(*program), entry, source);
+  module->impl_->loops = std::move(loops);
+  if (entry < 0) return module;
   if (Status ok = check_compiler_output(options.file, "lowered", verify(module->impl_->lowered));
       !ok.ok())
     return Error{ok.error()};
@@ -199,6 +209,10 @@ const ValueInfo& Module::emit_record() const {
 bool Module::has_entry() const {
   return impl_->entry >= 0;
 }
+const std::vector<LoopInfo>& Module::loops() const {
+  return impl_->loops;
+}
+
 const std::vector<FunctionInfo>& Module::functions() const {
   return impl_->functions;
 }

@@ -20,6 +20,7 @@ struct Module::Impl {
   std::vector<ValueInfo> inputs, uniforms;
   ValueInfo output, emit_record;
   std::vector<FunctionInfo> functions;
+  std::vector<LoopInfo> loops;
   std::vector<BlockInfo> blocks;
   std::vector<VariableInfo> variables;
   uint32_t register_words = 0;

@@ -194,7 +194,7 @@ void op_lane(const Rows& r) {
 template <OpCode C, Scalar S>
 uint32_t accumulate_lane(const Rows& r) {
   Fault fault = Fault::None;
-  uint32_t acc = 0;
+  uint32_t acc = sum_start(C, S);
   for (uint32_t w = 0; w < r.words; ++w) {
     uint32_t term = r.src[0][w * r.stride[0]];
     if constexpr (C == OpCode::Dot) {
@@ -270,7 +270,7 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   Rows out;
   bind_result(out, f, s, visit, b.dst, 1, b.dst_temp);
   r.n = out.n;
-  t_acc.assign(r.n, 0u);  // the accumulators; the zero of int, uint and float alike
+  t_acc.assign(r.n, sum_start(C, S));  // the accumulators
   uint32_t* acc = t_acc.data();
   if constexpr (C == OpCode::Dot && S == Scalar::Float) {
     if (konst == 1 || konst == 2) {

@@ -94,7 +94,7 @@ Fault reduce(const Op& op, const Types& types, const FrameView& f) {
     return Fault::None;
   }
   const uint32_t* ys = op.code == OpCode::Dot ? at(f, op.args[1]) : nullptr;
-  uint32_t acc = 0;  // 0 is the zero of int, uint and float alike
+  uint32_t acc = sum_start(op.code, in);
   Fault fault = Fault::None;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t term = xs[i];

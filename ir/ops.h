@@ -180,6 +180,15 @@ std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId
 void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
                   uint32_t* out);
 
+// The word a sum's chain of adds starts from: `sum(a)` (Sum) starts at -0, the identity of `+`
+// (-0 + x is x for every x, +0 and -0 included), so it is the chain a[0] + a[1] + ... from its
+// first element, as a loop `acc += a[i]` from acc = a[0] is, and `sum([acc, t...])` is the loop
+// `acc += t[i]` bit for bit (passes/vectorize_loops.h). `dot` starts at +0, as a product's block
+// does (a row of `A @ v` is `dot`). 0 for integers.
+constexpr uint32_t sum_start(OpCode code, Scalar s) {
+  return code == OpCode::Sum && s == Scalar::Float ? 0x80000000u : 0u;
+}
+
 // Bit-casting helpers used across backends.
 uint32_t float_bits(float f);
 float bits_float(uint32_t w);

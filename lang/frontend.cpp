@@ -1,5 +1,6 @@
-// compile_source: lex, parse, declare the top level, build every function, derive the gradients
-// asked for, then join blocks (rotate_loops, merge_blocks).
+// compile_source: lex, parse, declare the top level, build every function, turn reduction loops
+// into array code (vectorize_loops), derive the gradients asked for, then join blocks
+// (rotate_loops, merge_blocks).
 #include "lang/frontend.h"
 
 #include <exception>
@@ -16,7 +17,7 @@
 namespace ab {
 
 std::optional<Program> compile_source(const std::string& source, const std::string& file,
-                                      Diagnostics& diags) {
+                                      Diagnostics& diags, const FrontendOptions& options) {
   const size_t errors_before = diags.errors().size();
   auto failed = [&] { return diags.errors().size() > errors_before; };
   try {
@@ -34,6 +35,11 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     for (size_t i = 0; i < module.functions.size(); ++i)
       frontend::build_function(globals, module.functions[i], static_cast<int>(i), program, diags);
     if (failed()) return std::nullopt;
+    // Before differentiate, so that a converted loop is derived as array code.
+    if (options.vectorize_loops) {
+      std::vector<LoopVerdict> loops = vectorize_loops(program);
+      if (options.loops) *options.loops = std::move(loops);
+    }
     if (!globals.derivatives().empty() &&
         !differentiate(program, static_cast<int>(module.functions.size()), globals.derivatives(),
                        diags))

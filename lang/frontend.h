@@ -10,12 +10,21 @@
 
 #include "ir/diagnostics.h"
 #include "ir/ir.h"
+#include "passes/vectorize_loops.h"
 
 namespace ab {
+
+struct FrontendOptions {
+  // Runs vectorize_loops before the gradients are derived. Off: every loop stays a loop (tests
+  // compare the two forms bit for bit; the bench measures what the pass buys).
+  bool vectorize_loops = true;
+  // When set, receives the pass's verdict on each loop of the source (`--explain`).
+  std::vector<LoopVerdict>* loops = nullptr;
+};
 
 // Compiles `source` (named `file` in messages). Returns the program, or nullopt with the errors
 // in `diags`. The returned program passes verify().
 std::optional<Program> compile_source(const std::string& source, const std::string& file,
-                                      Diagnostics& diags);
+                                      Diagnostics& diags, const FrontendOptions& options = {});
 
 }  // namespace ab

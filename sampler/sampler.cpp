@@ -41,10 +41,12 @@ const char* const kContract =
 Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
                                                      const std::string& file,
                                                      const std::string& entry,
-                                                     std::vector<std::string> first = {}) {
+                                                     std::vector<std::string> first = {},
+                                                     bool vectorize_loops = true) {
   CompileOptions options;
   options.file = file;
   options.entry = entry;
+  options.vectorize_loops = vectorize_loops;
   options.functions_first = std::move(first);
   return Module::compile(text, options);
 }
@@ -232,14 +234,15 @@ std::string tape_advice(const LaneError& e, const std::string& file, const Optio
 
 // ---- the model ----
 
-Expected<std::shared_ptr<const Model>> Model::load(const std::string& path) {
+Expected<std::shared_ptr<const Model>> Model::load(const std::string& path, bool vectorize_loops) {
   FileContents file = read_regular_file(path);
   if (!file.ok()) return Error{fmt::format("cannot read '{}': {}", path, file.error)};
-  return compile(file.bytes, path);
+  return compile(file.bytes, path, vectorize_loops);
 }
 
 Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
-                                                      const std::string& model_path) {
+                                                      const std::string& model_path,
+                                                      bool vectorize_loops) {
   // The model alone first: its errors point at its own lines.
   auto model = compile_text(text, model_path, "");
   if (!model) return model.failure();
@@ -307,10 +310,10 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
   }
 
   const std::string glue = sampler_glue(layout, !derived);
-  auto combined =
-      compile_text(text + glue + kNutsSource, model_path + " + nuts.ab", "main", kSamplerFirst);
+  auto combined = compile_text(text + glue + kNutsSource, model_path + " + nuts.ab", "main",
+                               kSamplerFirst, vectorize_loops);
   if (!combined) return combined.failure();
-  auto probe = compile_text(text + glue, model_path, "nuts_density");
+  auto probe = compile_text(text + glue, model_path, "nuts_density", {}, vectorize_loops);
   if (!probe) return probe.failure();
   out->module_ = std::move(*combined);
   out->density_ = std::move(*probe);

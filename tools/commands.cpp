@@ -22,11 +22,15 @@ int report_error(const Error& error) {
   return 1;
 }
 
-int check_command(const std::string& file) {
+int check_command(const std::string& file, bool explain) {
   auto module = load_program(file, "");
   if (!module) return report_error(module.failure());
   const size_t functions = (*module)->functions().size();
   fmt::print("{}: ok ({} function{})\n", file, functions, functions == 1 ? "" : "s");
+  if (explain)
+    for (const LoopInfo& loop : (*module)->loops())
+      fmt::print("{}:{}:{}: loop in {}: {}\n", file, loop.line, loop.col, loop.function,
+                 loop.vectorised ? "vectorised" : "not vectorised: " + loop.reason);
   return 0;
 }
 

@@ -345,6 +345,7 @@ std::string footer(std::string_view exit_codes, std::string_view example) {
 // Every subcommand's options and its CLI11 subcommand, filled by the parse.
 struct Subcommands {
   std::string check_file;
+  bool check_explain = false;
   ab::cli::IrCommand ir;
   bool devices_validation = false;
   ab::bench::BenchOptions bench;
@@ -361,10 +362,12 @@ struct Subcommands {
 void add_inspection_commands(CLI::App& app, Subcommands& c) {
   c.check_app = app.add_subcommand("check", "compile a program and report its errors");
   c.check_app->add_option("FILE", c.check_file, "the .ab program")->required();
+  c.check_app->add_flag("--explain", c.check_explain,
+                        "also list each loop: vectorised (runs as array code) or why not");
   c.check_app->footer(
       footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "
              "2 bad usage.",
-             "autobatch check samples/fib.ab"));
+             "autobatch check --explain samples/models/poisson_regression.ab"));
 
   c.ir_app = app.add_subcommand("ir", "print a program's IR");
   c.ir_app->add_option("FILE", c.ir.file, "the .ab program")->required();
@@ -421,7 +424,7 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
 
 // The parsed subcommand, run.
 int run_subcommand(Subcommands& c) {
-  if (c.check_app->parsed()) return ab::cli::check_command(c.check_file);
+  if (c.check_app->parsed()) return ab::cli::check_command(c.check_file, c.check_explain);
   if (c.ir_app->parsed()) {
     c.ir.entry_given = c.ir_app->count("--entry") > 0;
     return ab::cli::ir_command(c.ir);

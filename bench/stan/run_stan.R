@@ -1,21 +1,24 @@
 # Runs one of the bench's NUTS workloads in real Stan (rstan) for `autobatch bench --systems stan`
 # (tools/sample/nuts_bench.cpp, docs/nuts.md "Stan"):
 #
-#   Rscript run_stan.R MODEL.stan DATA_DIR WORKLOAD CHAINS DRAWS STEP_SIZE MAX_DEPTH SEED CORES CACHE
+#   Rscript run_stan.R MODEL.stan DATA_DIR WORKLOAD CHAINS DRAWS STEP_SIZE MAX_DEPTH SEED CORES CACHE WARMUP
 #
-# WORKLOAD is logistic_regression or correlated_gaussian, the Stan model's name (which .npy files
-# to read from DATA_DIR; every form of a target, nuts_logreg and nuts_logreg_loop alike, shares
-# it). Every chain samples DRAWS transitions with no warm-up at the fixed STEP_SIZE (as the
-# bench's other systems do), one chain per core on CORES forked workers. The model is compiled once into CACHE. Prints
+# WORKLOAD is logistic_regression, correlated_gaussian or earnings_logearn_height, the Stan
+# model's name (which .npy files to read from DATA_DIR; every form of a target, nuts_logreg and
+# nuts_logreg_loop alike, shares it). Every chain samples DRAWS transitions at the fixed STEP_SIZE
+# (as the bench's other systems do), one chain per core on CORES forked workers. The model is
+# compiled once into CACHE. Prints
 #   stan_result gradients=G cpu_seconds=C wall_seconds=W
 # G: the sum of n_leapfrog__ over the sampling phase of every chain; C: the sum of Stan's own
-# sampling-phase timers (std::clock, CPU time); W: wall time of sampling all chains.
+# sampling-phase timers (std::clock, CPU time); W: wall time of sampling all chains. WARMUP > 0
+# (earnings_logearn_height): that many adaptation iterations first (step size and diagonal metric, from
+# STEP_SIZE), counted in G and C as the other systems count theirs.
 args <- commandArgs(trailingOnly = TRUE)
-if (length(args) != 10) stop("usage: run_stan.R MODEL DATA_DIR WORKLOAD CHAINS DRAWS STEP MAX_DEPTH SEED CORES CACHE")
+if (length(args) != 11) stop("usage: run_stan.R MODEL DATA_DIR WORKLOAD CHAINS DRAWS STEP MAX_DEPTH SEED CORES CACHE WARMUP")
 model_file <- args[1]; data_dir <- args[2]; workload <- args[3]
 chains <- as.integer(args[4]); draws <- as.integer(args[5]); step <- as.numeric(args[6])
 max_depth <- as.integer(args[7]); seed <- as.integer(args[8]); cores <- as.integer(args[9])
-cache <- args[10]
+cache <- args[10]; warmup <- as.integer(args[11])
 
 suppressPackageStartupMessages({
   library(rstan)
@@ -45,6 +48,10 @@ read_npy <- function(path) {
 data <- if (workload == "logistic_regression") {
   X <- read_npy(file.path(data_dir, "logreg_X.npy"))
   list(N = nrow(X), D = ncol(X), X = X, y = as.integer(read_npy(file.path(data_dir, "logreg_y.npy"))))
+} else if (workload == "earnings_logearn_height") {
+  log_earn <- read_npy(file.path(data_dir, "earnings_log_earn.npy"))
+  list(N = length(log_earn), log_earn = log_earn,
+       height = read_npy(file.path(data_dir, "earnings_height.npy")))
 } else {
   P <- read_npy(file.path(data_dir, "gaussian_precision.npy"))
   list(D = nrow(P), P = P)
@@ -71,12 +78,12 @@ model <- if (file.exists(rds)) readRDS(rds) else {
 }
 
 one_chain <- function(chain) {
-  fit <- sampling(model, data = data, chains = 1, chain_id = chain, iter = draws, warmup = 0,
-                  seed = seed, algorithm = "NUTS", refresh = 0, cores = 1,
+  fit <- sampling(model, data = data, chains = 1, chain_id = chain, iter = warmup + draws,
+                  warmup = warmup, seed = seed, algorithm = "NUTS", refresh = 0, cores = 1,
                   control = list(stepsize = step, max_treedepth = max_depth,
-                                 adapt_engaged = FALSE))
-  params <- get_sampler_params(fit, inc_warmup = FALSE)[[1]]
-  c(sum(params[, "n_leapfrog__"]), sum(get_elapsed_time(fit)[, "sample"]))
+                                 adapt_engaged = warmup > 0))
+  params <- get_sampler_params(fit, inc_warmup = TRUE)[[1]]
+  c(sum(params[, "n_leapfrog__"]), sum(get_elapsed_time(fit)))
 }
 # One short run first, so the forked workers find the model's library loaded and its R code
 # byte-compiled: the wall time then counts sampling, not R's start-up.

@@ -30,6 +30,18 @@ struct CompileOptions {
   // choice: `autobatch sample` puts the sampler ahead of the model so that every chain reaches
   // the next gradient before any evaluates it (docs/nuts.md).
   std::vector<std::string> functions_first = {};
+  // Loops over data rows run as array code (docs/language.md, "Loops that run as array code"):
+  // the same bits either way; off, every loop runs as written, one block per iteration (for
+  // comparisons: tests, and the bench's `vm-loops` system).
+  bool vectorize_loops = true;
+};
+
+// A loop of the source and whether it runs as array code (`autobatch check --explain`).
+struct LoopInfo {
+  std::string function;
+  int line = 0, col = 0;  // the `for` or `while` statement
+  bool vectorised = false;
+  std::string reason;  // why not, when not
 };
 
 // One compile error, as a value: where it is and what is wrong.
@@ -118,6 +130,9 @@ class Module {
   const ValueInfo& emit_record() const;            // words 0 when the program never emits
   bool has_entry() const;  // false when compiled with an empty CompileOptions::entry
   const std::vector<FunctionInfo>& functions() const;
+  // Every loop of the source's functions, in source order, with whether it runs as array code;
+  // empty when compiled with CompileOptions::vectorize_loops off.
+  const std::vector<LoopInfo>& loops() const;
 
   // The program as `autobatch ir` prints it: every function in the control-flow-graph form
   // (Radul et al. 2020, Figure 2), in a text that the IR parser reads back.

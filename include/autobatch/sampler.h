@@ -70,11 +70,14 @@ std::string format_summary_table(const std::vector<NamedSummary>& parameters);
 class Model {
  public:
   // `file` names the source in messages ("model.ab:3:7: error: ..." with a caret). A model that
-  // does not compile or is off the contract is an Error.
+  // does not compile or is off the contract is an Error. `vectorize_loops`: as
+  // CompileOptions::vectorize_loops (off only to compare, as the bench's `vm-loops` does).
   static Expected<std::shared_ptr<const Model>> compile(const std::string& source,
-                                                        const std::string& file);
+                                                        const std::string& file,
+                                                        bool vectorize_loops = true);
   // Reads the file, then compile().
-  static Expected<std::shared_ptr<const Model>> load(const std::string& path);
+  static Expected<std::shared_ptr<const Model>> load(const std::string& path,
+                                                     bool vectorize_loops = true);
 
   // The model and the sampler as one module, the sampler's functions first; its uniforms are the
   // model's data, its main(init, random_init, settings) the chain.

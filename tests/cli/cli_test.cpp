@@ -106,6 +106,31 @@ std::string raw_bytes(const std::vector<T>& values) {
 
 }  // namespace
 
+TEST_CASE("cli: check --explain lists each loop, vectorised or the first reason why not") {
+  Workspace ws;
+  ws.write("loops.ab", R"(const N: int = 8;
+uniform y: float[N];
+fn sq(v: float) -> float { return v * v; }
+fn main(a: float) -> float {
+    var lp = 0.0;
+    for i in 0..N { lp += (y[i] - a) * (y[i] - a); }
+    for i in 0..N { lp += sq(y[i]); }
+    var acc = a;
+    for i in 0..N { acc = acc * 0.5 + y[i]; }
+    return lp + acc;
+}
+)");
+  const CliResult r = ws.run("check --explain loops.ab");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "loops.ab: ok (2 functions)\n"
+        "loops.ab:6:5: loop in main: vectorised\n"
+        "loops.ab:7:5: loop in main: not vectorised: a call to sq\n"
+        "loops.ab:9:5: loop in main: not vectorised: it carries 'acc' from one iteration to the "
+        "next (not a sum, max or min)\n");
+  CHECK(ws.run("check loops.ab").out == "loops.ab: ok (2 functions)\n");
+}
+
 TEST_CASE("cli: check reports ok, compile errors, and unreadable files") {
   Workspace ws;
   ws.write("fib.ab", fib_source());

@@ -54,6 +54,14 @@ struct BenchModel {
   std::string derived_from;
   // The Stan model, bench/stan/STAN.stan: one per target, shared by its forms (and run once).
   std::string stan;
+  // The native sampler has this model (bench/native_nuts.h); without it the native rows are
+  // skipped and the draws are not compared.
+  bool native = true;
+  // Warm-up iterations per chain (Stan's adaptation of the step size and a diagonal metric, on
+  // every system), counted in the rates like the draws; 0: none, the fixed step_size throughout.
+  // A model whose scales differ by orders of magnitude (earnings: beta[1] ~ 0.006 wide, sigma
+  // ~ 0.02) diverges or crawls at any one step size from a random start.
+  uint32_t warmup = 0;
 };
 
 const std::vector<BenchModel>& bench_models() {
@@ -78,6 +86,18 @@ const std::vector<BenchModel>& bench_models() {
       {"nuts_gaussian_loop_ad", "correlated_gaussian_loop_ad.ab", gaussian, 10, 10, 0.1f,
        "correlated Gaussian, D = 100, a loop of row dot products, derived gradient", true,
        "nuts_gaussian_loop", "correlated_gaussian"},
+      {"nuts_earnings",
+       "earnings_logearn_height.ab",
+       {{"log_earn", "earnings_log_earn.npy"}, {"height", "earnings_height.npy"}},
+       30,
+       10,
+       0.01f,
+       "posteriordb's earnings-logearn_height, N = 1192, a row loop, derived gradient",
+       false,
+       "",
+       "earnings_logearn_height",
+       false,
+       30},
   };
   return models;
 }
@@ -127,6 +147,9 @@ struct SystemSpec {
   DeviceOptions device;
   // vm: RunOptions::loop_tiles (on: "vm-tiles", to measure them against one block per step)
   bool loop_tiles = false;
+  // Off: "vm-loops", the model compiled with every loop left a loop (CompileOptions::
+  // vectorize_loops), to measure what running loops as array code buys.
+  bool vectorize_loops = true;
 };
 
 std::vector<SystemSpec> all_systems(int device_index) {
@@ -142,6 +165,7 @@ std::vector<SystemSpec> all_systems(int device_index) {
           {"native", "native", {}},
           {"vm", "vm", {}},
           {"vm-tiles", "vm", {}, true},
+          {"vm-loops", "vm", {}, false, false},
           vulkan("local-lane", Schedule::Local, LocalScope::Lane),
           vulkan("local-subgroup", Schedule::Local, LocalScope::Subgroup),
           vulkan("global-compacted", Schedule::Global, std::nullopt)};
@@ -215,19 +239,19 @@ struct Loaded {
 };
 
 Expected<Loaded> load(const BenchModel& m, const std::string& samples, uint32_t chains,
-                      uint32_t draws) {
+                      uint32_t draws, bool vectorize_loops = true) {
   Loaded l;
   l.command.model = samples + "/models/" + m.model;
   l.command.options.chains = chains;
   l.command.options.draws = draws;
-  l.command.options.warmup = 0;
+  l.command.options.warmup = m.warmup;
   l.command.options.leaf_steps = 4;  // the paper's (Radul et al. 2020, §4.1), as the native sampler
   l.command.options.step_size = m.step_size;
-  l.command.options.search_step = false;
+  l.command.options.search_step = m.warmup > 0;
   l.command.options.seed = kSeed;
   for (const auto& [name, file] : m.uniforms)
     l.command.uniforms.push_back(name + "=@" + samples + "/data/" + file);
-  auto program = sample::Model::load(l.command.model);
+  auto program = sample::Model::load(l.command.model, vectorize_loops);
   if (!program) return program.failure();
   l.program = std::move(*program);
   auto batch = sampler_batch(*l.program, l.command);
@@ -327,9 +351,9 @@ void run_stan_row(const BenchModel& m, const std::string& samples, uint32_t chai
     return out + "'";
   };
   const std::string command = fmt::format(
-      "Rscript {} {} {} {} {} {} {} {} {} {} {} 2>&1", quote((dir / "run_stan.R").string()),
+      "Rscript {} {} {} {} {} {} {} {} {} {} {} {} 2>&1", quote((dir / "run_stan.R").string()),
       quote(stan_file), quote(samples + "/data"), m.stan, chains, draws, m.step_size,
-      defaults.options.max_depth, kSeed, cores, quote(cache));
+      defaults.options.max_depth, kSeed, cores, quote(cache), m.warmup);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) {
     row.status = std::string("skipped: ") + kStanInstall;
@@ -393,13 +417,13 @@ Expected<std::vector<SystemSpec>> select_nuts_systems(const bench::BenchOptions&
         std::none_of(known.begin(), known.end(),
                      [&](const SystemSpec& s) { return s.name == name; }))
       return Error{fmt::format(
-          "unknown system '{}' for the NUTS rows (known: stan, native, vm, vm-tiles, local-lane, "
-          "local-subgroup, global-compacted, vulkan, all)",
+          "unknown system '{}' for the NUTS rows (known: stan, native, vm, vm-tiles, vm-loops, "
+          "local-lane, local-subgroup, global-compacted, vulkan, all)",
           name)};
   std::vector<SystemSpec> systems;
   for (const SystemSpec& s : known)
     if (given.systems.empty()
-            ? s.backend != "vulkan" && s.backend != "stan" && !s.loop_tiles
+            ? s.backend != "vulkan" && s.backend != "stan" && !s.loop_tiles && s.vectorize_loops
             : asked(s.name) || asked("all") || (s.backend == "vulkan" && asked("vulkan")))
       systems.push_back(s);
   return systems;
@@ -440,16 +464,19 @@ Status run_system_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& 
     return Ok{};
   }
   if (s.backend == "native") {
-    run_native_row(model, settings, row);
+    if (m.native)
+      run_native_row(model, settings, row);
+    else
+      row.status = "skipped: no native sampler for " + m.name;
     return Ok{};
   }
-  auto loaded = load(m, run.samples, row.chains, row.draws);
+  auto loaded = load(m, run.samples, row.chains, row.draws, s.vectorize_loops);
   if (!loaded) return loaded.failure();
   ChainWords checked;
   std::vector<uint32_t> per_draw;
   run_program_row(*loaded, s, row, checked, per_draw, run.options.bench.threads);
   if (run.options.tamper_for_test) run.options.tamper_for_test(s.name, checked);
-  if (row.status == "ok" && m.derived_from.empty()) {
+  if (row.status == "ok" && m.derived_from.empty() && m.native) {
     const Status same =
         compare(reference, checked, loaded->program->dimension(), s.backend == "vulkan");
     if (!same) row.status = "FAILED: " + same.error();
@@ -461,9 +488,9 @@ void print_model_header(const BenchModel& m, uint32_t draws, const std::vector<S
                         bool with_stan) {
   fmt::print(
       "\n{} ({}): gradient evaluations over all chains per wall second and per CPU second "
-      "(the process's, all threads; Stan's own timers); {} transition{} per chain, no "
-      "warm-up\n",
-      m.name, m.about, draws, draws == 1 ? "" : "s");
+      "(the process's, all threads; Stan's own timers); {} transition{} per chain, {}\n",
+      m.name, m.about, draws, draws == 1 ? "" : "s",
+      m.warmup ? fmt::format("after {} of warm-up (counted)", m.warmup) : "no warm-up");
   fmt::print("{:>7}", "chains");
   for (const SystemSpec& s : systems)
     fmt::print("  {:>19}", s.name + " wall cpu");
@@ -545,14 +572,15 @@ Status run_model_rows(NutsBenchRun& run, const BenchModel& m,
   const uint32_t draws = given.transitions ? given.transitions
                          : given.quick     ? m.quick_draws
                                            : m.draws;
-  auto model = native_model(m, run.samples + "/data");
+  Expected<NutsModel> model = m.native ? native_model(m, run.samples + "/data") : NutsModel{};
   if (!model) return model.failure();
   NutsSettings settings;
   settings.warmup = 0;
   settings.draws = draws;
   settings.step_size = m.step_size;
   settings.search_step = false;
-  const ChainWords reference = native_reference(*model, settings, kCheckedChains);
+  const ChainWords reference =
+      m.native ? native_reference(*model, settings, kCheckedChains) : ChainWords{};
   const bool with_stan = std::any_of(run.systems.begin(), run.systems.end(),
                                      [](const SystemSpec& s) { return s.backend == "stan"; });
   print_model_header(m, draws, run.systems, with_stan);

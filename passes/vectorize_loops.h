@@ -1,0 +1,54 @@
+// Pass: vectorize_loops (Figure 2 -> Figure 2), issue 43: a loop over data rows runs as array code.
+//
+// Rewrites a `for i in lo..hi` loop into whole-array ops when every iteration is independent of
+// the others apart from reductions (docs/language.md, "Loops that run as array code"):
+// - the range is constant (both bounds folded constants, at least one iteration);
+// - the body is straight-line: no if, break, continue, return, inner loop that stays a loop, call,
+//   random draw, assert, emit or element write;
+// - each value the body computes from `i` (a "varying" value) is a scalar, which becomes an array
+//   of one element per iteration: `y[i]` (y a uniform or a lane's array, indexed by i over its
+//   whole length, lo = 0 and hi = len(y)) becomes `y` itself, an elementwise op becomes the same
+//   op on arrays with the loop's invariant scalars broadcast, `i` itself a constant array;
+// - a row `X[i]` appears only in `dot(X[i], w)` or `dot(w, X[i])` with w invariant and at most
+//   kProductBlock (64) terms, and becomes the row of `X @ w`, which is then `dot` bit for bit;
+// - every value carried from one iteration to the next is a reduction updated once per iteration:
+//   `acc += t`, `acc -= t` (as `acc + (-t)`), `acc = max(acc, t)` or `acc = min(acc, t)` on a
+//   scalar. It becomes `sum([acc, t...])` (or max/min of it): the same chain of adds (or of the
+//   two-argument rule) from acc, in the loop's order, since `sum` is the chain from its first
+//   element (docs/language.md). `log_sum_exp` carried pairwise is not (the array form's
+//   rounding differs) and keeps its loop;
+// - nothing else the body writes is read after the loop.
+// The rewritten loop is one block (its header's, ending in a jump to the loop's exit); the body
+// and latch are dropped. Every value, fault line and random draw is the loop's, bit for bit, on
+// every backend; a lane takes fewer steps (the loop's blocks were one step per iteration).
+//
+// Why before `differentiate`: a converted loop is then derived as array code (the adjoints of
+// whole arrays, a product's adjoint a product), with no tape and no per-iteration steps, which
+// makes differentiate's preaccumulation unnecessary for it; loops this pass leaves alone are
+// preaccumulated (or taped) as before, so the two compose.
+//
+// Requires: the front end's program (loops as it builds them: a header testing `i < bound`, the
+// body's blocks, a latch adding 1 to i). Preserves: everything outside the converted loops; block
+// ids of a changed function are renumbered.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace ab {
+
+// What the pass decided for one loop of the source.
+struct LoopVerdict {
+  int function = -1;  // index in program.functions
+  SourceLoc loc;      // the `for` or `while` statement
+  bool vectorised = false;
+  std::string reason;  // why not, when not: the first reason found
+};
+
+// Converts every loop of program.functions that qualifies. Returns a verdict for every loop,
+// ordered by function and source position.
+std::vector<LoopVerdict> vectorize_loops(Program& program);
+
+}  // namespace ab
