@@ -12,6 +12,7 @@
 #include "passes/analysis/activity.h"
 #include "passes/analysis/cfg_shape.h"
 #include "passes/analysis/liveness.h"  // successors()
+#include "passes/analysis/purity.h"
 #include "passes/derivative_rules.h"
 #include "passes/merge_blocks.h"  // merge_straight_chains
 
@@ -901,55 +902,6 @@ class Deriver : public AdjointEmitter {
   std::vector<int> local_defs_;
   bool local_mode_ = false;
 };
-
-// Random draws and emits anywhere f can reach make its value something else than a function of
-// its arguments: reported at their lines. Code without lines of its own (the random draws'
-// library, lang/distributions.h) is reported once, at the call that reached it.
-bool check_pure(const Program& p, int f, int first, Diagnostics& diags) {
-  struct Reached {
-    int function;
-    SourceLoc site;  // the last call with a line on the way from f
-    int site_function;
-  };
-  std::set<int> seen{f};
-  std::vector<Reached> work{{f, SourceLoc{}, f}};
-  std::set<std::pair<int, int>> reported;
-  bool ok = true;
-  while (!work.empty()) {
-    const Reached at = work.back();
-    const Function& fn = p.functions[at.function];
-    work.pop_back();
-    auto report = [&](const Op& op, const std::string& what) {
-      const bool has_line = op.loc.line != 0;
-      const SourceLoc loc = has_line ? op.loc : at.site;
-      const int in = has_line ? at.function : at.site_function;
-      if (reported.insert({loc.line, loc.col}).second)
-        diags.error(loc, fmt::format("cannot differentiate '{}': {} in '{}'", p.functions[f].name,
-                                     what, p.functions[in].name));
-      ok = false;
-    };
-    for (const Block& b : fn.blocks)
-      for (const Op& op : b.ops) {
-        if (is_random(op)) {
-          report(op, "a random draw");
-        } else if (is_emit(op)) {
-          report(op, "an emit");
-        } else if (is_call(op) && op.index >= first) {
-          // The derived function's reverse sweep restores values with pops, which a second
-          // reverse sweep would not undo: second derivatives are refused, not wrong.
-          diags.error(op.loc, fmt::format("cannot differentiate '{}': '{}' takes a gradient, and "
-                                          "second derivatives are not supported",
-                                          p.functions[f].name, fn.name));
-          ok = false;
-        } else if (is_call(op) && seen.insert(op.index).second) {
-          const bool has_line = op.loc.line != 0;
-          work.push_back(
-              {op.index, has_line ? op.loc : at.site, has_line ? at.function : at.site_function});
-        }
-      }
-  }
-  return ok;
-}
 
 }  // namespace
 
