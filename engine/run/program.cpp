@@ -517,10 +517,18 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
   for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::GlobalFused,
                    Kernel::LocalSubgroup, Kernel::LocalWorkgroup, Kernel::LocalLane})
     for (size_t part = 0; part < impl_->parts(residency_of(k)); ++part) {
+      // A kernel that would hold a product's too large uniform operand inline is never built.
+      if (!impl_->products_apart(k, {}) && !impl_->unfit_inline_products.empty()) continue;
       auto spirv = compile_glsl(impl_->glsl_for(k, part), kernel_macro(k), impl_->cache_dir);
       if (!spirv) return Error{spirv.error()};
       modules.push_back(std::move(spirv->spirv));
     }
+  if (!impl_->products.empty()) {
+    auto spirv =
+        compile_glsl(product_kernel_glsl(impl_->target, kAbProductText), "", impl_->cache_dir);
+    if (!spirv) return Error{spirv.error()};
+    modules.push_back(std::move(spirv->spirv));
+  }
   for (HandKernel k : {HandKernel::GlobalCount, HandKernel::GlobalPick, HandKernel::GlobalCompact,
                        HandKernel::LocalRound})
     modules.push_back(hand_kernel_spirv(k));
