@@ -2,10 +2,13 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "autobatch/user_input.h"
 #include "bench/bench.h"
 #include "bench/harness.h"
 #include "bench/option_checks.h"
+#include "bench/product_bench.h"
 
 namespace ab::bench {
 namespace {
@@ -32,7 +35,8 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
          "nuts_logreg, nuts_gaussian: batched NUTS rows, --batches as chains; nuts_logreg_ad, "
          "nuts_gaussian_ad: the same with the gradient derived from the log density; "
          "nuts_logreg_matmul, nuts_gaussian_matmul: derived, the data pass a matrix product "
-         "(docs/nuts.md)")
+         "(docs/nuts.md); matmul: the vm's matrix products against OpenBLAS sgemm on the "
+         "regression's shapes, --batches as lanes (docs/performance.md)")
       ->delimiter(',');
   app.add_option("--batches", options.batches,
                  "batch sizes for both input sizes (default: light 1,64,1024,16384, heavy "
@@ -71,7 +75,15 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
       ->transform(whole_number_in(1, 1000000));
 }
 
-int run_bench(const BenchOptions& options) {
+int run_bench(const BenchOptions& given) {
+  BenchOptions options = given;
+  int products = 0;  // `matmul`: its own table (product_bench.h), before the suite's
+  if (auto m = std::find(options.programs.begin(), options.programs.end(), kProductBenchProgram);
+      m != options.programs.end()) {
+    options.programs.erase(m);
+    products = run_product_bench(options);
+    if (options.programs.empty()) return products;
+  }
   BenchReport report;
   if (auto planned = run_suite(options, report); !planned) {
     fmt::print(stderr, "error: {}\n", planned.error());
@@ -93,7 +105,7 @@ int run_bench(const BenchOptions& options) {
     }
   }
   if (!report.all_ok()) fmt::print(stderr, "error: some rows FAILED or errored (see the table)\n");
-  return rc;
+  return std::max(rc, products);
 }
 
 }  // namespace ab::bench

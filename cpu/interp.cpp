@@ -114,6 +114,7 @@ class LaneRun {
           fault(f, fn, op.loc);
           if (auto bad = find_index_fault(op, types, view))
             error_.detail = index_fault_text(program_, fn, op, *bad);
+          if (f == Fault::AssertFailed) error_.detail = op.message;
           return false;
         }
         if (is_emit(op))

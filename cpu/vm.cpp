@@ -577,6 +577,7 @@ class VmRun::State {
         stop(lane, f, block, op.loc);
         if (auto bad = find_index_fault(op, program_.types(), view))
           result_.errors.back().detail = index_fault_text(program_, op, *bad);
+        if (f == Fault::AssertFailed) result_.errors.back().detail = op.message;
         continue;
       }
       for (uint32_t k = 0; k < dst_words; ++k)

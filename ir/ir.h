@@ -46,6 +46,9 @@ struct Op {
   std::vector<uint32_t> imm;   // Const: the value's words
   std::vector<PathStep> path;  // Get, Set, UniformGet
   int32_t index = -1;          // Call: callee function; UniformGet: uniform index
+  // Assert: what its fault says (LaneError::detail), e.g. "normal_lpdf: sigma must be > 0" for
+  // a builtin's check of its arguments; empty for the language's own `assert(c)`.
+  std::string message;
   SourceLoc loc;
 };
 

@@ -722,6 +722,10 @@ class Parser {
       callee = parse_call(op);
     else if (peek().kind != Token::Kind::End && !at_punct("@"))
       do {
+        if (is_assert(op) && peek().kind == Token::Kind::String) {
+          op.message = next().text;  // the fault's text, last
+          break;
+        }
         op.args.push_back(parse_var());
       } while (accept(","));
     op.loc = parse_loc_suffix();

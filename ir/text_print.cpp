@@ -200,6 +200,7 @@ std::string print_op(const PrintScope& s, const Op& op) {
   } else if (!op.args.empty()) {
     out += " " + args_from(0);
   }
+  if (!op.message.empty()) out += ", " + quote(op.message);  // an assert's fault text
   return out + loc_suffix(op.loc);
 }
 

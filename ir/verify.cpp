@@ -74,6 +74,7 @@ class OpChecker {
     if (op.code != OpCode::Const && !op.imm.empty()) report("only 'const' has immediate words");
     if (!is_path_op(op.code) && !op.path.empty())
       report("only get, set and uniform_get have a path");
+    if (op.code != OpCode::Assert && !op.message.empty()) report("only 'assert' has a message");
     if (op.code != OpCode::Call && op.code != OpCode::UniformGet && op.index != -1)
       report(fmt::format("only call and uniform_get have an index (found {})", op.index));
 

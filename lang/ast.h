@@ -146,6 +146,7 @@ struct FnDecl {
   std::vector<Param> params;
   std::optional<TypeExpr> result;
   Block body;
+  bool library = false;  // from the draws' library (lang/rng_library.cpp), not the user's source
 };
 
 struct Module {

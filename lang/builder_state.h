@@ -43,6 +43,8 @@ struct Access {
 };
 
 class BuiltinCall;
+class Composer;
+class DistributionCall;
 
 class FunctionBuilder {
  public:
@@ -97,7 +99,11 @@ class FunctionBuilder {
   std::optional<Value> builtin(const ast::Expr& e, TypeId hint);
   Value emit_call(const ast::Expr& e, bool allow_void);
   Value derivative(const ast::Expr& e);
+  // Stan's densities and draws (distributions.cpp): nullopt if `e` calls none of them.
+  std::optional<Value> distribution(const ast::Expr& e);
   friend class BuiltinCall;  // builtins.cpp: one builtin's checks and ops
+  friend class Composer;     // distributions.cpp: a distribution's ops
+  friend class DistributionCall;
   TypeId with_leaf(TypeId t, TypeId scalar);
   // a @ b, or transpose(a) (b unused): the op, or an error naming the shapes at `loc`.
   Value matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc);

@@ -163,6 +163,7 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
         break;
     }
   }
+  if (auto d = distribution(e)) return d;
   if (n == "grad" || n == "value_and_grad") return derivative(e);
   if (n == "mean") return call.mean();
   if (n == "transpose") {

@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "lang/distributions.h"
 #include "lang/function_builder.h"
 #include "lang/globals.h"
 #include "lang/lexer.h"
@@ -21,9 +22,10 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
   auto failed = [&] { return diags.errors().size() > errors_before; };
   try {
     const std::vector<frontend::Token> tokens = frontend::lex(source, diags);
-    const frontend::ast::Module module = frontend::parse(tokens, diags);
+    frontend::ast::Module module = frontend::parse(tokens, diags);
     // Type errors in a half-parsed file would mostly be echoes of the syntax errors.
     if (failed()) return std::nullopt;
+    frontend::add_library_functions(module);  // the loops of the random draws it calls
 
     Program program;
     program.file = file;

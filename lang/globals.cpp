@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lang/distributions.h"
 #include "lang/parser.h"
 
 namespace ab::frontend {
@@ -29,7 +30,7 @@ bool is_builtin_function(const std::string& name) {
   if (is_op_builtin(name)) return true;
   for (const char* b : kBuiltins)
     if (name == b) return true;
-  return false;
+  return is_distribution_builtin(name) || is_library_function(name);
 }
 
 Globals::Globals(const ast::Module& module, Program& program, Diagnostics& diags)
@@ -62,7 +63,7 @@ void Globals::declare() {
   for (const ast::UniformDecl& u : module_.uniforms)
     declare_name(u.name, u.name_loc, "uniform");
   for (const ast::FnDecl& f : module_.functions) {
-    if (is_builtin_function(f.name))
+    if (is_builtin_function(f.name) && !f.library)
       diags_.error(f.name_loc, fmt::format("cannot redefine builtin function '{}'", f.name));
     else
       declare_name(f.name, f.name_loc, "function");

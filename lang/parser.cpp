@@ -33,6 +33,15 @@ bool is_assign_op(Tok t) {
   }
 }
 
+// Stan's log densities and mass functions, whose calls take `y | parameters`.
+bool is_density_name(const std::string& name) {
+  auto ends = [&](const char* suffix) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+  };
+  return ends("_lpdf") || ends("_lpmf");
+}
+
 bool is_comparison(Tok t) {
   return t == Tok::Eq || t == Tok::Ne || t == Tok::Lt || t == Tok::Le || t == Tok::Gt ||
          t == Tok::Ge;
@@ -504,6 +513,11 @@ class Parser {
     Nest n(*this, cur().loc);
     return bit_or();
   }
+  // The first argument of a density's call: an expression up to a `|` (bit_xor binds tighter).
+  ExprPtr density_outcome() {
+    Nest n(*this, cur().loc);
+    return bit_xor();
+  }
   ExprPtr bit_or() { return left_assoc({Tok::Pipe}, &Parser::bit_xor); }
   ExprPtr bit_xor() { return left_assoc({Tok::Caret}, &Parser::bit_and); }
   ExprPtr bit_and() { return left_assoc({Tok::Amp}, &Parser::shift); }
@@ -536,6 +550,13 @@ class Parser {
         const bool saved = no_struct_literal_;
         no_struct_literal_ = false;
         while (!at(Tok::RParen)) {
+          // Stan's `normal_lpdf(y | mu, sigma)`: in a density's call a `|` ends the first
+          // argument (a bitwise or there needs parentheses); a comma does too.
+          if (e->args.empty() && is_density_name(e->name)) {
+            e->args.push_back(density_outcome());
+            if (accept(Tok::Pipe) || accept(Tok::Comma)) continue;
+            break;
+          }
           e->args.push_back(expr());
           if (!accept(Tok::Comma)) break;
         }

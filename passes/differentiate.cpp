@@ -903,24 +903,37 @@ class Deriver : public AdjointEmitter {
 };
 
 // Random draws and emits anywhere f can reach make its value something else than a function of
-// its arguments: reported at their lines.
+// its arguments: reported at their lines. Code without lines of its own (the random draws'
+// library, lang/distributions.h) is reported once, at the call that reached it.
 bool check_pure(const Program& p, int f, int first, Diagnostics& diags) {
+  struct Reached {
+    int function;
+    SourceLoc site;  // the last call with a line on the way from f
+    int site_function;
+  };
   std::set<int> seen{f};
-  std::vector<int> work{f};
+  std::vector<Reached> work{{f, SourceLoc{}, f}};
+  std::set<std::pair<int, int>> reported;
   bool ok = true;
   while (!work.empty()) {
-    const Function& fn = p.functions[work.back()];
+    const Reached at = work.back();
+    const Function& fn = p.functions[at.function];
     work.pop_back();
+    auto report = [&](const Op& op, const std::string& what) {
+      const bool has_line = op.loc.line != 0;
+      const SourceLoc loc = has_line ? op.loc : at.site;
+      const int in = has_line ? at.function : at.site_function;
+      if (reported.insert({loc.line, loc.col}).second)
+        diags.error(loc, fmt::format("cannot differentiate '{}': {} in '{}'", p.functions[f].name,
+                                     what, p.functions[in].name));
+      ok = false;
+    };
     for (const Block& b : fn.blocks)
       for (const Op& op : b.ops) {
         if (is_random(op)) {
-          diags.error(op.loc, fmt::format("cannot differentiate '{}': a random draw in '{}'",
-                                          p.functions[f].name, fn.name));
-          ok = false;
+          report(op, "a random draw");
         } else if (is_emit(op)) {
-          diags.error(op.loc, fmt::format("cannot differentiate '{}': an emit in '{}'",
-                                          p.functions[f].name, fn.name));
-          ok = false;
+          report(op, "an emit");
         } else if (is_call(op) && op.index >= first) {
           // The derived function's reverse sweep restores values with pops, which a second
           // reverse sweep would not undo: second derivatives are refused, not wrong.
@@ -929,7 +942,9 @@ bool check_pure(const Program& p, int f, int first, Diagnostics& diags) {
                                           p.functions[f].name, fn.name));
           ok = false;
         } else if (is_call(op) && seen.insert(op.index).second) {
-          work.push_back(op.index);
+          const bool has_line = op.loc.line != 0;
+          work.push_back(
+              {op.index, has_line ? op.loc : at.site, has_line ? at.function : at.site_function});
         }
       }
   }

@@ -11,7 +11,8 @@ packages=(
   glslc libshaderc-dev glslang-tools spirv-tools
   libimgui-dev libglfw3-dev xvfb xauth gnuplot-nox
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
-  python3-dev python3-numpy python3-pytest pybind11-dev python3-pybind11
+  python3-dev python3-numpy python3-scipy python3-pytest pybind11-dev python3-pybind11
+  libopenblas-dev  # optional at run time: `autobatch bench --programs matmul` compares with it
 )
 missing=()
 for p in "${packages[@]}"; do

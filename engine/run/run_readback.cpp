@@ -139,6 +139,8 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
         if (e.code == Fault::IndexOutOfRange && op < block.ops.size())
           e.detail = index_fault_text(
               lp, block.ops[op], {at(AB_SLOT_FAULT_INDEX, lane), at(AB_SLOT_FAULT_VALUE, lane)});
+        if (e.code == Fault::AssertFailed && op < block.ops.size())
+          e.detail = block.ops[op].message;
       }
       result.errors.push_back(std::move(e));
       continue;

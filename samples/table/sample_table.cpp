@@ -185,6 +185,14 @@ void add_float_and_array_samples(std::vector<Sample>& cases) {
                    },
                    .input_bounds = "16 values in -100..100, count in 0..16"});
 
+  cases.push_back({.file = "distributions.ab",
+                   .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
+                     return {{float_bits(lane_float(131, lane, 0.3f, 20.0f))},
+                             {int_word(lane_int(132, lane, 0, 12))}};
+                   },
+                   .uses_random = true,
+                   .input_bounds = "shape in [0.3, 20), n in 0..12"});
+
   cases.push_back({.file = "random.ab",
                    .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
                      return {{float_bits(lane_float(41, lane, 0.5f, 4.0f))},

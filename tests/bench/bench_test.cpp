@@ -93,6 +93,18 @@ TEST_CASE("bench: a tiny run checks every row against the interpreter") {
   CHECK(divergent);
 }
 
+// `--programs matmul` (bench/product_bench.h): its rows run the vm's products (a dense set of
+// 3 lanes: one partial tile) and check their words against the interpreter's, and the run
+// exits 0 (1 would mean a row's words differed); the suite's own rows are not run.
+TEST_CASE("bench: the matmul rows check the vm's products against the interpreter") {
+  BenchOptions options;
+  options.programs = {"matmul"};
+  options.batches = {3};
+  options.repeats = 1;
+  options.print_table = false;
+  CHECK(ab::bench::run_bench(options) == 0);
+}
+
 TEST_CASE("bench: the JSON report parses and has the documented keys") {
   BenchReport report;
   REQUIRE(ab::bench::run_suite(tiny_options(), report));

@@ -12,6 +12,7 @@
 
 #include "cpu/interp.h"
 #include "cpu/vm.h"
+#include "cpu/vm_product_tiles.h"
 #include "ir/ops.h"
 #include "support/result_compare.h"
 #include "support/samples.h"
@@ -173,8 +174,8 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
 }
 
 // Matrix products (ops.h, matrix_words' order) run for all the lanes of a step: a uniform matrix
-// read in place times each lane's vector (X @ w: 32 lanes at a time in vector registers, the
-// rest by the general loop), each lane's vector times a uniform matrix (z @ X), a lane's own
+// read in place times each lane's vector (X @ w: the register tiles, partial tiles and gathered
+// sets included), each lane's vector times a uniform matrix (z @ X), a lane's own
 // matrices (both operands per lane) and two uniforms (the same words for every lane), on dense
 // sets, sets with gaps (lanes leave the loop at different iterations) and a few listed lanes;
 // and log1p_exp and inv_logit across the lanes (the language's functions inlined, vectorised).
@@ -220,6 +221,80 @@ TEST_CASE("vm kernels: matrix products on every lane set equal the interpreter's
       batch.uniforms = {x, z};
       CHECK(check_vm_against_interp(loaded, batch).errors.empty());
     }
+}
+
+// The register tiles themselves (cpu/vm_product_tiles.h) on every instruction set the host
+// has, forced one by one, against matrix_words lane by lane: X @ w and g @ X with shapes that
+// leave partial tiles, blocks and column groups (M = 9 rows: two tiles of 4 and one row; K = 130
+// terms: blocks of 64, 64 and 2; P = 7 columns: 4 and 3 alone), for 1-7 lanes (one partial
+// tile), 8, 33 and 70 lanes, dense in a wider frame (from lane 3) and listed with gaps; some
+// lane words subnormal or tiny, so g @ X's rows that may give a subnormal product take the
+// exact double product and the others the plain float one.
+TEST_CASE("vm products: the register tiles give matrix_words' bits on every instruction set") {
+  const VectorIsa chosen = product_isa();
+  const uint32_t frame_lanes = 180;  // the listed lanes reach 161
+  for (const VectorIsa isa : {VectorIsa::Portable, VectorIsa::Avx2, VectorIsa::Avx512}) {
+    if (!host_has(isa)) continue;
+    use_product_isa(isa);
+    CAPTURE(vector_isa_name(isa));
+    for (const bool left : {true, false})
+      for (uint32_t lanes : {1u, 2u, 3u, 5u, 7u, 8u, 33u, 70u})
+        for (const bool listed : {false, true}) {
+          CAPTURE(left);
+          CAPTURE(lanes);
+          CAPTURE(listed);
+          const MatrixShape s = left ? MatrixShape{9, 130, 7} : MatrixShape{3, 130, 7};
+          // X @ w: a = X (M x K, uniform), b = w (K x P per lane); g @ X: a = g, b = X.
+          const uint32_t a_words = s.m * s.k, b_words = s.k * s.p, out_words = s.m * s.p;
+          const uint32_t lane_words = left ? b_words : a_words;
+          std::vector<uint32_t> uniform(left ? a_words : b_words);
+          for (size_t i = 0; i < uniform.size(); ++i)
+            uniform[i] = float_bits(static_cast<float>((i * 37) % 23) / 7.0f - 1.5f);
+          std::vector<uint32_t> frame(size_t{lane_words} * frame_lanes);
+          for (size_t i = 0; i < frame.size(); ++i)  // some subnormal or tiny: exact_product
+            frame[i] = float_bits((static_cast<float>((i * 13) % 29) / 3.0f - 4.5f) *
+                                  (i % 17 == 5   ? 1e-39f
+                                   : i % 23 == 7 ? 3e-38f
+                                                 : 1.0f));
+          std::vector<uint32_t> list;
+          for (uint32_t j = 0; j < lanes; ++j)
+            list.push_back(listed ? 2 * j + j / 3 : 3 + j);
+          UniformProduct p;
+          p.shape = s;
+          p.uniform = reinterpret_cast<const float*>(uniform.data());
+          p.lanes = lanes;
+          p.operand = {reinterpret_cast<float*>(frame.data()), frame_lanes,
+                       listed ? list.data() : nullptr, listed ? 0u : 3u};
+          std::vector<uint32_t> out(size_t{out_words} * frame_lanes, 0x7fc00001u);
+          p.out = p.operand;
+          p.out.base = reinterpret_cast<float*>(out.data());
+          if (left)
+            uniform_times_lanes(p);
+          else
+            lanes_times_uniform(p);
+          std::vector<uint32_t> mine(lane_words), expected(out_words);
+          for (size_t l = 0; l < frame_lanes; ++l) {
+            const bool in_set = std::find(list.begin(), list.end(), l) != list.end();
+            for (uint32_t w = 0; w < lane_words; ++w)
+              mine[w] = frame[w * frame_lanes + l];
+            if (in_set) {
+              if (left)
+                matrix_words(OpCode::MatMul, s, uniform.data(), mine.data(), expected.data());
+              else
+                matrix_words(OpCode::MatMul, s, mine.data(), uniform.data(), expected.data());
+            } else {
+              expected.assign(out_words, 0x7fc00001u);  // lanes outside the set keep their words
+            }
+            for (uint32_t w = 0; w < out_words; ++w)
+              if (out[w * frame_lanes + l] != expected[w]) {
+                CAPTURE(l);
+                CAPTURE(w);
+                REQUIRE(out[w * frame_lanes + l] == expected[w]);
+              }
+          }
+        }
+  }
+  use_product_isa(chosen);
 }
 
 TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {

@@ -131,6 +131,13 @@ TEST_CASE("sampler tapes: sums over rows need no tape and sample with the defaul
   }
 }
 
+// Stan's densities inside a sum (issue 45): their argument checks (asserts) in the loop's body
+// keep it a sum, preaccumulated, with no tape.
+TEST_CASE("sampler tapes: a sum of normal_lpdf terms needs no tape") {
+  const auto model = load("ark_lpdf");
+  CHECK(measured(*model, "ark") <= 4);
+}
+
 TEST_CASE("sampler tapes: a recursion over rows gets the depth its gradient measured") {
   const auto model = load("garch");
   const uint32_t need = measured(*model, "garch");

@@ -386,6 +386,96 @@ fn f(x: float[2]) -> float {
                 std::log1p(-0.5 * x[1]);
        },
        -0.9, 0.9},
+      // Stan's distributions (lang/distributions.h), vectorised and scalar: their gradients
+      // derive through the ops they are composed of.
+      {"continuous densities", 3, R"(
+fn f(x: float[3]) -> float {
+    let ys = [0.5, -1.0, 2.0];
+    let pos = [0.5, 1.5, 3.0];
+    let sigma = exp(x[1]);
+    let a = exp(x[2]);
+    return normal_lpdf(ys | x[0], sigma) + std_normal_lpdf(x)
+        + student_t_lpdf(ys | 3.0 + a, x[0], sigma) + cauchy_lpdf(x[2] | x[0], sigma)
+        + double_exponential_lpdf(3.0 | x[0], sigma) + logistic_lpdf(ys | x[0], sigma)
+        + lognormal_lpdf(pos | x[0], sigma) + exponential_lpdf(pos | a)
+        + gamma_lpdf(pos | a, sigma) + inv_gamma_lpdf(pos | a, sigma)
+        + weibull_lpdf(pos | a, sigma) + beta_lpdf(inv_logit(x[0]) | sigma, a)
+        + uniform_lpdf(0.1 | -1.0 - a, 2.0) + chi_square_lpdf(pos | 1.0 + a);
+}
+)",
+       [](const std::vector<double>& x) {
+         const double ln2pi = std::log(2 * M_PI);
+         const double ys[3] = {0.5, -1.0, 2.0}, pos[3] = {0.5, 1.5, 3.0};
+         const double mu = x[0], sigma = std::exp(x[1]), a = std::exp(x[2]), nu = 3.0 + a;
+         double lp = 0;
+         for (double xi : x)
+           lp += -0.5 * xi * xi - 0.5 * ln2pi;
+         for (double y : ys) {
+           const double z = (y - mu) / sigma;
+           lp += -0.5 * z * z - std::log(sigma) - 0.5 * ln2pi;
+           lp += std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * M_PI) -
+                 std::log(sigma) - (nu + 1) / 2 * std::log1p(z * z / nu);
+           lp += -z - std::log(sigma) - 2 * std::log1p(std::exp(-z));
+         }
+         const double zc = (x[2] - mu) / sigma;
+         lp += -std::log(M_PI * sigma * (1 + zc * zc));
+         lp += -std::log(2 * sigma) - std::fabs(3.0 - mu) / sigma;
+         for (double y : pos) {
+           const double zl = (std::log(y) - mu) / sigma;
+           lp += -0.5 * zl * zl - std::log(y * sigma) - 0.5 * ln2pi;
+           lp += std::log(a) - a * y;
+           lp += a * std::log(sigma) - std::lgamma(a) + (a - 1) * std::log(y) - sigma * y;
+           lp += a * std::log(sigma) - std::lgamma(a) - (a + 1) * std::log(y) - sigma / y;
+           lp += std::log(a / sigma) + (a - 1) * std::log(y / sigma) - std::pow(y / sigma, a);
+           const double k = (1.0 + a) / 2;
+           lp += (k - 1) * std::log(y) - y / 2 - std::lgamma(k) - k * std::log(2.0);
+         }
+         const double theta = 1 / (1 + std::exp(-mu));
+         lp += std::lgamma(sigma + a) - std::lgamma(sigma) - std::lgamma(a) +
+               (sigma - 1) * std::log(theta) + (a - 1) * std::log1p(-theta);
+         lp += -std::log(3.0 + a);
+         return lp;
+       },
+       -1.0, 1.0},
+      {"discrete mass functions", 3, R"(
+fn f(x: float[3]) -> float {
+    let p = inv_logit(x[1]);
+    let lambda = exp(x[2]);
+    return bernoulli_lpmf([0, 1, 1] | p) + bernoulli_logit_lpmf([1, 0, 1] | x)
+        + binomial_lpmf([2, 5] | 7, p) + binomial_logit_lpmf(3 | [4, 9], x[0])
+        + poisson_lpmf([0, 3, 7] | lambda) + poisson_log_lpmf(4 | x)
+        + neg_binomial_2_lpmf([0, 4] | lambda, exp(x[0]))
+        + neg_binomial_2_log_lpmf(6 | x[2], 2.0 + p)
+        + categorical_logit_lpmf([1, 3, 2] | x) + categorical_logit_lpmf(2 | x);
+}
+)",
+       [](const std::vector<double>& x) {
+         auto lchoose = [](double n, double k) {
+           return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
+         };
+         auto nb2 = [&](double n, double mu, double phi) {
+           return lchoose(n + phi - 1, n) + n * std::log(mu / (mu + phi)) +
+                  phi * std::log(phi / (mu + phi));
+         };
+         auto log_inv_logit = [](double a) { return -std::log1p(std::exp(-a)); };
+         const double p = 1 / (1 + std::exp(-x[1])), lambda = std::exp(x[2]);
+         double lp = std::log(1 - p) + 2 * std::log(p);
+         lp += log_inv_logit(x[0]) + log_inv_logit(-x[1]) + log_inv_logit(x[2]);
+         for (double n : {2.0, 5.0})
+           lp += lchoose(7, n) + n * std::log(p) + (7 - n) * std::log(1 - p);
+         for (double trials : {4.0, 9.0})
+           lp += lchoose(trials, 3) + 3 * log_inv_logit(x[0]) + (trials - 3) * log_inv_logit(-x[0]);
+         for (double n : {0.0, 3.0, 7.0})
+           lp += n * std::log(lambda) - lambda - std::lgamma(n + 1);
+         for (double a : x)
+           lp += 4 * a - std::exp(a) - std::lgamma(5);
+         lp += nb2(0, lambda, std::exp(x[0])) + nb2(4, lambda, std::exp(x[0]));
+         lp += nb2(6, std::exp(x[2]), 2.0 + p);
+         const double lse = std::log(std::exp(x[0]) + std::exp(x[1]) + std::exp(x[2]));
+         lp += x[0] + x[2] + x[1] - 3 * lse + x[1] - lse;
+         return lp;
+       },
+       -1.0, 1.0},
   };
   return cases;
 }
