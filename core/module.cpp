@@ -87,6 +87,9 @@ Expected<std::shared_ptr<const Module>> Module::compile(
   FrontendOptions frontend;
   frontend.vectorize_loops = options.vectorize_loops;
   frontend.loops = &verdicts;
+  std::vector<CallVerdict> call_verdicts;
+  frontend.inline_calls = options.inline_calls;
+  frontend.calls = &call_verdicts;
   std::optional<Program> program = compile_source(source, options.file, diags, frontend);
   if (diagnostics)
     for (const Diagnostic& d : diags.errors())
@@ -101,6 +104,15 @@ Expected<std::shared_ptr<const Module>> Module::compile(
   for (const LoopVerdict& v : verdicts)
     loops.push_back({program->functions.at(static_cast<size_t>(v.function)).name, v.loc.line,
                      v.loc.col, v.vectorised, v.reason});
+  std::vector<CallInfo> calls;
+  for (const CallVerdict& v : call_verdicts) {
+    const auto name = [&](int f) {
+      return f >= 0 && static_cast<size_t>(f) < program->functions.size()
+                 ? program->functions[static_cast<size_t>(f)].name
+                 : std::string("(derived)");
+    };
+    calls.push_back({name(v.caller), name(v.callee), v.loc.line, v.loc.col, v.inlined, v.reason});
+  }
   if (!options.functions_first.empty())
     program = order_functions(std::move(*program), options.functions_first);
   if (Status ok = check_compiler_output(options.file, "typed", verify(*program)); !ok.ok())
@@ -110,6 +122,7 @@ Expected<std::shared_ptr<const Module>> Module::compile(
     return Error{missing_entry_message(*program, excerpt(options.entry))};
   std::shared_ptr<const Module> module = Impl::make(std::move(*program), entry, source);
   module->impl_->loops = std::move(loops);
+  module->impl_->calls = std::move(calls);
   if (entry < 0) return module;
   if (Status ok = check_compiler_output(options.file, "lowered", verify(module->impl_->lowered));
       !ok.ok())
@@ -211,6 +224,10 @@ bool Module::has_entry() const {
 }
 const std::vector<LoopInfo>& Module::loops() const {
   return impl_->loops;
+}
+
+const std::vector<CallInfo>& Module::calls() const {
+  return impl_->calls;
 }
 
 const std::vector<FunctionInfo>& Module::functions() const {

@@ -21,6 +21,7 @@ struct Module::Impl {
   ValueInfo output, emit_record;
   std::vector<FunctionInfo> functions;
   std::vector<LoopInfo> loops;
+  std::vector<CallInfo> calls;  // inline_calls' verdicts, for --explain
   std::vector<BlockInfo> blocks;
   std::vector<VariableInfo> variables;
   uint32_t register_words = 0;

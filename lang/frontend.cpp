@@ -1,4 +1,5 @@
-// compile_source: lex, parse, declare the top level, build every function, turn reduction loops
+// compile_source: lex, parse, declare the top level, build every function, inline small calls
+// (inline_calls), turn reduction loops
 // into array code (vectorize_loops), derive the gradients asked for, then join blocks
 // (rotate_loops, merge_blocks).
 #include "lang/frontend.h"
@@ -11,6 +12,7 @@
 #include "lang/lexer.h"
 #include "lang/parser.h"
 #include "passes/differentiate.h"
+#include "passes/inline_calls.h"
 #include "passes/merge_blocks.h"
 #include "passes/rotate_loops.h"
 #include "passes/split_at_products.h"
@@ -36,6 +38,14 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     for (size_t i = 0; i < module.functions.size(); ++i)
       frontend::build_function(globals, module.functions[i], static_cast<int>(i), program, diags);
     if (failed()) return std::nullopt;
+    // Before vectorize_loops, so a loop calling a small function has a straight-line body.
+    if (options.inline_calls) {
+      std::vector<int> derived;
+      for (const DerivativeRequest& r : globals.derivatives())
+        derived.push_back(r.function);
+      std::vector<CallVerdict> calls = inline_calls(program, derived);
+      if (options.calls) *options.calls = std::move(calls);
+    }
     // Before differentiate, so that a converted loop is derived as array code.
     if (options.vectorize_loops) {
       std::vector<LoopVerdict> loops = vectorize_loops(program);

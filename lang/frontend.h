@@ -10,11 +10,16 @@
 
 #include "ir/diagnostics.h"
 #include "ir/ir.h"
+#include "passes/inline_calls.h"
 #include "passes/vectorize_loops.h"
 
 namespace ab {
 
 struct FrontendOptions {
+  // Runs inline_calls first. Off: every call stays a call (tests compare the two bit for bit).
+  bool inline_calls = true;
+  // When set, receives the pass's verdict on each call of the source (`--explain`).
+  std::vector<CallVerdict>* calls = nullptr;
   // Runs vectorize_loops before the gradients are derived. Off: every loop stays a loop (tests
   // compare the two forms bit for bit; the bench measures what the pass buys).
   bool vectorize_loops = true;

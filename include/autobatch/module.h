@@ -34,6 +34,18 @@ struct CompileOptions {
   // the same bits either way; off, every loop runs as written, one block per iteration (for
   // comparisons: tests, and the bench's `vm-loops` system).
   bool vectorize_loops = true;
+  // Calls of small non-recursive functions run as the callee's blocks, with no step of their own
+  // (docs/language.md, "Calls"): the same bits either way, fewer steps; off, every call stays a
+  // call.
+  bool inline_calls = true;
+};
+
+// A call of the source and whether it was inlined (`autobatch check --explain`).
+struct CallInfo {
+  std::string caller, callee;
+  int line = 0, col = 0;  // the call
+  bool inlined = false;
+  std::string reason;  // why not, when not
 };
 
 // A loop of the source and whether it runs as array code (`autobatch check --explain`).
@@ -133,6 +145,9 @@ class Module {
   // Every loop of the source's functions, in source order, with whether it runs as array code;
   // empty when compiled with CompileOptions::vectorize_loops off.
   const std::vector<LoopInfo>& loops() const;
+  // Every call of the source (as Figure 2 has it before lowering) and whether it was inlined;
+  // empty when compiled with CompileOptions::inline_calls off.
+  const std::vector<CallInfo>& calls() const;
 
   // The program as `autobatch ir` prints it: every function in the control-flow-graph form
   // (Radul et al. 2020, Figure 2), in a text that the IR parser reads back.

@@ -11,7 +11,10 @@ CallGraph compute_call_graph(const Program& program, int entry) {
   for (size_t f = 0; f < n; ++f) {
     for (const Block& b : program.functions[f].blocks)
       for (const Op& op : b.ops)
-        if (is_call(op)) g.callees[f].push_back(op.index);
+        // A call of a function not yet in the program (a derived function differentiate will
+        // append) has no edge yet.
+        if (is_call(op) && op.index >= 0 && static_cast<size_t>(op.index) < n)
+          g.callees[f].push_back(op.index);
     auto& c = g.callees[f];
     std::sort(c.begin(), c.end());
     c.erase(std::unique(c.begin(), c.end()), c.end());

@@ -1,0 +1,200 @@
+#include "passes/inline_calls.h"
+
+#include <algorithm>
+
+#include "passes/analysis/call_graph.h"
+#include "passes/analysis/liveness.h"
+
+namespace ab {
+namespace {
+
+size_t op_count(const Function& fn) {
+  size_t n = 0;
+  for (const Block& b : fn.blocks)
+    n += b.ops.size();
+  return n;
+}
+
+// Callees before callers (a depth-first post-order of the call graph), so a function's own
+// calls are inlined before it is measured and copied.
+std::vector<int> callees_first(const CallGraph& graph) {
+  const size_t n = graph.callees.size();
+  std::vector<int> order;
+  std::vector<bool> seen(n, false);
+  for (size_t root = 0; root < n; ++root) {
+    if (seen[root]) continue;
+    // (function, next callee to visit)
+    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(root), 0}};
+    seen[root] = true;
+    while (!stack.empty()) {
+      auto& [f, next] = stack.back();
+      if (next < graph.callees[f].size()) {
+        const int g = graph.callees[f][next++];
+        if (!seen[g]) {
+          seen[g] = true;
+          stack.push_back({g, 0});
+        }
+        continue;
+      }
+      order.push_back(f);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+class Inliner {
+ public:
+  Inliner(Program& program, const std::vector<int>& derived)
+      : program_(program), graph_(compute_call_graph(program)) {
+    const size_t n = program.functions.size();
+    keeps_calls_.assign(n, false);
+    for (int d : derived) {
+      if (d < 0 || static_cast<size_t>(d) >= n) continue;
+      keeps_calls_[d] = true;
+      for (size_t g = 0; g < n; ++g)
+        if (graph_.reaches[d][g]) keeps_calls_[g] = true;
+    }
+  }
+
+  std::vector<CallVerdict> run() {
+    for (int f : callees_first(graph_))
+      inline_into(f);
+    std::stable_sort(verdicts_.begin(), verdicts_.end(), [](const auto& a, const auto& b) {
+      if (a.caller != b.caller) return a.caller < b.caller;
+      return std::pair(a.loc.line, a.loc.col) < std::pair(b.loc.line, b.loc.col);
+    });
+    return std::move(verdicts_);
+  }
+
+ private:
+  // Why the call of `callee` cannot be inlined; empty when it can.
+  std::string refusal(int caller, int callee) const {
+    if (callee < 0 || static_cast<size_t>(callee) >= program_.functions.size())
+      return "a derived function (value_and_grad)";
+    if (keeps_calls_[caller]) return "in a function value_and_grad derives";
+    if (graph_.recursive[callee]) return "recursive";
+    const Function& g = program_.functions[callee];
+    if (op_count(g) > kInlineMaxOps || g.blocks.size() > kInlineMaxBlocks)
+      return "too large (over " + std::to_string(kInlineMaxOps) + " ops or " +
+             std::to_string(kInlineMaxBlocks) + " blocks)";
+    return {};
+  }
+
+  void inline_into(int f) {
+    const size_t source_blocks = program_.functions[f].blocks.size();
+    // Blocks copied from a callee: their calls were the callee's, not this function's source.
+    std::vector<bool> copied(source_blocks, false);
+    for (size_t b = 0; b < program_.functions[f].blocks.size(); ++b) {
+      auto& ops = program_.functions[f].blocks[b].ops;
+      const auto call =
+          std::find_if(ops.begin(), ops.end(), [](const Op& op) { return is_call(op); });
+      if (call == ops.end()) continue;
+      const size_t at = static_cast<size_t>(call - ops.begin());
+      const int callee = call->index;
+      std::string why = refusal(f, callee);
+      const bool report = !copied[b];
+      if (report) verdicts_.push_back({f, callee, call->loc, why.empty(), why});
+      if (!why.empty()) {
+        // The rest of the block, after this call, may hold more calls: split it off to look again.
+        if (at + 1 < ops.size()) split_after(f, b, at, copied);
+        continue;
+      }
+      inline_call(f, b, at, copied);
+    }
+  }
+
+  // Moves the ops after op `at` of block b into a new block that b jumps to. The new block is
+  // a continuation of b, so it reports its calls when b does.
+  void split_after(int f, size_t b, size_t at, std::vector<bool>& copied) {
+    Function& fn = program_.functions[f];
+    Block rest;
+    Block& block = fn.blocks[b];
+    rest.ops.assign(std::make_move_iterator(block.ops.begin() + static_cast<long>(at) + 1),
+                    std::make_move_iterator(block.ops.end()));
+    block.ops.resize(at + 1);
+    rest.term = block.term;
+    rest.loc = block.ops[at].loc;
+    block.term = Terminator{};
+    block.term.kind = Terminator::Kind::Jump;
+    block.term.target = static_cast<int32_t>(fn.blocks.size());
+    block.term.loc = block.ops[at].loc;
+    fn.blocks.push_back(std::move(rest));
+    copied.push_back(copied[b]);
+  }
+
+  void inline_call(int f, size_t b, size_t at, std::vector<bool>& copied) {
+    Function& fn = program_.functions[f];
+    const Op call = fn.blocks[b].ops[at];
+    const Function& g = program_.functions[call.index];
+    const VarId var_base = static_cast<VarId>(fn.vars.size());
+    const int32_t block_base = static_cast<int32_t>(fn.blocks.size());
+    const int32_t continuation = block_base + static_cast<int32_t>(g.blocks.size());
+    fn.vars.insert(fn.vars.end(), g.vars.begin(), g.vars.end());
+
+    // The call's block: the ops before it, the frame's setup, a jump into the copy.
+    Block rest;
+    rest.ops.assign(std::make_move_iterator(fn.blocks[b].ops.begin() + static_cast<long>(at) + 1),
+                    std::make_move_iterator(fn.blocks[b].ops.end()));
+    rest.term = fn.blocks[b].term;
+    rest.loc = call.loc;
+    if (call.dst >= 0 && g.result >= 0)
+      rest.ops.insert(rest.ops.begin(), copy_op(call.dst, var_base + g.result, call.loc));
+    std::vector<Op>& ops = fn.blocks[b].ops;
+    ops.resize(at);
+    const Liveness liveness = compute_liveness(g);
+    const std::vector<bool>& read_first = liveness.live_in[0];
+    for (size_t v = 0; v < g.vars.size(); ++v) {
+      if (!read_first[v] || std::find(g.params.begin(), g.params.end(), v) != g.params.end())
+        continue;
+      Op zero;
+      zero.code = OpCode::Const;
+      zero.dst = var_base + static_cast<VarId>(v);
+      zero.imm.assign(program_.types.words(g.vars[v].type), 0u);
+      zero.loc = call.loc;
+      ops.push_back(std::move(zero));
+    }
+    for (size_t p = 0; p < g.params.size(); ++p)
+      ops.push_back(copy_op(var_base + g.params[p], call.args[p], call.loc));
+    Terminator& jump = fn.blocks[b].term;
+    jump = Terminator{};
+    jump.kind = Terminator::Kind::Jump;
+    jump.target = block_base;
+    jump.loc = call.loc;
+
+    // The copy of g's blocks, over its fresh variables; its Returns continue after the call.
+    for (const Block& source : g.blocks) {
+      Block& copy = fn.blocks.emplace_back(source);
+      for (Op& op : copy.ops) {
+        if (op.dst >= 0) op.dst += var_base;
+        for (VarId& a : op.args)
+          a += var_base;
+      }
+      Terminator& t = copy.term;
+      if (t.cond >= 0) t.cond += var_base;
+      if (t.kind == Terminator::Kind::Return) {
+        t.kind = Terminator::Kind::Jump;
+        t.target = continuation;
+      } else {
+        if (t.target >= 0) t.target += block_base;
+        if (t.target_else >= 0) t.target_else += block_base;
+      }
+      copied.push_back(true);
+    }
+    fn.blocks.push_back(std::move(rest));
+    copied.push_back(copied[b]);
+  }
+
+  Program& program_;
+  const CallGraph graph_;
+  std::vector<bool> keeps_calls_;  // value_and_grad derives it, or a function that calls it
+  std::vector<CallVerdict> verdicts_;
+};
+
+}  // namespace
+
+std::vector<CallVerdict> inline_calls(Program& program, const std::vector<int>& derived) {
+  return Inliner(program, derived).run();
+}
+
+}  // namespace ab
