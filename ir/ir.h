@@ -146,6 +146,9 @@ struct Block {
   std::vector<Op> ops;
   Terminator term;
   SourceLoc loc;  // where the block starts in the source (a loop header, a branch arm, ...)
+  // inline_calls: the function whose block this is a copy of, which a fault in it names
+  // (LaneError::function); -1 for the function's own blocks.
+  int32_t inlined_from = -1;
 };
 
 struct Var {
@@ -206,11 +209,15 @@ struct LoweredVar {
 };
 
 struct LoweredBlock {
-  std::string name;       // "fib.b2", "fib.b0.ret1" for a call's continuation
-  int32_t function = -1;  // source function
-  std::vector<Op> ops;    // Call never appears; Push/Pop/Update may
-  Terminator term;        // Jump, Branch, PushJump or Return
+  std::string name;           // "fib.b2", "fib.b0.ret1" for a call's continuation
+  int32_t function = -1;      // source function
+  int32_t inlined_from = -1;  // Block::inlined_from
+  std::vector<Op> ops;        // Call never appears; Push/Pop/Update may
+  Terminator term;            // Jump, Branch, PushJump or Return
   SourceLoc loc;
+
+  // The function a fault in this block names: the one its ops were written in.
+  int32_t fault_function() const { return inlined_from >= 0 ? inlined_from : function; }
 };
 
 struct LoweredProgram {

@@ -165,6 +165,7 @@ class Inliner {
     // The copy of g's blocks, over its fresh variables; its Returns continue after the call.
     for (const Block& source : g.blocks) {
       Block& copy = fn.blocks.emplace_back(source);
+      if (copy.inlined_from < 0) copy.inlined_from = call.index;
       for (Op& op : copy.ops) {
         if (op.dst >= 0) op.dst += var_base;
         for (VarId& a : op.args)

@@ -9,8 +9,9 @@
 // assigns `dst = result'` and holds the ops after the call, with B's terminator. The copied ops
 // keep their source locations and g's variables keep their names, so every value, fault (code,
 // detail and file:line:col) and random draw (drawn in the same order) is the same bit for bit;
-// what changes: a lane takes fewer steps (`--max-steps` counts the inlined program's steps), and
-// a fault's LaneError::function and step are the caller's block's function and step.
+// a fault names the callee (Block::inlined_from). What changes: a lane takes fewer steps
+// (`--max-steps` counts the inlined program's steps, LaneError::step is the inlined program's)
+// and makes fewer calls (`stack_depth` counts the calls that remain).
 //
 // Which calls: the callee is not recursive (on no call cycle: the method's point is batching
 // recursion, which stays calls) and is small: at most kInlineMaxOps ops and kInlineMaxBlocks

@@ -31,6 +31,10 @@ int check_command(const std::string& file, bool explain) {
     for (const LoopInfo& loop : (*module)->loops())
       fmt::print("{}:{}:{}: loop in {}: {}\n", file, loop.line, loop.col, loop.function,
                  loop.vectorised ? "vectorised" : "not vectorised: " + loop.reason);
+  if (explain)
+    for (const CallInfo& call : (*module)->calls())
+      fmt::print("{}:{}:{}: call of {} in {}: {}\n", file, call.line, call.col, call.callee,
+                 call.caller, call.inlined ? "inlined" : "not inlined: " + call.reason);
   return 0;
 }
 

@@ -14,7 +14,8 @@
 
 namespace ab::cli {
 
-// `explain`: also each loop of the source, vectorised or why not (--explain).
+// `explain`: also each loop of the source, vectorised or why not, then each call, inlined or
+// why not (--explain).
 int check_command(const std::string& file, bool explain = false);
 
 struct IrCommand {

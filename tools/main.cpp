@@ -362,8 +362,10 @@ struct Subcommands {
 void add_inspection_commands(CLI::App& app, Subcommands& c) {
   c.check_app = app.add_subcommand("check", "compile a program and report its errors");
   c.check_app->add_option("FILE", c.check_file, "the .ab program")->required();
-  c.check_app->add_flag("--explain", c.check_explain,
-                        "also list each loop: vectorised (runs as array code) or why not");
+  c.check_app->add_flag(
+      "--explain", c.check_explain,
+      "also list each loop: vectorised (runs as array code) or why not; then each "
+      "call: inlined (no step of its own) or why not");
   c.check_app->footer(
       footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "
              "2 bad usage.",

@@ -132,7 +132,7 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
       e.step = at(AB_SLOT_FAULT_STEP, lane);
       if (b < lp.blocks.size()) {
         const LoweredBlock& block = lp.blocks[b];
-        e.function = lp.source->functions.at(block.function).name;
+        e.function = lp.source->functions.at(block.fault_function()).name;
         e.line = op == AB_NO_BLOCK       ? block.loc.line
                  : op < block.ops.size() ? block.ops[op].loc.line
                                          : block.term.loc.line;

@@ -106,7 +106,7 @@ std::string raw_bytes(const std::vector<T>& values) {
 
 }  // namespace
 
-TEST_CASE("cli: check --explain lists each loop, vectorised or the first reason why not") {
+TEST_CASE("cli: check --explain lists each loop and each call, and why not when not") {
   Workspace ws;
   ws.write("loops.ab", R"(const N: int = 8;
 uniform y: float[N];
@@ -125,9 +125,10 @@ fn main(a: float) -> float {
   CHECK(r.out ==
         "loops.ab: ok (2 functions)\n"
         "loops.ab:6:5: loop in main: vectorised\n"
-        "loops.ab:7:5: loop in main: not vectorised: a call to sq\n"
+        "loops.ab:7:5: loop in main: vectorised\n"  // once sq is inlined
         "loops.ab:9:5: loop in main: not vectorised: it carries 'acc' from one iteration to the "
-        "next (not a sum, max or min)\n");
+        "next (not a sum, max or min)\n"
+        "loops.ab:7:27: call of sq in main: inlined\n");
   CHECK(ws.run("check loops.ab").out == "loops.ab: ok (2 functions)\n");
 }
 

@@ -16,7 +16,10 @@ namespace {
 
 ab::Program compile(const std::string& source) {
   ab::Diagnostics diags("test.ab", source);
-  auto program = ab::compile_source(source, "test.ab", diags);
+  // Calls stay calls: these cases are about how a call lowers (inline_calls has its own tests).
+  ab::FrontendOptions options;
+  options.inline_calls = false;
+  auto program = ab::compile_source(source, "test.ab", diags, options);
   INFO(diags.format());
   REQUIRE(program.has_value());
   return std::move(*program);
