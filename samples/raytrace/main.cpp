@@ -1,6 +1,6 @@
 // raytrace_render: renders samples/raytrace/raytrace.ab's default scene to a PNG on one backend
-// (samples/README.md). Exit status 0, or 1 with one message for a bad option, a program that does
-// not compile, a failed run or a lane that faulted.
+// (samples/README.md). Exit status 0; 2 with one message for a bad option; 1 with one message for
+// a program that does not compile, a failed run or a lane that faulted.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -26,12 +26,19 @@ int main(int argc, char** argv) {
   app.add_option("--out,-o", out, "the PNG to write")->capture_default_str();
   app.add_option("--program", program, "another raytrace.ab (the default: the sample's)");
   app.add_flag("--validation", validation, "Vulkan: enable the Khronos validation layer");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  }
 
   auto backend = ab::raytrace::parse_backend(backend_name);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error());
-    return 1;
+    return 2;
   }
   backend->options.context.validation = validation;
   auto module = ab::raytrace::load_program(program);
