@@ -151,14 +151,24 @@ UniformData scene_uniforms(const Scene& scene, const View& view) {
 }
 
 Batch pixel_batch(const Scene& scene, const View& view) {
+  return pixel_batch(scene, view, view.width * view.height);
+}
+
+Batch pixel_batch(const Scene& scene, const View& view, uint32_t lanes) {
   Batch batch;
-  batch.lanes = view.width * view.height;
+  batch.lanes = std::min(lanes, view.width * view.height);
   batch.inputs.resize(1);
   batch.inputs[0].resize(batch.lanes);
   for (uint32_t i = 0; i < batch.lanes; ++i)
     batch.inputs[0][i] = i;
   batch.uniforms = scene_uniforms(scene, view);
   return batch;
+}
+
+View view_for_pixels(uint32_t pixels, uint32_t depth) {
+  const auto width =
+      std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(std::sqrt(pixels * 4.0 / 3.0))));
+  return {width, std::max<uint32_t>(1, (pixels + width - 1) / width), depth};
 }
 
 uint32_t stack_depth(const View& view) {

@@ -68,8 +68,13 @@ std::array<float, 12> camera_basis(const Camera& camera, uint32_t width, uint32_
 
 // raytrace.ab's uniforms, in its declaration order.
 UniformData scene_uniforms(const Scene& scene, const View& view);
-// One lane per pixel, lane i tracing pixel i, with the scene's uniforms.
+// One lane per pixel, lane i tracing pixel i, with the scene's uniforms: every pixel of the
+// view, or its first `lanes` (at most width x height).
 Batch pixel_batch(const Scene& scene, const View& view);
+Batch pixel_batch(const Scene& scene, const View& view, uint32_t lanes);
+// A view of about 4:3 with at least `pixels` pixels, the last row possibly part-filled: the
+// bench's picture for a batch of `pixels` lanes.
+View view_for_pixels(uint32_t pixels, uint32_t depth);
 // RunOptions::stack_depth a view needs: main, trace at depths 0..depth, intersect below them.
 uint32_t stack_depth(const View& view);
 
