@@ -110,29 +110,26 @@ UniformData scene_uniforms(const Scene& scene, const View& view) {
   append(sky, scene.sky_zenith);
   u.push_back(sky);
 
-  u.push_back({word(static_cast<int32_t>(scene.spheres.size()))});
-  std::vector<uint32_t> spheres(kMaxSpheres * 4, 0), sphere_material(kMaxSpheres, 0);
-  for (size_t i = 0; i < scene.spheres.size() && i < kMaxSpheres; ++i) {
-    const Sphere& s = scene.spheres[i];
-    for (int k = 0; k < 3; ++k)
-      spheres[i * 4 + k] = word(s.centre[k]);
-    spheres[i * 4 + 3] = word(s.radius);
-    sphere_material[i] = word(s.material);
-  }
-  u.push_back(spheres);
-  u.push_back(sphere_material);
-
-  u.push_back({word(static_cast<int32_t>(scene.planes.size()))});
-  std::vector<uint32_t> planes(kMaxPlanes * 4, 0), plane_material(kMaxPlanes, 0);
-  for (size_t i = 0; i < scene.planes.size() && i < kMaxPlanes; ++i) {
-    const Plane& p = scene.planes[i];
-    for (int k = 0; k < 3; ++k)
-      planes[i * 4 + k] = word(p.normal[k]);
-    planes[i * 4 + 3] = word(p.d);
-    plane_material[i] = word(p.material);
-  }
-  u.push_back(planes);
-  u.push_back(plane_material);
+  // Spheres and planes alike: the count, then 4 floats and a material per item, padded to the
+  // capacity.
+  auto shapes = [&u](const auto& items, uint32_t capacity, auto geometry) {
+    u.push_back({word(static_cast<int32_t>(items.size()))});
+    std::vector<uint32_t> floats(capacity * 4, 0), material(capacity, 0);
+    for (size_t i = 0; i < items.size() && i < capacity; ++i) {
+      const std::array<float, 4> g = geometry(items[i]);
+      for (int k = 0; k < 4; ++k)
+        floats[i * 4 + k] = word(g[k]);
+      material[i] = word(items[i].material);
+    }
+    u.push_back(floats);
+    u.push_back(material);
+  };
+  shapes(scene.spheres, kMaxSpheres, [](const Sphere& s) {
+    return std::array<float, 4>{s.centre[0], s.centre[1], s.centre[2], s.radius};
+  });
+  shapes(scene.planes, kMaxPlanes, [](const Plane& p) {
+    return std::array<float, 4>{p.normal[0], p.normal[1], p.normal[2], p.d};
+  });
 
   std::vector<uint32_t> kinds(kMaxMaterials, 0), params(kMaxMaterials * 8, 0);
   for (size_t i = 0; i < scene.materials.size() && i < kMaxMaterials; ++i) {

@@ -20,6 +20,7 @@
 
 #include "samples/raytrace/render.h"
 #include "support/read_bytes.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -190,12 +191,6 @@ std::optional<Fact> expected_colour(const Scene& scene, const View& view, uint32
   return Fact{Fact::MirroredSky, d3(m.colour) * sky(scene, r)};
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ab_raytrace_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
-
 int exit_status(int system_result) {
   return WIFEXITED(system_result) ? WEXITSTATUS(system_result) : -1;
 }
@@ -280,7 +275,8 @@ TEST_CASE("raytrace: depth 16 runs without a stack fault on interp and the defau
 }
 
 TEST_CASE("raytrace_render: writes the PNG; --help; bad options give one message") {
-  const std::string png = temp_path("out.png"), log = temp_path("log.txt");
+  const ab::testing::TempDir dir("ab_raytrace_render");
+  const std::string png = dir.file("out.png"), log = dir.file("log.txt");
   auto run = [&](const std::string& args) {
     const std::string command =
         std::string(AB_RAYTRACE_RENDER) + " " + args + " > " + log + " 2>&1";
@@ -306,6 +302,4 @@ TEST_CASE("raytrace_render: writes the PNG; --help; bad options give one message
   }
   CHECK(run("--backend interp --program /nonexistent.ab") == 1);
   CHECK(ab::testing::read_bytes(log).find("/nonexistent.ab") != std::string::npos);
-  std::filesystem::remove(png);
-  std::filesystem::remove(log);
 }

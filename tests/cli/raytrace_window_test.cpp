@@ -13,16 +13,11 @@
 #include <string>
 
 #include "support/read_bytes.h"
+#include "support/temp_dir.h"
 #include "support/xvfb.h"
 
 #ifdef AB_RAYTRACE_WINDOW
 namespace {
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ab_raytrace_window_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
 
 int exit_status(int system_result) {
   return WIFEXITED(system_result) ? WEXITSTATUS(system_result) : -1;
@@ -32,8 +27,9 @@ int exit_status(int system_result) {
 
 TEST_CASE("raytrace_window: frames under xvfb with validation, --check, a screenshot, a capture") {
   if (!ab::testing::have_xvfb()) return;
-  const std::string png = temp_path("window.png"), trace = temp_path("frame.abtrace"),
-                    log = temp_path("window.txt"), script = temp_path("script.txt");
+  const ab::testing::TempDir dir("ab_raytrace_window");
+  const std::string png = dir.file("window.png"), trace = dir.file("frame.abtrace"),
+                    log = dir.file("window.txt"), script = dir.file("script.txt");
   const std::string command = std::string("xvfb-run -a -s '-screen 0 1280x800x24' ") +
                               AB_RAYTRACE_WINDOW +
                               " --width 48 --height 27 --depth 5 --frames 5 --validation --check "
@@ -78,7 +74,5 @@ TEST_CASE("raytrace_window: frames under xvfb with validation, --check, a screen
   const std::string line = debug_out.substr(histogram, debug_out.find('\n', histogram) - histogram);
   CHECK(line.find("depth 2: ") != std::string::npos);
   CHECK(line.find("depth 3: ") != std::string::npos);
-  for (const auto& p : {png, trace, log, script})
-    std::filesystem::remove(p);
 }
 #endif
