@@ -71,13 +71,10 @@ class LaneRun {
     max_depth_ = std::max<uint32_t>(max_depth_, static_cast<uint32_t>(frames_.size()));
   }
 
-  // The function a fault in `block` of `fn` names: the one its ops were written in.
-  const Function& source_of(const Function& fn, const Block& block) const {
-    return block.inlined_from >= 0 ? program_.functions[block.inlined_from] : fn;
-  }
-
   bool fault(Fault code, const Function& fn, SourceLoc loc) {
-    error_ = {lane_, code, fn.name, loc.line, steps_, {}};
+    const int32_t written = loc.function;
+    error_ = {lane_,    code,   written >= 0 ? program_.functions[written].name : fn.name,
+              loc.line, steps_, {}};
     return false;
   }
 
@@ -116,7 +113,7 @@ class LaneRun {
         const FrameView view{memory_.data() + frame.base, layout.offset.data(), layout.type.data()};
         const Fault f = exec_op(op, types, view, rng_, batch_.uniforms, emitted_);
         if (f != Fault::None) {
-          fault(f, source_of(fn, block), op.loc);
+          fault(f, fn, op.loc);
           if (auto bad = find_index_fault(op, types, view))
             error_.detail = index_fault_text(program_, fn, op, *bad);
           if (f == Fault::AssertFailed) error_.detail = op.message;
@@ -135,7 +132,7 @@ class LaneRun {
         case Terminator::Kind::Jump:
           frame.block = next;
           frame.next_op = 0;
-          if (!begin_segment(source_of(fn, fn.blocks[next]), fn.blocks[next].loc)) return false;
+          if (!begin_segment(fn, fn.blocks[next].loc)) return false;
           break;
         case Terminator::Kind::Return:
           switch (ret(fn, output)) {
@@ -227,9 +224,7 @@ class LaneRun {
     if (done.caller_dst >= 0) std::memcpy(var(caller, done.caller_dst), value.data(), w * 4);
     const Function& caller_fn = program_.functions[caller.function];
     const SourceLoc call_loc = caller_fn.blocks[caller.block].ops[caller.next_op - 1].loc;
-    return begin_segment(source_of(caller_fn, caller_fn.blocks[caller.block]), call_loc)
-               ? Returned::ToCaller
-               : Returned::Faulted;
+    return begin_segment(caller_fn, call_loc) ? Returned::ToCaller : Returned::Faulted;
   }
 
   const Program& program_;

@@ -405,7 +405,7 @@ class VmRun::State {
     result_.faulted[lane] = 1;
     result_.errors.push_back({lane,
                               code,
-                              program_.source->functions[block.fault_function()].name,
+                              program_.source->functions[written_in(loc, block.function)].name,
                               loc.line,
                               lane_steps_[lane],
                               {}});

@@ -27,7 +27,15 @@ using VarId = int32_t;
 struct SourceLoc {
   int line = 0;  // 1-based; 0 = unknown
   int col = 0;   // 1-based
+  // The function this source was written in, when inline_calls copied it into another (a fault
+  // there names it: LaneError::function); -1: the function that holds it.
+  int32_t function = -1;
 };
+
+// The name of the function a fault at `loc`, in a block of function `holder`, names.
+inline int32_t written_in(SourceLoc loc, int32_t holder) {
+  return loc.function >= 0 ? loc.function : holder;
+}
 
 // One step of an access path into an aggregate (Get, Set, UniformGet). A static step adds
 // `offset` words; a dynamic step consumes the next index operand i, faults unless 0 <= i < count
@@ -146,9 +154,6 @@ struct Block {
   std::vector<Op> ops;
   Terminator term;
   SourceLoc loc;  // where the block starts in the source (a loop header, a branch arm, ...)
-  // inline_calls: the function whose block this is a copy of, which a fault in it names
-  // (LaneError::function); -1 for the function's own blocks.
-  int32_t inlined_from = -1;
 };
 
 struct Var {
@@ -209,15 +214,11 @@ struct LoweredVar {
 };
 
 struct LoweredBlock {
-  std::string name;           // "fib.b2", "fib.b0.ret1" for a call's continuation
-  int32_t function = -1;      // source function
-  int32_t inlined_from = -1;  // Block::inlined_from
-  std::vector<Op> ops;        // Call never appears; Push/Pop/Update may
-  Terminator term;            // Jump, Branch, PushJump or Return
+  std::string name;       // "fib.b2", "fib.b0.ret1" for a call's continuation
+  int32_t function = -1;  // source function
+  std::vector<Op> ops;    // Call never appears; Push/Pop/Update may
+  Terminator term;        // Jump, Branch, PushJump or Return
   SourceLoc loc;
-
-  // The function a fault in this block names: the one its ops were written in.
-  int32_t fault_function() const { return inlined_from >= 0 ? inlined_from : function; }
 };
 
 struct LoweredProgram {

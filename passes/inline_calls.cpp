@@ -165,8 +165,12 @@ class Inliner {
     // The copy of g's blocks, over its fresh variables; its Returns continue after the call.
     for (const Block& source : g.blocks) {
       Block& copy = fn.blocks.emplace_back(source);
-      if (copy.inlined_from < 0) copy.inlined_from = call.index;
+      // Faults in the copy name g (or the function g's own copies came from).
+      const auto name_callee = [&](SourceLoc& loc) { loc.function = written_in(loc, call.index); };
+      name_callee(copy.loc);
+      name_callee(copy.term.loc);
       for (Op& op : copy.ops) {
+        name_callee(op.loc);
         if (op.dst >= 0) op.dst += var_base;
         for (VarId& a : op.args)
           a += var_base;

@@ -9,7 +9,7 @@
 // assigns `dst = result'` and holds the ops after the call, with B's terminator. The copied ops
 // keep their source locations and g's variables keep their names, so every value, fault (code,
 // detail and file:line:col) and random draw (drawn in the same order) is the same bit for bit;
-// a fault names the callee (Block::inlined_from). What changes: a lane takes fewer steps
+// a fault names the callee (SourceLoc::function). What changes: a lane takes fewer steps
 // (`--max-steps` counts the inlined program's steps, LaneError::step is the inlined program's)
 // and makes fewer calls (`stack_depth` counts the calls that remain).
 //

@@ -136,7 +136,6 @@ LoweredProgram merge_and_lower(const Program& split, const StoragePlan& plan, in
       const Block& block = fn.blocks[b];
       LoweredBlock& lb = out.blocks[n.first_block[f] + b];
       lb.function = static_cast<int32_t>(f);
-      lb.inlined_from = block.inlined_from;
       lb.loc = block.loc;
       if (lb.name.empty()) lb.name = fmt::format("{}.b{}", fn.name, b);
       for (const Op& op : block.ops) {

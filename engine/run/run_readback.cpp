@@ -132,10 +132,11 @@ Expected<RunResult> VulkanRun::Impl::read_result() {
       e.step = at(AB_SLOT_FAULT_STEP, lane);
       if (b < lp.blocks.size()) {
         const LoweredBlock& block = lp.blocks[b];
-        e.function = lp.source->functions.at(block.fault_function()).name;
-        e.line = op == AB_NO_BLOCK       ? block.loc.line
-                 : op < block.ops.size() ? block.ops[op].loc.line
-                                         : block.term.loc.line;
+        const SourceLoc loc = op == AB_NO_BLOCK       ? block.loc
+                              : op < block.ops.size() ? block.ops[op].loc
+                                                      : block.term.loc;
+        e.function = lp.source->functions.at(written_in(loc, block.function)).name;
+        e.line = loc.line;
         if (e.code == Fault::IndexOutOfRange && op < block.ops.size())
           e.detail = index_fault_text(
               lp, block.ops[op], {at(AB_SLOT_FAULT_INDEX, lane), at(AB_SLOT_FAULT_VALUE, lane)});
