@@ -101,9 +101,16 @@ Expected<std::shared_ptr<const Module>> Module::compile(
     return Error{std::move(message), true};
   }
   std::vector<LoopInfo> loops;
-  for (const LoopVerdict& v : verdicts)
-    loops.push_back({program->functions.at(static_cast<size_t>(v.function)).name, v.loc.line,
-                     v.loc.col, v.vectorised, v.reason});
+  for (const LoopVerdict& v : verdicts) {
+    // A loop inline_calls copied is named by the function it was written in, once per verdict.
+    LoopInfo loop{program->functions.at(static_cast<size_t>(written_in(v.loc, v.function))).name,
+                  v.loc.line, v.loc.col, v.vectorised, v.reason};
+    const bool seen = std::any_of(loops.begin(), loops.end(), [&](const LoopInfo& l) {
+      return l.function == loop.function && l.line == loop.line && l.col == loop.col &&
+             l.vectorised == loop.vectorised && l.reason == loop.reason;
+    });
+    if (!seen) loops.push_back(std::move(loop));
+  }
   std::vector<CallInfo> calls;
   for (const CallVerdict& v : call_verdicts) {
     const auto name = [&](int f) {

@@ -120,6 +120,19 @@ fn main(a: float) -> float {
     return lp + acc;
 }
 )");
+  // A loop of an inlined function is listed once, in the function it is written in.
+  ws.write("inlined.ab", R"(fn halve(x: float) -> float {
+    var v = x;
+    while v > 1.0 { v = v * 0.5; }
+    return v;
+}
+fn main(a: float) -> float { return halve(a) + halve(a + 1.0); }
+)");
+  CHECK(ws.run("check --explain inlined.ab").out ==
+        "inlined.ab: ok (2 functions)\n"
+        "inlined.ab:3:11: loop in halve: not vectorised: not a 'for' loop\n"
+        "inlined.ab:6:37: call of halve in main: inlined\n"
+        "inlined.ab:6:48: call of halve in main: inlined\n");
   const CliResult r = ws.run("check --explain loops.ab");
   CHECK(r.exit_code == 0);
   CHECK(r.out ==

@@ -56,7 +56,7 @@ TEST_CASE("raytrace_window: frames under xvfb with validation, --check, a screen
   CHECK(std::abs(floor[0] - floor[2]) < 40);  // the checker's grey or white, not the sky
   stbi_image_free(pixels);
 
-  // The captured frame opens in the debugger, its lanes at two call depths after 200 steps.
+  // The captured frame opens in the debugger, its lanes at two call depths or more after 200 steps.
   {
     std::ofstream s(script);
     s << "step 200\nhistogram\nquit\n";
@@ -72,7 +72,10 @@ TEST_CASE("raytrace_window: frames under xvfb with validation, --check, a screen
   const size_t histogram = debug_out.find("histogram: ");
   REQUIRE(histogram != std::string::npos);
   const std::string line = debug_out.substr(histogram, debug_out.find('\n', histogram) - histogram);
-  CHECK(line.find("depth 2: ") != std::string::npos);
-  CHECK(line.find("depth 3: ") != std::string::npos);
+  // (Which depths depends on what inline_calls inlined: intersect's calls are no frames.)
+  size_t depths = 0;
+  for (size_t at = line.find("depth "); at != std::string::npos; at = line.find("depth ", at + 1))
+    ++depths;
+  CHECK(depths >= 2);
 }
 #endif
