@@ -55,10 +55,19 @@ Program order_functions(Program program, const std::vector<std::string>& first) 
   std::vector<Function> functions;
   for (int f : order)
     functions.push_back(std::move(program.functions[static_cast<size_t>(f)]));
+  // Calls and the locations inline_calls marked with the function they were written in.
+  const auto renumber = [&](SourceLoc& loc) {
+    if (loc.function >= 0) loc.function = new_index[static_cast<size_t>(loc.function)];
+  };
   for (Function& fn : functions)
-    for (Block& block : fn.blocks)
-      for (Op& op : block.ops)
+    for (Block& block : fn.blocks) {
+      renumber(block.loc);
+      renumber(block.term.loc);
+      for (Op& op : block.ops) {
+        renumber(op.loc);
         if (is_call(op)) op.index = new_index[static_cast<size_t>(op.index)];
+      }
+    }
   program.functions = std::move(functions);
   return program;
 }

@@ -47,6 +47,10 @@ Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
   options.file = file;
   options.entry = entry;
   options.vectorize_loops = vectorize_loops;
+  // Calls stay calls: the density is one callee that chains at different points of their trees
+  // share, so they meet at every gradient (Radul et al. §4); inlined, each call site would have
+  // its own copy and the chains at different sites would run it apart.
+  options.inline_calls = false;
   options.functions_first = std::move(first);
   return Module::compile(text, options);
 }
