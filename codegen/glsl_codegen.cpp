@@ -83,12 +83,12 @@ class BlockEmitter {
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
                Residency residency, std::string& out, bool slots_in_registers = false,
                bool private_stacks = false, uint32_t register_words = kRegisterWords,
-               const Banks& banks = {})
+               const Banks& banks = {}, const LoweredBlock* body = nullptr)
       : p_(p),
         L_(layout),
         T_(p.types()),
         b_(index),
-        block_(p.blocks[index]),
+        block_(body ? *body : p.blocks[index]),
         registers_(residency == Residency::Registers),
         slots_in_registers_(registers_ || slots_in_registers),
         private_stacks_(registers_ && private_stacks),
@@ -735,8 +735,17 @@ PartUse part_use(const LoweredProgram& program, const BlockSet& part) {
 
 LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, int32_t b,
                      Residency residency, const SourcePart& part, std::string& out) {
+  // A block whose ops run apart keeps its name, location and terminator.
+  const bool apart =
+      std::find(part.ops_apart.begin(), part.ops_apart.end(), b) != part.ops_apart.end();
+  LoweredBlock jump_only;
+  if (apart) {
+    jump_only = program.blocks[b];
+    jump_only.ops.clear();
+  }
   BlockEmitter block(program, layout, b, residency, out, part.slots_in_registers,
-                     part.private_stack_depth > 0, part.register_words, part.banks);
+                     part.private_stack_depth > 0, part.register_words, part.banks,
+                     apart ? &jump_only : nullptr);
   block.emit();
   return block.loops();
 }

@@ -118,6 +118,10 @@ struct SourcePart {
   uint32_t register_words = kRegisterWords;
   // How the run binds its lane state and arenas (state_layout.h, Banks; plan_banks).
   Banks banks{};
+  // Blocks of `blocks` whose ops another kernel runs just before (the product kernel, on the
+  // global schedule: codegen/product_blocks.h): the code for such a block takes its step and its
+  // jump only.
+  std::vector<int32_t> ops_apart{};
 };
 // The private_stack_depth for a run of `depth` entries per stack: `depth` when the register
 // kernels' private copy of every stack of a lane fits `limit_words` (private_stack_words() in

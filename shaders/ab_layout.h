@@ -141,7 +141,15 @@
 #define AB_PRODUCT_TILE_B 10  // 1: the tiles are b's columns (b uniform, a not); 0: a's rows
 #define AB_PRODUCT_FIRST 11   // the (tile, block) pairs this dispatch takes: [first, end)
 #define AB_PRODUCT_END 12
-#define AB_PRODUCT_WORDS 13
+#define AB_PRODUCT_LANES 13  // which lanes and who moves them on: AB_PRODUCT_LANES_* below
+#define AB_PRODUCT_WORDS 14
+// AB_PRODUCT_LANES: the local schedule's round (every lane of the batch waiting at the block; the
+// kernel takes the lanes' step and jump), or the global schedule's step when it chose the block
+// (its lanes, every lane tested as the masked step kernel does or those the step's list holds as
+// the compacted step kernel reads it; the step kernel then takes the step and the jump).
+#define AB_PRODUCT_LANES_ROUND 0
+#define AB_PRODUCT_LANES_MASKED 1
+#define AB_PRODUCT_LANES_LISTED 2
 #define AB_PUSH_RANGE_BYTES (AB_PUSH_PRODUCT + 4 * AB_PRODUCT_WORDS)
 // A product's summation block (ir/ops.h, kProductBlock: docs/language.md, "Matrix products") and
 // the rows (or columns) of a uniform operand one workgroup shares through shared memory.

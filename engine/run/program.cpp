@@ -301,13 +301,19 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_
   // Generated without the lock (kernels of different parts are generated at once); a source
   // another thread stored meanwhile is the same text.
   const BlockSet& blocks = split.parts(r).at(part);
-  const SourcePart what{apart ? without_blocks(blocks, products) : blocks,
-                        split.copy_callees,
-                        r == Residency::Memory && parts(r) > 1,
-                        parts(r) > 1,
-                        private_depth,
-                        register_words,
-                        banks};
+  // The local kernels leave the product blocks out (a lane waits at one for the round's product
+  // dispatch); the global step kernels keep each as a jump after the step's product dispatch.
+  const bool jump_only = apart && r == Residency::Memory;
+  SourcePart what{apart && !jump_only ? without_blocks(blocks, products) : blocks,
+                  split.copy_callees,
+                  r == Residency::Memory && parts(r) > 1,
+                  parts(r) > 1,
+                  private_depth,
+                  register_words,
+                  banks};
+  if (jump_only)
+    for (const ProductBlock& p : products)
+      if (blocks.contains(p.block)) what.ops_apart.push_back(p.block);
   std::string text = generate_glsl(*program, layout, r, target, what, schedule_entries());
   std::lock_guard lock(mutex);
   return sources.emplace(key, std::move(text)).first->second;
@@ -352,7 +358,8 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32
 
 Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block,
                                                          const Banks& banks) {
-  if (!unfit_inline_products.empty()) return Error{unfit_inline_products};
+  if (!products_apart(k, banks) && !unfit_inline_products.empty())
+    return Error{unfit_inline_products};
   const PipelineKey key{200 + static_cast<int>(k), size_t{block}, uint32_t{0}, banks};
   const VkSpecializationMapEntry entry{AB_SPEC_ONLY_BLOCK, 0, sizeof(uint32_t)};
   const VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &block};
@@ -369,9 +376,8 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
 }
 
 bool VulkanProgram::Impl::products_apart(Kernel k, const Banks& banks) const {
-  const bool local =
-      k == Kernel::LocalLane || k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup;
-  return local && !products.empty() && banks.state == 1;
+  // The fused kernel runs every step in one dispatch: no product dispatch can come between.
+  return k != Kernel::GlobalFused && !products.empty() && banks.state == 1;
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::product_pipeline() {
