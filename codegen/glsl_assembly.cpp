@@ -210,6 +210,15 @@ Residency residency_of(Kernel k) {
                                                                    : Residency::Registers;
 }
 
+uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& layout, int32_t b) {
+  const SourcePart whole{BlockSet{{BlockRange{0, static_cast<int32_t>(program.blocks.size())}}}};
+  std::string ignored;
+  const LoopCount block = emit_block(program, layout, b, Residency::Memory, whole, ignored);
+  // ab_load/ab_store and the counts around a step, as loop_count_defines' `fixed`
+  return block.iterations + block.statements + 6 * uint64_t{layout.slots} +
+         2 * program.blocks.size() + 64;
+}
+
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part,
                           KernelEntries entries) {

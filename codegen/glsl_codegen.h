@@ -146,6 +146,11 @@ using KernelEntries = std::span<const KernelEntry>;
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part,
                           KernelEntries entries);
+// At most how many loop iterations block b's code runs for a lane in one step (every loop over a
+// value's words and its final test, the helpers' loops), with the loops every kernel runs around a
+// step: what a device that ends a shader's loops after GlslTarget::loop_limit iterations must
+// allow one step (docs/engine.md, "lavapipe's loop cap").
+uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& layout, int32_t b);
 // The whole program in one source (the form of every program that is not split).
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, KernelEntries entries);

@@ -57,6 +57,8 @@ bool pipeline_cache_header_matches(const std::vector<char>& data,
 
 std::string check_private_sizes(const LoweredProgram& program,
                                 const std::vector<ProductBlock>& apart = {});
+std::string check_loop_cap(const LoweredProgram& program, const StateLayout& layout, uint32_t limit,
+                           const std::vector<ProductBlock>& apart);
 
 }  // namespace
 
@@ -91,6 +93,30 @@ std::string check_private_sizes(const LoweredProgram& program,
           "memory, at most {} words ({}) per value: use a smaller array, or --backend vm",
           v.name, words, format_bytes(uint64_t{words} * 4), kMaxPrivateWords,
           format_bytes(uint64_t{kMaxPrivateWords} * 4));
+  }
+  return {};
+}
+
+// On a device that ends a shader's loops silently after `limit` iterations (lavapipe), the
+// kernels end a dispatch in time only between steps (docs/engine.md, "lavapipe's loop cap"): a
+// block whose own loops could pass the cap in one step would leave values cut short, wrong with
+// no error, so such a program is refused. Product blocks are the product kernel's, which slices
+// its work under the cap.
+std::string check_loop_cap(const LoweredProgram& program, const StateLayout& layout, uint32_t limit,
+                           const std::vector<ProductBlock>& apart) {
+  for (int32_t b = 0; b < static_cast<int32_t>(program.blocks.size()); ++b) {
+    if (std::any_of(apart.begin(), apart.end(),
+                    [&](const ProductBlock& p) { return p.block == b; }))
+      continue;
+    const uint64_t iterations = step_loop_iterations(program, layout, b);
+    if (iterations <= limit) continue;
+    const LoweredBlock& block = program.blocks[b];
+    return fmt::format(
+        "{}:{}:{}: block '{}' runs up to {} loop iterations in one step, and this device ends a "
+        "shader's loops silently after {} (lavapipe's cap: docs/engine.md), which would cut its "
+        "values short; use smaller arrays, or --backend vm",
+        program.source ? program.source->file : "", block.loc.line, block.loc.col, block.name,
+        iterations, limit);
   }
   return {};
 }
@@ -438,6 +464,8 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   if (caps_shader_loops(device)) {
     impl->target.loop_limit = kShaderLoopLimit;
     impl->target.loop_lanes = std::max<uint32_t>(device.subgroup_size, 1);
+    if (impl->unfit.empty())
+      impl->unfit = check_loop_cap(program, impl->layout, kShaderLoopLimit, impl->products);
   }
   // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
   // have been checked: a program is compiled only into the kernels its schedule uses.

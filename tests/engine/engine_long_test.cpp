@@ -210,5 +210,39 @@ fn main(n: int) -> int {
   }
 }
 
+// A block whose own loops pass lavapipe's cap in one step (five passes over 20,000 words) cannot
+// be ended in time between steps, so on a capped device the run is refused with the block's
+// place, instead of running with values cut short; below the cap (2,000 words) it runs and
+// equals the interpreter. Another device runs both.
+TEST_CASE("engine: a block whose loops pass the device's loop cap in one step is refused") {
+  const bool capped = caps_shader_loops(context()->device());
+  for (uint32_t words : {2000u, 20000u}) {
+    CAPTURE(words);
+    auto loaded =
+        load_source(fmt::format("fn main(a: float[{}]) -> float {{\n"
+                                "    let b = a * 2.0 + a;\n"
+                                "    return sum((b * b - a) * a);\n"
+                                "}}\n",
+                                words));
+    Batch batch;
+    batch.lanes = 3;
+    batch.inputs.resize(1);
+    for (uint32_t i = 0; i < batch.lanes * words; ++i)
+      batch.inputs[0].push_back(float_bits(static_cast<float>(i % 7) * 0.25f));
+    const RunResult expected = run_interp(loaded->program, loaded->entry, batch, {});
+    auto result = run_vulkan(loaded->lowered, batch, {}, VulkanOptions{}, nullptr, context());
+    if (capped && words > 10000) {
+      REQUIRE_FALSE(result.ok());
+      CHECK(result.error().find("test.ab:") != std::string::npos);
+      CHECK(result.error().find("loop iterations in one step") != std::string::npos);
+      CHECK(result.error().find("--backend vm") != std::string::npos);
+    } else {
+      REQUIRE_MESSAGE(result.ok(), result.error());
+      CHECK(compare_results(loaded->lowered, expected, *result) == "");
+    }
+  }
+  check_no_validation_messages();
+}
+
 }  // namespace
 }  // namespace ab::enginetest
