@@ -210,6 +210,7 @@ def test_a_chain_the_fit_does_not_have_is_an_index_error():
 TYPES = os.path.join(SOURCE_DIR, "tests", "data", "models", "constrained_types.ab")
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 50 draws: Stan's ESS warnings
 def test_constrained_types_and_generated_quantities_are_columns_of_the_fit():
     # s: simplex[3], o: ordered[2], po: positive_ordered[2]; then transformed gap, generated
     # y_rep, heads, z[2] (tests/data/models/constrained_types.ab).
