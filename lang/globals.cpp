@@ -9,7 +9,16 @@
 #include "lang/parser.h"
 
 namespace ab::frontend {
+
 namespace {
+
+// The constrained vector type a field's type name spells, if any.
+std::optional<VectorConstraint> vector_constraint(const std::string& type_name) {
+  if (type_name == "simplex") return VectorConstraint::Simplex;
+  if (type_name == "ordered") return VectorConstraint::Ordered;
+  if (type_name == "positive_ordered") return VectorConstraint::PositiveOrdered;
+  return std::nullopt;
+}
 
 // The builtins that are not an op's own name (ir/ops.cpp's rows name those).
 constexpr const char* kBuiltins[] = {
@@ -262,6 +271,16 @@ std::optional<uint32_t> Globals::array_length(const ast::Expr& dim) {
 
 std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, TypeId resolved) {
   FloatBounds out;
+  if (auto constraint = vector_constraint(type.name)) {
+    out.vector = *constraint;
+    TypeId vector = resolved;  // the innermost array: simplex[M][K] is M simplexes of K
+    while (program_.types.is_array(program_.types[vector].elem))
+      vector = program_.types[vector].elem;
+    if (out.vector == VectorConstraint::Simplex && program_.types[vector].count < 2) {
+      diags_.error(type.loc, "a simplex needs at least 2 elements: simplex[1] is the constant 1");
+      return std::nullopt;
+    }
+  }
   if (!type.lower && !type.upper) return out;
   TypeId leaf = resolved;
   while (program_.types[leaf].kind == Type::Kind::Array)
@@ -303,6 +322,21 @@ std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, Type
   return out;
 }
 
+// `simplex[K]`, `ordered[K]`, `positive_ordered[K]`: a struct field's type (the sampler's
+// parameters), with a length and no bounds (the type is its own constraint, as in Stan).
+Status Globals::check_vector_type(const ast::TypeExpr& type, bool allow_bounds) {
+  if (!allow_bounds)
+    return Error{
+        fmt::format("'{}' is a constrained parameter type: it belongs on a field of the struct of "
+                    "parameters (docs/nuts.md); elsewhere use float[..]",
+                    type.name)};
+  if (type.dims.empty())
+    return Error{fmt::format("'{}' needs a length: {}[K]", type.name, type.name)};
+  if (type.lower || type.upper)
+    return Error{fmt::format("'{}' takes no bounds: the type is its own constraint", type.name)};
+  return Ok{};
+}
+
 std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allow_bounds) {
   if ((type.lower || type.upper) && !allow_bounds) {
     diags_.error(type.bounds_loc,
@@ -311,6 +345,13 @@ std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allo
     return std::nullopt;
   }
   std::optional<TypeId> base = scalar_type(type.name);
+  if (vector_constraint(type.name)) {
+    if (auto s = check_vector_type(type, allow_bounds); !s) {
+      diags_.error(type.loc, s.error());
+      return std::nullopt;
+    }
+    base = Types::kFloat;
+  }
   if (!base) {
     auto it = structs_.find(type.name);
     if (it == structs_.end()) {

@@ -77,6 +77,9 @@ class Globals {
   std::optional<uint32_t> array_length(const ast::Expr& dim);
   // A field type's `<lower=.., upper=..>` evaluated (empty bounds when it has none).
   std::optional<FloatBounds> field_bounds(const ast::TypeExpr& type, TypeId resolved);
+  // `simplex[K]`, `ordered[K]`, `positive_ordered[K]` where they are written: the error says why
+  // not.
+  Status check_vector_type(const ast::TypeExpr& type, bool allow_bounds);
 
   const ast::Module& module_;
   Program& program_;

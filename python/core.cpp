@@ -716,7 +716,7 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
   const std::shared_ptr<const ab::sample::Model>* model = &py_model.model;
   ab::sample::Options options = given;
   if (init) {
-    const auto want = std::vector<py::ssize_t>{options.chains, (*model)->dimension()};
+    const auto want = std::vector<py::ssize_t>{options.chains, (*model)->parameter_count()};
     const std::vector<py::ssize_t> got(init->shape(), init->shape() + init->ndim());
     if (got != want)
       throw py::value_error("init has shape " + shape_text(got) + ": expected " + shape_text(want) +

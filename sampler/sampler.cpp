@@ -34,7 +34,8 @@ namespace {
 const char* const kContract =
     "a model defines fn log_density(q: float[D]) -> float over a flat vector, or fn "
     "log_density(p: Params) -> float over a struct of float and float-array fields (bounded as "
-    "float<lower=A, upper=B>), or with a hand-written gradient struct LogDensity { value: float, "
+    "float<lower=A, upper=B>, or simplex[K], ordered[K], positive_ordered[K]), or with a "
+    "hand-written gradient struct LogDensity { value: float, "
     "grad: float[D] } and fn log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
 
 // `text` compiled as `file`; `entry` empty: only checked.
@@ -143,6 +144,32 @@ Status check_dimension(const std::string& text, const std::string& model_path, u
   if (dimension < 0 || static_cast<uint32_t>(dimension) != length)
     return Error{fmt::format("{}:{}:{}: const D is {} but log_density takes q: float[{}]; {}",
                              model_path, at->line, at->col, dimension, length, kContract)};
+  return Ok{};
+}
+
+// The model's `fn transformed(p: Params) -> T` and `fn generated(p: Params) -> G`, when it
+// defines them: their results' fields become columns after the parameters' (docs/nuts.md).
+Status add_model_quantities(const std::vector<FunctionInfo>& functions, const ValueType& param,
+                            const std::string& model_path, ParameterLayout& layout) {
+  for (const bool generated : {false, true}) {
+    const char* name = generated ? "generated" : "transformed";
+    const auto f = std::find_if(functions.begin(), functions.end(),
+                                [&](const FunctionInfo& fn) { return fn.name == name; });
+    if (f == functions.end()) continue;
+    const auto refuse = [&](const std::string& why) {
+      return Error{fmt::format("{}:{}:{}: '{}' {}; it is fn {}(p: {}) -> a struct (docs/nuts.md)",
+                               model_path, f->line, f->col, name, why, name,
+                               param.is_struct() ? param.struct_name : "Params")};
+    };
+    if (!param.is_struct())
+      return refuse("needs a struct of parameters: log_density takes a flat float[D]");
+    if (f->params.size() != 1 || f->params[0].value_type.spelling() != param.spelling())
+      return refuse(fmt::format("takes the struct of parameters, {}, as log_density does",
+                                param.struct_name));
+    if (!f->result.value_type.is_struct()) return refuse("returns a struct");
+    if (auto s = add_quantities(layout, f->result.value_type, generated); !s)
+      return refuse(s.error());
+  }
   return Ok{};
 }
 
@@ -287,6 +314,7 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
     }
     layout = std::move(*structured);
     if (auto s = check_parameter_names(text, model_path, param); !s) return s.failure();
+    if (auto s = add_model_quantities(functions, param, model_path, layout); !s) return s.failure();
     for (const ValueField& f : param.fields) {
       Field field{f.name, {}, 1};
       for (const ValueType* t = &f.type; t->is_array(); t = &t->elem()) {
@@ -305,6 +333,7 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
     }
     if (!fits) return off_contract("");
     layout = flat_layout(param.count);
+    if (auto s = add_model_quantities(functions, param, model_path, layout); !s) return s.failure();
     if (auto s = check_dimension(text, model_path, param.count); !s) return s.failure();
     out->fields_.push_back(Field{"q", {param.count}, param.count});
   }
@@ -318,22 +347,22 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
   out->module_ = std::move(*combined);
   out->density_ = std::move(*probe);
   out->file_ = model_path;
-  out->names_ = std::move(layout.names);
-  out->bounds_ = std::move(layout.bounds);
+  out->names_ = layout.names;
+  out->names_.insert(out->names_.end(), layout.quantity_names.begin(), layout.quantity_names.end());
+  out->bounds_ = layout.bounds;
+  out->unconstrained_dimension_ = layout.unconstrained_dimension();
+  out->layout_ = std::make_shared<const ParameterLayout>(std::move(layout));
   return std::shared_ptr<const Model>(std::move(out));
 }
 
 Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrained) const {
-  ParameterLayout layout;
-  layout.names = names_;
-  layout.bounds = bounds_;
-  return sample::unconstrain(layout, std::vector<float>(constrained.begin(), constrained.end()));
+  return sample::unconstrain(*layout_, std::vector<float>(constrained.begin(), constrained.end()));
 }
 
 Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
                                                std::span<const float> points, uint32_t threads,
                                                uint64_t max_steps) const {
-  const uint32_t D = dimension();
+  const uint32_t D = unconstrained_dimension();
   Batch probe;
   probe.lanes = static_cast<uint32_t>(points.size() / D);
   probe.uniforms = data;
@@ -407,7 +436,7 @@ const Range& range_of(std::string_view name) {
 
 Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const Options& o) {
   if (o.stack_depth) return o.stack_depth;
-  const uint32_t D = model.dimension();
+  const uint32_t D = model.unconstrained_dimension();
   std::vector<float> points;
   if (o.init.empty()) {
     std::mt19937_64 random(o.seed);
@@ -469,7 +498,7 @@ uint32_t field_offset(const ValueType& t, const std::string& name) {
 Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>> data,
                            const Options& o) {
   const Module& module = *model.module();
-  const uint32_t D = model.dimension();
+  const uint32_t P = model.parameter_count(), D = model.unconstrained_dimension();
   if (auto s = check_options(o); !s) return s.failure();
   if (data.size() != module.uniforms().size())
     return Error{fmt::format("the model has {} uniforms but {} were given",
@@ -485,12 +514,12 @@ Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>
   std::vector<uint32_t> init(uint64_t{o.chains} * D, 0u);
   const bool random_init = o.init.empty();
   if (!random_init) {
-    if (o.init.size() != uint64_t{o.chains} * D)
+    if (o.init.size() != uint64_t{o.chains} * P)
       return Error{fmt::format("init holds {} values: {} chains x {} parameters are needed",
-                               o.init.size(), o.chains, D)};
+                               o.init.size(), o.chains, P)};
     for (uint32_t chain = 0; chain < o.chains; ++chain) {
       // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
-      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * D, D));
+      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * P, P));
       if (!u) return Error{fmt::format("chain {}: {}", chain, u.error())};
       for (uint32_t j = 0; j < D; ++j)
         init[uint64_t{chain} * D + j] = float_bits((*u)[j]);
@@ -738,8 +767,10 @@ Status summarize_fit(const std::vector<uint8_t>& excluded, const DrawCollector& 
 }
 
 // Chain totals from main's result (a chain that did not finish has none).
-void add_chain_totals(const Module& module, const RunResult& result,
+void add_chain_totals(const Model& model, const RunResult& result,
                       const std::vector<uint8_t>& excluded, Fit& fit) {
+  const Module& module = *model.module();
+  const uint32_t unconstrained_dimension = model.unconstrained_dimension();
   const ValueType& chain_type = module.output().value_type;
   const DrawStatistics& s = fit.stats;
   for (uint32_t chain = 0; chain < fit.chains; ++chain) {
@@ -759,8 +790,8 @@ void add_chain_totals(const Module& module, const RunResult& result,
     fit.divergences += w[field_offset(chain_type, "divergences")];
     fit.step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
     const uint32_t at_metric = field_offset(chain_type, "inv_metric");
-    std::vector<float> metric(fit.dimension);
-    for (uint32_t j = 0; j < fit.dimension; ++j)
+    std::vector<float> metric(unconstrained_dimension);
+    for (uint32_t j = 0; j < unconstrained_dimension; ++j)
       metric[j] = bits_float(w[at_metric + j]);
     fit.inv_metrics.push_back(std::move(metric));
   }
@@ -812,7 +843,7 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   }
   if (fit.received == 0) return fit;
   if (auto s = summarize_fit(excluded, draws, *sink, fit); !s) return s.failure();
-  add_chain_totals(*model.module(), result, excluded, fit);
+  add_chain_totals(model, result, excluded, fit);
   return fit;
 }
 

@@ -31,6 +31,8 @@
 
 namespace ab::sample {
 
+struct ParameterLayout;  // the sampler's own (sampler/parameters.h)
+
 // ---- the summary and its warnings ----
 
 // One parameter's posterior summary, as `autobatch sample` prints it (Vehtari et al. 2021).
@@ -83,12 +85,21 @@ class Model {
   // model's data, its main(init, random_init, settings) the chain.
   const std::shared_ptr<const Module>& module() const { return module_; }
   const std::string& file() const { return file_; }
+  // A draw's columns: the parameters' constrained coordinates, then the model's transformed
+  // parameters and generated quantities (docs/nuts.md), each under its name in
+  // parameter_names().
   uint32_t dimension() const { return static_cast<uint32_t>(names_.size()); }
-  // Per coordinate, the name it is reported under: "q[3]", "tau", "theta[0]", "m[1][2]".
+  // The parameters' constrained coordinates, the first columns (what --init gives per chain).
+  uint32_t parameter_count() const { return static_cast<uint32_t>(bounds_.size()); }
+  // The coordinates the chains move in: parameter_count() less one per simplex.
+  uint32_t unconstrained_dimension() const { return unconstrained_dimension_; }
+  // Per column, the name it is reported under: "q[3]", "tau", "theta[0]", "m[1][2]".
   const std::vector<std::string>& parameter_names() const { return names_; }
+  // Per constrained coordinate its bounds, or its vector's constrained type.
   const std::vector<FloatBounds>& bounds() const { return bounds_; }
   // The parameters as declared, each with its coordinates' count: ("mu", 1), ("theta", 8); the
-  // flat contract has one, ("q", D).
+  // flat contract has one, ("q", D). Transformed parameters and generated quantities are not
+  // among them.
   struct Field {
     std::string name;
     std::vector<uint32_t> shape;  // empty for a scalar
@@ -98,14 +109,15 @@ class Model {
   // The model's data: the module's uniforms.
   const std::vector<ValueInfo>& data() const { return module_->uniforms(); }
 
-  // Constrained coordinates (the model's space) to the unconstrained ones the chains move in; the
-  // error names the coordinate that lies outside its bounds (or on one).
+  // Constrained coordinates (the model's space, parameter_count() of them) to the unconstrained
+  // ones the chains move in; the error names the coordinate that lies outside its bounds (or on
+  // one), or the vector that is not of its type (a simplex that does not sum to 1).
   Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
 
   // The stack depth one evaluation of the log density and its gradient needs, the most over
-  // `points` ([n, D], unconstrained) given `data`: the call frames and, for a derived gradient's
-  // loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm with
-  // `threads`, each evaluation within `max_steps` blocks (a point whose evaluation runs out of
+  // `points` ([n, unconstrained_dimension()]) given `data`: the call frames and, for a derived
+  // gradient's loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm
+  // with `threads`, each evaluation within `max_steps` blocks (a point whose evaluation runs out of
   // them is the run's to report, and the depth is what the others need); 0 when no depth up to
   // 2^20 is enough (a recursion that never ends).
   static constexpr uint64_t kProbeMaxSteps = 100'000'000;  // the most a probe's budget is
@@ -122,6 +134,8 @@ class Model {
   std::vector<std::string> names_;
   std::vector<FloatBounds> bounds_;
   std::vector<Field> fields_;
+  uint32_t unconstrained_dimension_ = 0;
+  std::shared_ptr<const ParameterLayout> layout_;  // the transforms, for unconstrain()
 };
 
 // ---- the options and a run ----
@@ -140,8 +154,8 @@ struct Options {
   // 0, as Stan's default: a jitter of 0.1 cost 8-18% of ESS per gradient (docs/nuts.md).
   double step_jitter = 0.0;
   uint64_t seed = 0;
-  // [chains, D] initial points in the model's (constrained) space; empty: random points, uniform
-  // in [-2, 2] on the unconstrained scale, retried as Stan does.
+  // [chains, parameter_count()] initial points in the model's (constrained) space; empty: random
+  // points, uniform in [-2, 2] on the unconstrained scale, retried as Stan does.
   std::vector<float> init;
   uint32_t threads = 0;             // the vm's worker threads (0: one per core)
   uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults
@@ -259,8 +273,9 @@ struct Fit {
   std::vector<FitWarning> warnings;
   // Per chain the adaptation's result (NaN and empty for a chain that did not finish).
   std::vector<double> step_sizes;
-  std::vector<std::vector<float>> inv_metrics;  // the diagonal inverse metric, D each
-  uint64_t gradient_evaluations = 0;            // the finished chains' all, the others' draws'
+  // The diagonal inverse metric, unconstrained_dimension() each.
+  std::vector<std::vector<float>> inv_metrics;
+  uint64_t gradient_evaluations = 0;  // the finished chains' all, the others' draws'
   // After warm-up, every chain's: the finished chains' totals, the others' draws' (the sum of
   // stats.divergent, what divergent.npy holds).
   uint64_t divergences = 0;

@@ -123,6 +123,26 @@ TEST_CASE("sample on vulkan: a bounded struct model gives the vm's draws and its
   fs::remove_all(dir);
 }
 
+// Stan's constrained types with transformed parameters and generated quantities
+// (tests/data/models/constrained_types.ab): the Vulkan draws, quantities drawn from the chains'
+// streams included, are the vm's bit for bit.
+TEST_CASE("sample on vulkan: constrained types and generated quantities give the vm's draws") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_sample_vk_types_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string common = fmt::format(
+      "{}/tests/data/models/constrained_types.ab --chains 4 --draws 100 --warmup 100 --seed 6",
+      AB_SOURCE_DIR);
+  const fs::path vm = sample(dir, "vm", common + " --backend vm");
+  const fs::path gpu = sample(dir, "vulkan", common + " --backend vulkan --validation");
+  for (const char* file : {"draws.npy", "lp.npy", "n_grad.npy"}) {
+    CAPTURE(file);
+    const std::string want = read_bytes(vm / file);
+    CHECK(want.size() > 1000);
+    CHECK(read_bytes(gpu / file) == want);
+  }
+  fs::remove_all(dir);
+}
+
 // Before the first step there is nothing to keep, and the driver may compile for minutes (a
 // 3-d model's sampler takes ~30 s on lavapipe, a 100-d one more than ten): a SIGTERM then ends
 // the run at once, as `timeout` expects, instead of waiting for a step boundary. The model's

@@ -199,6 +199,16 @@ const ErrorCase kErrorCases[] = {
      "parameters (docs/nuts.md)"},
     {"struct P { n: int$<lower=0> }\nfn main(p: P) -> int { return p.n; }",
      "bounds are for floats; 'int' is not a float"},
+    // constrained vector types: struct fields only, with a length and no bounds
+    {"fn main(x: $simplex[3]) -> float { return x[0]; }",
+     "'simplex' is a constrained parameter type: it belongs on a field of the struct of "
+     "parameters (docs/nuts.md); elsewhere use float[..]"},
+    {"struct P { s: $ordered }\nfn main(p: P) -> float { return 0.0; }",
+     "'ordered' needs a length: ordered[K]"},
+    {"struct P { s: $positive_ordered<lower=0>[3] }\nfn main(p: P) -> float { return 0.0; }",
+     "'positive_ordered' takes no bounds: the type is its own constraint"},
+    {"struct P { s: $simplex[2][1] }\nfn main(p: P) -> float { return 0.0; }",
+     "a simplex needs at least 2 elements: simplex[1] is the constant 1"},
     {"struct P { x: float<$low=0> }\nfn main(p: P) -> float { return p.x; }",
      "expected 'lower' or 'upper', found 'low'"},
     {"struct P { x: float<upper=1, $lower=0> }\nfn main(p: P) -> float { return p.x; }",
@@ -637,6 +647,23 @@ TEST_CASE("frontend: a struct field's bounds are metadata on the field, constant
   CHECK(def.fields[3].bounds == FloatBounds{-1.5f, 1.0f});
   // The layout is the same as without bounds: they take no words.
   CHECK(p.types.words(p.types.find_struct("P")) == 5);
+}
+
+TEST_CASE("frontend: a constrained vector type is float[..] with its constraint on the field") {
+  const Program p = compile_ok(
+      "const K: int = 3;\n"
+      "struct P { s: simplex[K], m: simplex[2][4], o: ordered[2], q: positive_ordered[5] }\n"
+      "fn main(p: P) -> float { return p.s[2] + p.m[1][3] + p.o[1] + p.q[4]; }\n");
+  const StructDef& def = p.types.struct_def(p.types.find_struct("P"));
+  REQUIRE(def.fields.size() == 4);
+  CHECK(p.types.to_string(def.fields[0].type) == "float[3]");
+  CHECK(p.types.to_string(def.fields[1].type) == "float[2][4]");
+  CHECK(def.fields[0].bounds.vector == VectorConstraint::Simplex);
+  CHECK(def.fields[1].bounds.vector == VectorConstraint::Simplex);
+  CHECK(def.fields[2].bounds.vector == VectorConstraint::Ordered);
+  CHECK(def.fields[3].bounds.vector == VectorConstraint::PositiveOrdered);
+  CHECK(def.fields[3].bounds.any());
+  CHECK_FALSE(def.fields[3].bounds.lower);
 }
 
 TEST_CASE("frontend: uniforms are read in place, element by element") {

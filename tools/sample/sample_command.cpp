@@ -114,7 +114,7 @@ int refuse(const Error& error) {
 // CmdStan's init files (a field's value a number or nested lists in its shape).
 Expected<std::vector<float>> read_init(const std::string& path, const sample::Model& model,
                                        uint32_t chains) {
-  const uint32_t D = model.dimension();
+  const uint32_t D = model.parameter_count();
   std::vector<float> out;
   if (path.size() < 5 || path.substr(path.size() - 5) != ".json") {
     auto array = read_npy(path);
@@ -236,7 +236,7 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
     auto values = read_init(c.init_file, model, c.options.chains);
     if (!values) return values.failure();
     // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
-    const uint32_t D = model.dimension();
+    const uint32_t D = model.parameter_count();
     for (uint32_t chain = 0; chain < c.options.chains; ++chain) {
       auto u = model.unconstrain(std::span(*values).subspan(uint64_t{chain} * D, D));
       if (!u) return Error{fmt::format("--init '{}', chain {}: {}", c.init_file, chain, u.error())};
