@@ -9,6 +9,7 @@
 #include "autobatch/user_input.h"
 #include "tools/data_file.h"
 #include "tools/inputs.h"
+#include "tools/json_data.h"
 #include "tools/shape.h"
 #include "tools/values.h"
 
@@ -79,11 +80,59 @@ Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std
   return words;
 }
 
+std::string data_file_names(const std::vector<JsonData>& files) {
+  std::vector<std::string> names;
+  for (const JsonData& file : files)
+    names.push_back(fmt::format("'{}'", file.path()));
+  return fmt::format("{}", fmt::join(names, " or "));
+}
+
+// The uniform's words from the one data file that names it.
+Expected<std::vector<uint32_t>> load_from_json(const ValueInfo& uniform, const JsonData& data,
+                                               std::vector<Rounding>* rounded) {
+  auto shape = value_shape(uniform.value_type);
+  if (!shape)
+    return Error{fmt::format("uniform '{}' of struct type cannot be bound from '{}'", uniform.name,
+                             data.path())};
+  std::vector<double> exact;
+  auto words = data.words(uniform.name, *shape, rounded ? &exact : nullptr);
+  if (!words || !rounded || shape->leaf != Scalar::Float) return words;
+  Rounding worst{uniform.name};
+  for (uint64_t i = 0; i < exact.size(); ++i) {
+    if (exact[i] == 0 || !std::isfinite(exact[i])) continue;
+    const double change = std::abs(bits_float((*words)[i]) - exact[i]) / std::abs(exact[i]);
+    if (change > worst.relative_change) worst = {uniform.name, change, i};
+  }
+  if (worst.relative_change > 0) rounded->push_back(worst);
+  return words;
+}
+
+// The data file among `files` that names `uniform`, or null; two that do are an error.
+Expected<const JsonData*> json_source(const ValueInfo& uniform,
+                                      const std::vector<JsonData>& files) {
+  const JsonData* found = nullptr;
+  for (const JsonData& file : files) {
+    if (!file.has(uniform.name)) continue;
+    if (found)
+      return Error{fmt::format("uniform '{}' is in two data files, '{}' and '{}'", uniform.name,
+                               found->path(), file.path())};
+    found = &file;
+  }
+  return found;
+}
+
 }  // namespace
 
 Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
                                     const std::vector<std::string>& bindings,
+                                    const std::vector<std::string>& data_files,
                                     std::vector<Rounding>* rounded) {
+  std::vector<JsonData> files;
+  for (const std::string& path : data_files) {
+    auto file = JsonData::load(path);
+    if (!file) return file.failure();
+    files.push_back(std::move(*file));
+  }
   std::vector<std::optional<std::string>> values(uniforms.size());
   for (const std::string& arg : bindings) {
     auto binding = parse_binding(arg, "--uniform NAME=@FILE");
@@ -107,10 +156,16 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
   UniformData data;
   for (size_t i = 0; i < uniforms.size(); ++i) {
     const ValueInfo& uniform = uniforms[i];
-    if (!values[i])
-      return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
-                               uniform.name, uniform.type, uniform.name)};
-    auto words = load_uniform(uniform, *values[i], rounded);
+    auto source = json_source(uniform, files);
+    if (!source) return source.failure();
+    if (!values[i] && !*source)
+      return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy{}",
+                               uniform.name, uniform.type, uniform.name,
+                               files.empty() ? ""
+                                             : fmt::format(", or a key '{}' in {}", uniform.name,
+                                                           data_file_names(files)))};
+    auto words = values[i] ? load_uniform(uniform, *values[i], rounded)
+                           : load_from_json(uniform, **source, rounded);
     if (!words) return words.failure();
     data.push_back(std::move(*words));
   }
