@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -28,6 +29,21 @@ std::vector<std::vector<uint64_t>> csv_layouts(const ValueShape& shape) {
 std::string describe_csv(const std::vector<uint64_t>& layout) {
   return fmt::format("{} row{} of {} value{}", layout[0], layout[0] == 1 ? "" : "s", layout[1],
                      layout[1] == 1 ? "" : "s");
+}
+
+// Records the largest relative change that rounding to float32 made to a float uniform's data,
+// element `i` having been `exact(i)` in the file (nothing or NaN: not a float64 there).
+void note_rounding(const std::string& uniform, const std::vector<uint32_t>& words,
+                   const std::function<std::optional<double>(uint64_t)>& exact,
+                   std::vector<Rounding>& rounded) {
+  Rounding worst{uniform};
+  for (uint64_t i = 0; i < words.size(); ++i) {
+    const std::optional<double> was = exact(i);
+    if (!was || *was == 0 || !std::isfinite(*was)) continue;
+    const double change = std::abs(bits_float(words[i]) - *was) / std::abs(*was);
+    if (change > worst.relative_change) worst = {uniform, change, i};
+  }
+  if (worst.relative_change > 0) rounded.push_back(worst);
 }
 
 Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std::string& value,
@@ -65,18 +81,14 @@ Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std
                                type_name, shape_string(want), shape_string(file->shape()))};
   }
   std::vector<uint32_t> words(shape->elements());
-  Rounding worst{uniform.name};
   for (uint64_t i = 0; i < words.size(); ++i) {
     auto word = file->element(i, shape->leaf);
     if (!word) return Error{fmt::format("uniform '{}': {}", uniform.name, word.error())};
     words[i] = *word;
-    if (!rounded || shape->leaf != Scalar::Float) continue;
-    const std::optional<double> exact = file->float64(i);
-    if (!exact || *exact == 0 || !std::isfinite(*exact)) continue;
-    const double change = std::abs(bits_float(*word) - *exact) / std::abs(*exact);
-    if (change > worst.relative_change) worst = {uniform.name, change, i};
   }
-  if (rounded && worst.relative_change > 0) rounded->push_back(worst);
+  if (rounded && shape->leaf == Scalar::Float)
+    note_rounding(
+        uniform.name, words, [&](uint64_t i) { return file->float64(i); }, *rounded);
   return words;
 }
 
@@ -96,14 +108,9 @@ Expected<std::vector<uint32_t>> load_from_json(const ValueInfo& uniform, const J
                              data.path())};
   std::vector<double> exact;
   auto words = data.words(uniform.name, *shape, rounded ? &exact : nullptr);
-  if (!words || !rounded || shape->leaf != Scalar::Float) return words;
-  Rounding worst{uniform.name};
-  for (uint64_t i = 0; i < exact.size(); ++i) {
-    if (exact[i] == 0 || !std::isfinite(exact[i])) continue;
-    const double change = std::abs(bits_float((*words)[i]) - exact[i]) / std::abs(exact[i]);
-    if (change > worst.relative_change) worst = {uniform.name, change, i};
-  }
-  if (worst.relative_change > 0) rounded->push_back(worst);
+  if (words && rounded && shape->leaf == Scalar::Float)
+    note_rounding(
+        uniform.name, *words, [&](uint64_t i) { return std::optional(exact[i]); }, *rounded);
   return words;
 }
 
