@@ -236,6 +236,7 @@ def main():
     p.add_argument("--z", type=float, default=5.0, help="largest |z| of a mean")
     p.add_argument("--sd", type=float, default=0.15, help="largest relative error of an sd")
     p.add_argument("--only", nargs="*", help="posteriors to check (default: every port)")
+    p.add_argument("--skip", nargs="*", default=[], help="posteriors to leave out")
     p.add_argument("--stan", action="store_true", help="also Stan's ESS per gradient (rstan)")
     p.add_argument("--stan-cache", default=os.path.join(tempfile.gettempdir(), "ab_pdb_stan"))
     p.add_argument("--lines", action="store_true", help="check the ports' lengths instead")
@@ -243,7 +244,7 @@ def main():
     args = p.parse_args()
 
     ported = sorted(f[:-3] for f in os.listdir(MODELS) if f.endswith(".ab"))
-    names = args.only or ported
+    names = [n for n in (args.only or ported) if n not in args.skip]
     failed = []
     if args.lines:
         print(f"{'posterior':42} {'port':>5} {'Stan':>5}")
