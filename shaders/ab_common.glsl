@@ -27,6 +27,9 @@ layout(push_constant) uniform Params {
   layout(offset = AB_PUSH_ZERO) uint zero;
   // Records each lane's stream holds between two drains by the host.
   layout(offset = AB_PUSH_STREAM_CAP) uint stream_cap;
+#ifdef AB_PRODUCT_KERNEL
+  layout(offset = AB_PUSH_PRODUCT) uint product[AB_PRODUCT_WORDS];  // AB_PRODUCT_*
+#endif
 } P;
 
 void ab_add64(uint lo_word, uint value) {
