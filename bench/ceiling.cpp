@@ -16,13 +16,16 @@ constexpr uint32_t kLocalSize = 64;
 constexpr uint32_t kDone = 0, kStackOverflow = 1, kTooManyIterations = 2, kSuspended = 3;
 constexpr uint32_t kNotStarted = 0xfffffffeu, kNotFinished = 0xffffffffu;
 
-// Saved words per lane: fixed words plus words per stack frame, as each kernel's header says.
+// Saved words per lane: fixed words plus words per stack frame, as each kernel's header says;
+// and the uniforms the kernel binds (one buffer each, after the parameters).
 struct SavedLayout {
   const char* program;
   uint32_t fixed, per_frame;
+  uint32_t uniforms = 0;
 };
 constexpr SavedLayout kSavedLayouts[] = {
-    {"fib", 2, 3}, {"ackermann", 2, 3}, {"collatz", 2, 0}, {"tak", 2, 6}, {"nuts_tree", 6, 0},
+    {"fib", 2, 3}, {"ackermann", 2, 3}, {"collatz", 2, 0},
+    {"tak", 2, 6}, {"nuts_tree", 6, 0}, {"raytrace", 4, 10, 14},
 };
 
 const std::string* find_source(const std::string& name) {
@@ -71,16 +74,19 @@ Expected<CeilingKernel> compile_ceiling(std::shared_ptr<VulkanContext> context,
   out.parameters = parameters;
   out.stack_depth = stack_depth;
   out.max_iterations = max_iterations;
+  out.uniforms = layout->uniforms;
   out.state_words = layout->fixed + layout->per_frame * stack_depth;
+  const uint32_t state_binding = 2 + parameters + out.uniforms;
   const std::string glsl = fmt::format(
       "#version 450\n#define STACK_DEPTH {}\n#define MAX_ITERATIONS {}u\n#define STATE_WORDS {}u\n"
-      "#define STATE_BINDING {}\n#define FLAG_BINDING {}\n{}{}{}",
-      stack_depth, max_iterations, out.state_words, 2 + parameters, 3 + parameters, *common,
-      op_prelude_glsl(), *body);
+      "#define FIRST_UNIFORM_BINDING {}\n#define STATE_BINDING {}\n#define FLAG_BINDING {}\n"
+      "{}{}{}",
+      stack_depth, max_iterations, out.state_words, 2 + parameters, state_binding,
+      state_binding + 1, *common, op_prelude_glsl(), *body);
   ComputeKernelOptions options;
   options.push_constant_words = 3;  // lanes, seed_lo, seed_hi
   options.disk_cache = false;       // compile time is reported like the engine's: uncached
-  auto kernel = ComputeKernel::create(std::move(context), glsl, 4 + parameters, options);
+  auto kernel = ComputeKernel::create(std::move(context), glsl, state_binding + 2, options);
   if (!kernel) return Error{kernel.error()};
   out.kernel = *kernel;
   return out;
@@ -91,17 +97,23 @@ Expected<CeilingRun> run_ceiling(const CeilingKernel& kernel, const Batch& batch
   if (batch.inputs.size() != kernel.parameters)
     return Error{fmt::format("the {} ceiling kernel takes {} inputs, the batch has {}",
                              kernel.program, kernel.parameters, batch.inputs.size())};
+  if (batch.uniforms.size() != kernel.uniforms)
+    return Error{fmt::format("the {} ceiling kernel takes {} uniforms, the batch has {}",
+                             kernel.program, kernel.uniforms, batch.uniforms.size())};
   std::vector<std::vector<uint32_t>> buffers;
   buffers.emplace_back(batch.lanes, kNotStarted);
   buffers.emplace_back(size_t{batch.lanes} * out_words, 0u);
   for (const std::vector<uint32_t>& input : batch.inputs)
     buffers.push_back(input);
+  for (const std::vector<uint32_t>& uniform : batch.uniforms)
+    buffers.push_back(uniform);
+  const uint32_t state_binding = 2 + kernel.parameters + kernel.uniforms;
   buffers.emplace_back();       // the saved state: on the device only
   buffers.emplace_back(1, 0u);  // the "not finished" flag
   ComputeKernel::Repeat repeat;
-  repeat.flag_buffer = 3 + kernel.parameters;
+  repeat.flag_buffer = state_binding + 1;
   repeat.max_dispatches = max_dispatches;
-  repeat.device_only = {2 + kernel.parameters};
+  repeat.device_only = {state_binding};
   repeat.device_words = {uint64_t{batch.lanes} * kernel.state_words};
   const uint32_t groups = (batch.lanes + kLocalSize - 1) / kLocalSize;
   auto ran = kernel.kernel->run_repeated(

@@ -29,6 +29,7 @@ struct CeilingKernel {
   std::shared_ptr<ComputeKernel> kernel;
   std::string program;
   uint32_t parameters = 0, stack_depth = 0, max_iterations = 0;
+  uint32_t uniforms = 0;     // the program's uniforms, bound after its parameters
   uint32_t state_words = 0;  // saved words per lane between dispatches
 };
 
@@ -45,10 +46,10 @@ struct CeilingRun {
   uint32_t dispatches = 0;
 };
 
-// Runs every lane of `batch` on `kernel` (uploads, as many dispatches as the slowest lane needs,
-// readback) and returns the outputs in RunResult form. A lane that overflowed its stack, was
-// still unfinished after `max_dispatches`, or never finished makes it an error naming the first
-// such lane.
+// Runs every lane of `batch` on `kernel` (uploads its inputs and uniforms, as many dispatches as
+// the slowest lane needs, readback) and returns the outputs in RunResult form. A lane that
+// overflowed its stack, was still unfinished after `max_dispatches`, or never finished makes it an
+// error naming the first such lane.
 Expected<CeilingRun> run_ceiling(const CeilingKernel& kernel, const Batch& batch,
                                  uint32_t out_words, uint64_t seed,
                                  uint32_t max_dispatches = kCeilingMaxDispatches);

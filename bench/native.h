@@ -34,5 +34,6 @@ void native_ackermann(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t
 void native_collatz(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
 void native_tak(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
 void native_nuts_tree(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
+void native_raytrace(const Batch& batch, uint64_t seed, uint32_t lane, uint32_t* out);
 
 }  // namespace ab::bench

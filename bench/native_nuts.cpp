@@ -3,7 +3,8 @@
 // uniform()/normal() taken from the chain's Philox lane where nuts.ab takes it. The language's
 // semantics it relies on (ir/ops.cpp, ir/exec.cpp): + - * / sqrt are IEEE float32; exp, log, pow
 // are ab_exp, ab_log, ab_pow; min(a, b) is `b < a ? b : a` and max(a, b) is `b < a ? a : b`;
-// dot starts from +0 and adds x[i] * y[i] in index order; `x += e` is `x = x + (e)`.
+// dot(x, y) is one element of a product (product_element, autobatch/numerics.h: partials over
+// blocks of 64 terms from +0, added in order to a total from +0); `x += e` is `x = x + (e)`.
 #include "bench/native_nuts.h"
 
 #include <algorithm>
@@ -32,18 +33,15 @@ float max_of(float a, float b) {
 }
 
 float dot(const float* x, const float* y, size_t n) {
-  float acc = 0.0f;
-  for (size_t i = 0; i < n; ++i)
-    acc = acc + x[i] * y[i];
-  return acc;
+  return product_element(
+      static_cast<uint32_t>(n), [&](uint32_t i) { return x[i]; }, [&](uint32_t i) { return y[i]; });
 }
 
 // dot(x * scale, y), the product array formed first as the language does.
 float scaled_dot(const Vec& x, const Vec& scale, const Vec& y) {
-  float acc = 0.0f;
-  for (size_t i = 0; i < x.size(); ++i)
-    acc = acc + (x[i] * scale[i]) * y[i];
-  return acc;
+  return product_element(
+      static_cast<uint32_t>(x.size()), [&](uint32_t i) { return x[i] * scale[i]; },
+      [&](uint32_t i) { return y[i]; });
 }
 
 struct Point {
@@ -465,25 +463,24 @@ NutsModel nuts_correlated_gaussian_loop_model(std::vector<float> precision, uint
 
 namespace {
 
-// out[r] = dot(row r of `rows`, q) for `count` rows of length D, each summed in index order as the
-// language's dot does; four rows at a time so that four independent sums are in flight (the
+// out[r] = dot(row r of `rows`, q) for `count` rows of length D, each in the language's dot
+// order (product_element); four rows at a time so that four independent sums are in flight (the
 // order within each sum, hence every bit, is unchanged).
 void row_dots(const float* rows, const float* q, uint32_t D, uint32_t count, float* out) {
   uint32_t r = 0;
   for (; r + 4 <= count; r += 4) {
     const float* x0 = rows + uint64_t{r} * D;
-    const float *x1 = x0 + D, *x2 = x1 + D, *x3 = x2 + D;
-    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    for (uint32_t j = 0; j < D; ++j) {
-      a0 = a0 + x0[j] * q[j];
-      a1 = a1 + x1[j] * q[j];
-      a2 = a2 + x2[j] * q[j];
-      a3 = a3 + x3[j] * q[j];
-    }
-    out[r] = a0;
-    out[r + 1] = a1;
-    out[r + 2] = a2;
-    out[r + 3] = a3;
+    const float* x[4] = {x0, x0 + D, x0 + 2 * D, x0 + 3 * D};
+    float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for_each_product_block(D, [&](uint32_t first, uint32_t end) {
+      float partial[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (uint32_t j = first; j < end; ++j)
+        for (int k = 0; k < 4; ++k)
+          partial[k] = partial[k] + x[k][j] * q[j];
+      for (int k = 0; k < 4; ++k)
+        total[k] = total[k] + partial[k];
+    });
+    std::copy_n(total, 4, out + r);
   }
   for (; r < count; ++r)
     out[r] = dot(rows + uint64_t{r} * D, q, D);

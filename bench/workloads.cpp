@@ -14,6 +14,7 @@ NativeLaneFn native_for(const std::string& name) {
   if (name == "collatz") return native_collatz;
   if (name == "tak") return native_tak;
   if (name == "nuts_tree") return native_nuts_tree;
+  if (name == "raytrace") return native_raytrace;
   return nullptr;
 }
 

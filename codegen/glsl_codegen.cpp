@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,11 @@ std::string typed(Scalar s, const std::string& w) {
       return "uintBitsToFloat(" + w + ")";
   }
   return w;
+}
+
+// An index for uint arithmetic: a literal gets its `u` (GLSL does not mix int and uint).
+std::string as_uint(const std::string& index) {
+  return !index.empty() && std::isdigit(static_cast<unsigned char>(index[0])) ? index + "u" : index;
 }
 
 std::string untyped(Scalar s, const std::string& e) {
@@ -319,14 +325,38 @@ class BlockEmitter {
     const bool from_minus_zero = sum_start(op.code, in) != 0;  // ir/ops.h
     line(2, fmt::format("{} acc = {};", type,
                         from_minus_zero ? "uintBitsToFloat(0x80000000u)" : zero_of(in)));
-    for_words(2, n, [&](int ind, const std::string& i) {
-      std::string term = typed(in, word(op.args[0], i));
-      if (op.code == OpCode::Dot)
-        term = fmt::format(fmt::runtime(op_info(OpCode::Mul).glsl), term,
-                           typed(in, word(op.args[1], i)));
-      line(ind, fmt::format("{{ {} term = {}; acc = {}; }}", type, term,
-                            fmt::format(fmt::runtime(op_info(OpCode::Add).glsl), "acc", "term")));
-    });
+    const std::string add = op_info(OpCode::Add).glsl;
+    // Adds the terms of words [first, first + count) to `into`; `first` a GLSL uint expression.
+    const auto add_terms = [&](int indent, const std::string& into, const std::string& first,
+                               uint32_t count) {
+      for_words(indent, count, [&](int ind, const std::string& i) {
+        const std::string k = first == "0u" ? i : fmt::format("{} + {}", first, as_uint(i));
+        std::string term = typed(in, word(op.args[0], k));
+        if (op.code == OpCode::Dot)
+          term = fmt::format(fmt::runtime(op_info(OpCode::Mul).glsl), term,
+                             typed(in, word(op.args[1], k)));
+        line(ind, fmt::format("{{ {} term = {}; {} = {}; }}", type, term, into,
+                              fmt::format(fmt::runtime(add), into, "term")));
+      });
+    };
+    if (op.code == OpCode::Dot && in == Scalar::Float && n > kProductBlock) {
+      // a product's element (product_element, autobatch/numerics.h): a partial per block, added to
+      // acc from +0
+      const auto block = [&](int ind, const std::string& first, uint32_t count) {
+        line(ind, "{");
+        line(ind + 1, "precise float partial = 0.0;");
+        add_terms(ind + 1, "partial", first, count);
+        line(ind + 1, fmt::format("acc = {};", fmt::format(fmt::runtime(add), "acc", "partial")));
+        line(ind, "}");
+      };
+      const uint32_t full = n / kProductBlock, rest = n % kProductBlock;
+      for_index(2, "b", full, [&](int ind, const std::string& b) {
+        block(ind, fmt::format("{} * {}u", as_uint(b), kProductBlock), kProductBlock);
+      });
+      if (rest > 0) block(2, fmt::format("{}u", n - rest), rest);
+    } else {
+      add_terms(2, "acc", "0u", n);
+    }
     line(2, fmt::format("{} = {};", name(op.dst), untyped(in, "acc")));
     line(1, "}");
   }

@@ -191,20 +191,44 @@ void op_lane(const Rows& r) {
   }
 }
 
+// sum or dot of one lane, in exec_op's order (dot: a product's element, sum_start in ir/ops.h).
 template <OpCode C, Scalar S>
 uint32_t accumulate_lane(const Rows& r) {
   Fault fault = Fault::None;
-  uint32_t acc = sum_start(C, S);
-  for (uint32_t w = 0; w < r.words; ++w) {
-    uint32_t term = r.src[0][w * r.stride[0]];
-    if constexpr (C == OpCode::Dot) {
-      const uint32_t pair[2] = {term, r.src[1][w * r.stride[1]]};
-      scalar_rule(OpCode::Mul, S, pair, term, fault);
-    }
+  const auto add = [&](uint32_t& acc, uint32_t term) {
     const uint32_t sum[2] = {acc, term};
     scalar_rule(OpCode::Add, S, sum, acc, fault);
+  };
+  const auto add_terms = [&](uint32_t first, uint32_t end, uint32_t& acc) {
+    for (uint32_t w = first; w < end; ++w) {
+      uint32_t term = r.src[0][w * r.stride[0]];
+      if constexpr (C == OpCode::Dot) {
+        const uint32_t pair[2] = {term, r.src[1][w * r.stride[1]]};
+        scalar_rule(OpCode::Mul, S, pair, term, fault);
+      }
+      add(acc, term);
+    }
+  };
+  uint32_t acc = sum_start(C, S);
+  if constexpr (C == OpCode::Dot) {
+    for_each_product_block(r.words, [&](uint32_t first, uint32_t end) {
+      uint32_t partial = sum_start(C, S);
+      add_terms(first, end, partial);
+      add(acc, partial);
+    });
+  } else {
+    add_terms(0, r.words, acc);
   }
   return acc;
+}
+
+// The rows of words [first, end) of r's operands.
+Rows words_of(const Rows& r, uint32_t first, uint32_t end) {
+  Rows part = r;
+  for (int k = 0; k < 3; ++k)
+    if (part.src[k]) part.src[k] += first * r.stride[k];
+  part.words = end - first;
+  return part;
 }
 
 // The elementwise rule of op C on kind S for every lane.
@@ -272,27 +296,37 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   r.n = out.n;
   t_acc.assign(r.n, sum_start(C, S));  // the accumulators
   uint32_t* acc = t_acc.data();
-  if constexpr (C == OpCode::Dot && S == Scalar::Float) {
-    if (konst == 1 || konst == 2) {
-      konst == 1 ? dot_with_row<true>(r, acc) : dot_with_row<false>(r, acc);
-      std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
-      store_result(out, f, s, visit, b.dst, b.dst_temp);
-      return true;
+  // Adds the terms of `rows` into `into`, lane by lane.
+  const auto accumulate = [konst](const Rows& rows, uint32_t* into) {
+    if constexpr (C == OpCode::Dot && S == Scalar::Float) {
+      if (konst == 1 || konst == 2)
+        return konst == 1 ? dot_with_row<true>(rows, into) : dot_with_row<false>(rows, into);
     }
-  }
-  switch (konst) {
-    case 0:
-      accumulate_rows<C, S, 0>(r, acc);
-      break;
-    case 1:
-      accumulate_rows<C, S, 1>(r, acc);
-      break;
-    case 2:
-      accumulate_rows<C, S, 2>(r, acc);
-      break;
-    default:
-      accumulate_rows<C, S, 3>(r, acc);
-      break;
+    switch (konst) {
+      case 0:
+        return accumulate_rows<C, S, 0>(rows, into);
+      case 1:
+        return accumulate_rows<C, S, 1>(rows, into);
+      case 2:
+        return accumulate_rows<C, S, 2>(rows, into);
+      default:
+        return accumulate_rows<C, S, 3>(rows, into);
+    }
+  };
+  if (C == OpCode::Dot && S == Scalar::Float && r.words > kProductBlock) {
+    // a product's element (product_element, autobatch/numerics.h): a partial per block, added to
+    // the total from +0
+    t_dot_partial.resize(r.n);
+    uint32_t* partial = t_dot_partial.data();
+    for_each_product_block(r.words, [&](uint32_t first, uint32_t end) {
+      std::fill_n(partial, r.n, sum_start(C, S));
+      accumulate(words_of(r, first, end), partial);
+      for (size_t j = 0; j < r.n; ++j)
+        acc[j] = std::bit_cast<uint32_t>(std::bit_cast<float>(acc[j]) +
+                                         std::bit_cast<float>(partial[j]));
+    });
+  } else {
+    accumulate(r, acc);
   }
   std::memcpy(out.dst, acc, r.n * sizeof(uint32_t));
   store_result(out, f, s, visit, b.dst, b.dst_temp);

@@ -168,7 +168,7 @@ struct Rows {
 };
 
 // Per-thread scratch rows (the workers run kernels side by side).
-thread_local std::vector<uint32_t> t_result, t_acc;
+thread_local std::vector<uint32_t> t_result, t_acc, t_dot_partial;
 
 // How a kernel's loops see a lane set. Dense (consecutive lanes): straight on the rows. Span
 // (a set with a mask, as when chains that finished leave gaps): the loops run over the whole

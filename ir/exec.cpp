@@ -93,17 +93,27 @@ Fault reduce(const Op& op, const Types& types, const FrameView& f) {
     *at(f, op.dst) = reduce_extreme(op.code, in, xs, n);
     return Fault::None;
   }
-  const uint32_t* ys = op.code == OpCode::Dot ? at(f, op.args[1]) : nullptr;
-  uint32_t acc = sum_start(op.code, in);
   Fault fault = Fault::None;
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t term = xs[i];
-    if (ys) {
-      const uint32_t pair[2] = {xs[i], ys[i]};
-      eval_scalar(OpCode::Mul, in, pair, term, fault);
-    }
+  const auto add = [&](uint32_t& acc, uint32_t term) {
     const uint32_t sum[2] = {acc, term};
     eval_scalar(OpCode::Add, in, sum, acc, fault);
+  };
+  uint32_t acc = sum_start(op.code, in);
+  if (op.code == OpCode::Sum) {
+    for (uint32_t i = 0; i < n; ++i)
+      add(acc, xs[i]);
+  } else {  // dot: a product's element (product_element, autobatch/numerics.h)
+    const uint32_t* ys = at(f, op.args[1]);
+    for_each_product_block(n, [&](uint32_t first, uint32_t end) {
+      uint32_t partial = sum_start(op.code, in);
+      for (uint32_t i = first; i < end; ++i) {
+        const uint32_t pair[2] = {xs[i], ys[i]};
+        uint32_t term = 0;
+        eval_scalar(OpCode::Mul, in, pair, term, fault);
+        add(partial, term);
+      }
+      add(acc, partial);
+    });
   }
   *at(f, op.dst) = acc;
   return Fault::None;

@@ -313,7 +313,8 @@ class LoopVectorizer {
     return "";
   }
 
-  // dot(X[i], w) or dot(w, X[i]): the row of X @ w, which is dot bit for bit up to 64 terms.
+  // dot(X[i], w) or dot(w, X[i]): the row of X @ w, which is dot bit for bit (product_element,
+  // autobatch/numerics.h).
   std::string lift_dot(const Op& op, std::vector<Op>& ops) {
     const VarId a = op.args[0], b = op.args[1];
     const VarId row = rows_.count(a) ? a : rows_.count(b) ? b : -1;
@@ -321,11 +322,6 @@ class LoopVectorizer {
     if (row < 0 || varying(other) || rows_.count(other) ||
         program_.types.leaf(fn_.vars[row].type) != Types::kFloat)
       return "a dot product other than of a data row and a vector the loop does not change";
-    const uint32_t terms = program_.types.words(fn_.vars[row].type);
-    if (terms > kProductBlock)
-      return fmt::format(
-          "dot over {} terms (more than {}: the product X @ w sums in another order)", terms,
-          kProductBlock);
     if (!program_.types.is_array(fn_.vars[row].type) ||
         program_.types.is_array(program_.types[fn_.vars[row].type].elem))
       return "a dot product of matrices";

@@ -9,8 +9,8 @@
 //   of one element per iteration: `y[i]` (y a uniform or a lane's array, indexed by i over its
 //   whole length, lo = 0 and hi = len(y)) becomes `y` itself, an elementwise op becomes the same
 //   op on arrays with the loop's invariant scalars broadcast, `i` itself a constant array;
-// - a row `X[i]` appears only in `dot(X[i], w)` or `dot(w, X[i])` with w invariant and at most
-//   kProductBlock (64) terms, and becomes the row of `X @ w`, which is then `dot` bit for bit;
+// - a row `X[i]` appears only in `dot(X[i], w)` or `dot(w, X[i])` with w invariant, and becomes
+//   the row of `X @ w`, which is `dot` bit for bit (dot is a product's element: ir/ops.h);
 // - every value carried from one iteration to the next is a reduction updated once per iteration:
 //   `acc += t`, `acc -= t` (as `acc + (-t)`), `acc = max(acc, t)` or `acc = min(acc, t)` on a
 //   scalar. It becomes `sum([acc, t...])` (or max/min of it): the same chain of adds (or of the

@@ -36,6 +36,9 @@ set(AB_SLOW_TEST_CASES
   "autodiff_vulkan_test: autodiff on vulkan: random float functions' gradients are the vm's bit for bit"
   "residency_test: residency: a NUTS tree over 24 coordinates equals interp in registers and in memory"
   "residency_test: residency: only scalars or pairs in registers give interp's results"
+  "raytrace_test: raytrace: interp, vm and every Vulkan schedule give the same picture bit for bit"
+  "raytrace_test: raytrace: depth 16 runs without a stack fault on interp and the default schedule"
+  "raytrace_window_test: raytrace_window: frames under xvfb with validation, --check, a screenshot, a capture"
   # 1.5 s of CPU or more (2026-11-28)
   "autodiff_models_test: autodiff models: each shipped log density's derived gradient equals float64 differences"
   "banks_test: banks: snapshots and a restored checkpoint across banks match the unbanked run"

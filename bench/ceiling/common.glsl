@@ -1,11 +1,12 @@
 // Shared by every ceiling kernel (bench/ceiling/*.glsl); bench/ceiling.cpp puts `#version 450`,
 // STACK_DEPTH (frames per lane), MAX_ITERATIONS (loop iterations per lane per dispatch),
-// STATE_WORDS (saved words per lane), STATE_BINDING and FLAG_BINDING in front of it and the
-// engine's op prelude (autobatch/compute.h, op_prelude_glsl) after it. One invocation runs one
+// STATE_WORDS (saved words per lane), FIRST_UNIFORM_BINDING, STATE_BINDING and FLAG_BINDING in
+// front of it and the engine's op prelude (autobatch/compute.h, op_prelude_glsl) after it. One invocation runs one
 // lane's whole program, across as many dispatches as it needs.
 //
 // Bindings: 0 = one status word per lane, 1 = the lane's result words, 2.. = the program's
-// parameters in the Batch layout (ir/run.h), one buffer each; then STATE_BINDING, STATE_WORDS
+// parameters in the Batch layout (ir/run.h), one buffer each; from FIRST_UNIFORM_BINDING the
+// program's uniforms, one buffer each (raytrace); then STATE_BINDING, STATE_WORDS
 // per lane where a lane that stops at MAX_ITERATIONS saves its state (its stack and its
 // variables; the device keeps them between dispatches), and FLAG_BINDING, one word the host
 // zeroes before each dispatch: a lane that suspends sets it, and the host dispatches again.

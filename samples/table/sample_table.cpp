@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "autobatch/value_type.h"
+#include "samples/raytrace/scene.h"
 
 namespace ab::samples {
 namespace {
@@ -282,11 +283,36 @@ void add_sampler_and_fault_samples(std::vector<Sample>& cases) {
                    .input_bounds = "x any int"});
 }
 
+// raytrace.ab's bench picture: about 4:3, one pixel per lane; depth 5 light, 8 heavy.
+Batch bench_raytrace(uint32_t lanes, InputSize size, bool) {
+  const raytrace::View view = raytrace::view_for_pixels(lanes, size == InputSize::Heavy ? 8 : 5);
+  return raytrace::pixel_batch(raytrace::default_scene(), view, lanes);
+}
+
+// The ray tracer (samples/raytrace): lanes take pixels all over a 40x30 picture at depth 6, so
+// a small batch mixes sky, floor, shadows, the mirror and glass.
+constexpr raytrace::View kRaytraceView{40, 30, 6};
+void add_raytrace_sample(std::vector<Sample>& cases) {
+  cases.push_back(
+      {.file = "raytrace.ab",
+       .lane_inputs = [](uint32_t, uint32_t lane) -> LaneWords {
+         return {{(lane * 389u) % (kRaytraceView.width * kRaytraceView.height)}};
+       },
+       .uniforms =
+           [] { return raytrace::scene_uniforms(raytrace::default_scene(), kRaytraceView); },
+       .input_bounds = "pixel (389 lane) mod 1200 of a 40x30 picture, depth 6",
+       .options = {.stack_depth = raytrace::stack_depth(kRaytraceView)},
+       .bench = BenchInputs{"pixels of a 4:3 picture, depth 5", "pixels of a 4:3 picture, depth 5",
+                            "pixels of a 4:3 picture, depth 8", 1, 3, bench_raytrace,
+                            raytrace::stack_depth({1, 1, 5}), raytrace::stack_depth({1, 1, 8})}});
+}
+
 std::vector<Sample> build_samples() {
   std::vector<Sample> cases;
   add_integer_samples(cases);
   add_float_and_array_samples(cases);
   add_sampler_and_fault_samples(cases);
+  add_raytrace_sample(cases);
   return cases;
 }
 

@@ -235,10 +235,14 @@ TEST_CASE("bench: ceiling kernels are clean under validation and match native an
     const ab::RunResult* result = &ran->result;
     const ab::RunResult native = run_native(w.native, batch, w.out_words, w.seed);
     // Only nuts_tree's floats may differ from the CPU's (the device's log, sqrt and cos in
-    // normal()); from the engine's generated kernels on the same device they may not.
-    const bool floats = w.name == "nuts_tree";
+    // normal()); from the engine's generated kernels on the same device they may not. The hand
+    // tracer's colours are the native tracer's within 1e-4 (bench/ceiling/raytrace.glsl: it
+    // multiplies weights down each ray's path where the recursion multiplies colours up it, so
+    // the sums round differently; every ray takes the same path).
+    const bool device_floats = w.name == "nuts_tree";
+    const bool floats = device_floats || w.name == "raytrace";
     CHECK(compare_with_reference(native, *result, w.out_words, floats, floats));
-    if (floats) {
+    if (device_floats) {
       const std::string source = ab::testing::read_sample(w.name + ".ab");
       auto loaded = ab::enginetest::load_source(source, w.entry, w.name + ".ab");
       ab::RunOptions run_options;
@@ -300,14 +304,14 @@ TEST_CASE("bench: a ceiling lane resumes across dispatches with the interpreter'
     CHECK(ran->result.outputs == std::vector<uint32_t>{253, 9});  // ack(3, 5), ack(2, 3)
   }
   // Every program at heavy inputs with a bound of 64 iterations per dispatch (nuts_tree 300: one
-  // transition per dispatch), against the interpreter and against the same kernel at the real
-  // bound bit for bit: saving and restoring a lane's state changes nothing.
+  // transition per dispatch; raytrace 4 rays), against the interpreter and against the same kernel
+  // at the real bound bit for bit: saving and restoring a lane's state changes nothing.
   for (const Workload& w : workloads()) {
     CAPTURE(w.name);
     const ab::Batch batch = w.make_batch(70, InputSize::Heavy, false);
     const uint32_t params = static_cast<uint32_t>(batch.inputs.size());
     const uint32_t depth = w.depth(InputSize::Heavy);
-    const uint32_t bound = w.name == "nuts_tree" ? 300 : 64;
+    const uint32_t bound = w.name == "nuts_tree" ? 300 : w.name == "raytrace" ? 4 : 64;
     auto sliced = compile_ceiling(ab::enginetest::context(), w.name, params, depth, bound);
     auto whole = compile_ceiling(ab::enginetest::context(), w.name, params, depth);
     REQUIRE_MESSAGE(sliced.ok(), sliced.error());
@@ -325,7 +329,7 @@ TEST_CASE("bench: a ceiling lane resumes across dispatches with the interpreter'
     run_options.stack_depth = depth;
     const ab::RunResult expected =
         ab::run_interp(loaded->program, loaded->entry, batch, run_options);
-    const bool floats = w.name == "nuts_tree";
+    const bool floats = w.name == "nuts_tree" || w.name == "raytrace";
     CHECK(compare_with_reference(expected, many->result, w.out_words, floats, floats));
   }
   ab::enginetest::check_no_validation_messages();

@@ -162,6 +162,28 @@ fn main(a: float, b: float, c: float) -> float[6] {
   CHECK(out(r, 0) == 0.0f);  // 1 + 2^-11 - (1 + 2^-11): fused, it would be 2^-24
 }
 
+TEST_CASE("floats: dot sums blocks of 64 terms like a product, on every backend") {
+  // Lane 0: 1e8 then 149 ones. One chain of adds loses every 1 (1e8's ulp is 8); blocks of 64
+  // keep the second and third blocks' 64 and 22: 1e8 + 88. The other lanes: random words, where
+  // any backend summing in another order would differ in some low bit.
+  constexpr uint32_t kLanes = 37, kTerms = 150;
+  Batch batch;
+  batch.lanes = kLanes;
+  batch.inputs.resize(2);
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  for (uint32_t lane = 0; lane < kLanes; ++lane)
+    for (uint32_t k = 0; k < kTerms; ++k) {
+      batch.inputs[0].push_back(float_bits(lane == 0 ? 1.0f : d(gen)));
+      batch.inputs[1].push_back(float_bits(lane == 0 ? (k == 0 ? 1e8f : 1.0f) : d(gen)));
+    }
+  const RunResult r = check_every_backend(
+      "fn main(a: float[150], v: float[150]) -> float[2] { return [dot(a, v), dot(v, a)]; }",
+      batch);
+  CHECK(out(r, 0) == 100000088.0f);
+  CHECK(out(r, 1) == 100000088.0f);
+}
+
 TEST_CASE("floats: special values of the transcendentals follow C99 Annex F") {
   // Expected values written from C99 F.9 (not from the implementation).
   CHECK(ab_pow(-2.5f, 0.0f) == 1.0f);

@@ -2,6 +2,7 @@
 // interpreter computes each product element in the documented summation order, bit for bit
 // against an independent float loop written from the documentation, and the vm agrees.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
@@ -113,16 +114,36 @@ TEST_CASE("products: a term is a rounded product, then a rounded add (no fma)") 
   CHECK(bits_float(out[0]) == 0.0f);
 }
 
-TEST_CASE("products: up to 64 terms, a row of a @ v is dot(row, v) bit for bit") {
-  const std::vector<float> a = random_floats(3 * 64, 4), v = random_floats(64, 5);
-  const auto out = run_one(
-      "fn main(a: float[3][64], v: float[64]) -> float[6] {\n"
-      "    let z = a @ v;\n"
-      "    return [z[0], z[1], z[2], dot(a[0], v), dot(a[1], v), dot(a[2], v)];\n"
-      "}\n",
-      {words(a), words(v)});
-  for (int i = 0; i < 3; ++i)
-    CHECK(out[i] == out[3 + i]);
+TEST_CASE("products: dot is a product's element, so a row of a @ v is dot(row, v) at any length") {
+  // 1e8 then 149 ones: one chain of adds would lose every 1 (1e8's ulp is 8); dot sums blocks of
+  // 64 like a product, so the second and third blocks' 64 and 22 survive: 1e8 + 88.
+  std::vector<float> ones(150, 1.0f), big_first(150, 1.0f);
+  big_first[0] = 1e8f;
+  const auto blocked =
+      run_one("fn main(a: float[150], v: float[150]) -> float { return dot(a, v); }",
+              {words(ones), words(big_first)});
+  CHECK(bits_float(blocked.at(0)) == 100000088.0f);
+  // Up to 64 terms, the single chain from +0.
+  const auto chain =
+      run_one("fn main(a: float[64], v: float[64]) -> float { return dot(a, v); }",
+              {words(std::vector<float>(64, 1.0f)),
+               words(std::vector<float>(big_first.begin(), big_first.begin() + 64))});
+  CHECK(bits_float(chain.at(0)) == 1e8f);
+
+  for (int k : {64, 150}) {
+    CAPTURE(k);
+    const std::vector<float> a = random_floats(3 * k, 4), v = random_floats(k, 5);
+    const auto out =
+        run_one(fmt::format("fn main(a: float[3][{0}], v: float[{0}]) -> float[6] {{\n"
+                            "    let z = a @ v;\n"
+                            "    return [z[0], z[1], z[2], dot(a[0], v), dot(v, a[1]), "
+                            "dot(a[2], v)];\n"
+                            "}}\n",
+                            k),
+                {words(a), words(v)});
+    for (int i = 0; i < 3; ++i)
+      CHECK(out[i] == out[3 + i]);
+  }
 }
 
 TEST_CASE("products: max, min, log_sum_exp and mean of an array") {

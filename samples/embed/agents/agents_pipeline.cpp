@@ -13,29 +13,34 @@ const uint32_t kFragSpirv[] =
 
 }  // namespace
 
-// The output region, bound from the largest aligned offset at or below it.
 void AgentsPipeline::create(const WindowDevice& gpu, const Swapchain& sc,
                             const ab::DeviceRegion& output) {
+  create(gpu, sc, output, {kVertSpirv, sizeof kVertSpirv, kFragSpirv, sizeof kFragSpirv});
+}
+
+// The output region, bound from the largest aligned offset at or below it.
+void AgentsPipeline::create(const WindowDevice& gpu, const Swapchain& sc,
+                            const ab::DeviceRegion& output, const PipelineShaders& shaders) {
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(gpu.physical, &props);
   const uint64_t align = props.limits.minStorageBufferOffsetAlignment;
   const uint64_t bind_offset = output.offset / align * align;
   const uint64_t bind_range = output.offset + output.size - bind_offset;
   if (bind_range > props.limits.maxStorageBufferRange)
-    throw Failure("the agents' output region is larger than maxStorageBufferRange");
+    throw Failure("the run's output region is larger than maxStorageBufferRange");
   base_word = static_cast<uint32_t>((output.offset - bind_offset) / 4);
 
-  bind_output(gpu.device, output.buffer, bind_offset, bind_range);
-  create_layout_and_pipeline(gpu.device, sc);
+  bind_output(gpu.device, output.buffer, bind_offset, bind_range, shaders.stages);
+  create_layout_and_pipeline(gpu.device, sc, shaders);
 }
 
-void AgentsPipeline::bind_output(VkDevice device, VkBuffer buffer, uint64_t offset,
-                                 uint64_t range) {
+void AgentsPipeline::bind_output(VkDevice device, VkBuffer buffer, uint64_t offset, uint64_t range,
+                                 VkShaderStageFlags stages) {
   VkDescriptorSetLayoutBinding binding{};
   binding.binding = 0;
   binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   binding.descriptorCount = 1;
-  binding.stageFlags = VK_SHADER_STAGE_VERTEX_BIT;
+  binding.stageFlags = stages;
   VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dli.bindingCount = 1;
   dli.pBindings = &binding;
@@ -61,8 +66,9 @@ void AgentsPipeline::bind_output(VkDevice device, VkBuffer buffer, uint64_t offs
   vkUpdateDescriptorSets(device, 1, &write, 0, nullptr);
 }
 
-void AgentsPipeline::create_layout_and_pipeline(VkDevice device, const Swapchain& sc) {
-  VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT, 0, 16};
+void AgentsPipeline::create_layout_and_pipeline(VkDevice device, const Swapchain& sc,
+                                                const PipelineShaders& shaders) {
+  VkPushConstantRange push{shaders.stages, 0, shaders.push_bytes};
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pli.setLayoutCount = 1;
   pli.pSetLayouts = &set_layout;
@@ -78,8 +84,8 @@ void AgentsPipeline::create_layout_and_pipeline(VkDevice device, const Swapchain
     vk_check(vkCreateShaderModule(device, &smi, nullptr, &m), "vkCreateShaderModule");
     return m;
   };
-  VkShaderModule vert = shader(kVertSpirv, sizeof kVertSpirv);
-  VkShaderModule frag = shader(kFragSpirv, sizeof kFragSpirv);
+  VkShaderModule vert = shader(shaders.vert, shaders.vert_bytes);
+  VkShaderModule frag = shader(shaders.frag, shaders.frag_bytes);
   VkPipelineShaderStageCreateInfo stages[2] = {
       {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
       {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};

@@ -24,6 +24,7 @@
 #include "agents_pipeline.h"
 #include "swapchain.h"
 #include "window_device.h"
+#include "window_frame.h"
 
 namespace {
 
@@ -215,14 +216,7 @@ void App::create_autobatch() {
     throw Failure(args_.program + ": main must take and return one Agent of " +
                   std::to_string(kAgentWords) + " words");
 
-  ab::ExternalDevice external;
-  external.get_instance_proc_addr = vkGetInstanceProcAddr;
-  external.instance = gpu_.instance;
-  external.physical_device = gpu_.physical;
-  external.device = gpu_.device;
-  external.queue_family = gpu_.family;
-  external.queue = gpu_.queue;
-  auto context = ab::VulkanContext::create_external(external);
+  auto context = ab::VulkanContext::create_external(agents::external_device(gpu_));
   if (!context) throw Failure(context.error());
   context_ = *context;
   auto program = ab::VulkanProgram::compile(context_, module_);
@@ -240,44 +234,8 @@ void App::create_autobatch() {
 }
 
 void App::init_imgui() {
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 8};
-  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpi.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
-  dpi.maxSets = 8;
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &size;
-  vk_check(vkCreateDescriptorPool(gpu_.device, &dpi, nullptr, &imgui_pool_),
-           "vkCreateDescriptorPool");
-  IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
-  ImGui::GetIO().IniFilename = nullptr;
-  ImGui::StyleColorsDark();
-  ImGui_ImplGlfw_InitForVulkan(gpu_.window, true);
-  ImGui_ImplVulkan_InitInfo info{};
-  info.Instance = gpu_.instance;
-  info.PhysicalDevice = gpu_.physical;
-  info.Device = gpu_.device;
-  info.QueueFamily = gpu_.family;
-  info.Queue = gpu_.queue;
-  info.DescriptorPool = imgui_pool_;
-  info.MinImageCount = 2;
-  info.ImageCount = static_cast<uint32_t>(sc_.images.size());
-  info.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
-  ImGui_ImplVulkan_Init(&info, sc_.render_pass);
+  imgui_pool_ = agents::init_imgui(gpu_, sc_);
   imgui_ready_ = true;
-  // The font texture, uploaded once with a blocking submission of our own.
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vk_check(vkBeginCommandBuffer(gpu_.cmd, &bi), "vkBeginCommandBuffer");
-  ImGui_ImplVulkan_CreateFontsTexture(gpu_.cmd);
-  vk_check(vkEndCommandBuffer(gpu_.cmd), "vkEndCommandBuffer");
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &gpu_.cmd;
-  vk_check(vkQueueSubmit(gpu_.queue, 1, &si, gpu_.fence), "vkQueueSubmit");
-  vk_check(vkWaitForFences(gpu_.device, 1, &gpu_.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  vk_check(vkResetFences(gpu_.device, 1, &gpu_.fence), "vkResetFences");
-  ImGui_ImplVulkan_DestroyFontUploadObjects();
 }
 
 void App::record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot) {
@@ -357,38 +315,13 @@ void App::frame(bool last) {
   ImGui::End();
   ImGui::Render();
 
-  uint32_t image = 0;
-  const VkResult acquired = vkAcquireNextImageKHR(gpu_.device, sc_.swapchain, UINT64_MAX,
-                                                  gpu_.acquired, VK_NULL_HANDLE, &image);
-  if (acquired != VK_SUCCESS && acquired != VK_SUBOPTIMAL_KHR)
-    vk_check(acquired, "vkAcquireNextImageKHR");
+  const uint32_t image = agents::acquire_image(gpu_, sc_);
   const bool screenshot = last && !args_.screenshot.empty();
   vk_check(vkResetCommandBuffer(gpu_.cmd, 0), "vkResetCommandBuffer");
   record_frame(gpu_.cmd, image, screenshot);
 
-  const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.waitSemaphoreCount = 1;
-  si.pWaitSemaphores = &gpu_.acquired;
-  si.pWaitDstStageMask = &wait_stage;
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &gpu_.cmd;
-  si.signalSemaphoreCount = 1;
-  si.pSignalSemaphores = &sc_.render_done[image];
-  vk_check(vkQueueSubmit(gpu_.queue, 1, &si, gpu_.fence), "vkQueueSubmit");
-  VkPresentInfoKHR pi{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
-  pi.waitSemaphoreCount = 1;
-  pi.pWaitSemaphores = &sc_.render_done[image];
-  pi.swapchainCount = 1;
-  pi.pSwapchains = &sc_.swapchain;
-  pi.pImageIndices = &image;
-  const VkResult presented = vkQueuePresentKHR(gpu_.queue, &pi);
-  if (presented != VK_SUCCESS && presented != VK_SUBOPTIMAL_KHR)
-    vk_check(presented, "vkQueuePresentKHR");
-
+  agents::submit_present_and_wait(gpu_, sc_, image);
   // After the frame's fence: the run's completion and statistics, the timestamps.
-  vk_check(vkWaitForFences(gpu_.device, 1, &gpu_.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  vk_check(vkResetFences(gpu_.device, 1, &gpu_.fence), "vkResetFences");
   auto finished = run_->poll();
   if (!finished) throw Failure("poll: " + finished.error());
   last_run_finished_ = *finished;
@@ -530,9 +463,7 @@ int App::run() {
 void App::destroy() {
   if (gpu_.device) vkDeviceWaitIdle(gpu_.device);
   if (imgui_ready_) {
-    ImGui_ImplVulkan_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
+    agents::shutdown_imgui();
     imgui_ready_ = false;
   }
   run_.reset();

@@ -47,7 +47,7 @@ void WindowDevice::create_window_and_instance(bool require_validation, bool no_v
   if (!glfwVulkanSupported()) throw Failure("GLFW finds no Vulkan loader or driver");
   glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
   glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
-  window = glfwCreateWindow(kWidth, kHeight, "autobatch agents", nullptr, nullptr);
+  window = glfwCreateWindow(kWidth, kHeight, title, nullptr, nullptr);
   if (!window) throw Failure("GLFW cannot create the window");
 
   validation = !no_validation && validation_layer_installed();

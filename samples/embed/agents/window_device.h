@@ -11,6 +11,7 @@
 namespace agents {
 
 struct WindowDevice {
+  const char* title = "autobatch agents";
   GLFWwindow* window = nullptr;
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
