@@ -63,6 +63,11 @@ void add_threads_option(CLI::App& app, uint32_t& threads) {
 }
 
 // FILE and the options that say what to run and on which batch: shared by `run` and `debug`.
+constexpr const char* kDataHelp =
+    "FILE.json: binds the uniforms it names, by name (CmdStan's JSON data: numbers, nested lists "
+    "for arrays and matrices; keys naming no uniform, such as sizes, are checked against the "
+    "shapes and otherwise ignored), repeatable; --uniform takes precedence";
+
 void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint32_t>& batch_value) {
   app.add_option("--entry", command.entry, "entry function: called once per lane")
       ->capture_default_str();
@@ -77,6 +82,7 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
                  "NAME=@file.npy or NAME=@file.csv (NAME=VALUE for a scalar), repeatable; every "
                  "uniform must be bound")
       ->allow_extra_args(false);
+  app.add_option("--data", command.data_files, kDataHelp)->allow_extra_args(false);
   app.add_option("--seed", command.options.seed,
                  "seed of the per-lane random streams and of randint: inputs")
       ->capture_default_str()
@@ -241,6 +247,7 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
       ->transform(non_empty_path("an .npy or .json file"));
   app.add_option("--uniform,-u", c.uniforms, "NAME=@file.npy|csv for the model's uniforms")
       ->allow_extra_args(false);
+  app.add_option("--data", c.data_files, kDataHelp)->allow_extra_args(false);
   app.add_option("--seed", c.options.seed, "seed of the chains' random streams")
       ->capture_default_str()
       ->transform(whole_number_in(0, UINT64_MAX));

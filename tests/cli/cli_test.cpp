@@ -367,6 +367,39 @@ TEST_CASE("cli: struct results, array inputs from csv, uniforms from csv") {
   CHECK(table.out.find("statistics") != std::string::npos);
 }
 
+TEST_CASE("cli: --data binds uniforms by name from JSON for run and sample; errors exit 1 and 2") {
+  Workspace ws;
+  ws.write("st.ab", kStruct);
+  ws.write("d.json", R"({"N": 3, "weights": [1, 2, 0.25], "offset": 5})");
+  const CliResult result = ws.run("run st.ab -i v=1 -i k=1 --data d.json --format json");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  CHECK(result.document()["outputs"]["sum"] == json::array({3.25}));
+  CHECK(result.document()["outputs"]["inner.lo"] == json::array({-4}));
+  // --uniform takes precedence over the file.
+  const CliResult overridden =
+      ws.run("run st.ab -i v=1 -i k=1 --data d.json -u offset=1 --format json");
+  REQUIRE_MESSAGE(overridden.exit_code == 0, overridden.err);
+  CHECK(overridden.document()["outputs"]["inner.lo"] == json::array({0}));
+  ws.write("short.json", R"({"N": 2, "weights": [1, 2], "offset": 5})");
+  const CliResult short_data = ws.run("run st.ab -i v=1 -i k=1 --data short.json");
+  CHECK(short_data.exit_code == 1);
+  CHECK(short_data.err.find("error: uniform 'weights' is float[3]: 'short.json' holds nested "
+                            "lists of shape (2) for 'weights' (the data's N = 2") == 0);
+
+  // sample: a model's data from JSON; a data error is refused before the chains start (exit 2).
+  ws.write("m.ab",
+           "const N: int = 3;\nuniform y: float[N];\nstruct Params { mu: float }\n"
+           "fn log_density(p: Params) -> float { return normal_lpdf(y | p.mu, 1.0); }\n");
+  ws.write("y.json", R"({"N": 3, "y": [1, 2, 3]})");
+  const CliResult fit =
+      ws.run("sample m.ab --data y.json --chains 2 --warmup 100 --draws 100 --format json");
+  REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
+  CHECK(std::abs(fit.document()["parameters"][0]["mean"].get<double>() - 2.0) < 0.5);
+  const CliResult bad = ws.run("sample m.ab --data short.json");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("uniform 'y' (float[3]) is not bound") != std::string::npos);
+}
+
 TEST_CASE("cli: array inputs and uniforms from npy; shape mismatches are errors") {
   Workspace ws;
   ws.write("st.ab", kStruct);

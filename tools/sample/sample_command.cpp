@@ -223,7 +223,7 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
   SampleInputs in;
   in.options = c.options;
   std::vector<Rounding> rounded;
-  auto uniforms = bind_uniforms(model.data(), c.uniforms, &rounded);
+  auto uniforms = bind_uniforms(model.data(), c.uniforms, c.data_files, &rounded);
   if (!uniforms) return uniforms.failure();
   // The model computes in float32: say once how much that changed the data.
   for (const Rounding& r : rounded)
