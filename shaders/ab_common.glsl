@@ -27,6 +27,8 @@ layout(push_constant) uniform Params {
   layout(offset = AB_PUSH_ZERO) uint zero;
   // Records each lane's stream holds between two drains by the host.
   layout(offset = AB_PUSH_STREAM_CAP) uint stream_cap;
+  // The batch's first lane in a sharded run (RunOptions::first_lane): keys the random streams.
+  layout(offset = AB_PUSH_FIRST_LANE) uint first_lane;
 } P;
 
 void ab_add64(uint lo_word, uint value) {
