@@ -24,29 +24,25 @@ namespace {
 Ranks the_ranks;
 bool mpi_started = false;
 
-// A RunResult as bytes, for the trip from a rank to rank 0.
+// A RunResult as bytes, for the trip from a rank to rank 0: result_fields lists the fields once,
+// for the Writer and the Reader alike.
 class Writer {
  public:
   template <typename T>
-  void put(const T& value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const auto* p = reinterpret_cast<const char*>(&value);
-    bytes.insert(bytes.end(), p, p + sizeof(T));
-  }
-  template <typename T>
-  void put(const std::vector<T>& values) {
-    put<uint64_t>(values.size());
+  void field(const T& value) {
     if constexpr (std::is_trivially_copyable_v<T>) {
-      const auto* p = reinterpret_cast<const char*>(values.data());
-      bytes.insert(bytes.end(), p, p + values.size() * sizeof(T));
+      const auto* p = reinterpret_cast<const char*>(&value);
+      bytes.insert(bytes.end(), p, p + sizeof(T));
     } else {
-      for (const T& v : values)
-        put(v);
+      field<uint64_t>(value.size());
+      if constexpr (std::is_trivially_copyable_v<typename T::value_type>) {
+        const auto* p = reinterpret_cast<const char*>(value.data());
+        bytes.insert(bytes.end(), p, p + value.size() * sizeof(typename T::value_type));
+      } else {
+        for (const auto& v : value)
+          field(v);
+      }
     }
-  }
-  void put(const std::string& s) {
-    put<uint64_t>(s.size());
-    bytes.insert(bytes.end(), s.begin(), s.end());
   }
   std::vector<char> bytes;
 };
@@ -55,26 +51,20 @@ class Reader {
  public:
   explicit Reader(const std::vector<char>& bytes) : bytes_(bytes) {}
   template <typename T>
-  void get(T& value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    take(&value, sizeof(T));
-  }
-  template <typename T>
-  void get(std::vector<T>& values) {
-    uint64_t n = 0;
-    get(n);
-    values.resize(n);
-    if constexpr (std::is_trivially_copyable_v<T>)
-      take(values.data(), n * sizeof(T));
-    else
-      for (T& v : values)
-        get(v);
-  }
-  void get(std::string& s) {
-    uint64_t n = 0;
-    get(n);
-    s.resize(n);
-    take(s.data(), n);
+  void field(T& value) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      take(&value, sizeof(T));
+    } else {
+      uint64_t n = 0;
+      field(n);
+      if (n > bytes_.size() - at_) throw std::runtime_error("a rank's results arrived cut short");
+      value.resize(n);
+      if constexpr (std::is_trivially_copyable_v<typename T::value_type>)
+        take(value.data(), n * sizeof(typename T::value_type));
+      else
+        for (auto& v : value)
+          field(v);
+    }
   }
 
  private:
@@ -87,50 +77,37 @@ class Reader {
   size_t at_ = 0;
 };
 
-void put_result(Writer& w, const RunResult& r, double seconds) {
-  w.put(r.outputs);
-  w.put(r.faulted);
-  w.put<uint64_t>(r.errors.size());
-  for (const LaneError& e : r.errors) {
-    w.put(e.lane);
-    w.put(e.code);
-    w.put(e.function);
-    w.put(e.line);
-    w.put(e.step);
-    w.put(e.detail);
+// `Result` is RunResult or const RunResult, as `Io` reads or writes.
+template <typename Io, typename Result, typename Seconds>
+void result_fields(Io& io, Result& r, Seconds& seconds) {
+  io.field(r.outputs);
+  io.field(r.faulted);
+  uint64_t errors = r.errors.size();
+  io.field(errors);
+  if constexpr (!std::is_const_v<Result>) r.errors.resize(errors);
+  for (auto& e : r.errors) {
+    io.field(e.lane), io.field(e.code), io.field(e.function), io.field(e.line);
+    io.field(e.step), io.field(e.detail);
   }
-  const RunStats& s = r.stats;
-  w.put(s.lanes), w.put(s.steps), w.put(s.lane_steps), w.put(s.calls), w.put(s.utilization);
-  w.put(s.block_executions), w.put(s.block_utilization), w.put(s.block_lanes);
-  w.put(s.max_stack_depth), w.put(s.wall_seconds), w.put(s.threads), w.put(s.threads_refused);
-  w.put(r.emitted);
-  w.put(r.records_emitted);
-  w.put<uint8_t>(r.stopped);
-  w.put(seconds);
+  auto& s = r.stats;
+  io.field(s.lanes), io.field(s.steps), io.field(s.lane_steps), io.field(s.calls);
+  io.field(s.utilization), io.field(s.block_executions), io.field(s.block_utilization);
+  io.field(s.block_lanes), io.field(s.max_stack_depth), io.field(s.wall_seconds);
+  io.field(s.threads), io.field(s.threads_refused);
+  io.field(r.emitted), io.field(r.records_emitted), io.field(r.stopped);
+  io.field(seconds);
 }
 
-RunResult get_result(const std::vector<char>& bytes, double& seconds) {
+std::vector<char> result_bytes(const RunResult& r, double seconds) {
+  Writer w;
+  result_fields(w, r, seconds);
+  return std::move(w.bytes);
+}
+
+RunResult bytes_result(const std::vector<char>& bytes, double& seconds) {
   Reader in(bytes);
   RunResult r;
-  in.get(r.outputs);
-  in.get(r.faulted);
-  uint64_t errors = 0;
-  in.get(errors);
-  r.errors.resize(errors);
-  for (LaneError& e : r.errors) {
-    in.get(e.lane), in.get(e.code), in.get(e.function), in.get(e.line), in.get(e.step);
-    in.get(e.detail);
-  }
-  RunStats& s = r.stats;
-  in.get(s.lanes), in.get(s.steps), in.get(s.lane_steps), in.get(s.calls), in.get(s.utilization);
-  in.get(s.block_executions), in.get(s.block_utilization), in.get(s.block_lanes);
-  in.get(s.max_stack_depth), in.get(s.wall_seconds), in.get(s.threads), in.get(s.threads_refused);
-  in.get(r.emitted);
-  in.get(r.records_emitted);
-  uint8_t stopped = 0;
-  in.get(stopped);
-  r.stopped = stopped != 0;
-  in.get(seconds);
+  result_fields(in, r, seconds);
   return r;
 }
 
@@ -259,9 +236,7 @@ Expected<BackendRun> run_over_ranks(const Backend& backend,
     run.result = failed_shard(mine, module->output().words,
                               fmt::format("rank {}: {}", the_ranks.rank, ran.error()));
   if (!root_rank()) {
-    Writer w;
-    put_result(w, run.result, run_seconds(run));
-    send_bytes(w.bytes);
+    send_bytes(result_bytes(run.result, run_seconds(run)));
     return Error{kSentToRoot};
   }
   std::vector<RunResult> results;
@@ -269,7 +244,7 @@ Expected<BackendRun> run_over_ranks(const Backend& backend,
   results.push_back(std::move(run.result));
   for (uint32_t r = 1; r < the_ranks.size; ++r) {
     double seconds = 0;
-    results.push_back(get_result(receive_bytes(r), seconds));
+    results.push_back(bytes_result(receive_bytes(r), seconds));
     slowest = std::max(slowest, seconds);
     if (!options.on_emit) continue;
     RunResult& part = results.back();
