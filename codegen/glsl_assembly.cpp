@@ -37,6 +37,30 @@ std::string fill_in(std::string_view piece,
   return text;
 }
 
+std::string float_controls_header(const GlslTarget& target) {
+  std::string out = "#version 450\n";
+  // Float controls (SPIR-V 1.4 core): capability and execution mode ids, for 32-bit floats.
+  if (target.preserve_float_specials || target.preserve_denorms)
+    out += "#extension GL_EXT_spirv_intrinsics : require\n";
+  if (target.preserve_float_specials)  // SignedZeroInfNanPreserve
+    out += "spirv_execution_mode(capabilities = [4466], 4461, 32);\n";
+  if (target.preserve_denorms)  // DenormPreserve
+    out += "spirv_execution_mode(capabilities = [4464], 4459, 32);\n";
+  return out;
+}
+
+std::string common_declarations() {
+  std::string out = kAbLayoutText;
+  std::string common = kAbCommonText;
+  const std::string include_line = "#include \"ab_layout.h\"";
+  if (auto at = common.find(include_line); at != std::string::npos)
+    common.erase(at, include_line.size());
+  out += common;
+  return out +
+         "layout(set = 0, binding = AB_BIND_UNIFORMS, std430) readonly buffer Uniforms { uint w[]; "
+         "} uni;\n";
+}
+
 namespace {
 
 // The numbers of ab_common.glsl's loop counting, for a kernel that runs many blocks per dispatch
@@ -124,15 +148,7 @@ std::string part_bounds(const LoweredProgram& program, const BlockSet& blocks) {
 // uniforms, the arenas and the stream, and the prelude.
 std::string declarations(const LoweredProgram& program, const StateLayout& layout,
                          const Banks& banks) {
-  std::string out = kAbLayoutText;
-  std::string common = kAbCommonText;
-  const std::string include_line = "#include \"ab_layout.h\"";
-  if (auto at = common.find(include_line); at != std::string::npos)
-    common.erase(at, include_line.size());
-  out += common;
-  out +=
-      "layout(set = 0, binding = AB_BIND_UNIFORMS, std430) readonly buffer Uniforms { uint w[]; } "
-      "uni;\n";
+  std::string out = common_declarations();
   for (uint32_t a = 0; a < layout.arenas; ++a)
     out += fmt::format(
         "layout(set = 0, binding = AB_BIND_ARENA0 + {0}, std430) buffer Arena{0} {{ uint w[]; }} "
@@ -149,15 +165,7 @@ std::string declarations(const LoweredProgram& program, const StateLayout& layou
 // it comes from, and the bounds of the part's blocks.
 std::string source_header(const LoweredProgram& program, Residency residency,
                           const GlslTarget& target, const BlockSet& blocks) {
-  std::string out;
-  out += "#version 450\n";
-  // Float controls (SPIR-V 1.4 core): capability and execution mode ids, for 32-bit floats.
-  if (target.preserve_float_specials || target.preserve_denorms)
-    out += "#extension GL_EXT_spirv_intrinsics : require\n";
-  if (target.preserve_float_specials)  // SignedZeroInfNanPreserve
-    out += "spirv_execution_mode(capabilities = [4466], 4461, 32);\n";
-  if (target.preserve_denorms)  // DenormPreserve
-    out += "spirv_execution_mode(capabilities = [4464], 4459, 32);\n";
+  std::string out = float_controls_header(target);
   out +=
       "#if defined(AB_LOCAL_SUBGROUP) || defined(AB_LOCAL_LANE) || defined(AB_GLOBAL_FUSED)\n"
       "#extension GL_KHR_shader_subgroup_basic : require\n"

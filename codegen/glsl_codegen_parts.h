@@ -159,6 +159,11 @@ class BankAddress {
   Banks b_;
 };
 
+// A source's first lines: the version and the float controls the target allows.
+std::string float_controls_header(const GlslTarget& target);
+// ab_layout.h, ab_common.glsl (as the hand-written kernels include them) and the uniform buffer.
+std::string common_declarations();
+
 // Fills in a piece of shaders/ (shader_texts.h): each name in `values` that stands as a whole
 // identifier (AB_RS_<SLOT>: the register of slot AB_SLOT_<SLOT>), and each line holding only a
 // `//@marker` in `values`, with the line's indentation and end, is replaced by its text.

@@ -89,6 +89,14 @@ inline bool is_set(const Op& op) {
 inline bool is_uniform_get(const Op& op) {
   return op.code == OpCode::UniformGet;
 }
+// A matrix product `a @ b` (not outer or transpose, which sum nothing).
+inline bool is_matmul(const Op& op) {
+  return op.code == OpCode::MatMul;
+}
+// A UniformGet whose path has no dynamic index: it reads the same words for every lane.
+inline bool is_static_uniform_get(const Op& op) {
+  return op.code == OpCode::UniformGet && op.args.empty();
+}
 // Div and Rem, which fault on an integer zero divisor.
 inline bool is_division(const Op& op) {
   return op.code == OpCode::Div || op.code == OpCode::Rem;

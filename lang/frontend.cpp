@@ -13,6 +13,7 @@
 #include "passes/differentiate.h"
 #include "passes/merge_blocks.h"
 #include "passes/rotate_loops.h"
+#include "passes/split_at_products.h"
 
 namespace ab {
 
@@ -47,6 +48,8 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     // Fewer, longer blocks for every backend: each block costs a scheduler step per lane.
     rotate_loops(program);
     merge_blocks(program);
+    // A product in a block of its own, which Vulkan runs as a kernel of its own.
+    split_at_products(program);
     return program;
   } catch (const std::exception& e) {
     // Never expected; reported rather than thrown so a caller's input can never crash it.

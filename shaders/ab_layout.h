@@ -126,6 +126,29 @@
 #define AB_PUSH_STREAM_CAP 40
 #define AB_PUSH_FIRST_LANE 44
 #define AB_PUSH_BYTES 48
+// The product kernel's words after them (shaders/ab_product.glsl, ProductPush in
+// engine/device/kernels.h): which product block it runs and the range of its work this dispatch
+// takes. The pipeline layout's range covers them, so every kernel shares one layout.
+#define AB_PUSH_PRODUCT AB_PUSH_BYTES
+#define AB_PRODUCT_BLOCK_ID 0  // the product block; its lanes wait at it
+#define AB_PRODUCT_NEXT 1      // the block its jump goes to
+#define AB_PRODUCT_M 2         // a is m x k, b is k x p, row-major (ir/ops.h, MatrixShape)
+#define AB_PRODUCT_K 3
+#define AB_PRODUCT_P 4
+#define AB_PRODUCT_A_BASE 5  // first uniform word, or first state slot
+#define AB_PRODUCT_A_UNIFORM 6
+#define AB_PRODUCT_B_BASE 7
+#define AB_PRODUCT_B_UNIFORM 8
+#define AB_PRODUCT_DST 9      // the result's first state slot
+#define AB_PRODUCT_TILE_B 10  // 1: the tiles are b's columns (b uniform, a not); 0: a's rows
+#define AB_PRODUCT_FIRST 11   // the (tile, block) pairs this dispatch takes: [first, end)
+#define AB_PRODUCT_END 12
+#define AB_PRODUCT_WORDS 13
+#define AB_PUSH_RANGE_BYTES (AB_PUSH_PRODUCT + 4 * AB_PRODUCT_WORDS)
+// A product's summation block (ir/ops.h, kProductBlock: docs/language.md, "Matrix products") and
+// the rows (or columns) of a uniform operand one workgroup shares through shared memory.
+#define AB_PRODUCT_BLOCK 64
+#define AB_PRODUCT_TILE 16
 
 #define AB_GROUP_SIZE 64  // invocations per workgroup of every kernel
 

@@ -38,6 +38,12 @@ static_assert(offsetof(PushConstants, zero) == AB_PUSH_ZERO);
 static_assert(offsetof(PushConstants, stream_cap) == AB_PUSH_STREAM_CAP);
 static_assert(offsetof(PushConstants, first_lane) == AB_PUSH_FIRST_LANE);
 static_assert(sizeof(PushConstants) == AB_PUSH_BYTES);
+// The product kernel's words (shaders/ab_product.glsl), pushed after PushConstants: AB_PRODUCT_*.
+struct ProductPush {
+  uint32_t words[AB_PRODUCT_WORDS] = {};
+};
+static_assert(AB_PUSH_PRODUCT == sizeof(PushConstants));
+static_assert(AB_PUSH_RANGE_BYTES == sizeof(PushConstants) + sizeof(ProductPush));
 
 // LocalRound: the indirect arguments of a recorded local-schedule round (shaders/local_round.comp).
 enum class HandKernel { GlobalCount, GlobalPick, GlobalCompact, LocalRound };

@@ -14,6 +14,7 @@
 #include "engine/device/cache_file.h"
 #include "engine/device/shader_compiler.h"
 #include "engine/run/program_impl.h"
+#include "engine/schedules/entry_texts.h"
 #include "engine/schedules/schedule_entries.h"
 #include "shaders/ab_layout.h"
 
@@ -54,7 +55,8 @@ bool pipeline_cache_header_matches(const std::vector<char>& data,
          std::memcmp(data.data() + 16, p.pipelineCacheUUID, VK_UUID_SIZE) == 0;
 }
 
-std::string check_private_sizes(const LoweredProgram& program);
+std::string check_private_sizes(const LoweredProgram& program,
+                                const std::vector<ProductBlock>& apart = {});
 
 }  // namespace
 
@@ -66,12 +68,23 @@ std::string format_bytes(uint64_t bytes) {
 
 namespace {
 
-std::string check_private_sizes(const LoweredProgram& program) {
+// `apart`: product blocks whose uniform reads no kernel holds (the product kernel reads them in
+// place), so their variables are not checked.
+std::string check_private_sizes(const LoweredProgram& program,
+                                const std::vector<ProductBlock>& apart) {
   // A value this large would make a source of hundreds of megabytes and a kernel no driver
   // compiles (the issue this answers spent 97 s before running out of memory).
   const Types& types = program.types();
-  for (const LoweredVar& v : program.vars) {
+  std::vector<bool> skip(program.vars.size(), false);
+  for (const ProductBlock& p : apart) {
+    const auto& ops = program.blocks[p.block].ops;
+    for (size_t i = 0; i + 1 < ops.size(); ++i)
+      skip[ops[i].dst] = true;
+  }
+  for (size_t id = 0; id < program.vars.size(); ++id) {
+    const LoweredVar& v = program.vars[id];
     const uint32_t words = types.words(v.type);
+    if (skip[id]) continue;
     if (words > kMaxPrivateWords)
       return fmt::format(
           "'{}' holds {} words ({}) per lane; the Vulkan kernels keep a lane's values in private "
@@ -80,6 +93,19 @@ std::string check_private_sizes(const LoweredProgram& program) {
           format_bytes(uint64_t{kMaxPrivateWords} * 4));
   }
   return {};
+}
+
+// Whether a product block's lane operand or result has more than kLargeProgramRegisterWords words.
+bool has_long_product_value(const LoweredProgram& program,
+                            const std::vector<ProductBlock>& products) {
+  for (const ProductBlock& p : products) {
+    const Op& product = program.blocks[p.block].ops.back();
+    for (VarId v : {product.dst, product.args[0], product.args[1]})
+      if (program.types().words(program.vars[v].type) > kLargeProgramRegisterWords &&
+          (v == product.dst || (v == product.args[0] ? !p.a.uniform : !p.b.uniform)))
+        return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -246,7 +272,11 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p, double& seconds) {
   }
   // All push constants zero: no lanes, no blocks, no budget, so every kernel returns at once
   // (and the control words it may still write are the scratch buffer's).
-  const PushConstants none;
+  struct {
+    PushConstants common;
+    ProductPush product;
+  } none;
+  static_assert(sizeof(none) == AB_PUSH_RANGE_BYTES);
   auto done = submit_and_wait(*ctx, [&](VkCommandBuffer cmd) {
     api.vkCmdFillBuffer(cmd, warm_buffer.handle(), 0, VK_WHOLE_SIZE, 0);
     compute_barrier(*ctx, cmd);
@@ -262,15 +292,16 @@ Status VulkanProgram::Impl::warm_up(VkPipeline p, double& seconds) {
 }
 
 const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_t private_depth,
-                                               const Banks& banks) {
-  const auto key = std::make_tuple(r, part, private_depth, banks);
+                                               const Banks& banks, bool apart) {
+  const auto key = std::make_tuple(r, part, private_depth, banks, apart);
   {
     std::lock_guard lock(mutex);
     if (auto it = sources.find(key); it != sources.end()) return it->second;
   }
   // Generated without the lock (kernels of different parts are generated at once); a source
   // another thread stored meanwhile is the same text.
-  const SourcePart what{split.parts(r).at(part),
+  const BlockSet& blocks = split.parts(r).at(part);
+  const SourcePart what{apart ? without_blocks(blocks, products) : blocks,
                         split.copy_callees,
                         r == Residency::Memory && parts(r) > 1,
                         parts(r) > 1,
@@ -311,6 +342,8 @@ const char* hand_kernel_name(HandKernel k) {
 Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32_t private_depth,
                                                    const Banks& banks) {
   if (residency_of(k) == Residency::Memory) private_depth = 0;
+  if (!products_apart(k, banks) && !unfit_inline_products.empty())
+    return Error{unfit_inline_products};
   const PipelineKey key{static_cast<int>(k), part, private_depth, banks};
   return build(key, fmt::format("{} part {}", kernel_name(k), part), [&] {
     return compile_glsl(glsl_for(k, part, private_depth, banks), kernel_macro(k), cache_dir);
@@ -319,6 +352,7 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32
 
 Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block,
                                                          const Banks& banks) {
+  if (!unfit_inline_products.empty()) return Error{unfit_inline_products};
   const PipelineKey key{200 + static_cast<int>(k), size_t{block}, uint32_t{0}, banks};
   const VkSpecializationMapEntry entry{AB_SPEC_ONLY_BLOCK, 0, sizeof(uint32_t)};
   const VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &block};
@@ -331,6 +365,19 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
   const PipelineKey key{100 + static_cast<int>(k), size_t{0}, uint32_t{0}, Banks{}};
   return build(key, hand_kernel_name(k), [&]() -> Expected<CompiledShader> {
     return CompiledShader{hand_kernel_spirv(k), true, 0};
+  });
+}
+
+bool VulkanProgram::Impl::products_apart(Kernel k, const Banks& banks) const {
+  const bool local =
+      k == Kernel::LocalLane || k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup;
+  return local && !products.empty() && banks.state == 1;
+}
+
+Expected<VkPipeline> VulkanProgram::Impl::product_pipeline() {
+  const PipelineKey key{300, size_t{0}, uint32_t{0}, Banks{}};
+  return build(key, "product", [&] {
+    return compile_glsl(product_kernel_glsl(target, kAbProductText), "", cache_dir);
   });
 }
 
@@ -376,7 +423,9 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   impl->layout = plan_state(program);
   // Reported by VulkanRun::create after the batch's own sizes (a batch too large for the device
   // is the first thing to say), and by anything that would generate code.
-  impl->unfit = check_private_sizes(program);
+  impl->products = product_blocks(program, impl->layout);
+  impl->unfit = check_private_sizes(program, impl->products);
+  impl->unfit_inline_products = check_private_sizes(program);
   const DeviceInfo& device = impl->ctx->info;
   impl->target = {device.subgroup_ballot, device.float_specials_preserved,
                   device.denorms_preserved};
@@ -391,6 +440,10 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   impl->register_words = options.register_value_words;
   if (impl->register_words == 0)
     impl->register_words = automatic_register_words(program, options.max_part_cost);
+  // A long value the product kernel reads or writes lives in the state buffer, where that kernel
+  // finds it, rather than in a private array of every lane kernel (z = X @ w: 10,000 words).
+  if (options.register_value_words == 0 && has_long_product_value(program, impl->products))
+    impl->register_words = std::min(impl->register_words, kLargeProgramRegisterWords);
   impl->split = split_kernels(program, options.max_part_cost, impl->register_words);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
@@ -417,7 +470,7 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   dci.pBindings = bindings.data();
   VkResult r = ctx.api.vkCreateDescriptorSetLayout(ctx.device, &dci, nullptr, &impl->set_layout);
   if (r != VK_SUCCESS) return Error{vk_error("vkCreateDescriptorSetLayout", r)};
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, AB_PUSH_RANGE_BYTES};
   VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   lci.setLayoutCount = 1;
   lci.pSetLayouts = &impl->set_layout;
@@ -464,10 +517,18 @@ Expected<std::vector<std::vector<uint32_t>>> VulkanProgram::all_spirv() {
   for (Kernel k : {Kernel::GlobalMasked, Kernel::GlobalCompacted, Kernel::GlobalFused,
                    Kernel::LocalSubgroup, Kernel::LocalWorkgroup, Kernel::LocalLane})
     for (size_t part = 0; part < impl_->parts(residency_of(k)); ++part) {
+      // A kernel that would hold a product's too large uniform operand inline is never built.
+      if (!impl_->products_apart(k, {}) && !impl_->unfit_inline_products.empty()) continue;
       auto spirv = compile_glsl(impl_->glsl_for(k, part), kernel_macro(k), impl_->cache_dir);
       if (!spirv) return Error{spirv.error()};
       modules.push_back(std::move(spirv->spirv));
     }
+  if (!impl_->products.empty()) {
+    auto spirv =
+        compile_glsl(product_kernel_glsl(impl_->target, kAbProductText), "", impl_->cache_dir);
+    if (!spirv) return Error{spirv.error()};
+    modules.push_back(std::move(spirv->spirv));
+  }
   for (HandKernel k : {HandKernel::GlobalCount, HandKernel::GlobalPick, HandKernel::GlobalCompact,
                        HandKernel::LocalRound})
     modules.push_back(hand_kernel_spirv(k));

@@ -15,6 +15,7 @@
 #include "autobatch/engine.h"
 #include "codegen/glsl_codegen.h"
 #include "codegen/kernel_split.h"
+#include "codegen/product_blocks.h"
 #include "codegen/state_layout.h"
 #include "core/module_impl.h"
 #include "engine/device/buffers.h"
@@ -46,9 +47,9 @@ struct VulkanProgram::Impl {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
-  // Sources by (residency, part, private stack depth, banks), generated when a kernel first needs
-  // them.
-  std::map<std::tuple<Residency, size_t, uint32_t, Banks>, std::string> sources;
+  // Sources by (residency, part, private stack depth, banks, products apart), generated when a
+  // kernel first needs them.
+  std::map<std::tuple<Residency, size_t, uint32_t, Banks, bool>, std::string> sources;
   // Generated kernels by (kernel, part, private stack depth, banks); hand-written ones by
   // (100 + id, 0, 0, one bank); a kernel specialized to one block (block_pipeline) by
   // (200 + kernel, block, 0, banks).
@@ -68,6 +69,11 @@ struct VulkanProgram::Impl {
   bool spirv_from_cache = true;
   bool pipeline_cache_from_disk = false;  // a verified pipelines-<uuid>.bin seeded pipeline_cache
   std::string unfit;  // why no kernel can be generated (a value too large), or empty
+  // The product blocks (codegen/product_blocks.h), which the local kernels leave to the product
+  // kernel; why a kernel holding them inline cannot be generated (a uniform operand too large to
+  // copy into a lane's private memory), or empty.
+  std::vector<ProductBlock> products;
+  std::string unfit_inline_products;
   // Guards what is made on first use (sources, pipelines, the statistics), so that runs of one
   // program may live on different threads. Not held while a kernel compiles: prepare() builds
   // several at once.
@@ -94,13 +100,21 @@ struct VulkanProgram::Impl {
   // once (no lanes, no steps, no blocks) over a scratch buffer. `seconds`: the dispatch's time,
   // waiting for another kernel's first dispatch (there is one queue) not counted.
   Status warm_up(VkPipeline p, double& seconds);
+  // `apart`: the part's blocks less the product blocks (products_apart).
   const std::string& source(Residency r, size_t part, uint32_t private_depth = 0,
-                            const Banks& banks = {});
+                            const Banks& banks = {}, bool apart = false);
   const std::string& glsl_for(Kernel k, size_t part, uint32_t private_depth = 0,
                               const Banks& banks = {}) {
     const Residency r = residency_of(k);
-    return source(r, part, r == Residency::Registers ? private_depth : 0, banks);
+    return source(r, part, r == Residency::Registers ? private_depth : 0, banks,
+                  products_apart(k, banks));
   }
+  // Whether kernel k of a run with `banks` leaves the product blocks to the product kernel: the
+  // local schedule's kernels, where the product kernel reaches every slot (one state bank). The
+  // global kernels keep them inline (docs/engine.md, "Matrix products").
+  bool products_apart(Kernel k, const Banks& banks) const;
+  // The product kernel (shaders/ab_product.glsl): one source for every program on a device.
+  Expected<VkPipeline> product_pipeline();
   std::string pipeline_cache_path() const;
   // The saved VkPipelineCache data if the file is intact and was made by this device and driver.
   std::vector<char> load_pipeline_cache() const;

@@ -11,5 +11,7 @@ extern const char* const kAbEntryGlobalFusedText;
 extern const char* const kAbEntryLocalSubgroupText;
 extern const char* const kAbEntryLocalWorkgroupText;
 extern const char* const kAbEntryLocalLaneText;
+// The product kernel's body (shaders/ab_product.glsl; codegen/product_blocks.h).
+extern const char* const kAbProductText;
 
 }  // namespace ab

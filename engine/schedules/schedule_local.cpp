@@ -2,8 +2,10 @@
 // part, for up to the submission's budget of steps, then stores its state; the control buffer
 // only sums counters and says whether any lane is still live. The scope picks the group: a
 // subgroup or a workgroup stepping one block at a time for its lanes, or every lane on its own
-// (shaders/ab_entry_local_*.glsl, entry()). Also the rounds a host records into its own command
-// buffer.
+// (shaders/ab_entry_local_*.glsl, entry()). A lane that reaches a product block leaves its part's
+// loop and waits there; after the parts, the product kernel runs every waiting lane's product and
+// moves it on, and the next round resumes it (docs/engine.md, "Matrix products"). Also the rounds
+// a host records into its own command buffer.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +14,12 @@
 #include "engine/schedules/entry_texts.h"
 
 namespace ab {
+
+LocalSchedule::LocalSchedule(VulkanRun::Impl& run, LocalScope scope)
+    : RunSchedule(run),
+      scope_(scope),
+      products_apart_(run.prog->products_apart(entry(scope).kernel, run.banks)),
+      products_(run) {}
 
 std::string LocalSchedule::name() const {
   return fmt::format("local/{}", local_scope_name(scope_));
@@ -49,6 +57,7 @@ Status LocalSchedule::prepare(PipelineJobs& jobs) {
   const uint32_t depth = run_.private_depth();
   const Banks banks = run_.banks;
   std::lock_guard lock(prog->mutex);
+  if (products_apart_) jobs.push_back([prog] { return prog->product_pipeline(); });
   for (size_t part = 0; part < run_.step_parts(); ++part)
     if (!prog->pipelines.count({static_cast<int>(k), part, depth, banks}))
       jobs.push_back(
@@ -72,25 +81,45 @@ Status LocalSchedule::load_pipelines() {
     if (!s) return Error{s.error()};
     steps.push_back(*s);
   }
+  if (products_apart_) {
+    auto p = run_.prog->product_pipeline();
+    if (!p) return Error{p.error()};
+    product_ = *p;
+  }
   steps_ = std::move(steps);
   return Ok{};
 }
 
 // Forward through the parts and back (VulkanRun::Impl::part_order), one dispatch of every group
-// each.
-void LocalSchedule::record_steps(VkCommandBuffer cmd, uint64_t) {
-  auto& api = run_.ctx->api;
-  for (size_t part : run_.part_order()) {
+// each (indirect: the arguments local_round.comp wrote), then the products.
+void LocalSchedule::record_round(VkCommandBuffer cmd, bool indirect) {
+  VulkanRun::Impl& r = run_;
+  auto& api = r.ctx->api;
+  for (size_t part : r.part_order()) {
     api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, steps_[part]);
-    api.vkCmdDispatch(cmd, groups_for(run_.lanes), 1, 1);
-    compute_barrier(*run_.ctx, cmd);
+    if (indirect)
+      api.vkCmdDispatchIndirect(cmd, r.control.handle(), AB_CTRL_INDIRECT_X * 4);
+    else
+      api.vkCmdDispatch(cmd, groups_for(r.lanes), 1, 1);
+    compute_barrier(*r.ctx, cmd);
   }
+  if (products_apart_)
+    products_.record(*r.ctx, cmd, r.prog->pipeline_layout, product_, r.lanes,
+                     indirect ? r.control.handle() : VK_NULL_HANDLE);
+}
+
+uint64_t LocalSchedule::round_dispatches() const {
+  return run_.part_order().size() + (products_apart_ ? products_.dispatches() : 0);
+}
+
+void LocalSchedule::record_steps(VkCommandBuffer cmd, uint64_t) {
+  record_round(cmd, false);
 }
 
 // A submission's counters start from zero (record_resets): add them up.
 void LocalSchedule::read_back(const uint32_t* w, uint64_t) {
   VulkanRun::Impl& r = run_;
-  r.stats.dispatches += r.part_order().size();
+  r.stats.dispatches += round_dispatches();
   r.stats.group_steps += w[AB_CTRL_GROUP_STEPS];
   r.counters.lane_iterations += w[AB_CTRL_LANE_ITERATIONS];
   r.counters.lane_slots += w[AB_CTRL_LANE_SLOTS];
@@ -123,11 +152,7 @@ Status LocalSchedule::record_rounds(VkCommandBuffer cmd, uint32_t rounds) {
     api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, *round);
     api.vkCmdDispatch(cmd, 1, 1, 1);
     compute_barrier(*r.ctx, cmd);
-    for (size_t part : r.part_order()) {
-      api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, steps_[part]);
-      api.vkCmdDispatchIndirect(cmd, r.control.handle(), AB_CTRL_INDIRECT_X * 4);
-      compute_barrier(*r.ctx, cmd);
-    }
+    record_round(cmd, true);
   }
   VkBufferCopy region{0, 0, r.control.words() * 4};
   api.vkCmdCopyBuffer(cmd, r.control.handle(), r.control.readback.handle(), 1, &region);
@@ -136,7 +161,7 @@ Status LocalSchedule::record_rounds(VkCommandBuffer cmd, uint32_t rounds) {
   to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
                            &to_host, 0, nullptr, 0, nullptr);
-  r.stats.dispatches += uint64_t{rounds} * (1 + r.part_order().size());
+  r.stats.dispatches += uint64_t{rounds} * (1 + round_dispatches());
   return Ok{};
 }
 

@@ -28,11 +28,28 @@
 
 #include "autobatch/engine.h"
 #include "codegen/glsl_codegen.h"
+#include "engine/device/kernels.h"
 
 namespace ab {
 
 // Pipeline builds for build_all() (program_impl.h).
 using PipelineJobs = std::vector<std::function<Expected<VkPipeline>()>>;
+
+// The product kernel's dispatches for a run's product blocks (schedule_products.cpp;
+// docs/engine.md, "Matrix products"): each product's work in slices a dispatch may take.
+class ProductDispatches {
+ public:
+  explicit ProductDispatches(const VulkanRun::Impl& run);
+  // Every slice of every product, each a dispatch over `lanes` lanes (or, given `indirect`, the
+  // control buffer's AB_CTRL_INDIRECT_X arguments) followed by a barrier, with the run's set and
+  // push constants bound; the product words are pushed per slice.
+  void record(VulkanContext::Impl& ctx, VkCommandBuffer cmd, VkPipelineLayout layout,
+              VkPipeline kernel, uint32_t lanes, VkBuffer indirect = VK_NULL_HANDLE) const;
+  size_t dispatches() const { return slices_.size(); }
+
+ private:
+  std::vector<ProductPush> slices_;
+};
 
 class RunSchedule {
  public:
@@ -174,7 +191,7 @@ class GlobalSchedule : public RunSchedule {
 // loop for up to `n` steps in one dispatch per part, with the lanes' state in registers.
 class LocalSchedule final : public RunSchedule {
  public:
-  LocalSchedule(VulkanRun::Impl& run, LocalScope scope) : RunSchedule(run), scope_(scope) {}
+  LocalSchedule(VulkanRun::Impl& run, LocalScope scope);
   // The step kernel's entry point for `scope` (shaders/ab_entry_local_<scope>.glsl; the lane's is
   // the code generator's lane sweep template).
   static KernelEntry entry(LocalScope scope);
@@ -198,8 +215,19 @@ class LocalSchedule final : public RunSchedule {
   void read_back_rounds(const uint32_t* w) override;
 
  private:
+  // The parts' dispatches, then (with products apart) the product kernel's.
+  void record_round(VkCommandBuffer cmd, bool indirect);
+  // Dispatches a round takes.
+  uint64_t round_dispatches() const;
+
   LocalScope scope_;
   std::vector<VkPipeline> steps_;  // each part's step kernel
+  // With the product blocks left out of the step kernels (VulkanProgram::Impl::products_apart),
+  // the product kernel and its dispatches, after the parts' in every round: a lane that reached
+  // a product waits there (out of its part) until the round's product dispatch moves it on.
+  bool products_apart_ = false;
+  ProductDispatches products_;
+  VkPipeline product_ = VK_NULL_HANDLE;
 };
 
 // The schedule VulkanOptions asks for, for a run whose lanes, blocks and program are set.

@@ -198,7 +198,8 @@ class VulkanProgram {
   // The SPIR-V of every module this program can use: the six generated kernel variants (global
   // masked, compacted and fused; local subgroup, workgroup and lane; compiled now if no run has
   // needed them yet, without creating pipelines) for each part, then the four hand-written
-  // kernels.
+  // kernels, then the product kernel if the program has matrix products (docs/engine.md,
+  // "Matrix products"; a variant that would hold a too large uniform operand inline is left out).
   Expected<std::vector<std::vector<uint32_t>>> all_spirv();
   double compile_seconds() const;
   // How many parts the program's kernels are split into (VulkanOptions::max_part_cost): 1 for

@@ -418,6 +418,39 @@ TEST_CASE("embed: a split program is recorded part by part") {
   check_no_validation_messages();
 }
 
+TEST_CASE("embed: recorded rounds run the product kernel after the parts (docs/engine.md)") {
+  // Products with a uniform on each side, a lane's count of them: lanes wait at products in
+  // different rounds, and each recorded round's product dispatches move them on.
+  Host host;
+  auto module = compile_module(R"(
+uniform X: float[40][70];
+fn main(w: float[70], n: int) -> float {
+    var v = w;
+    var s = 0.0;
+    for i in 0..n { let z = X @ v; v = (z @ X) * 0.001; s = s + sum(z); }
+    return s;
+}
+)");
+  Batch batch;
+  batch.lanes = 100;
+  batch.inputs.resize(2);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    for (uint32_t i = 0; i < 70; ++i)
+      batch.inputs[0].push_back(float_bits(static_cast<float>((lane + i) % 9) * 0.125f - 0.5f));
+    batch.inputs[1].push_back(lane % 5);
+  }
+  std::vector<uint32_t> x;
+  for (uint32_t i = 0; i < 40 * 70; ++i)
+    x.push_back(float_bits(static_cast<float>(i % 13) * 0.0625f - 0.375f));
+  batch.uniforms = {x};
+  auto run = make_run(host.external(), module, batch);
+  CHECK(host.run_in_frames(*run, 1) > 1);  // a round per product at least
+  auto gpu = run->result();
+  REQUIRE(gpu.ok());
+  expect_same(*module, *gpu, interp(*module, batch));
+  check_no_validation_messages();
+}
+
 TEST_CASE("embed: buffers() shows each lane's output where it lies, structure of arrays") {
   Host host;
   auto module = compile_module(R"(

@@ -1,0 +1,184 @@
+// Matrix products on Vulkan (docs/engine.md, "Matrix products"): the local schedule's kernels
+// leave each product block to the product kernel (shaders/ab_product.glsl). A lane that reaches
+// a product waits there; the round's product dispatches run it for every waiting lane and move
+// it on. Every schedule gives the interpreter's bits: lanes waiting at products at different
+// recursion depths and steps, a uniform operand on either side, lane-own matrices, a product
+// whose work takes several dispatches on lavapipe, and a step budget that runs out at a product.
+#include <cstring>
+
+#include "codegen/product_blocks.h"
+#include "engine/device/context_impl.h"
+#include "engine/run/program_impl.h"
+#include "support/engine_test_support.h"
+#include "support/spirv_check.h"
+
+namespace ab::enginetest {
+namespace {
+
+// Gradient steps on 0.5 |X w - y|^2 by a recursion that keeps each level's gradient across the
+// deeper call (a stacked operand), then products with a uniform on the left and on the right of
+// lane-own matrices, and lane-own products only.
+const char* kSource = R"(
+uniform X: float[900][10];
+uniform y: float[900];
+uniform B: float[20][70];
+uniform A: float[6][20];
+
+fn descend(w: float[10], steps: int, rate: float) -> float[10] {
+    if steps <= 0 { return w; }
+    let g = (X @ w - y) @ X;
+    return descend(w - g * rate, steps - 1, rate) - g * (rate * 0.5);
+}
+
+fn main(w0: float[10], steps: int) -> float[6] {
+    let w = descend(w0, steps, 0.0001);
+    var m: float[3][20];
+    for i in 0..3 {
+        for j in 0..20 { m[i][j] = w[(i + j + steps) % 10]; }
+    }
+    let mb = m @ B;
+    let am = A @ transpose(m);
+    var v = [1.0, -1.0, 0.5];
+    let sq = [[w[0], w[1], w[2]], [w[3], w[4], w[5]], [w[6], w[7], w[8]]];
+    for k in 0..steps { v = sq @ v; }
+    let r = X @ w - y;
+    return [0.5 * dot(r, r), sum(w), sum(mb[2]), am[5][1] + am[0][2], sum(v), sum(v @ sq)];
+}
+)";
+uint32_t word(float f) {
+  uint32_t w;
+  std::memcpy(&w, &f, 4);
+  return w;
+}
+
+// A value in [-1, 1) from (i, j), in steps of 1/64, so that products round.
+float small(uint32_t i, uint32_t j) {
+  return static_cast<float>(static_cast<int>(testing::lane_hash(i, j) % 128) - 64) / 64.0f;
+}
+
+Batch product_batch(uint32_t lanes) {
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(2);
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    for (uint32_t i = 0; i < 10; ++i)
+      batch.inputs[0].push_back(word(small(lane, i + 1000)));
+    batch.inputs[1].push_back(lane % 6);  // 0 to 5 levels deep
+  }
+  const uint32_t sizes[] = {900 * 10, 900, 20 * 70, 6 * 20};
+  for (uint32_t u = 0; u < 4; ++u) {
+    std::vector<uint32_t> words;
+    for (uint32_t i = 0; i < sizes[u]; ++i)
+      words.push_back(word(small(u, i)));
+    batch.uniforms.push_back(std::move(words));
+  }
+  return batch;
+}
+
+void check_against_interp(const Loaded& loaded, const Batch& batch, const RunOptions& options,
+                          const Config& c) {
+  auto program = VulkanProgram::compile(context(), loaded.lowered, options_for(c));
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  const RunResult expected = run_interp(loaded.program, loaded.entry, batch, options);
+  const RunResult result = run_to_completion(*program, batch, options, c);
+  const std::string difference = compare_results(loaded.lowered, expected, result);
+  CHECK_MESSAGE(difference.empty(), difference);
+  CHECK(result.stats.lane_steps == expected.stats.lane_steps);
+  check_no_validation_messages();
+}
+
+TEST_CASE("products vulkan: lanes waiting at products at different depths equal interp") {
+  auto loaded = load_source(kSource);
+  RunOptions options;
+  options.stack_depth = 16;
+  const std::vector<Config> which = {configs()[4], configs()[2], configs()[3], configs()[1],
+                                     configs()[0]};
+  for (const Config& c : which) {
+    for (uint32_t lanes : {1u, 7u, 100u}) {
+      const std::string config = c.name;
+      CAPTURE(config);
+      CAPTURE(lanes);
+      check_against_interp(*loaded, product_batch(lanes), options, c);
+    }
+  }
+}
+
+TEST_CASE("products vulkan: a step budget that runs out at a product faults there as in interp") {
+  auto loaded = load_source(kSource);
+  const std::vector<Config> which = {configs()[1], configs()[2], configs()[4]};
+  // Budgets from a few blocks to past the deepest lane's run: lanes fault at product blocks and
+  // elsewhere, at different depths.
+  for (uint32_t budget : {3u, 6u, 11u, 17u, 25u, 40u}) {
+    RunOptions options;
+    options.stack_depth = 16;
+    options.max_steps = budget;
+    for (const Config& c : which) {
+      const std::string config = c.name;
+      CAPTURE(config);
+      CAPTURE(budget);
+      check_against_interp(*loaded, product_batch(13), options, c);
+    }
+  }
+}
+
+TEST_CASE("products vulkan: the product blocks, and a product that takes several dispatches") {
+  auto loaded = load_source(kSource);
+  auto program = VulkanProgram::compile(context(), loaded->lowered);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  const auto& products = (*program)->impl().products;
+  // X @ w (twice), r @ X, m @ B, A @ transpose(m), sq @ v, v @ sq.
+  CHECK(products.size() == 7);
+  bool uniform_left = false, uniform_right = false, lane_only = false, sliced = false;
+  const uint64_t per_dispatch = (kShaderLoopLimit - 2 * kProductPairLoops) / kProductPairLoops;
+  for (const ProductBlock& p : products) {
+    uniform_left = uniform_left || (p.a.uniform && !p.b.uniform);
+    uniform_right = uniform_right || (!p.a.uniform && p.b.uniform);
+    lane_only = lane_only || (!p.a.uniform && !p.b.uniform);
+    sliced = sliced || product_pairs(p) > per_dispatch;
+  }
+  CHECK(uniform_left);
+  CHECK(uniform_right);
+  CHECK(lane_only);
+  CHECK(sliced);  // on a device with lavapipe's loop cap, X @ w takes two dispatches
+  // Every module, the product kernel's among them, passes spirv-val: the generated kernels of
+  // every schedule and the hand-written ones.
+  CHECK(check_spirv(**program) == 6 + 4 + 1);
+}
+
+// logistic_regression_matmul.ab's density over N rows: what the local kernels hold must not grow
+// with N, since the products are the product kernel's and z stays in the state buffer.
+std::string regression(int n) {
+  return fmt::format(R"(
+const N: int = {};
+const D: int = 10;
+uniform X: float[N][D];
+uniform y: float[N];
+fn log_density(q: float[D]) -> float {{
+    let z = X @ q;
+    return sum(y * z - log1p_exp(z)) - 0.5 * dot(q, q) / 25.0;
+}}
+fn main(q: float[D]) -> float[D] {{ return grad(log_density, q); }}
+)",
+                     n);
+}
+
+TEST_CASE("products vulkan: the local kernels hold no product loop and do not grow with N") {
+  std::vector<size_t> sizes;
+  for (int n : {500, 5000}) {
+    auto loaded = load_source(regression(n));
+    auto program = VulkanProgram::compile(context(), loaded->lowered);
+    REQUIRE_MESSAGE(program.ok(), program.error());
+    auto& impl = (*program)->impl();
+    CHECK(impl.products.size() == 2);  // z = X @ q, and the gradient's z' @ X
+    const std::string& local = impl.glsl_for(Kernel::LocalLane, 0);
+    const std::string& global = impl.glsl_for(Kernel::GlobalCompacted, 0);
+    CHECK(local.find("precise float partial") == std::string::npos);
+    CHECK(global.find("precise float partial") != std::string::npos);  // inline there
+    sizes.push_back(local.size());
+  }
+  // Only the digits of N differ (N is a loop bound in the elementwise code over z).
+  CHECK(sizes[1] < sizes[0] + sizes[0] / 100);
+}
+
+}  // namespace
+}  // namespace ab::enginetest
