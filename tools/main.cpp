@@ -408,7 +408,10 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
       "autobatch bench --quick --programs fib --systems vm,native"));
 
   c.run.backend = std::string(ab::cli::default_backend());
-  c.run_app = app.add_subcommand("run", "run a program's entry function for a batch of lanes");
+  c.run_app = app.add_subcommand(
+      "run",
+      "run a program's entry function for a batch of lanes (--devices or mpirun cut the lanes "
+      "over devices or ranks: docs/cli.md, \"Sharding\")");
   add_run_options(*c.run_app, c.run, c.batch);
   c.run_app->footer(footer(
       "0 success (lane faults are reported, not failures), 1 bad program or input, 2 bad usage.",
@@ -416,7 +419,8 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
 
   c.sample_app = app.add_subcommand(
       "sample",
-      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
+      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md); "
+      "--devices or mpirun cut the chains over devices or ranks, rank 0 writes the fit");
   add_sample_options(*c.sample_app, c.sample);
   c.sample_app->footer(footer(
       "0 at least one chain finished, 1 every chain faulted or was refused (the previous fit is "

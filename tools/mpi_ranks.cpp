@@ -124,6 +124,12 @@ void send_bytes(const std::vector<char>& bytes) {
 }
 
 std::vector<char> receive_bytes(uint32_t from) {
+  // Rank 0 waits for a rank still running without spinning: MPI's blocking receive polls at full
+  // speed, which takes a core from the ranks it waits for where cores are shared.
+  for (int arrived = 0; !arrived;) {
+    MPI_Iprobe(static_cast<int>(from), 0, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+    if (!arrived) ::usleep(1000);
+  }
   uint64_t size = 0;
   MPI_Recv(&size, 1, MPI_UINT64_T, static_cast<int>(from), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   std::vector<char> bytes(size);
@@ -169,6 +175,9 @@ DeviceOptions rank_device(const Backend& backend, const DeviceOptions& device) {
 void start_ranks(int* argc, char*** argv) {
 #ifdef AB_WITH_MPI
   if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK")) return;
+  // Open MPI's waits (a send to a busy rank 0, MPI_Finalize while rank 0 writes the fit) yield the
+  // core instead of spinning on it, unless the user set it otherwise.
+  ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   mpi_started = true;
