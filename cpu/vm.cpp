@@ -125,7 +125,7 @@ class VmRun::State {
     result_.stats.max_stack_depth = 1;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
       pc_stack_[lane] = p.exit_pc();  // depth 0
-      rng_[lane] = {options.seed, lane, 0};
+      rng_[lane] = {options.seed, options.first_lane + lane, 0};
       for (size_t i = 0; i < p.inputs.size(); ++i) {
         const uint32_t w = p.types().words(p.vars[p.inputs[i]].type);
         for (uint32_t k = 0; k < w; ++k)

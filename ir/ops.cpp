@@ -312,6 +312,7 @@ const char* fault_name(Fault f) {
     case Fault::IndexOutOfRange: return "index_out_of_range";
     case Fault::AssertFailed: return "assert_failed";
     case Fault::StepBudget: return "step_budget";
+    case Fault::ShardFailed: return "shard_failed";
   }
   return "unknown";
 }

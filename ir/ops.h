@@ -145,9 +145,10 @@ static_assert(static_cast<uint32_t>(Fault::None) == AB_FAULT_NONE &&
                   static_cast<uint32_t>(Fault::DivisionByZero) == AB_FAULT_DIVISION_BY_ZERO &&
                   static_cast<uint32_t>(Fault::IndexOutOfRange) == AB_FAULT_INDEX_OUT_OF_RANGE &&
                   static_cast<uint32_t>(Fault::AssertFailed) == AB_FAULT_ASSERT_FAILED &&
-                  static_cast<uint32_t>(Fault::StepBudget) == AB_FAULT_STEP_BUDGET,
+                  static_cast<uint32_t>(Fault::StepBudget) == AB_FAULT_STEP_BUDGET &&
+                  static_cast<uint32_t>(Fault::ShardFailed) == AB_FAULT_SHARD_FAILED,
               "autobatch/batch.h's Fault and shaders/ab_layout.h's AB_FAULT_* differ");
-static_assert(static_cast<uint32_t>(Fault::StepBudget) + 1 == AB_FAULT_CODES,
+static_assert(static_cast<uint32_t>(Fault::ShardFailed) + 1 == AB_FAULT_CODES,
               "a new Fault needs its AB_FAULT_* code in shaders/ab_layout.h");
 
 // The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for

@@ -553,32 +553,13 @@ Runner cpu_runner(CpuBackend backend) {
 }
 
 Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulkan) {
-  return [context, vulkan](const std::shared_ptr<const Module>& module, const Batch& batch,
-                           const RunOptions& options) -> Expected<RunResult> {
-    const auto start = std::chrono::steady_clock::now();
-    auto compiled = VulkanProgram::compile(context, module, vulkan);
-    if (!compiled) return compiled.failure();
-    auto created = VulkanRun::create(*compiled, batch, options, vulkan);
-    if (!created) return created.failure();
-    VulkanRun& gpu = **created;
-    if (auto prepared = gpu.prepare(); !prepared) return prepared.failure();
-    while (!gpu.done()) {
-      auto stepped = gpu.step(vulkan.schedule == Schedule::Global ? 4096 : 65536);
-      if (!stepped) return stepped.failure();
-      // Stopped early: the records streamed so far are all the caller gets (no outputs).
-      if (!gpu.done() && options.should_stop && options.should_stop()) {
-        RunResult stopped;
-        stopped.stopped = true;
-        stopped.stats.lanes = batch.lanes;
-        return stopped;
-      }
-    }
-    auto result = gpu.result();
-    // The whole run, the kernels' compile at the first run included (as the CLI counts it).
-    if (result)
-      result->stats.wall_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
+  return vulkan_runner(std::vector<std::shared_ptr<VulkanContext>>{std::move(context)}, vulkan);
+}
+
+Runner vulkan_runner(std::vector<std::shared_ptr<VulkanContext>> contexts, VulkanOptions vulkan) {
+  return [contexts, vulkan](const std::shared_ptr<const Module>& module, const Batch& batch,
+                            const RunOptions& options) {
+    return run_on_contexts(contexts, module, batch, options, vulkan);
   };
 }
 

@@ -76,7 +76,8 @@
 #define AB_FAULT_INDEX_OUT_OF_RANGE 3u
 #define AB_FAULT_ASSERT_FAILED 4u
 #define AB_FAULT_STEP_BUDGET 5u
-#define AB_FAULT_CODES 6u  // one more than the largest code
+#define AB_FAULT_SHARD_FAILED 6u  // set by the host alone: a shard's device or process failed
+#define AB_FAULT_CODES 7u         // one more than the largest code
 
 // ---- block-picking heuristics (P.heuristic), the values of ir/run.h's Heuristic ----
 #define AB_HEURISTIC_MIN_PC 0u      // the waiting block with the smallest PC
@@ -123,7 +124,8 @@
 #define AB_PUSH_BUDGET 32
 #define AB_PUSH_ZERO 36
 #define AB_PUSH_STREAM_CAP 40
-#define AB_PUSH_BYTES 44
+#define AB_PUSH_FIRST_LANE 44
+#define AB_PUSH_BYTES 48
 // The product kernel's words after them (shaders/ab_product.glsl, ProductPush in
 // engine/device/kernels.h): which product block it runs and the range of its work this dispatch
 // takes. The pipeline layout's range covers them, so every kernel shares one layout.

@@ -7,6 +7,7 @@
 #include "autobatch/expected.h"
 #include "autobatch/trace.h"
 #include "tools/backends.h"
+#include "tools/mpi_ranks.h"
 #include "tools/output_files.h"
 #include "tools/program_loader.h"
 #include "tools/report.h"
@@ -53,13 +54,15 @@ int run_command(const RunCommand& command) {
   }
 
   auto setup = set_up_run(command);
-  if (!setup) return report_error(setup.failure());
+  if (const Ready ready = agree_to_run(bool(setup)); ready != Ready::Go)
+    return ready == Ready::Report ? report_error(setup.failure()) : 1;
   const Module& module = *setup->module;
   const Batch& batch = setup->batch;
   const RunOptions& options = setup->options;
   DeviceOptions device = command.device;
   device.progress = command.format != "json";
-  auto ran = backend->run(setup->module, batch, options, device);
+  auto ran = run_over_ranks(*backend, setup->module, batch, options, device);
+  if (!root_rank()) return ran || ran.error() == kSentToRoot ? 0 : report_error(ran.failure());
   if (!ran) return report_error(ran.failure());
   const BackendRun& run = *ran;
 

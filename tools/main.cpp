@@ -27,6 +27,7 @@
 #include "bench/option_checks.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/mpi_ranks.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
 
@@ -159,6 +160,16 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
                "vulkan: enable the Khronos validation layer");
 }
 
+// --devices, for `run` and `sample` (not `debug`, which follows one device's scheduler).
+void add_devices_option(CLI::App& app, ab::cli::DeviceOptions& device) {
+  app.add_option("--devices", device.devices,
+                 "vulkan: 'all' or device indices from 'autobatch devices' (0,1): the lanes are "
+                 "cut into contiguous shards, one per device, each on its own thread and queue; "
+                 "results as from one device, bit for bit. A repeated index opens the device "
+                 "again as another logical device (for testing)")
+      ->transform(non_empty_path("a device list"));
+}
+
 void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>& batch_value) {
   run.add_option("FILE", command.file, "the .ab program")->required();
   run.add_option("--backend", command.backend, backend_help())
@@ -180,6 +191,7 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
                  "(recorded on the CPU VM whatever the backend; the run's output is unchanged)")
       ->transform(non_empty_path("a trace file name"));
   add_device_options(run, command.device);
+  add_devices_option(run, command.device);
 }
 
 // The numbers are only read here (whole_number_in refuses what is no number of the option's
@@ -272,6 +284,7 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
       ->check(CLI::IsMember({"table", "json"}));
   add_threads_option(app, c.options.threads);
   add_device_options(app, c.device);
+  add_devices_option(app, c.device);
 }
 
 void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
@@ -402,7 +415,10 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
       "autobatch bench --quick --programs fib --systems vm,native"));
 
   c.run.backend = std::string(ab::cli::default_backend());
-  c.run_app = app.add_subcommand("run", "run a program's entry function for a batch of lanes");
+  c.run_app = app.add_subcommand(
+      "run",
+      "run a program's entry function for a batch of lanes (--devices or mpirun cut the lanes "
+      "over devices or ranks: docs/cli.md, \"Sharding\")");
   add_run_options(*c.run_app, c.run, c.batch);
   c.run_app->footer(footer(
       "0 success (lane faults are reported, not failures), 1 bad program or input, 2 bad usage.",
@@ -410,7 +426,8 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
 
   c.sample_app = app.add_subcommand(
       "sample",
-      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
+      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md); "
+      "--devices or mpirun cut the chains over devices or ranks, rank 0 writes the fit");
   add_sample_options(*c.sample_app, c.sample);
   c.sample_app->footer(footer(
       "0 at least one chain finished, 1 every chain faulted or was refused (the previous fit is "
@@ -479,9 +496,7 @@ int run_cli(int argc, char** argv) {
   return run_subcommand(commands);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int guarded_main(int argc, char** argv) {
   // Nothing may crash on bad input: anything unexpected becomes one clear line.
   try {
     return run_cli(argc, argv);
@@ -493,4 +508,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: internal error\n");
   }
   return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under mpirun every rank runs the same command on its block of lanes (tools/mpi_ranks.h).
+  ab::cli::start_ranks(&argc, &argv);
+  const int code = guarded_main(argc, argv);
+  ab::cli::end_ranks();
+  return code;
 }

@@ -216,6 +216,9 @@ using Runner = std::function<Expected<RunResult>(const std::shared_ptr<const Mod
 Runner cpu_runner(CpuBackend backend);
 // The engine on `context` (shared: one per process is enough), compiling the program per run.
 Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions options);
+// The chains cut over several contexts (run_on_contexts: one shard of chains per device, the
+// fit bit for bit that of one device; a failed device's chains are reported faulted).
+Runner vulkan_runner(std::vector<std::shared_ptr<VulkanContext>> contexts, VulkanOptions options);
 
 // Where the draws go as they come. The default keeps them in memory (Fit::draws_data);
 // FitWriter::draws() writes them straight into draws.npy instead (the CLI's).
