@@ -212,11 +212,11 @@ fn main(n: int) -> int {
 
 // A block whose own loops pass lavapipe's cap in one step (five passes over 20,000 words) cannot
 // be ended in time between steps, so on a capped device the run is refused with the block's
-// place, instead of running with values cut short; below the cap (2,000 words) it runs and
+// place, instead of running with values cut short; below the cap (300 words) it runs and
 // equals the interpreter. Another device runs both.
 TEST_CASE("engine: a block whose loops pass the device's loop cap in one step is refused") {
   const bool capped = caps_shader_loops(context()->device());
-  for (uint32_t words : {2000u, 20000u}) {
+  for (uint32_t words : {300u, 20000u}) {
     CAPTURE(words);
     auto loaded =
         load_source(fmt::format("fn main(a: float[{}]) -> float {{\n"
