@@ -73,6 +73,22 @@ TEST_CASE("mpi: run on 2 and 3 ranks gives the single process's outputs bit for 
   }
 }
 
+TEST_CASE("mpi: --trace-steps on 2 ranks gives each rank's steps in turn, as --trace records them" *
+          doctest::skip(kNoMpi)) {
+  TempDir dir("ab_mpi");
+  dir.write("shard.ab", ab::testing::kShardProgram);
+  const std::string args =
+      "run shard.ab --backend vm -i n=range:0:37 --seed 5 --format json --trace-steps";
+  const auto one = run_in(dir, single(args));
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  const auto split = run_in(dir, mpirun(2, args + " --trace split.abtrace"));
+  REQUIRE_MESSAGE(split.exit_code == 0, split.err);
+  const json want = json::parse(one.out), got = json::parse(split.out);
+  CHECK(got["outputs"] == want["outputs"]);
+  ab::testing::check_sharded_trace(got, dir.path / "split.abtrace", {19, 18});
+  CHECK(ab::testing::lanes_per_block(got) == ab::testing::lanes_per_block(want));
+}
+
 TEST_CASE("mpi: sample on 2 and 3 ranks writes the single process's fit bit for bit" *
           doctest::skip(kNoMpi)) {
   TempDir dir("ab_mpi");
