@@ -42,6 +42,16 @@ RunResult run_whole(const Program& program, int entry, const LoweredProgram& low
   return vm ? run_vm(lowered, batch, options) : run_interp(program, entry, batch, options);
 }
 
+// `batch` cut into `shards` shards, each run on its own thread (run_whole), merged.
+RunResult run_cut(const Program& program, int entry, const LoweredProgram& lowered,
+                  const Batch& batch, const RunOptions& options, bool vm, uint32_t shards,
+                  uint32_t output_words) {
+  return run_shards(batch, options, shards, output_words,
+                    [&](uint32_t, const Batch& part, const RunOptions& o) -> Expected<RunResult> {
+                      return run_whole(program, entry, lowered, part, o, vm);
+                    });
+}
+
 TEST_CASE("shards: every sample cut into 2 and 3 shards gives the single run bit for bit") {
   for (const SampleCase& sample : all_samples()) {
     CAPTURE(sample.file);
@@ -59,11 +69,8 @@ TEST_CASE("shards: every sample cut into 2 and 3 shards gives the single run bit
           batch.lanes ? static_cast<uint32_t>(whole.outputs.size() / batch.lanes) : 0;
       for (uint32_t shards : {2u, 3u}) {
         CAPTURE(shards);
-        const RunResult sharded = run_shards(
-            batch, options, shards, output_words,
-            [&](uint32_t, const Batch& part, const RunOptions& o) -> Expected<RunResult> {
-              return run_whole(program, entry, lowered, part, o, vm);
-            });
+        const RunResult sharded =
+            run_cut(program, entry, lowered, batch, options, vm, shards, output_words);
         CHECK(describe_difference(whole, sharded).empty());
         CHECK(sharded.emitted == whole.emitted);
         CHECK(sharded.records_emitted == whole.records_emitted);
@@ -131,7 +138,8 @@ TEST_CASE("shards: the VM given shard lanes steps as the shards do, their traces
   for (const SampleCase& sample : all_samples()) {
     CAPTURE(sample.file);
     const Program program = load_sample(sample.file);
-    const LoweredProgram lowered = lower(program, program.find_function(sample.entry));
+    const int entry = program.find_function(sample.entry);
+    const LoweredProgram lowered = lower(program, entry);
     RunOptions options = sample.options;
     options.seed = 7;
     options.record_trace = true;
@@ -147,11 +155,8 @@ TEST_CASE("shards: the VM given shard lanes steps as the shards do, their traces
         const RunResult stepped = run.result();
         CHECK(describe_difference(whole, stepped).empty());  // each lane's results unchanged
         CHECK(stepped.stats.lane_steps == whole.stats.lane_steps);
-        const RunResult merged = run_shards(
-            batch, options, shards, words,
-            [&](uint32_t, const Batch& part, const RunOptions& o) -> Expected<RunResult> {
-              return run_vm(lowered, part, o);
-            });
+        const RunResult merged =
+            run_cut(program, entry, lowered, batch, options, true, shards, words);
         check_same_steps(merged, stepped);
         CHECK(stepped.stats.block_executions == merged.stats.block_executions);
         CHECK(stepped.stats.block_lanes == merged.stats.block_lanes);
