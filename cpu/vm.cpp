@@ -142,6 +142,10 @@ class VmRun::State {
         words += op.words;
       }
       block_words_.push_back(all_kernels ? words : 0);
+      uint64_t terms = 0;
+      for (const BatchOp& op : batch_ops_.back())
+        terms += product_terms(op);
+      block_product_terms_.push_back(terms);
     }
     parallel_choice_.resize(p.blocks.size());
     for (size_t b = 0; b < p.blocks.size(); ++b) {
@@ -600,8 +604,12 @@ class VmRun::State {
       ++lane_steps_[lane];
       running_.push_back(lane);
     }
-    if (threads_ > 1 && running_.size() * block_words_[block_index] >= kParallelWords &&
-        running_.size() >= 2 * threads_) {
+    // A block with a product splits the product (split_product), else its lanes in chunks.
+    const uint64_t terms = block_product_terms_[block_index];
+    const bool big = terms > 0 ? running_.size() * terms >= kParallelTerms
+                               : running_.size() * block_words_[block_index] >= kParallelWords &&
+                                     running_.size() >= 2 * threads_;
+    if (threads_ > 1 && big) {
       if (!pool_) {  // at the first big step
         pool_ = std::make_unique<LanePool>(threads_);
         threads_ = pool_->threads();  // fewer when the system refused some
@@ -612,7 +620,9 @@ class VmRun::State {
       const bool parallel = choice.parallel();
       const double lanes = static_cast<double>(running_.size());
       const auto started = std::chrono::steady_clock::now();
-      if (parallel)
+      if (parallel && terms > 0)
+        run_ops(block_index, 0, running_, true);
+      else if (parallel)
         run_ops_in_parallel(block_index);
       else
         run_ops(block_index, 0, running_);
@@ -624,8 +634,10 @@ class VmRun::State {
       run_ops(block_index, 0, running_);
   }
 
-  // The block's ops from `first_op` on for `lanes`, dropping lanes that fault.
-  void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes) {
+  // The block's ops from `first_op` on for `lanes`, dropping lanes that fault; with
+  // `split_products`, each product across the pool (run_product_in_parts).
+  void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes,
+               bool split_products = false) {
     const LoweredBlock& block = program_.blocks[block_index];
     const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
@@ -635,6 +647,8 @@ class VmRun::State {
       const size_t before = lanes.size();
       if (is_stack_op(op))
         stack_op(op, block, lanes, set);
+      else if (split_products && run_product_in_parts(ops[i], frames, set))
+        continue;
       else if (!ops[i].run || !ops[i].run(ops[i], frames, set, batch_.uniforms))
         exec_lanes(ops[i], block, lanes);
       if (lanes.size() != before) set = lane_set(lanes.data(), lanes.size(), mask_);
@@ -711,6 +725,18 @@ class VmRun::State {
       run_ops(block_index, chunk_stop_[t], chunks_[t]);
       running_.insert(running_.end(), chunks_[t].begin(), chunks_[t].end());
     }
+  }
+
+  // A product with a uniform operand for the set, in parts across the pool, four per thread (a
+  // descheduled worker then holds back a quarter of its share: LanePool::run); false, having
+  // done nothing, for any other op.
+  bool run_product_in_parts(const BatchOp& b, const BatchFrames& frames, const LaneSet& set) {
+    const ProductSplit split = split_product(b, frames, set, batch_.uniforms, pool_->threads() * 4);
+    if (split.parts() < 2) return false;
+    pool_->run(
+        [&](unsigned part) { matmul_kernel_part(b, frames, set, batch_.uniforms, split, part); },
+        split.parts());
+    return true;
   }
 
   // Push, Pop or Update of one variable for every running lane.
@@ -824,6 +850,11 @@ class VmRun::State {
   // busy with other processes.
   std::vector<size_t> block_words_;
   static constexpr size_t kParallelWords = 131072;
+  // Per block, its products' multiply-adds per lane (product_terms). A product step runs in
+  // parallel from kParallelTerms multiply-adds over its lanes on (~10 us on one thread); its
+  // lanes' words are no measure of its work (g @ X writes 100 words a lane from 10^6 terms).
+  std::vector<uint64_t> block_product_terms_;
+  static constexpr uint64_t kParallelTerms = uint64_t{1} << 18;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;               // started at the first step that runs in parallel
   std::vector<ParallelChoice> parallel_choice_;  // per block, for its big steps
