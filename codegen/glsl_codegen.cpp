@@ -193,7 +193,11 @@ class BlockEmitter {
   void for_words(int indent, uint32_t n, F body, uint32_t first = 0) {
     for_index(indent, "i", n, body, first);
   }
-  // The same over a loop variable of another name (for loops inside loops).
+  // The same over a loop variable of another name (for loops inside loops). A loop whose body
+  // runs kLongLoopWords times or more, counting the loops around it, takes kLongLoopUnroll words
+  // an iteration: a device that ends a shader's loops after so many iterations (lavapipe) then
+  // counts that many times fewer (docs/engine.md, "lavapipe's loop cap"), and the words are still
+  // visited in order, so every value and sum is the same.
   template <class F>
   void for_index(int indent, const std::string& var, uint32_t n, F body, uint32_t first = 0) {
     if (n <= kUnrollWords) {
@@ -201,13 +205,26 @@ class BlockEmitter {
         body(indent, std::to_string(i));
       return;
     }
+    const uint64_t outer_trips = trips_;
+    const uint32_t step = outer_trips * n >= kLongLoopWords ? kLongLoopUnroll : 1;
+    const uint32_t looped = n / step * step;
+    trips_ = outer_trips * n;
     const uint64_t before = loops_.iterations;
-    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; ++{0}) {{", var, first, first + n));
-    body(indent + 1, var);
+    const std::string next = step > 1 ? fmt::format("{} += {}u", var, step) : "++" + var;
+    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; {3}) {{", var, first,
+                             first + looped, next));
+    for (uint32_t k = 0; k < step; ++k) {
+      if (step > 1) line(indent + 1, "{");
+      body(indent + 1 + (step > 1), k == 0 ? var : fmt::format("({} + {}u)", var, k));
+      if (step > 1) line(indent + 1, "}");
+    }
     line(indent, "}");
-    // n iterations and the final test, each with the body's own loops.
-    loops_.iterations = before + uint64_t{n} * (1 + loops_.iterations - before) + 1;
+    // looped / step iterations and the final test, each with the body's own loops.
+    loops_.iterations = before + uint64_t{looped / step} * (1 + loops_.iterations - before) + 1;
     loops_.statements += 1;
+    trips_ = outer_trips;
+    for (uint32_t i = first + looped; i < first + n; ++i)  // the rest, fewer than `step`
+      body(indent, std::to_string(i));
   }
 
   // for_words over the n words of a value at state slot s, one run of words per bank:
@@ -705,7 +722,8 @@ class BlockEmitter {
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
   bool uses_random_ = false;
-  LoopCount loops_;  // of for_words and the helpers
+  LoopCount loops_;     // of for_words and the helpers
+  uint64_t trips_ = 1;  // how many times for_index's current body runs, the loops around it counted
   // The block holds an Emit (at most one: the front end starts a block at each).
   bool emits_ = false;
 };

@@ -21,6 +21,11 @@
 namespace ab {
 
 constexpr uint32_t kUnrollWords = 8;  // aggregates up to this size are unrolled, larger ones loop
+// A loop over this many words or more (its enclosing loops' trips counted) takes kLongLoopUnroll
+// words an iteration (BlockEmitter::for_index): long arrays' loops pass lavapipe's loop cap eight
+// times later, and shorter loops, those of every kernel without long arrays, are unchanged.
+constexpr uint32_t kLongLoopWords = 1024;
+constexpr uint32_t kLongLoopUnroll = 8;
 
 // What a device with a loop limit (GlslTarget::loop_limit, lavapipe's) counts for a piece of
 // code: `iterations` when lanes run it, at most, each loop's final test counted as one more and a

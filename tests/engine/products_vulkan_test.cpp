@@ -225,7 +225,8 @@ fn main(q: float[D]) -> float[D] {{ return grad(log_density, q); }}
 
 TEST_CASE("products vulkan: the local kernels hold no product loop and do not grow with N") {
   std::vector<size_t> sizes;
-  for (int n : {500, 5000}) {
+  // Both past kLongLoopWords, so the loops over z take 8 words an iteration at both sizes.
+  for (int n : {2000, 20000}) {
     auto loaded = load_source(regression(n));
     auto program = VulkanProgram::compile(context(), loaded->lowered);
     REQUIRE_MESSAGE(program.ok(), program.error());
@@ -269,6 +270,40 @@ TEST_CASE(
     CAPTURE(variant);
     check_against_interp(*loaded, batch, RunOptions{}, v.options);
   }
+}
+
+// The regression over N = 20,000 rows: the density's block loops over z's 20,000 words several
+// times and so does its adjoint, past lavapipe's loop cap in one step if each loop counted a word
+// an iteration (the run was refused). Long values stay in the state buffer and loops over long
+// arrays take eight words an iteration (docs/engine.md, "lavapipe's loop cap"), so it runs, on
+// the local schedule and the global one, and equals the interpreter bit for bit.
+TEST_CASE("products vulkan: a regression over 20,000 rows runs under the device's loop cap") {
+  const uint32_t n = 20000, d = 2;
+  auto loaded = load_source(regression(static_cast<int>(n), static_cast<int>(d)));
+  Batch batch;
+  batch.lanes = 5;
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    for (uint32_t i = 0; i < d; ++i)
+      batch.inputs[0].push_back(word(small(lane, i + 31)));
+  std::vector<uint32_t> x, y;
+  for (uint32_t i = 0; i < n * d; ++i)
+    x.push_back(word(small(3, i)));
+  for (uint32_t i = 0; i < n; ++i)
+    y.push_back(i % 3 == 0 ? word(1.0f) : word(0.0f));
+  batch.uniforms = {x, y};
+  const bool capped = caps_shader_loops(context()->device());
+  auto program = VulkanProgram::compile(context(), loaded->lowered);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  const auto& impl = (*program)->impl();
+  bool long_block = false;  // a block that counted a word an iteration would pass the cap
+  for (int32_t b = 0; b < static_cast<int32_t>(loaded->lowered.blocks.size()); ++b)
+    long_block = long_block || step_loop_iterations(loaded->lowered, impl.layout, b,
+                                                    impl.register_words) > kShaderLoopLimit / 8;
+  CHECK(long_block);
+  if (capped) CHECK(impl.register_words == kLargeProgramRegisterWords);
+  check_against_interp(*loaded, batch, RunOptions{}, VulkanOptions{});
+  check_against_interp(*loaded, batch, RunOptions{}, global_variants()[1].options);
 }
 
 }  // namespace
