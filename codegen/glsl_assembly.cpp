@@ -227,7 +227,8 @@ uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& 
                               uint32_t register_words) {
   const SourcePart whole{BlockSet{{BlockRange{0, static_cast<int32_t>(program.blocks.size())}}}};
   std::string ignored;
-  const LoopCount block = emit_block(program, layout, b, Residency::Memory, whole, ignored);
+  const LoopCount block =
+      emit_block(program, layout, b, Residency::Memory, whole, ignored, /*unroll_long_loops=*/true);
   // ab_load/ab_store and the counts around a step, as loop_count_defines' `fixed`
   return block.iterations + block.statements +
          6 * moved_slot_words(program, layout, register_words) + 2 * program.blocks.size() + 64;
@@ -242,7 +243,8 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   std::string block_functions;
   std::vector<LoopCount> block_loops(program.blocks.size());
   blocks.each([&](int32_t b) {
-    block_loops[b] = emit_block(program, layout, b, residency, part, block_functions);
+    block_loops[b] =
+        emit_block(program, layout, b, residency, part, block_functions, target.loop_limit > 0);
   });
   // Only the kernels that run many blocks per dispatch count their loops (ab_common.glsl).
   const bool count_loops = target.loop_limit > 0 && residency == Residency::Registers;

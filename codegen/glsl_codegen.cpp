@@ -83,7 +83,8 @@ class BlockEmitter {
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
                Residency residency, std::string& out, bool slots_in_registers = false,
                bool private_stacks = false, uint32_t register_words = kRegisterWords,
-               const Banks& banks = {}, const LoweredBlock* body = nullptr)
+               const Banks& banks = {}, const LoweredBlock* body = nullptr,
+               bool unroll_long_loops = false)
       : p_(p),
         L_(layout),
         T_(p.types()),
@@ -94,6 +95,7 @@ class BlockEmitter {
         private_stacks_(registers_ && private_stacks),
         register_words_(register_words),
         at_(banks),
+        unroll_long_loops_(unroll_long_loops),
         out_(out) {}
 
   void emit() {
@@ -206,7 +208,8 @@ class BlockEmitter {
       return;
     }
     const uint64_t outer_trips = trips_;
-    const uint32_t step = outer_trips * n >= kLongLoopWords ? kLongLoopUnroll : 1;
+    const uint32_t step =
+        unroll_long_loops_ && outer_trips * n >= kLongLoopWords ? kLongLoopUnroll : 1;
     const uint32_t looped = n / step * step;
     trips_ = outer_trips * n;
     const uint64_t before = loops_.iterations;
@@ -718,6 +721,7 @@ class BlockEmitter {
   bool private_stacks_;      // stacks in private arrays (SourcePart::private_stack_depth)
   uint32_t register_words_;  // longer variables stay in memory in Register residency
   BankAddress at_;           // where the state and stack words are (the run's Banks)
+  bool unroll_long_loops_;   // a device that caps loops: long loops take kLongLoopUnroll words
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
@@ -752,7 +756,8 @@ PartUse part_use(const LoweredProgram& program, const BlockSet& part) {
 }
 
 LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, int32_t b,
-                     Residency residency, const SourcePart& part, std::string& out) {
+                     Residency residency, const SourcePart& part, std::string& out,
+                     bool unroll_long_loops) {
   // A block whose ops run apart keeps its name, location and terminator.
   const bool apart =
       std::find(part.ops_apart.begin(), part.ops_apart.end(), b) != part.ops_apart.end();
@@ -763,7 +768,7 @@ LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, i
   }
   BlockEmitter block(program, layout, b, residency, out, part.slots_in_registers,
                      part.private_stack_depth > 0, part.register_words, part.banks,
-                     apart ? &jump_only : nullptr);
+                     apart ? &jump_only : nullptr, unroll_long_loops);
   block.emit();
   return block.loops();
 }
