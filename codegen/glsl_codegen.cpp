@@ -83,7 +83,8 @@ class BlockEmitter {
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
                Residency residency, std::string& out, bool slots_in_registers = false,
                bool private_stacks = false, uint32_t register_words = kRegisterWords,
-               const Banks& banks = {}, const LoweredBlock* body = nullptr)
+               const Banks& banks = {}, const LoweredBlock* body = nullptr,
+               bool unroll_long_loops = false)
       : p_(p),
         L_(layout),
         T_(p.types()),
@@ -94,6 +95,7 @@ class BlockEmitter {
         private_stacks_(registers_ && private_stacks),
         register_words_(register_words),
         at_(banks),
+        unroll_long_loops_(unroll_long_loops),
         out_(out) {}
 
   void emit() {
@@ -193,7 +195,11 @@ class BlockEmitter {
   void for_words(int indent, uint32_t n, F body, uint32_t first = 0) {
     for_index(indent, "i", n, body, first);
   }
-  // The same over a loop variable of another name (for loops inside loops).
+  // The same over a loop variable of another name (for loops inside loops). A loop whose body
+  // runs kLongLoopWords times or more, counting the loops around it, takes kLongLoopUnroll words
+  // an iteration: a device that ends a shader's loops after so many iterations (lavapipe) then
+  // counts that many times fewer (docs/engine.md, "lavapipe's loop cap"), and the words are still
+  // visited in order, so every value and sum is the same.
   template <class F>
   void for_index(int indent, const std::string& var, uint32_t n, F body, uint32_t first = 0) {
     if (n <= kUnrollWords) {
@@ -201,13 +207,27 @@ class BlockEmitter {
         body(indent, std::to_string(i));
       return;
     }
+    const uint64_t outer_trips = trips_;
+    const uint32_t step =
+        unroll_long_loops_ && outer_trips * n >= kLongLoopWords ? kLongLoopUnroll : 1;
+    const uint32_t looped = n / step * step;
+    trips_ = outer_trips * n;
     const uint64_t before = loops_.iterations;
-    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; ++{0}) {{", var, first, first + n));
-    body(indent + 1, var);
+    const std::string next = step > 1 ? fmt::format("{} += {}u", var, step) : "++" + var;
+    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; {3}) {{", var, first,
+                             first + looped, next));
+    for (uint32_t k = 0; k < step; ++k) {
+      if (step > 1) line(indent + 1, "{");
+      body(indent + 1 + (step > 1), k == 0 ? var : fmt::format("({} + {}u)", var, k));
+      if (step > 1) line(indent + 1, "}");
+    }
     line(indent, "}");
-    // n iterations and the final test, each with the body's own loops.
-    loops_.iterations = before + uint64_t{n} * (1 + loops_.iterations - before) + 1;
+    // looped / step iterations and the final test, each with the body's own loops.
+    loops_.iterations = before + uint64_t{looped / step} * (1 + loops_.iterations - before) + 1;
     loops_.statements += 1;
+    trips_ = outer_trips;
+    for (uint32_t i = first + looped; i < first + n; ++i)  // the rest, fewer than `step`
+      body(indent, std::to_string(i));
   }
 
   // for_words over the n words of a value at state slot s, one run of words per bank:
@@ -701,11 +721,13 @@ class BlockEmitter {
   bool private_stacks_;      // stacks in private arrays (SourcePart::private_stack_depth)
   uint32_t register_words_;  // longer variables stay in memory in Register residency
   BankAddress at_;           // where the state and stack words are (the run's Banks)
+  bool unroll_long_loops_;   // a device that caps loops: long loops take kLongLoopUnroll words
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
   bool uses_random_ = false;
-  LoopCount loops_;  // of for_words and the helpers
+  LoopCount loops_;     // of for_words and the helpers
+  uint64_t trips_ = 1;  // how many times for_index's current body runs, the loops around it counted
   // The block holds an Emit (at most one: the front end starts a block at each).
   bool emits_ = false;
 };
@@ -734,7 +756,8 @@ PartUse part_use(const LoweredProgram& program, const BlockSet& part) {
 }
 
 LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, int32_t b,
-                     Residency residency, const SourcePart& part, std::string& out) {
+                     Residency residency, const SourcePart& part, std::string& out,
+                     bool unroll_long_loops) {
   // A block whose ops run apart keeps its name, location and terminator.
   const bool apart =
       std::find(part.ops_apart.begin(), part.ops_apart.end(), b) != part.ops_apart.end();
@@ -745,7 +768,7 @@ LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, i
   }
   BlockEmitter block(program, layout, b, residency, out, part.slots_in_registers,
                      part.private_stack_depth > 0, part.register_words, part.banks,
-                     apart ? &jump_only : nullptr);
+                     apart ? &jump_only : nullptr, unroll_long_loops);
   block.emit();
   return block.loops();
 }

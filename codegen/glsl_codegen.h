@@ -149,8 +149,10 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
 // At most how many loop iterations block b's code runs for a lane in one step (every loop over a
 // value's words and its final test, the helpers' loops), with the loops every kernel runs around a
 // step: what a device that ends a shader's loops after GlslTarget::loop_limit iterations must
-// allow one step (docs/engine.md, "lavapipe's loop cap").
-uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& layout, int32_t b);
+// allow one step (docs/engine.md, "lavapipe's loop cap"), for kernels that keep variables of at
+// most `register_words` words in registers (SourcePart::register_words).
+uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& layout, int32_t b,
+                              uint32_t register_words = kRegisterWords);
 // The whole program in one source (the form of every program that is not split).
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, KernelEntries entries);

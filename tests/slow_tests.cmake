@@ -17,6 +17,8 @@ set(AB_SLOW_TEST_CASES
   "products_vulkan_test: products vulkan: a step budget that runs out at a product faults there as in interp"
   "products_vulkan_test: products vulkan: every global variant runs products apart as interp does"
   "products_vulkan_test: products vulkan: a regression whose X no kernel could hold runs on the global schedule"
+  "products_vulkan_test: products vulkan: a regression over 10,000 rows runs under the device's loop cap"
+  "engine_long_test: engine: a block whose loops run over long arrays runs under the device's loop cap"
   "embed_test: embed: recorded rounds run the product kernel after the parts (docs/engine.md)"
   "engine_trace_test: engine: global trace and statistics equal the VM's on every sample"
   "engine_codegen_test: engine: random programs at 20000 lanes on global/compacted, local/subgroup, local/lane"

@@ -58,7 +58,7 @@ bool pipeline_cache_header_matches(const std::vector<char>& data,
 std::string check_private_sizes(const LoweredProgram& program,
                                 const std::vector<ProductBlock>& apart = {});
 std::string check_loop_cap(const LoweredProgram& program, const StateLayout& layout, uint32_t limit,
-                           const std::vector<ProductBlock>& apart);
+                           const std::vector<ProductBlock>& apart, uint32_t register_words);
 
 }  // namespace
 
@@ -103,12 +103,12 @@ std::string check_private_sizes(const LoweredProgram& program,
 // no error, so such a program is refused. Product blocks are the product kernel's, which slices
 // its work under the cap.
 std::string check_loop_cap(const LoweredProgram& program, const StateLayout& layout, uint32_t limit,
-                           const std::vector<ProductBlock>& apart) {
+                           const std::vector<ProductBlock>& apart, uint32_t register_words) {
   for (int32_t b = 0; b < static_cast<int32_t>(program.blocks.size()); ++b) {
     if (std::any_of(apart.begin(), apart.end(),
                     [&](const ProductBlock& p) { return p.block == b; }))
       continue;
-    const uint64_t iterations = step_loop_iterations(program, layout, b);
+    const uint64_t iterations = step_loop_iterations(program, layout, b, register_words);
     if (iterations <= limit) continue;
     const LoweredBlock& block = program.blocks[b];
     return fmt::format(
@@ -119,6 +119,22 @@ std::string check_loop_cap(const LoweredProgram& program, const StateLayout& lay
         iterations, limit);
   }
   return {};
+}
+
+// On a device that caps shader loops: refuses the program (impl.unfit) when a step could pass
+// the cap; with automatic residency (`may_move`) first tries long values in the state buffer,
+// where the lane kernels' ab_load/ab_store do not loop over them.
+void fit_loop_cap(VulkanProgram::Impl& impl, bool may_move) {
+  if (!impl.unfit.empty()) return;
+  const LoweredProgram& program = *impl.program;
+  impl.unfit =
+      check_loop_cap(program, impl.layout, kShaderLoopLimit, impl.products, impl.register_words);
+  if (impl.unfit.empty() || !may_move || impl.register_words <= kLargeProgramRegisterWords) return;
+  const std::string moved = check_loop_cap(program, impl.layout, kShaderLoopLimit, impl.products,
+                                           kLargeProgramRegisterWords);
+  if (!moved.empty()) return;
+  impl.unfit.clear();
+  impl.register_words = kLargeProgramRegisterWords;
 }
 
 // Whether a product block's lane operand or result has more than kLargeProgramRegisterWords words.
@@ -461,12 +477,6 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   const DeviceInfo& device = impl->ctx->info;
   impl->target = {device.subgroup_ballot, device.float_specials_preserved,
                   device.denorms_preserved};
-  if (caps_shader_loops(device)) {
-    impl->target.loop_limit = kShaderLoopLimit;
-    impl->target.loop_lanes = std::max<uint32_t>(device.subgroup_size, 1);
-    if (impl->unfit.empty())
-      impl->unfit = check_loop_cap(program, impl->layout, kShaderLoopLimit, impl->products);
-  }
   // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
   // have been checked: a program is compiled only into the kernels its schedule uses.
   // Automatic residency: long values leave the registers only in a program too large for one
@@ -478,6 +488,11 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   // finds it, rather than in a private array of every lane kernel (z = X @ w: 10,000 words).
   if (options.register_value_words == 0 && has_long_product_value(program, impl->products))
     impl->register_words = std::min(impl->register_words, kLargeProgramRegisterWords);
+  if (caps_shader_loops(device)) {
+    impl->target.loop_limit = kShaderLoopLimit;
+    impl->target.loop_lanes = std::max<uint32_t>(device.subgroup_size, 1);
+    fit_loop_cap(*impl, options.register_value_words == 0);
+  }
   impl->split = split_kernels(program, options.max_part_cost, impl->register_words);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;

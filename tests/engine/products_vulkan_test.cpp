@@ -4,6 +4,7 @@
 // it on. Every schedule gives the interpreter's bits: lanes waiting at products at different
 // recursion depths and steps, a uniform operand on either side, lane-own matrices, a product
 // whose work takes several dispatches on lavapipe, and a step budget that runs out at a product.
+#include <algorithm>
 #include <cstring>
 
 #include "codegen/product_blocks.h"
@@ -225,7 +226,8 @@ fn main(q: float[D]) -> float[D] {{ return grad(log_density, q); }}
 
 TEST_CASE("products vulkan: the local kernels hold no product loop and do not grow with N") {
   std::vector<size_t> sizes;
-  for (int n : {500, 5000}) {
+  // Both past kLongLoopWords, so the loops over z take 8 words an iteration at both sizes.
+  for (int n : {2000, 20000}) {
     auto loaded = load_source(regression(n));
     auto program = VulkanProgram::compile(context(), loaded->lowered);
     REQUIRE_MESSAGE(program.ok(), program.error());
@@ -269,6 +271,39 @@ TEST_CASE(
     CAPTURE(variant);
     check_against_interp(*loaded, batch, RunOptions{}, v.options);
   }
+}
+
+// The regression at logistic_regression.ab's N = 10,000 rows: its density's block loops over
+// z's 10,000 words several times, and so does the adjoint, with log1p_exp and inv_logit per word:
+// lavapipe's loop cap refused it while each loop counted a word an iteration and abm_recip looped
+// per call (108,196 iterations for the sampler's block). Loops over long arrays now take eight
+// words an iteration (docs/engine.md, "lavapipe's loop cap"), so it runs on the local schedule and
+// equals the interpreter bit for bit. (The global schedule's kernels take minutes more to compile
+// at this size; "a regression whose X no kernel could hold" covers it.)
+TEST_CASE("products vulkan: a regression over 10,000 rows runs under the device's loop cap") {
+  const uint32_t n = 10000, d = 2;
+  auto loaded = load_source(regression(static_cast<int>(n), static_cast<int>(d)));
+  auto program = VulkanProgram::compile(context(), loaded->lowered);
+  REQUIRE_MESSAGE(program.ok(), program.error());
+  const auto& impl = (*program)->impl();
+  uint64_t longest = 0;  // a block's loops, with no value moved in and out of registers
+  for (int32_t b = 0; b < static_cast<int32_t>(loaded->lowered.blocks.size()); ++b)
+    longest = std::max(longest, step_loop_iterations(loaded->lowered, impl.layout, b, 0));
+  CHECK(longest > 4 * n / 8);  // several passes over z, eight words an iteration
+  CHECK(longest < kShaderLoopLimit);
+  Batch batch;
+  batch.lanes = 3;
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    for (uint32_t i = 0; i < d; ++i)
+      batch.inputs[0].push_back(word(small(lane, i + 31)));
+  std::vector<uint32_t> x, y;
+  for (uint32_t i = 0; i < n * d; ++i)
+    x.push_back(word(small(3, i)));
+  for (uint32_t i = 0; i < n; ++i)
+    y.push_back(i % 3 == 0 ? word(1.0f) : word(0.0f));
+  batch.uniforms = {x, y};
+  check_against_interp(*loaded, batch, RunOptions{}, VulkanOptions{});
 }
 
 }  // namespace
