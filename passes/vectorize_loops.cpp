@@ -153,6 +153,8 @@ class LoopVectorizer {
       const Terminator& t = fn_.blocks[b].term;
       if (t.kind == Terminator::Kind::Return) return "it returns from inside the loop";
       if (t.kind == Terminator::Kind::Jump) {
+        if (cfg_->counted[t.target] && t.target != loop_.header)
+          return "it holds a loop that stays a loop";
         if (is_join(t.target)) {
           end = t.target;
           return "";
@@ -187,13 +189,14 @@ class LoopVectorizer {
     for (size_t k = 0; k < body_ops_.size(); ++k) {
       const Op& op = *body_ops_[k];
       for (VarId a : op.args)
-        if (written_.count(a) && !seen_write.count(a) && !carried.count(a)) {
-          if (is_set(op)) return fmt::format("it writes an element of {}", quoted(fn_, op.dst));
-          carried.insert(a);
-        }
+        if (written_.count(a) && !seen_write.count(a) && !carried.count(a)) carried.insert(a);
       if (op.dst >= 0) seen_write.insert(op.dst);
     }
     for (VarId acc : carried) {
+      if (std::optional<size_t> k = element_write(acc)) {
+        element_writes_[acc] = *k;
+        continue;
+      }
       Reduction r;
       r.acc = acc;
       for (size_t k = 0; k < body_ops_.size(); ++k) {
@@ -216,6 +219,21 @@ class LoopVectorizer {
       reductions_.push_back(r);
     }
     return "";
+  }
+
+  // The one op touching `out` when it is `out[..., i] = v` (a Set of out into itself that reads
+  // nothing else of it), with `out` an array the body writes only there.
+  std::optional<size_t> element_write(VarId out) const {
+    std::optional<size_t> found;
+    for (size_t k = 0; k < body_ops_.size(); ++k) {
+      const Op& op = *body_ops_[k];
+      const auto reads = std::count(op.args.begin(), op.args.end(), out);
+      if (op.dst != out && reads == 0) continue;
+      if (found || !is_set(op) || op.dst != out || op.args[0] != out || reads != 1)
+        return std::nullopt;
+      found = k;
+    }
+    return found;
   }
 
   // The fold of body op k when it is `acc = acc + t`, `acc + t` the other way round,
@@ -251,6 +269,8 @@ class LoopVectorizer {
     std::set<VarId> carried;
     for (const Reduction& r : reductions_)
       carried.insert(r.acc);
+    for (const auto& [out, k] : element_writes_)
+      carried.insert(out);
     std::set<int> own(loop_.body.begin(), loop_.body.end());
     own.insert({loop_.header, loop_.latch});
     for (int b = 0; b < n; ++b) {
@@ -478,6 +498,7 @@ class LoopVectorizer {
   std::string lift(size_t k, std::vector<Op>& ops) {
     const Op& op = *body_ops_[k];
     if (const Reduction* r = reduction_of(k)) return update(*r, op, ops);
+    note_index_arith(op);
     if (!arms_.empty())
       if (std::string why = refuse_in_arm(op); !why.empty()) return why;
     const bool any_varying =
@@ -564,24 +585,27 @@ class LoopVectorizer {
     return "";
   }
 
-  // y[i] (any static steps before the index) is the whole array y; X[i] a row, kept for dot.
+  // y[i + c] (any static steps before the index): the rows lo + c .. hi + c of y, as one static
+  // step reaching them, or nothing when they are the whole of y; X[i + c] is rows of X, kept for
+  // dot; `out[i + c] = v` writes those rows of out at once.
   std::string lift_index(const Op& op, std::vector<Op>& ops) {
-    if (is_set(op)) return fmt::format("it writes an element of {}", quoted(fn_, op.args[0]));
-    const size_t first = op.code == OpCode::Get ? 1 : 0;
+    const size_t first = op.code == OpCode::Get ? 1 : is_set(op) ? 2 : 0;
+    if (is_set(op) && (!element_writes_.count(op.dst) || !arms_.empty()))
+      return fmt::format("it writes an element of {}{}", quoted(fn_, op.args[0]),
+                         arms_.empty() ? "" : " inside an if");
     if (op.code == OpCode::Get && varying(op.args[0]))
       return fmt::format("it indexes {}, which varies", quoted(fn_, op.args[0]));
-    const PathStep& last = op.path.back();
-    const bool by_index = last.dynamic && op.args.size() == first + 1 &&
-                          op.args[first] == loop_.index &&
-                          std::count_if(op.path.begin(), op.path.end(),
-                                        [](const PathStep& s) { return s.dynamic; }) == 1;
-    if (!by_index) return "an index other than the loop's variable, or a step after it";
-    if (loop_.lo != 0 || static_cast<uint32_t>(loop_.hi) != last.count)
-      return "its range is not the whole length of the array it indexes";
+    std::optional<PathStep> rows;
+    if (std::string why = rows_step(op, first, rows); !why.empty()) return why;
     Op out = op;
     out.path.pop_back();
     out.args.resize(first);
+    if (rows && !out.path.empty() && !out.path.back().dynamic)
+      out.path.back().offset += rows->offset;
+    else if (rows)
+      out.path.push_back(*rows);
     if (first == 1) out.args[0] = operand(op.args[0], ops);
+    if (is_set(op)) return lift_element_write(op, std::move(out), ops);
     if (out.code == OpCode::Get && out.path.empty()) out.code = OpCode::Copy;
     const TypeId elem = fn_.vars[op.dst].type;
     out.dst = new_var(op.dst, all_of(elem));
@@ -592,6 +616,77 @@ class LoopVectorizer {
       rows_[op.dst] = out.dst;
     ops.push_back(std::move(out));
     return "";
+  }
+
+  // The static step to the rows an index i + c reaches over the loop's range, in `rows` (none
+  // when they are the whole array), or why not.
+  std::string rows_step(const Op& op, size_t first, std::optional<PathStep>& rows) const {
+    const PathStep& last = op.path.back();
+    const bool one_dynamic = std::count_if(op.path.begin(), op.path.end(),
+                                           [](const PathStep& s) { return s.dynamic; }) == 1;
+    std::optional<int64_t> c;
+    if (last.dynamic && op.args.size() == first + 1 && one_dynamic) c = offset_of(op.args[first]);
+    if (!c) return "an index other than the loop's variable plus a constant, or a step after it";
+    const int64_t from = loop_.lo + *c, to = loop_.hi + *c;
+    // The loop would fault at the row outside; the array form could not fault there.
+    if (from < 0 || to > static_cast<int64_t>(last.count))
+      return "its index leaves the array it indexes";
+    if (from == 0 && to == static_cast<int64_t>(last.count)) return "";
+    PathStep step;
+    step.offset = last.offset + static_cast<uint32_t>(from) * last.stride;
+    rows = step;
+    return "";
+  }
+
+  // out[i + c] = v for every row: out's rows written at once with v's array.
+  std::string lift_element_write(const Op& op, Op out, std::vector<Op>& ops) {
+    const VarId value = op.args[1];
+    if (rows_.count(value) || !program_.types.is_scalar(fn_.vars[value].type))
+      return fmt::format("it writes an array into each element of {}", quoted(fn_, op.dst));
+    out.args[1] = as_array(operand(value, ops), value, ops);
+    ops.push_back(std::move(out));
+    return "";
+  }
+
+  // c when v holds i + c in every iteration.
+  std::optional<int64_t> offset_of(VarId v) const {
+    if (v == loop_.index) return 0;
+    auto it = offsets_.find(v);
+    return it == offsets_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+
+  // The integer constant v holds in every iteration, if one.
+  std::optional<int64_t> constant_of(VarId v) const {
+    if (auto it = constants_.find(v); it != constants_.end()) return it->second;
+    if (written_.count(v) || !program_.types.is_scalar(fn_.vars[v].type)) return std::nullopt;
+    const Scalar kind = program_.types[fn_.vars[v].type].scalar;
+    if (kind != Scalar::Int && kind != Scalar::UInt) return std::nullopt;
+    const Block& pre = fn_.blocks[loop_.preheader];
+    return constant_before(pre, pre.ops.size(), v, kind);
+  }
+
+  // Tracks, outside any `if`, the integer constants and the values i + c an op writes, so that
+  // y[i - 1] reads rows of y.
+  void note_index_arith(const Op& op) {
+    offsets_.erase(op.dst);
+    constants_.erase(op.dst);
+    if (!arms_.empty() || op.dst < 0 || !program_.types.is_scalar(fn_.vars[op.dst].type)) return;
+    const Scalar kind = program_.types[fn_.vars[op.dst].type].scalar;
+    if (kind != Scalar::Int && kind != Scalar::UInt) return;
+    if (op.code == OpCode::Const && op.imm.size() == 1) {
+      constants_[op.dst] = kind == Scalar::Int ? static_cast<int32_t>(op.imm.at(0))
+                                               : static_cast<int64_t>(op.imm.at(0));
+      return;
+    }
+    std::optional<int64_t> result;
+    if (op.code == OpCode::Copy) result = offset_of(op.args[0]);
+    if (op.code == OpCode::Add || op.code == OpCode::Sub) {
+      const std::optional<int64_t> a = offset_of(op.args[0]), b = constant_of(op.args[1]);
+      if (a && b) result = op.code == OpCode::Add ? *a + *b : *a - *b;
+      const std::optional<int64_t> ca = constant_of(op.args[0]), ob = offset_of(op.args[1]);
+      if (op.code == OpCode::Add && ca && ob) result = *ca + *ob;
+    }
+    if (result) offsets_[op.dst] = *result;
   }
 
   // dot(X[i], w) or dot(w, X[i]): the row of X @ w, which is dot bit for bit (product_element,
@@ -658,8 +753,11 @@ class LoopVectorizer {
   std::map<VarId, VarId> rows_;     // a row X[i] -> the whole X
   std::map<VarId, VarId> scalars_;  // a variable an arm sets to one value -> that value's scalar
   std::map<VarId, VarId> terms_;    // a reduction -> this iteration's term, as an array
-  std::set<VarId> top_defined_;     // variables the body set, outside any if, to one value
-  std::vector<Arm> arms_;           // the ifs being converted, innermost last
+  std::map<VarId, size_t> element_writes_;  // an array written as out[i + c] = v -> that op
+  std::map<VarId, int64_t> offsets_;        // a value that is i + c in every iteration -> c
+  std::map<VarId, int64_t> constants_;      // an integer constant the body sets -> its value
+  std::set<VarId> top_defined_;             // variables the body set, outside any if, to one value
+  std::vector<Arm> arms_;                   // the ifs being converted, innermost last
   VarId index_array_ = -1;
   VarId zeros_ = -1;
 };

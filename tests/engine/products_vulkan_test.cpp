@@ -272,8 +272,9 @@ TEST_CASE(
 }
 
 // A vectorised loop's `if` (passes/vectorize_loops.h) runs as selects on bool arrays, element by
-// element: Vulkan gives the bits of the loop the interpreter runs unvectorised.
-TEST_CASE("products vulkan: a vectorised loop with an if gives the unvectorised loop's bits") {
+// element, and a part of a range as slices and element writes as one Set: Vulkan gives the bits
+// of the loops the interpreter runs unvectorised.
+TEST_CASE("products vulkan: vectorised loops with an if and slices give the loops' bits") {
   const char* source = R"(
 const N: int = 40;
 uniform x: float[N];
@@ -284,7 +285,9 @@ fn main(q: float[2]) -> float {
         let z = q[0] + q[1] * x[i];
         if z < 2.0 { lp -= log1p(exp(z)); } else if z < 4.0 { lp -= z; n += 1; } else { lp += log(z); }
     }
-    return lp + float(n);
+    var out = [0.0; N];
+    for i in 1..N - 1 { out[i + 1] = x[i - 1] * q[1] + x[i]; }
+    return lp + float(n) + out[N - 1] + sum(out);
 }
 )";
   Diagnostics diags("test.ab", source);

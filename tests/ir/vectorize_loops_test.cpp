@@ -163,7 +163,7 @@ fn main(q: float[71]) -> float {
     for i in 0..N { lp += (y[i] - p.v[i]) * p.a; }
     return lp;
 })",
-     "it writes an element of 'p'"},
+     ""},
     {"a recursion stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
@@ -270,6 +270,19 @@ fn main(q: float[1]) -> float {
     return lp;
 })",
      "it updates 'lp' twice"},
+    {"a loop around a loop that stays a loop says so", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var lp = 0.0;
+    for b in 0..7 {
+        var part = 0.0;
+        for i in b * 10..b * 10 + 10 { part += y[i]; }
+        lp += part * q[0];
+    }
+    return lp;
+})",
+     "it holds a loop that stays a loop"},
     {"a break stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
@@ -289,24 +302,68 @@ fn main(q: float[1]) -> float {
     return lp;
 })",
      "a call to sq"},
-    {"part of a range stays a loop", R"(
+    {"part of a range reads rows of the arrays", R"(
+const N: int = 70;
+const K: int = 4;
+uniform y: float[N];
+uniform X: float[N][K];
+fn main(q: float[K]) -> float {
+    var lp = 0.0;
+    for i in 1..N - 2 { lp += y[i] * q[0] - dot(X[i], q); }
+    return lp;
+})",
+     ""},
+    {"a neighbour's row: an AR(1)'s differences, the index read as a number too", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[2]) -> float {
+    var lp = 0.0;
+    for t in 1..N {
+        let e = y[t] - q[0] * y[t - 1] - q[1] * y[t + -1] * float(t);
+        lp -= e * e;
+    }
+    return lp;
+})",
+     ""},
+    {"element writes, whole and in part, read after the loop", R"(
+const N: int = 70;
+uniform y: float[N];
+struct S { a: float, v: float[N] }
+fn main(q: float[2]) -> float {
+    var out = [0.0; N];
+    var s = S { a: q[1], v: [1.0; N] };
+    for i in 0..N { out[i] = y[i] * q[0] + float(i); }
+    for i in 2..N - 1 { s.v[i + 1] = exp(y[i - 2] - q[1]); }
+    return out[0] + out[N - 1] + sum(out) + sum(s.v) * s.a;
+})",
+     ""},
+    {"an index past the end stays a loop (the loop faults there)", R"(
 const N: int = 70;
 uniform y: float[N];
 fn main(q: float[1]) -> float {
     var lp = 0.0;
-    for i in 1..N { lp += y[i] * q[0]; }
+    for i in 1..N { lp += y[i + 1] * q[0]; }
     return lp;
 })",
-     "not the whole length"},
-    {"a neighbour's row stays a loop", R"(
+     "its index leaves the array it indexes"},
+    {"an element read back in the loop stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
 fn main(q: float[1]) -> float {
-    var lp = 0.0;
-    for i in 1..N { lp += y[i - 1] * q[0]; }
-    return lp;
+    var out = [0.0; N];
+    for i in 1..N { out[i] = out[i - 1] + y[i] * q[0]; }
+    return out[N - 1];
 })",
-     "an index other than the loop's variable"},
+     "it carries 'out'"},
+    {"an element write inside an if stays a loop", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var out = [0.0; N];
+    for i in 0..N { if y[i] > q[0] { out[i] = y[i]; } }
+    return sum(out);
+})",
+     "it writes an element of 'out' inside an if"},
     {"a range from a parameter stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
@@ -532,6 +589,59 @@ TEST_CASE("vectorize_loops: an if's untaken arm puts no NaN in a gradient") {
     REQUIRE(std::isfinite(a));
     CHECK(std::isfinite(b));
     CHECK(b == doctest::Approx(a).epsilon(1e-4));
+  }
+}
+
+// Rows of a range, a neighbour's row and element writes derive as array code too: an AR(1)'s
+// means written into an array, then read back over part of it.
+const char* const kAr1 = R"(
+const N: int = 100;
+uniform y: float[N];
+fn log_density(q: float[2]) -> float {
+    var mu = [0.0; N];
+    for t in 1..N { mu[t] = q[0] * y[t - 1]; }
+    var lp = 0.0;
+    for t in 1..N {
+        let e = (y[t] - mu[t]) / exp(q[1]);
+        lp -= 0.5 * e * e + q[1];
+    }
+    return lp;
+}
+fn main(q: float[2]) -> float[2] { return grad(log_density, q); }
+)";
+
+TEST_CASE("vectorize_loops: slices and element writes differentiate as the loops do") {
+  const Compiled loop = compile(kAr1, false), array = compile(kAr1, true);
+  REQUIRE(array.loops.size() == 2);
+  CHECK(array.loops[0].vectorised);
+  CHECK(array.loops[1].vectorised);
+  const int entry = array.program.find_function("main");
+  Batch batch;
+  batch.lanes = 4;
+  batch.uniforms.resize(1);
+  float level = 0.0f;
+  for (int t = 0; t < 100; ++t) {
+    level = 0.7f * level + static_cast<float>((t * 37) % 11 - 5) * 0.1f;
+    batch.uniforms[0].push_back(float_bits(level));
+  }
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    batch.inputs[0].push_back(float_bits(0.2f * static_cast<float>(lane)));
+    batch.inputs[0].push_back(float_bits(-0.3f + 0.2f * static_cast<float>(lane)));
+  }
+  RunOptions options;
+  options.stack_depth = 4096;
+  const RunResult want = run_interp(loop.program, entry, batch, options);
+  const RunResult got = run_interp(array.program, entry, batch, options);
+  const LoweredProgram lowered = lower(array.program, entry);
+  REQUIRE(verify(lowered).ok());
+  const RunResult vm = run_vm(lowered, batch, options);
+  REQUIRE(want.errors.empty());
+  REQUIRE(got.errors.empty());
+  CHECK(compare_results(lowered, got, vm).empty());
+  for (size_t k = 0; k < want.outputs.size(); ++k) {
+    CAPTURE(k);
+    CHECK(bits_float(got.outputs[k]) == doctest::Approx(bits_float(want.outputs[k])).epsilon(1e-4));
   }
 }
 
