@@ -32,7 +32,7 @@ enum class OpCode : uint8_t {
   Get,         // dst = a0[path], dynamic indices a1..
   Set,         // dst = a0 with [path] = a1, dynamic indices a2..
   UniformGet,  // dst = uniforms[index][path], dynamic indices a0..
-  Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar; a1, a2 any type)
+  Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar, or bool array picking per element)
   // elementwise unary
   Neg, Not, BitNot, Abs, Sqrt, Exp, Log, Sin, Cos, Tanh,
   Lgamma, Digamma, Trigamma, Log1p, Log1m, Expm1, Log1pExp, Erf, Erfc, InvLogit,  // special functions

@@ -117,6 +117,7 @@ fn main(a: float) -> float {
     for i in 0..N { lp += sq(y[i]); }
     var acc = a;
     for i in 0..N { acc = acc * 0.5 + y[i]; }
+    for i in 1..N { if y[i] > y[i - 1] { lp += log(y[i]); } else { acc = max(acc, y[i]); } }
     return lp + acc;
 }
 )");
@@ -127,7 +128,8 @@ fn main(a: float) -> float {
         "loops.ab:6:5: loop in main: vectorised\n"
         "loops.ab:7:5: loop in main: not vectorised: a call to sq\n"
         "loops.ab:9:5: loop in main: not vectorised: it carries 'acc' from one iteration to the "
-        "next (not a sum, max or min)\n");
+        "next (not a sum, max or min)\n"
+        "loops.ab:10:5: loop in main: not vectorised: it updates 'acc' by max inside an if\n");
   CHECK(ws.run("check loops.ab").out == "loops.ab: ok (2 functions)\n");
 }
 
