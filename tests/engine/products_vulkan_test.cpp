@@ -304,6 +304,7 @@ TEST_CASE("products vulkan: a regression over 10,000 rows runs under the device'
     y.push_back(i % 3 == 0 ? word(1.0f) : word(0.0f));
   batch.uniforms = {x, y};
   check_against_interp(*loaded, batch, RunOptions{}, VulkanOptions{});
+}
 
 // A vectorised loop's `if` (passes/vectorize_loops.h) runs as selects on bool arrays, element by
 // element, and a part of a range as slices and element writes as one Set: Vulkan gives the bits
