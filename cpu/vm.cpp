@@ -9,6 +9,8 @@
 #include <thread>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "cpu/lane_pool.h"
 #include "cpu/vm_kernels.h"
 #include "ir/fault_detail.h"
@@ -60,6 +62,53 @@ BlockPicker block_picker(Heuristic h) {
   return h == Heuristic::MinPc ? pick_min_pc : pick_most_lanes;
 }
 
+namespace {
+
+// A sharded run's turns (VmRun's shard_lanes): per shard, one past its last lane, its live lanes
+// and the steps it has taken. The next step is the live shard's with the fewest steps, the first
+// such: the shards take turns, and one that has ended is skipped.
+class ShardTurns {
+ public:
+  explicit ShardTurns(const std::vector<uint32_t>& lanes) {
+    for (uint32_t n : lanes) {
+      end_.push_back((end_.empty() ? 0 : end_.back()) + n);
+      live_.push_back(n);
+    }
+    steps_.assign(end_.size(), 0);
+  }
+  bool sharded() const { return !end_.empty(); }
+  uint32_t next() const {  // while some lane is live
+    uint32_t next = 0;
+    bool found = false;
+    for (uint32_t s = 0; s < end_.size(); ++s)
+      if (live_[s] && (!found || steps_[s] < steps_[next])) next = s, found = true;
+    return next;
+  }
+  bool holds(uint32_t shard, uint32_t lane) const {
+    return lane >= (shard ? end_[shard - 1] : 0) && lane < end_[shard];
+  }
+  uint32_t live(uint32_t shard) const { return live_[shard]; }
+  // Shard `shard` took a step in which `ended` of its lanes finished or faulted.
+  void stepped(uint32_t shard, uint32_t ended) {
+    live_[shard] -= ended;
+    ++steps_[shard];
+  }
+  const std::vector<uint64_t>& steps() const { return steps_; }
+  // A checkpoint's steps, and the live lanes of its PCs (`exit`: a lane that has ended).
+  void restore(const std::vector<uint64_t>& steps, const std::vector<int32_t>& pc, int32_t exit) {
+    steps_ = steps;
+    for (uint32_t s = 0, lane = 0; s < end_.size(); ++s)
+      for (live_[s] = 0; lane < end_[s]; ++lane)
+        live_[s] += pc[lane] != exit;
+  }
+
+ private:
+  std::vector<uint32_t> end_, live_;
+  std::vector<uint64_t> steps_;
+};
+
+}  // namespace
+
 // The whole batch's state as Algorithm 2 keeps it: per lane a PC stack and registers, per
 // Stacked variable a stack and stack pointer, and per block the lanes waiting there. Registers
 // and stacks are laid out lanes innermost (word w of variable v for lane l at [v][w][l], stacks
@@ -68,15 +117,17 @@ BlockPicker block_picker(Heuristic h) {
 // (snapshot, checkpoint, registers) keep the lane-major order and are transposed on demand.
 class VmRun::State {
  public:
-  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options, VmSchedule schedule)
+  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options, VmSchedule schedule,
+        const std::vector<uint32_t>& shard_lanes)
       : program_(p),
         batch_(batch),
         options_(options),
-        schedule_(schedule),
+        schedule_(shard_lanes.empty() ? schedule : VmSchedule::OneBlockPerStep),
         picker_(block_picker(options.heuristic)),
         lanes_(batch.lanes),
         depth_(options.stack_depth),
-        capacity_(std::clamp<uint32_t>(options.stack_depth, 1, 8)) {
+        capacity_(std::clamp<uint32_t>(options.stack_depth, 1, 8)),
+        shards_(shard_lanes) {
     for (const LoweredVar& v : p.vars)
       var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
@@ -145,6 +196,7 @@ class VmRun::State {
 
   int32_t next_block() {
     if (done()) return -1;
+    if (shards_.sharded()) return shard_block(shards_.next());
     if (picker_ == pick_min_pc) return first_waiting();
     for (size_t b = 0; b < counts_.size(); ++b)
       counts_[b] = static_cast<uint32_t>(waiting_[b].size());
@@ -154,20 +206,22 @@ class VmRun::State {
   // One step of Algorithm 2: pick a block, run it for every lane waiting there. Returns the
   // steps it counts as (VmSchedule::LoopTiles: a loop's iterations).
   uint64_t step() {
-    const int32_t block = next_block();
+    const bool sharded = shards_.sharded();
+    const uint32_t shard = sharded ? shards_.next() : 0;
+    const int32_t block = sharded ? shard_block(shard) : next_block();
     if (schedule_ == VmSchedule::LoopTiles && loops_to_itself_[block]) return run_loop_tiles(block);
-    active_.swap(waiting_[block]);
-    waiting_[block].clear();
+    take_waiting(block, shard);
     ++version_;
     // In lane order, so that lanes that run together mostly sit side by side (a dense set when
     // all of them wait here). Lanes of a step are independent, so the order changes nothing
     // but the order of a step's emitted records.
     if (!std::is_sorted(active_.begin(), active_.end())) std::sort(active_.begin(), active_.end());
-    mark_waiting(block, false);
     RunStats& stats = result_.stats;
     ++stats.steps;
     ++stats.block_executions[block];
-    const double share = static_cast<double>(active_.size()) / live_;
+    const uint32_t live_before = live_;
+    const double share =
+        static_cast<double>(active_.size()) / (sharded ? shards_.live(shard) : live_);
     utilization_sum_ += share;
     if (!stats.block_lanes.empty()) {  // not after a restore
       block_utilization_sum_[block] += share;
@@ -187,6 +241,7 @@ class VmRun::State {
       }
       wait_at(next, lane);
     }
+    if (sharded) shards_.stepped(shard, live_before - live_);  // every lane that ended is its
     // active_ keeps the lanes that ran until the next step, for last_active().
     return 1;
   }
@@ -283,6 +338,7 @@ class VmRun::State {
     c.block_executions = result_.stats.block_executions;
     c.max_stack_depth = result_.stats.max_stack_depth;
     c.utilization_sum = utilization_sum_;
+    c.shard_steps = shards_.steps();
     return c;
   }
 
@@ -343,6 +399,7 @@ class VmRun::State {
       mark_waiting(pc_[lane], true);
       ++live_;
     }
+    shards_.restore(c.shard_steps, pc_, program_.exit_pc());
   }
 
   BatchSnapshot snapshot() const {
@@ -423,6 +480,35 @@ class VmRun::State {
   void mark_waiting(int32_t block, bool waiting) {
     const uint64_t bit = uint64_t{1} << (block % 64);
     waiting ? waiting_bits_[block / 64] |= bit : waiting_bits_[block / 64] &= ~bit;
+  }
+
+  // The block shard `s` runs next: the heuristic over its own waiting lanes, as a VM of the
+  // shard alone would pick.
+  int32_t shard_block(uint32_t s) {
+    std::fill(counts_.begin(), counts_.end(), 0u);
+    for (size_t b = 0; b < waiting_.size(); ++b)
+      for (uint32_t lane : waiting_[b])
+        counts_[b] += shards_.holds(s, lane);
+    return picker_(counts_);
+  }
+  // Moves the lanes waiting at `block` into active_: all of them, or when sharded those of
+  // `shard`.
+  void take_waiting(int32_t block, uint32_t shard) {
+    std::vector<uint32_t>& waiting = waiting_[block];
+    if (!shards_.sharded()) {
+      active_.swap(waiting);
+      waiting.clear();
+    } else {
+      active_.clear();
+      size_t kept = 0;
+      for (uint32_t lane : waiting)
+        if (shards_.holds(shard, lane))
+          active_.push_back(lane);
+        else
+          waiting[kept++] = lane;
+      waiting.resize(kept);
+    }
+    if (waiting.empty()) mark_waiting(block, false);
   }
 
   void wait_at(int32_t block, uint32_t lane) {
@@ -751,6 +837,7 @@ class VmRun::State {
   std::vector<uint64_t> lanes_at_;
   std::vector<uint32_t> ended_at_;
   uint32_t live_ = 0;
+  ShardTurns shards_;
   double utilization_sum_ = 0;
   std::vector<double> block_utilization_sum_;  // per block; empty after a restore
   RunResult result_;
@@ -773,8 +860,17 @@ uint64_t vm_bytes_per_lane(const LoweredProgram& p, const RunOptions& options) {
 }
 
 VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options,
-             VmSchedule schedule)
-    : state_(std::make_unique<State>(program, batch, options, schedule)) {}
+             VmSchedule schedule, const std::vector<uint32_t>& shard_lanes)
+    : state_(std::make_unique<State>(program, batch, options, schedule, shard_lanes)) {}
+
+Status check_shard_lanes(const std::vector<uint32_t>& shard_lanes, uint32_t lanes) {
+  uint64_t total = 0;
+  for (uint32_t n : shard_lanes)
+    total += n;
+  if (shard_lanes.empty() || total == lanes) return Ok{};
+  return Error{fmt::format("the shards' lanes (shard_lanes) add up to {}, but the batch has {}",
+                           total, lanes)};
+}
 VmRun::~VmRun() = default;
 void VmRun::set_picker(BlockPicker picker) {
   state_->set_picker(picker);
