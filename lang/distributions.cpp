@@ -54,9 +54,33 @@ class Composer {
   Value reduce(OpCode code, const Value& v) {
     return fb.op_value(code, Types::kFloat, {v.var}, loc);
   }
+  // A log density compiled with FrontendOptions::reject_domain_errors gathers its argument
+  // checks instead of asserting them, and `rejected` then makes its value NaN where one failed.
+  void gather_checks() { gather_ = fb.globals_.reject_domain_errors(); }
   void check(const Value& ok, std::string message) {
-    Op& a = fb.emit(OpCode::Assert, -1, {all(ok).var}, loc);
+    const Value every = all(ok);
+    if (gather_) {
+      const Value no = fb.constant(Types::kBool, {0}, loc);
+      in_domain_ = in_domain_.ok() ? fb.op_value(OpCode::Select, Types::kBool,
+                                                 {in_domain_.var, every.var, no.var}, loc)
+                                   : every;
+      return;
+    }
+    Op& a = fb.emit(OpCode::Assert, -1, {every.var}, loc);
     a.message = std::move(message);
+  }
+  // `lp`, or NaN where a gathered check failed (Stan's rejection: the sampler's divergence).
+  Value rejected(const Value& lp) {
+    if (!in_domain_.ok()) return lp;
+    const Value nan = constant(std::numeric_limits<float>::quiet_NaN());
+    return fb.op_value(OpCode::Select, Types::kFloat, {in_domain_.var, lp.var, nan.var}, loc);
+  }
+  // An int index `i`, or 0 where a gathered check failed, so that an argument out of its domain
+  // reads in range and only the NaN of `rejected` tells.
+  Value index_in_domain(const Value& i) {
+    if (!in_domain_.ok()) return i;
+    return fb.op_value(OpCode::Select, Types::kInt, {in_domain_.var, i.var, int_constant(0).var},
+                       loc);
   }
   Value draw(OpCode code) { return fb.op_value(code, Types::kFloat, {}, loc); }
   Value call_library(const char* function, const std::vector<Value>& args, TypeId result) {
@@ -91,6 +115,8 @@ class Composer {
  private:
   FunctionBuilder& fb;
   SourceLoc loc;
+  bool gather_ = false;
+  Value in_domain_;  // the gathered checks' conjunction; none yet: not ok()
 };
 
 namespace {
@@ -640,9 +666,10 @@ class DistributionCall {
   DistributionCall(FunctionBuilder& fb, const ast::Expr& e) : fb(fb), e(e), c(fb, e.loc) {}
 
   Value density(const Distribution& d) {
+    c.gather_checks();
     const std::optional<Args> args = arguments(d);
     if (!args) return Value{};
-    return c.total(d.body(c, *args).v);
+    return c.rejected(c.total(d.body(c, *args).v));
   }
 
   Value draw(const Distribution& d) {
@@ -660,6 +687,7 @@ class DistributionCall {
     static const Distribution d{"categorical_logit_lpmf",
                                 {{"n", Kind::Int, kCategory}, {"beta", Kind::Vector, kFinite}},
                                 nullptr};
+    c.gather_checks();
     const std::optional<Args> args = arguments(d);
     if (!args) return Value{};
     const Value& n = args->raw[0];
@@ -669,11 +697,12 @@ class DistributionCall {
     const uint32_t count = fb.types().is_array(n.type) ? fb.types().words(n.type) : 1;
     for (uint32_t i = 0; i < count; ++i) {
       const Value ni = fb.types().is_array(n.type) ? c.word(n, i) : n;
-      picked.push_back(c.element(beta, c.op(OpCode::Sub, {ni, one}, Types::kInt)));
+      picked.push_back(
+          c.element(beta, c.index_in_domain(c.op(OpCode::Sub, {ni, one}, Types::kInt))));
     }
     const Value lse = c.reduce(OpCode::ReduceLogSumExp, beta);
     const Value terms = picked.size() == 1 ? picked[0] : c.make_array(picked, Types::kFloat);
-    return c.total(c.op(OpCode::Sub, {terms, lse}));
+    return c.rejected(c.total(c.op(OpCode::Sub, {terms, lse})));
   }
 
  private:

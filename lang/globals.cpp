@@ -136,7 +136,9 @@ void Globals::evaluate_const(ConstEntry& entry) {
   std::optional<ConstScalar> value;
   if (type) {
     ConstLookup lookup = [this](const ast::Expr& n, Diagnostics* d) { return lookup_const(n, d); };
-    value = eval_const(program_.types, lookup, *c.init, *type, &diags_);
+    const bool from_data = c.init->kind == ast::ExprKind::Name && c.init->name == "data";
+    value = from_data ? data_const(c, *type)
+                      : eval_const(program_.types, lookup, *c.init, *type, &diags_);
     if (value && value->type != *type) {
       diags_.error(c.init->loc,
                    fmt::format("expected '{}', found '{}'", program_.types.to_string(*type),
@@ -151,6 +153,34 @@ void Globals::evaluate_const(ConstEntry& entry) {
   } else {
     entry.state = State::Failed;
   }
+}
+
+std::optional<ConstScalar> Globals::data_const(const ast::ConstDecl& c, TypeId type) {
+  if (!data_values_ || data_values_->count(c.name) == 0) {
+    diags_.error(c.init->loc,
+                 fmt::format("constant '{}' is read from the data, which hold no '{}': "
+                             "give the data (--data FILE.json) with \"{}\" in them",
+                             c.name, c.name, c.name));
+    return std::nullopt;
+  }
+  const double v = data_values_->at(c.name);
+  const auto out_of = [&](const char* what) {
+    diags_.error(c.init->loc, fmt::format("constant '{}' is read from the data, whose '{}' is {}: "
+                                          "not {}",
+                                          c.name, c.name, v, what));
+    return std::nullopt;
+  };
+  if (type == Types::kFloat) return ConstScalar{type, float_bits(static_cast<float>(v))};
+  if (type == Types::kBool) {
+    if (v != 0 && v != 1) return out_of("a bool (0 or 1)");
+    return ConstScalar{type, static_cast<uint32_t>(v)};
+  }
+  const bool is_int = type == Types::kInt;
+  const double lo = is_int ? -2147483648.0 : 0.0, hi = is_int ? 2147483647.0 : 4294967295.0;
+  if (std::floor(v) != v || v < lo || v > hi) return out_of(is_int ? "an int" : "a uint");
+  const uint32_t bits =
+      is_int ? static_cast<uint32_t>(static_cast<int32_t>(v)) : static_cast<uint32_t>(v);
+  return ConstScalar{type, bits};
 }
 
 std::optional<ConstScalar> Globals::lookup_const(const ast::Expr& name, Diagnostics* diags) {

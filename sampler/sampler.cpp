@@ -38,16 +38,14 @@ const char* const kContract =
     "hand-written gradient struct LogDensity { value: float, "
     "grad: float[D] } and fn log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
 
-// `text` compiled as `file`; `entry` empty: only checked.
+// `text` compiled as `file` with `base`'s options; `entry` empty: only checked.
 Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
                                                      const std::string& file,
                                                      const std::string& entry,
                                                      std::vector<std::string> first = {},
-                                                     bool vectorize_loops = true) {
-  CompileOptions options;
+                                                     CompileOptions options = {}) {
   options.file = file;
   options.entry = entry;
-  options.vectorize_loops = vectorize_loops;
   options.functions_first = std::move(first);
   return Module::compile(text, options);
 }
@@ -261,17 +259,22 @@ std::string tape_advice(const LaneError& e, const std::string& file, const Optio
 
 // ---- the model ----
 
-Expected<std::shared_ptr<const Model>> Model::load(const std::string& path, bool vectorize_loops) {
+Expected<std::shared_ptr<const Model>> Model::load(
+    const std::string& path, bool vectorize_loops,
+    const std::map<std::string, double>& data_constants) {
   FileContents file = read_regular_file(path);
   if (!file.ok()) return Error{fmt::format("cannot read '{}': {}", path, file.error)};
-  return compile(file.bytes, path, vectorize_loops);
+  return compile(file.bytes, path, vectorize_loops, data_constants);
 }
 
-Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
-                                                      const std::string& model_path,
-                                                      bool vectorize_loops) {
+Expected<std::shared_ptr<const Model>> Model::compile(
+    const std::string& text, const std::string& model_path, bool vectorize_loops,
+    const std::map<std::string, double>& data_constants) {
+  CompileOptions options;
+  options.vectorize_loops = vectorize_loops;
+  options.data_constants = data_constants;
   // The model alone first: its errors point at its own lines.
-  auto model = compile_text(text, model_path, "");
+  auto model = compile_text(text, model_path, "", {}, options);
   if (!model) return model.failure();
   if (auto s = check_sampler_names(text, model_path); !s) return s.failure();
   for (const FunctionInfo& f : (*model)->functions())
@@ -339,13 +342,18 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
   }
 
   const std::string glue = sampler_glue(layout, !derived);
+  // Compiled with Stan's rejection: a density's domain error is a NaN density, which the
+  // sampler takes for a divergence (docs/nuts.md, "A density's domain error").
+  out->strict_options_ = options;
+  options.reject_domain_errors = true;
   auto combined = compile_text(text + glue + kNutsSource, model_path + " + nuts.ab", "main",
-                               kSamplerFirst, vectorize_loops);
+                               kSamplerFirst, options);
   if (!combined) return combined.failure();
-  auto probe = compile_text(text + glue, model_path, "nuts_density", {}, vectorize_loops);
+  auto probe = compile_text(text + glue, model_path, "nuts_density", {}, options);
   if (!probe) return probe.failure();
   out->module_ = std::move(*combined);
   out->density_ = std::move(*probe);
+  out->density_source_ = text + glue;
   out->file_ = model_path;
   out->names_ = layout.names;
   out->names_.insert(out->names_.end(), layout.quantity_names.begin(), layout.quantity_names.end());
@@ -402,6 +410,27 @@ Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uin
     (*ok ? passes : fails) = mid;
   }
   return passes;
+}
+
+std::string Model::rejection_at(const std::vector<std::vector<uint32_t>>& data,
+                                std::span<const float> point) const {
+  // Compiled again without rejection, so the domain check faults and names itself; only for a
+  // refused chain, so the compile costs nothing in a run that needs none.
+  auto strict = compile_text(density_source_, file_, "nuts_density", {}, strict_options_);
+  if (!strict) return "";
+  Batch batch;
+  batch.lanes = 1;
+  batch.uniforms = data;
+  batch.inputs.emplace_back();
+  for (float x : point)
+    batch.inputs[0].push_back(float_bits(x));
+  RunOptions options;
+  options.max_steps = kProbeMaxSteps;
+  options.stack_depth = 1u << 16;
+  auto ran = (*strict)->run_cpu(batch, options, CpuBackend::Interpreter);
+  if (!ran || ran->errors.empty()) return "";
+  const LaneError& e = ran->errors[0];
+  return fmt::format("{} in {} at {}:{}", fault_text(e), e.function, file_, e.line);
 }
 
 // ---- a run ----
@@ -699,12 +728,19 @@ std::vector<uint8_t> exclude_chains(const Model& model, const Batch& batch, cons
     excluded[chain] = 1;
     RefusedChain refused{chain, chain_word(chain, "init_tries"),
                          bits_float(chain_word(chain, "init_logp"))};
+    const uint32_t at_q = field_offset(chain_type, "init_q");
+    std::vector<float> last(model.unconstrained_dimension());
+    for (size_t i = 0; i < last.size(); ++i)
+      last[i] = bits_float(result.outputs[uint64_t{chain} * chain_type.words + at_q + i]);
+    refused.fault = model.rejection_at(batch.uniforms, last);
+    const std::string why = refused.fault.empty() ? "" : ", rejected there by " + refused.fault;
     const std::string where =
-        o.init.empty() ? fmt::format(
-                             "at {} random initial points (uniform in [-2, 2] on the "
-                             "unconstrained scale; the last had log density {})",
-                             refused.init_tries, refused.log_density)
-                       : fmt::format("at its initial point (log density {})", refused.log_density);
+        o.init.empty()
+            ? fmt::format(
+                  "at {} random initial points (uniform in [-2, 2] on the "
+                  "unconstrained scale; the last had log density {}{})",
+                  refused.init_tries, refused.log_density, why)
+            : fmt::format("at its initial point (log density {}{})", refused.log_density, why);
     fit.chain_messages.push_back(
         fmt::format("chain {} refused: the log density or its gradient is not finite {}{}", chain,
                     where, non_finite_data(module, batch)));

@@ -34,6 +34,7 @@ set(AB_SLOW_TEST_CASES
   "sample_vulkan_test: sample on vulkan: local and global schedules give interp's draws bit for bit"
   "sample_vulkan_test: sample on vulkan: a bounded struct model gives the vm's draws and its known means"
   "sample_vulkan_test: sample on vulkan: constrained types and generated quantities give the vm's draws"
+  "sample_vulkan_test: sample on vulkan: a density's domain errors reject proposals as on the vm"
   "sample_vulkan_test: sample on vulkan: after warm-up the 3-d Gaussian's draws are interp's on every schedule"
   "sample_vulkan_test: sample on vulkan: 4096 chains of the 3-d Gaussian give interp's draws bit for bit"
   "embed_agents_test: embed agents: frames under xvfb with validation, a screenshot, a capture, --check"

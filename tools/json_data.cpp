@@ -99,6 +99,13 @@ Expected<JsonData> JsonData::load(const std::string& path) {
   return data;
 }
 
+std::map<std::string, double> JsonData::numbers() const {
+  std::map<std::string, double> out;
+  for (const auto& [key, value] : doc_.items())
+    if (value.is_number()) out.emplace(key, value.get<double>());
+  return out;
+}
+
 Expected<std::vector<uint32_t>> JsonData::words(const std::string& key, const ValueShape& shape,
                                                 std::vector<double>* float64_of) const {
   const nlohmann::json& value = doc_.at(key);
@@ -112,8 +119,8 @@ Expected<std::vector<uint32_t>> JsonData::words(const std::string& key, const Va
       if (d >= want.size() || got[d] != want[d]) wrong.push_back(got[d]);
     if (auto sizes = sizes_matching(doc_, wrong); !sizes.empty())
       message += fmt::format(
-          " (the data's {}: the model's array sizes are its constants, so declare them as the "
-          "data has them, `const N: int = ...;`)",
+          " (the data's {}: the model's array sizes are its constants, so read them from the "
+          "data, `const N: int = data;`, or declare them as the data has them)",
           fmt::join(sizes, ", "));
     return Error{message};
   }

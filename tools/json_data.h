@@ -3,9 +3,11 @@
 // nested lists in its shape (`float[A][B]`, a matrix, is A lists of B numbers). Numbers convert
 // to the uniform's scalar type with the checks of tools/values.h (1.0 is a valid int, 1.5 is not).
 // Keys that name no uniform are left alone: Stan's data also hold the sizes (`"N": 10`) that a
-// model here declares as constants (`const N: int = 10;`), and a shape that disagrees names them.
+// model here declares as constants read from the data (`const N: int = data;`: numbers()), and a
+// shape that disagrees names them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ class JsonData {
 
   const std::string& path() const { return path_; }
   bool has(const std::string& key) const { return doc_.contains(key); }
+  // The entries whose value is one number (Stan's sizes, `"N": 10`): the values of a program's
+  // `const N: int = data;` (CompileOptions::data_constants).
+  std::map<std::string, double> numbers() const;
 
   // `key`'s value as the words of a value of `shape` (C order). A wrong shape names both shapes
   // and the data's sizes that match the wrong length; a wrong element names it (`y[2][0]`).

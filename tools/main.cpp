@@ -66,8 +66,9 @@ void add_threads_option(CLI::App& app, uint32_t& threads) {
 // FILE and the options that say what to run and on which batch: shared by `run` and `debug`.
 constexpr const char* kDataHelp =
     "FILE.json: binds the uniforms it names, by name (CmdStan's JSON data: numbers, nested lists "
-    "for arrays and matrices; keys naming no uniform, such as sizes, are checked against the "
-    "shapes and otherwise ignored), repeatable; --uniform takes precedence";
+    "for arrays and matrices; a number also gives a `const N: int = data;` its value, and keys "
+    "naming no uniform, such as sizes, are checked against the shapes and otherwise ignored), "
+    "repeatable; --uniform takes precedence";
 
 void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint32_t>& batch_value) {
   app.add_option("--entry", command.entry, "entry function: called once per lane")

@@ -8,7 +8,9 @@ namespace ab::cli {
 
 Expected<RunSetup> set_up_run(const RunCommand& command) {
   RunSetup setup;
-  auto module = load_program(command.file, command.entry);
+  auto sizes = data_constants(command.data_files);
+  if (!sizes) return sizes.failure();
+  auto module = load_program(command.file, command.entry, *sizes);
   if (!module) return module.failure();
   setup.module = std::move(*module);
   const Module& checked = *setup.module;

@@ -179,4 +179,14 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
   return data;
 }
 
+Expected<std::map<std::string, double>> data_constants(const std::vector<std::string>& data_files) {
+  std::map<std::string, double> out;
+  for (const std::string& path : data_files) {
+    auto file = JsonData::load(path);
+    if (!file) return file.failure();
+    out.merge(file->numbers());
+  }
+  return out;
+}
+
 }  // namespace ab::cli

@@ -9,6 +9,7 @@
 // `--uniform` binding of the same name takes precedence, and a name in two data files is refused.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,9 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
                                     const std::vector<std::string>& bindings,
                                     const std::vector<std::string>& data_files = {},
                                     std::vector<Rounding>* rounded = nullptr);
+
+// The numbers of the --data files by name (JsonData::numbers), the first file's where two hold
+// one: the values of a program's `const N: int = data;`.
+Expected<std::map<std::string, double>> data_constants(const std::vector<std::string>& data_files);
 
 }  // namespace ab::cli

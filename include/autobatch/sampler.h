@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -73,13 +74,15 @@ class Model {
  public:
   // `file` names the source in messages ("model.ab:3:7: error: ..." with a caret). A model that
   // does not compile or is off the contract is an Error. `vectorize_loops`: as
-  // CompileOptions::vectorize_loops (off only to compare, as the bench's `vm-loops` does).
-  static Expected<std::shared_ptr<const Model>> compile(const std::string& source,
-                                                        const std::string& file,
-                                                        bool vectorize_loops = true);
+  // CompileOptions::vectorize_loops (off only to compare, as the bench's `vm-loops` does);
+  // `data_constants`: as CompileOptions::data_constants (a model's `const N: int = data;`).
+  static Expected<std::shared_ptr<const Model>> compile(
+      const std::string& source, const std::string& file, bool vectorize_loops = true,
+      const std::map<std::string, double>& data_constants = {});
   // Reads the file, then compile().
-  static Expected<std::shared_ptr<const Model>> load(const std::string& path,
-                                                     bool vectorize_loops = true);
+  static Expected<std::shared_ptr<const Model>> load(
+      const std::string& path, bool vectorize_loops = true,
+      const std::map<std::string, double>& data_constants = {});
 
   // The model and the sampler as one module, the sampler's functions first; its uniforms are the
   // model's data, its main(init, random_init, settings) the chain.
@@ -125,11 +128,20 @@ class Model {
                                           std::span<const float> points, uint32_t threads = 0,
                                           uint64_t max_steps = kProbeMaxSteps) const;
 
+  // Why the log density rejects `point` (unconstrained coordinates) given `data`: the domain
+  // error that the model compiled without Stan's rejection faults with there, as "assert_failed:
+  // normal_lpdf: sigma must be > 0 in log_density at model.ab:3"; "" when it faults with none.
+  // What a refused chain's message names (the sampler itself sees only a NaN density).
+  std::string rejection_at(const std::vector<std::vector<uint32_t>>& data,
+                           std::span<const float> point) const;
+
  private:
   Model() = default;  // compile() makes them: a Model always holds a compiled module
   std::shared_ptr<const Module> module_;
   // The model with nuts_density(u) as its entry: gradient_stack_depth's probe.
   std::shared_ptr<const Module> density_;
+  std::string density_source_;     // its source, for rejection_at's strict compile
+  CompileOptions strict_options_;  // the model's options, without Stan's rejection
   std::string file_;
   std::vector<std::string> names_;
   std::vector<FloatBounds> bounds_;
@@ -253,6 +265,8 @@ struct RefusedChain {
   uint32_t chain = 0;
   uint32_t init_tries = 0;  // random points tried (1 with an init point)
   float log_density = 0;    // at the last one
+  // The density's domain error there (Model::rejection_at), "" when none faulted.
+  std::string fault;
 };
 
 struct Fit {

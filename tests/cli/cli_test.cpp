@@ -402,6 +402,41 @@ TEST_CASE("cli: --data binds uniforms by name from JSON for run and sample; erro
   CHECK(bad.err.find("uniform 'y' (float[3]) is not bound") != std::string::npos);
 }
 
+// Stan's `int N;`: a model declares `const N: int = data;` and is compiled for the data's N.
+TEST_CASE("cli: a size read from the data compiles the model for it; a missing size is one error") {
+  Workspace ws;
+  ws.write("m.ab",
+           "const N: int = data;\nuniform y: float[N];\nstruct Params { mu: float }\n"
+           "fn log_density(p: Params) -> float { return normal_lpdf(y | p.mu, 1.0); }\n");
+  for (const char* data : {R"({"N": 3, "y": [1, 2, 3]})", R"({"N": 5, "y": [4, 5, 6, 7, 8]})"}) {
+    CAPTURE(data);
+    ws.write("y.json", data);
+    const CliResult fit =
+        ws.run("sample m.ab --data y.json --chains 2 --warmup 100 --draws 100 --format json");
+    REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
+    const std::vector<double> y = json::parse(data)["y"].get<std::vector<double>>();
+    const double mean = (y.front() + y.back()) / 2;  // evenly spaced: the mean of all
+    CHECK(std::abs(fit.document()["parameters"][0]["mean"].get<double>() - mean) < 0.6);
+  }
+  ws.write("no_n.json", R"({"y": [1, 2, 3]})");
+  const CliResult missing = ws.run("sample m.ab --data no_n.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("m.ab:1:16: error: constant 'N' is read from the data, which hold no "
+                         "'N': give the data (--data FILE.json) with \"N\" in them") == 0);
+  ws.write("wrong.json", R"({"N": 4, "y": [1, 2, 3]})");
+  const CliResult wrong = ws.run("sample m.ab --data wrong.json");
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.err.find("uniform 'y' is float[4]: 'wrong.json' holds nested lists of shape (3)") !=
+        std::string::npos);
+  // run too: a program's sizes from --data.
+  ws.write("r.ab",
+           "const N: int = data;\nuniform y: float[N];\nfn main() -> float { return sum(y); }\n");
+  ws.write("r.json", R"({"N": 2, "y": [1.5, 2]})");
+  const CliResult run = ws.run("run r.ab --data r.json --format json");
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.document()["outputs"]["result"] == json::array({3.5}));
+}
+
 TEST_CASE("cli: array inputs and uniforms from npy; shape mismatches are errors") {
   Workspace ws;
   ws.write("st.ab", kStruct);

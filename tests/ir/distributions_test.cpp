@@ -20,8 +20,9 @@ namespace ab::testing {
 namespace {
 
 // Runs `source`'s main on both CPU backends, checks they agree and returns the interpreter's.
-RunResult run_both(const std::string& source, const Batch& batch, uint64_t seed = 0) {
-  const CompiledProgram c = compile_program(source, "dist.ab");
+RunResult run_both(const std::string& source, const Batch& batch, uint64_t seed = 0,
+                   const FrontendOptions& frontend = {}) {
+  const CompiledProgram c = compile_program(source, "dist.ab", "main", frontend);
   RunOptions options;
   options.seed = seed;
   RunResult interp = run_interp(c.program, c.entry, batch, options);
@@ -172,7 +173,9 @@ fn main(mu: float) -> float[4] {
   }
 }
 
-TEST_CASE("distributions: an argument outside its domain faults the lane, naming both") {
+TEST_CASE(
+    "distributions: an argument outside its domain faults the lane, naming both, or with "
+    "rejection is NaN") {
   struct Case {
     const char* call;  // with x = 1 in range, x = -1 out of range
     const char* detail;
@@ -206,6 +209,16 @@ TEST_CASE("distributions: an argument outside its domain faults the lane, naming
     CHECK(r.errors[0].function == "main");
     CHECK(r.errors[0].line == 2);
     CHECK(r.errors[0].detail == c.detail);
+    // With Stan's rejection (the sampler's compile) a density out of its domain is NaN and the
+    // lane runs on, its value in the domain unchanged; a random draw still faults.
+    FrontendOptions rejecting;
+    rejecting.reject_domain_errors = true;
+    const RunResult rejected = run_both(source, float_batch({{1.0f, -1.0f}}), 0, rejecting);
+    const bool draw = std::string(c.call).find("_rng") != std::string::npos;
+    CHECK(rejected.errors.size() == (draw ? 1u : 0u));
+    if (draw) continue;
+    CHECK(rejected.outputs[0] == r.outputs[0]);
+    CHECK(std::isnan(bits_float(rejected.outputs[1])));
   }
   // Out of uniform's support is a density of zero, as in Stan, not a fault.
   const RunResult r = run_both("fn main(x: float) -> float { return uniform_lpdf(x | 0.0, 2.0); }",

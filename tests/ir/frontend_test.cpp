@@ -20,10 +20,10 @@ struct Compiled {
   std::vector<std::string> errors;  // "line:col: message"
 };
 
-Compiled compile(const std::string& source) {
+Compiled compile(const std::string& source, const FrontendOptions& options = {}) {
   Diagnostics diags("test.ab", source);
   Compiled c;
-  c.program = compile_source(source, "test.ab", diags);
+  c.program = compile_source(source, "test.ab", diags, options);
   for (const Diagnostic& d : diags.errors())
     c.errors.push_back(fmt::format("{}:{}: {}", d.loc.line, d.loc.col, d.message));
   return c;
@@ -273,6 +273,38 @@ TEST_CASE("frontend: the constant-expression and uniform errors name the culprit
   const Compiled u = compile("uniform t: int;\nconst M: int = t + 1;\n");
   REQUIRE(u.errors.size() == 1);
   CHECK(u.errors[0] == "2:16: uniform 't' cannot be used in a constant expression");
+}
+
+// Stan's sizes read from the data (`int N;` in its data block): the program is compiled for the
+// value given; a value missing or of the wrong kind is one error at the initializer.
+TEST_CASE(
+    "frontend: a constant read from the data takes the value given, or says what is missing") {
+  const std::string source =
+      "const N: int = data;\nconst H: float = data;\nuniform y: float[N];\n"
+      "fn main() -> float { return float(len(y)) + H; }\n";
+  FrontendOptions options;
+  options.data_constants = {{"N", 5}, {"H", 0.5}, {"other", 1.5}};
+  const Compiled c = compile(source, options);
+  REQUIRE(c.errors.empty());
+  REQUIRE(c.program.has_value());
+  CHECK(c.program->types.to_string(c.program->uniforms.at(0).type) == "float[5]");
+  const RunResult r = run_interp(*c.program, c.program->find_function("main"),
+                                 Batch{1, {}, {std::vector<uint32_t>(5, 0)}}, RunOptions{});
+  CHECK(bits_float(r.outputs.at(0)) == 5.5f);
+
+  options.data_constants = {{"H", 0.5}};
+  const Compiled missing = compile(source, options);
+  REQUIRE(missing.errors.size() == 1);
+  CHECK(missing.errors[0] ==
+        "1:16: constant 'N' is read from the data, which hold no 'N': give the data (--data "
+        "FILE.json) with \"N\" in them");
+  options.data_constants = {{"N", 2.5}, {"H", 0.5}};
+  const Compiled fraction = compile(source, options);
+  REQUIRE(fraction.errors.size() == 1);
+  CHECK(fraction.errors[0] ==
+        "1:16: constant 'N' is read from the data, whose 'N' is 2.5: not an int");
+  options.data_constants = {{"N", 0}, {"H", 0.5}};
+  CHECK(compile(source, options).errors.size() == 1);  // an array of no elements
 }
 
 TEST_CASE("frontend: nesting too deep is an error, not a stack overflow") {

@@ -287,7 +287,9 @@ Expected<Prepared> prepare(const SampleCommand& c) {
   p.backend = find_backend(chosen.name);
   if (!p.backend) return Error{fmt::format("unknown backend '{}'", chosen.name)};
   p.backend_note = chosen.note;
-  auto loaded = sample::Model::load(c.model);
+  auto sizes = data_constants(c.data_files);
+  if (!sizes) return sizes.failure();
+  auto loaded = sample::Model::load(c.model, true, *sizes);
   if (!loaded) return loaded.failure();
   p.model = *loaded;
   auto inputs = sample_inputs(*p.model, c);
