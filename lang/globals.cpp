@@ -21,9 +21,13 @@ std::optional<VectorConstraint> vector_constraint(const std::string& type_name) 
 }
 
 // The builtins that are not an op's own name (ir/ops.cpp's rows name those).
+// clang-format off
 constexpr const char* kBuiltins[] = {
     "dot", "sum", "len", "bool", "emit", "grad", "value_and_grad", "mean", "transpose",
+    "cholesky_decompose", "mdivide_left_tri_low", "gp_exp_quad_cov", "cov_exp_quad", "add_diag",
+    "multi_normal_cholesky_lpdf",
 };
+// clang-format on
 
 std::optional<TypeId> scalar_type(const std::string& name) {
   if (name == "bool") return Types::kBool;
