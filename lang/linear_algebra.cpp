@@ -25,6 +25,7 @@ class LinearAlgebraCall {
     if (n == "gp_exp_quad_cov" || n == "cov_exp_quad") return exp_quad_cov();
     if (n == "add_diag") return add_diag();
     if (n == "multi_normal_cholesky_lpdf") return multi_normal_cholesky();
+    if (n == "lkj_corr_cholesky_lpdf") return lkj_corr_cholesky();
     return std::nullopt;
   }
 
@@ -120,6 +121,48 @@ class LinearAlgebraCall {
     const auto constant = static_cast<float>(0.918938533204672742 * n * rows);  // log sqrt(2 pi)
     const Value half = c.op(OpCode::Mul, {c.constant(-0.5f), squares});
     return c.op(OpCode::Sub, {c.op(OpCode::Sub, {half, log_det}), c.constant(constant)});
+  }
+
+  // lkj_corr_cholesky_lpdf(L | eta), Stan's: log C(eta, K) + sum over i = 1 .. K - 1 of
+  // (K - i - 1 + 2 eta - 2) log L[i][i], with Lewandowski, Kurowicka and Joe's (2009) constant
+  // log C = (K - 1) lgamma(eta + (K - 1)/2) - sum over k = 1 .. K - 1 of
+  // lgamma(eta + (K - 1 - k)/2), less K (K - 1)/4 log pi (Stan's do_lkj_constant, whose case
+  // eta = 1 is this formula's value there).
+  Value lkj_corr_cholesky() {
+    const auto args = arguments({{"L", Shape::Matrix}, {"eta", Shape::Scalar}});
+    if (!args) return Value{};
+    const Value &l = (*args)[0], &eta = (*args)[1];
+    const uint32_t k = fb.types()[l.type].count;
+    if (k < 2) {
+      fb.error(e.args[0]->loc,
+               "'lkj_corr_cholesky_lpdf' needs K >= 2: a 1 x 1 correlation "
+               "matrix is the constant 1");
+      return Value{};
+    }
+    c.check(positive_finite(eta), "lkj_corr_cholesky_lpdf: eta must be finite and > 0");
+    std::vector<Value> diagonal_logs;
+    std::vector<uint32_t> powers, halves;
+    for (uint32_t i = 1; i < k; ++i) {
+      diagonal_logs.push_back(c.op(OpCode::Log, {c.word(l, i * (k + 1))}));
+      powers.push_back(float_bits(static_cast<float>(k - i - 1)));
+      halves.push_back(float_bits(0.5f * static_cast<float>(k - 1 - i)));
+    }
+    const TypeId row = fb.types().array(Types::kFloat, k - 1);
+    const Value shape_power =
+        c.op(OpCode::Sub, {c.op(OpCode::Mul, {c.constant(2.0f), eta}), c.constant(2.0f)});
+    const Value weights = c.op(OpCode::Add, {c.constant(row, powers), shape_power});
+    const Value kernel =
+        fb.op_value(OpCode::Dot, Types::kFloat,
+                    {weights.var, c.make_array(diagonal_logs, Types::kFloat).var}, e.loc);
+    const auto km1 = static_cast<float>(k - 1);
+    const Value lead = c.op(
+        OpCode::Mul, {c.constant(km1),
+                      c.op(OpCode::Lgamma, {c.op(OpCode::Add, {eta, c.constant(0.5f * km1)})})});
+    const Value rest = c.reduce(
+        OpCode::Sum, c.op(OpCode::Lgamma, {c.op(OpCode::Add, {c.constant(row, halves), eta})}));
+    const auto log_pi = static_cast<float>(0.25 * k * (k - 1) * 1.14472988584940017);
+    const Value constant = c.op(OpCode::Sub, {c.op(OpCode::Sub, {lead, rest}), c.constant(log_pi)});
+    return c.op(OpCode::Add, {constant, kernel});
   }
 
   struct Param {

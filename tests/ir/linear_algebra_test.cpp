@@ -215,6 +215,51 @@ fn main(v: float) -> float[3] {
   CHECK(bad_args.errors[0].detail == "gp_exp_quad_cov: x must not be NaN");
 }
 
+// K = 2: the correlation r = L[1][0] has density (1 - r^2)^(eta - 1) / B(1/2, eta) on (-1, 1),
+// and L[1][1] = sqrt(1 - r^2) is fixed by it, so the density of L is r's. K = 3: Stan's
+// constant at eta = 1, log 2 - 2 log pi, and (3 - 1 - 1) log L[1][1] + 0 log L[2][2].
+TEST_CASE("linear algebra: lkj_corr_cholesky_lpdf matches its closed forms") {
+  const RunResult r = run_both(R"(
+fn main(r: float, eta: float) -> float[2] {
+    let l2 = [[1.0, 0.0], [r, sqrt(1.0 - r * r)]];
+    let l3 = [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [r, 0.0, sqrt(1.0 - r * r)]];
+    return [lkj_corr_cholesky_lpdf(l2 | eta), lkj_corr_cholesky_lpdf(l3 | 1.0)];
+}
+)",
+                               float_batch({{0.0f, 0.5f, -0.9f, 0.3f}, {1.0f, 2.5f, 0.7f, 40.0f}}));
+  REQUIRE(r.errors.empty());
+  const std::vector<float> out = float_outputs(r);
+  const double rs[] = {0.0, 0.5, -0.9, 0.3}, etas[] = {1.0, 2.5, 0.7, 40.0};
+  for (int lane = 0; lane < 4; ++lane) {
+    CAPTURE(lane);
+    const double rr = static_cast<float>(rs[lane]), eta = static_cast<float>(etas[lane]);
+    const double log_beta = std::lgamma(0.5) + std::lgamma(eta) - std::lgamma(eta + 0.5);
+    const double want = (eta - 1) * std::log1p(-rr * rr) - log_beta;
+    CHECK(out[2 * lane] == doctest::Approx(want).epsilon(2e-6).scale(1.0));
+    CHECK(out[2 * lane + 1] ==
+          doctest::Approx(std::log(2.0) - 2 * std::log(M_PI) + std::log(0.8)).epsilon(2e-6));
+  }
+  CHECK(run_both("fn main(eta: float) -> float { return lkj_corr_cholesky_lpdf([[1.0, 0.0], "
+                 "[0.0, 1.0]] | eta); }",
+                 float_batch({{1.0f, 0.0f}}))
+            .errors.at(0)
+            .detail == "lkj_corr_cholesky_lpdf: eta must be finite and > 0");
+}
+
+TEST_CASE("linear algebra: cholesky_factor_corr is a float[K][K] field of the parameters") {
+  CHECK(compile_errors("struct P { l: cholesky_factor_corr[3] }\n"
+                       "fn main(p: P) -> float { return lkj_corr_cholesky_lpdf(p.l | 2.0); }")
+            .empty());
+  CHECK(compile_errors("struct P { l: cholesky_factor_corr[1] }\nfn main(p: P) -> float { "
+                       "return 0.0; }")
+            .find("a cholesky_factor_corr needs K >= 2") != std::string::npos);
+  CHECK(compile_errors("struct P { l: cholesky_factor_corr[2][3] }\nfn main(p: P) -> float { "
+                       "return 0.0; }")
+            .find("'cholesky_factor_corr' takes one length") != std::string::npos);
+  CHECK(compile_errors("fn main(l: cholesky_factor_corr[2]) -> float { return 0.0; }")
+            .find("'cholesky_factor_corr' is a constrained parameter type") != std::string::npos);
+}
+
 TEST_CASE("linear algebra: shapes and types are compile errors naming the function") {
   CHECK(compile_errors("fn main(a: float[2][3]) -> float { return cholesky_decompose(a)[0][0]; }")
             .find("argument 1 of 'cholesky_decompose' (A) must be a square float matrix "
