@@ -110,6 +110,22 @@ void merge_stats(const std::vector<RunResult>& results, RunStats& into) {
       into.block_utilization[b] = weighted[b] / static_cast<double>(into.block_executions[b]);
 }
 
+// The shards' step traces as one: their steps taken in turn (shard 0's first, shard 1's first,
+// ..., then every shard's second), a shard that has ended skipped, which is how the VM steps
+// given the shards' lanes (VmRun, VmSession::create).
+std::vector<TraceStep> interleave_traces(const std::vector<RunResult>& results) {
+  std::vector<TraceStep> merged;
+  size_t longest = 0;
+  for (const RunResult& r : results) {
+    longest = std::max(longest, r.trace.size());
+    merged.reserve(merged.size() + r.trace.size());
+  }
+  for (size_t step = 0; step < longest; ++step)
+    for (const RunResult& r : results)
+      if (step < r.trace.size()) merged.push_back(r.trace[step]);
+  return merged;
+}
+
 }  // namespace
 
 RunResult merge_shards(const std::vector<LaneShard>& shards, std::vector<RunResult> results) {
@@ -134,6 +150,7 @@ RunResult merge_shards(const std::vector<LaneShard>& shards, std::vector<RunResu
     merged.stopped = merged.stopped || r.stopped;
   }
   merge_stats(results, merged.stats);
+  merged.trace = interleave_traces(results);
   return merged;
 }
 

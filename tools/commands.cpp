@@ -77,8 +77,13 @@ int run_command(const RunCommand& command) {
     fmt::print("{}", report_table(report));
   if (!command.trace_out.empty()) {
     // Recorded on the CPU VM whatever the backend: a trace's checkpoints are VM states, and the
-    // VM's steps are the ones the global schedule reproduces exactly.
-    if (ab::Status recorded = write_trace(command.trace_out, *setup->module, batch, options);
+    // VM's steps are the ones the global schedule reproduces exactly, shard by shard when the
+    // run was cut over devices or ranks.
+    auto shards = shard_lanes(batch.lanes, device);
+    if (!shards) return report_error(shards.failure());
+    TraceOptions range;
+    range.shard_lanes = std::move(*shards);
+    if (ab::Status recorded = write_trace(command.trace_out, *setup->module, batch, options, range);
         !recorded)
       return report_error(Error{fmt::format("cannot record the trace: {}", recorded.error())});
     fmt::print(stderr, "trace written to {}\n", command.trace_out);

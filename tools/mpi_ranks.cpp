@@ -94,7 +94,7 @@ void result_fields(Io& io, Result& r, Seconds& seconds) {
   io.field(s.utilization), io.field(s.block_executions), io.field(s.block_utilization);
   io.field(s.block_lanes), io.field(s.max_stack_depth), io.field(s.wall_seconds);
   io.field(s.threads), io.field(s.threads_refused);
-  io.field(r.emitted), io.field(r.records_emitted), io.field(r.stopped);
+  io.field(r.emitted), io.field(r.records_emitted), io.field(r.stopped), io.field(r.trace);
   io.field(seconds);
 }
 
@@ -220,6 +220,21 @@ Ready agree_to_run(bool ok) {
     return Ready::Report;
   }
   return Ready::Quiet;
+}
+
+Expected<std::vector<uint32_t>> shard_lanes(uint32_t lanes, const DeviceOptions& device) {
+  uint32_t devices = 1;
+  if (!device.devices.empty()) {
+    auto list = parse_device_list(device.devices, device.vulkan.context);
+    if (!list) return list.failure();
+    devices = static_cast<uint32_t>(list->size());
+  }
+  std::vector<uint32_t> out;
+  if (the_ranks.size == 1 && devices == 1) return out;
+  for (const LaneShard& block : cut_lanes(lanes, the_ranks.size))
+    for (const LaneShard& shard : cut_lanes(block.lanes, devices))
+      out.push_back(shard.lanes);
+  return out;
 }
 
 Expected<BackendRun> run_over_ranks(const Backend& backend,

@@ -46,6 +46,11 @@ Ready agree_to_run(bool ok);
 // handed to options.on_emit (theirs after rank 0's own, each lane's in order). On the other ranks
 // an Error whose message is kSentToRoot once their block has reached rank 0. One rank: a plain
 // run_on_devices. A rank whose run fails has its lanes faulted (shard_failed, naming the rank).
+// The lanes of each shard that run_over_ranks cuts `lanes` lanes into, in lane order (for
+// TraceOptions::shard_lanes): the ranks' blocks, each cut over its --devices; empty when one
+// device in one process runs them all. `run --trace` records the VM's steps with it.
+Expected<std::vector<uint32_t>> shard_lanes(uint32_t lanes, const DeviceOptions& device);
+
 inline constexpr const char* kSentToRoot = "(results sent to rank 0)";
 Expected<BackendRun> run_over_ranks(const Backend& backend,
                                     const std::shared_ptr<const Module>& module, const Batch& batch,

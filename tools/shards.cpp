@@ -20,8 +20,9 @@ Expected<BackendRun> run_on_devices(const Backend& backend,
   if (device.devices.empty()) return backend.run(module, batch, options, device);
   if (backend.name != "vulkan")
     return Error{fmt::format("--devices needs the vulkan backend, not '{}'", backend.name)};
-  if (options.record_trace)
-    return Error{"--trace-steps records one device's scheduler: it cannot be used with --devices"};
+  // Said once here, rather than by every shard as its failure.
+  if (options.record_trace && device.schedule && *device.schedule != Schedule::Global)
+    return Error{"--trace-steps needs --schedule global"};
   auto list = parse_device_list(device.devices, device.vulkan.context);
   if (!list) return list.failure();
   const uint32_t shards = static_cast<uint32_t>(list->size());

@@ -20,7 +20,8 @@ int injected_failed_shard();
 
 // `backend` on `batch`: on one device, or, with device.devices, cut over those devices, one host
 // thread and queue each, shard k's lanes faulted (shard_failed) when its device fails. The
-// statistics of a sharded run are summed (autobatch/shards.h); it has no step trace.
+// statistics of a sharded run are summed and its step trace is the shards' steps in turn
+// (autobatch/shards.h, merge_shards).
 Expected<BackendRun> run_on_devices(const Backend& backend,
                                     const std::shared_ptr<const Module>& module, const Batch& batch,
                                     const RunOptions& options, const DeviceOptions& device);

@@ -3,7 +3,8 @@
 // are independent and a shard runs with RunOptions::first_lane set to its first lane, so every
 // lane's outputs, faults, random draws and emitted records are the same whatever the split: bit
 // for bit those of one run of the whole batch. What a split changes is only what belongs to a
-// scheduler: the step trace (a sharded run has none) and the per-step statistics (summed, below).
+// scheduler: the step trace (each shard's steps, taken in turn: the VM's under
+// TraceOptions::shard_lanes) and the per-step statistics (summed, below).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,9 @@ RunResult failed_shard(LaneShard shard, uint32_t output_words, const std::string
 // flags and emitted records in lane order, errors with the batch's lane numbers, `stopped` if
 // any shard stopped. Statistics: lanes, steps, lane steps, calls, block executions, block lanes,
 // threads summed; utilizations weighted by the steps that make them; the deepest stack and the
-// longest wall time. No step trace.
+// longest wall time. The step trace: the shards' steps in turn (shard 0's first step, shard 1's
+// first, ..., then their second steps; a shard that has ended is skipped), as the VM steps
+// given the shards' lanes (TraceOptions::shard_lanes, VmSession::create).
 RunResult merge_shards(const std::vector<LaneShard>& shards, std::vector<RunResult> results);
 
 // Runs `batch` cut into `shards` shards, each by run_shard(k, its batch, its options) on a

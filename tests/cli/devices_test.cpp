@@ -48,6 +48,27 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("devices: --trace-steps gives each device's steps in turn, as --trace records them") {
+  TempDir dir("ab_devices");
+  dir.write("shard.ab", ab::testing::kShardProgram);
+  const std::string common = fmt::format(
+      "{} run shard.ab --backend vulkan -i n=range:0:37 --seed 5 --format json --trace-steps",
+      cli());
+  const auto one = run_in(dir, common);
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  const auto split = run_in(dir, common + " --devices 0,0 --trace split.abtrace");
+  REQUIRE_MESSAGE(split.exit_code == 0, split.err);
+  const json want = json::parse(one.out), got = json::parse(split.out);
+  CHECK(got["outputs"] == want["outputs"]);
+  ab::testing::check_sharded_trace(got, dir.path / "split.abtrace", {19, 18});
+  // Each lane ran the blocks it runs on one device; only the steps that gather them differ.
+  CHECK(ab::testing::lanes_per_block(got) == ab::testing::lanes_per_block(want));
+  CHECK(got["stats"]["steps"] > want["stats"]["steps"]);
+  const auto local = run_in(dir, common + " --devices 0,0 --schedule local");
+  CHECK(local.exit_code == 1);
+  CHECK(local.err == "error: --trace-steps needs --schedule global\n");
+}
+
 TEST_CASE("devices: a failed device's lanes are faulted with the reason; the others come back") {
   TempDir dir("ab_devices");
   dir.write("shard.ab", ab::testing::kShardProgram);

@@ -2,7 +2,8 @@
 // with RunOptions::first_lane, gives every sample's single run bit for bit on the interpreter and
 // the VM (random draws included, lane counts that do not divide evenly included); a shard that
 // fails has its lanes faulted with the reason while the others come back; emitted records reach
-// on_emit with the batch's lane numbers.
+// on_emit with the batch's lane numbers. The VM given the shards' lanes steps as the shards
+// do: its step trace is theirs taken in turn (merge_shards), and its checkpoints run on alike.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -41,6 +42,16 @@ RunResult run_whole(const Program& program, int entry, const LoweredProgram& low
   return vm ? run_vm(lowered, batch, options) : run_interp(program, entry, batch, options);
 }
 
+// `batch` cut into `shards` shards, each run on its own thread (run_whole), merged.
+RunResult run_cut(const Program& program, int entry, const LoweredProgram& lowered,
+                  const Batch& batch, const RunOptions& options, bool vm, uint32_t shards,
+                  uint32_t output_words) {
+  return run_shards(batch, options, shards, output_words,
+                    [&](uint32_t, const Batch& part, const RunOptions& o) -> Expected<RunResult> {
+                      return run_whole(program, entry, lowered, part, o, vm);
+                    });
+}
+
 TEST_CASE("shards: every sample cut into 2 and 3 shards gives the single run bit for bit") {
   for (const SampleCase& sample : all_samples()) {
     CAPTURE(sample.file);
@@ -58,11 +69,8 @@ TEST_CASE("shards: every sample cut into 2 and 3 shards gives the single run bit
           batch.lanes ? static_cast<uint32_t>(whole.outputs.size() / batch.lanes) : 0;
       for (uint32_t shards : {2u, 3u}) {
         CAPTURE(shards);
-        const RunResult sharded = run_shards(
-            batch, options, shards, output_words,
-            [&](uint32_t, const Batch& part, const RunOptions& o) -> Expected<RunResult> {
-              return run_whole(program, entry, lowered, part, o, vm);
-            });
+        const RunResult sharded =
+            run_cut(program, entry, lowered, batch, options, vm, shards, output_words);
         CHECK(describe_difference(whole, sharded).empty());
         CHECK(sharded.emitted == whole.emitted);
         CHECK(sharded.records_emitted == whole.records_emitted);
@@ -107,6 +115,90 @@ TEST_CASE("shards: a failed shard's lanes fault with its reason and the others c
     CHECK(sharded.errors[i].code == Fault::ShardFailed);
     CHECK(fault_text(sharded.errors[i]) == "shard_failed: allocation refused");
   }
+}
+
+std::vector<uint32_t> shard_sizes(uint32_t lanes, uint32_t shards) {
+  std::vector<uint32_t> sizes;
+  for (const LaneShard& s : cut_lanes(lanes, shards))
+    sizes.push_back(s.lanes);
+  return sizes;
+}
+
+void check_same_steps(const RunResult& want, const RunResult& got) {
+  REQUIRE(got.trace.size() == want.trace.size());
+  for (size_t i = 0; i < want.trace.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got.trace[i].block == want.trace[i].block);
+    CHECK(got.trace[i].active == want.trace[i].active);
+  }
+  CHECK(got.stats.steps == want.trace.size());
+}
+
+TEST_CASE("shards: the VM given shard lanes steps as the shards do, their traces taken in turn") {
+  for (const SampleCase& sample : all_samples()) {
+    CAPTURE(sample.file);
+    const Program program = load_sample(sample.file);
+    const int entry = program.find_function(sample.entry);
+    const LoweredProgram lowered = lower(program, entry);
+    RunOptions options = sample.options;
+    options.seed = 7;
+    options.record_trace = true;
+    for (uint32_t lanes : {37u, 2u}) {  // 2 lanes on 3 shards: one is empty
+      const Batch batch = make_batch(sample, lanes);
+      const RunResult whole = run_vm(lowered, batch, options);
+      const auto words = static_cast<uint32_t>(whole.outputs.size() / lanes);
+      for (uint32_t shards : {2u, 3u}) {
+        CAPTURE(lanes);
+        CAPTURE(shards);
+        VmRun run(lowered, batch, options, VmSchedule::OneBlockPerStep, shard_sizes(lanes, shards));
+        run.step(UINT64_MAX);
+        const RunResult stepped = run.result();
+        CHECK(describe_difference(whole, stepped).empty());  // each lane's results unchanged
+        CHECK(stepped.stats.lane_steps == whole.stats.lane_steps);
+        const RunResult merged =
+            run_cut(program, entry, lowered, batch, options, true, shards, words);
+        check_same_steps(merged, stepped);
+        CHECK(stepped.stats.block_executions == merged.stats.block_executions);
+        CHECK(stepped.stats.block_lanes == merged.stats.block_lanes);
+        CHECK(stepped.stats.calls == merged.stats.calls);
+      }
+    }
+  }
+}
+
+TEST_CASE("shards: a checkpoint of a VM stepping shards runs on as the run it was taken from") {
+  const SampleCase& sample = sample_case("fib.ab");
+  const Program program = load_sample(sample.file);
+  const LoweredProgram lowered = lower(program, program.find_function(sample.entry));
+  RunOptions options = sample.options;
+  options.record_trace = true;
+  const std::vector<uint32_t> shards = shard_sizes(37, 3);
+  const Batch batch = make_batch(sample, 37);
+  VmRun run(lowered, batch, options, VmSchedule::OneBlockPerStep, shards);
+  run.step(25);
+  const VmCheckpoint at25 = run.checkpoint();
+  CHECK(at25.shard_steps.size() == 3);
+  run.step(UINT64_MAX);
+  const RunResult end = run.result();
+  REQUIRE(end.stats.steps > 40);
+  run.restore(at25);  // the trace is cut back to step 25 and grows again
+  run.step(UINT64_MAX);
+  check_same_steps(end, run.result());
+  VmRun fresh(lowered, batch, options, VmSchedule::OneBlockPerStep, shards);  // as a replay
+  fresh.restore(at25);
+  fresh.step(UINT64_MAX);
+  const RunResult from25 = fresh.result();
+  CHECK(describe_difference(end, from25).empty());
+  REQUIRE(from25.trace.size() == end.trace.size() - 25);
+  for (size_t i = 0; i < from25.trace.size(); ++i) {
+    CHECK(from25.trace[i].block == end.trace[25 + i].block);
+    CHECK(from25.trace[i].active == end.trace[25 + i].active);
+  }
+
+  CHECK(check_shard_lanes(shards, 37).ok());
+  const Status wrong = check_shard_lanes(shards, 38);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error() == "the shards' lanes (shard_lanes) add up to 37, but the batch has 38");
 }
 
 constexpr const char* kEmitSource = R"(

@@ -1,6 +1,7 @@
 // What the sharding tests of the CLI share (tests/cli/devices_test.cpp, mpi_test.cpp): a program
-// whose lanes draw random numbers, recurse and fault, a command run in a scratch folder, and the
-// files of a run's --out or a fit read back for comparison bit for bit.
+// whose lanes draw random numbers, recurse and fault, a command run in a scratch folder, the
+// files of a run's --out or a fit read back for comparison bit for bit, and a sharded run's step
+// trace checked against the .abtrace `run --trace` recorded of it.
 #pragma once
 
 #include <sys/wait.h>
@@ -9,9 +10,13 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
+#include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "autobatch/trace.h"
 #include "support/read_bytes.h"
 #include "support/temp_dir.h"
 
@@ -67,6 +72,33 @@ inline std::string without_timing(const std::string& csv) {
     at = end + 1;
   }
   return out;
+}
+
+// A sharded run's report (`run --trace-steps --format json`) against the .abtrace the same run
+// recorded (`--trace`): the trace was cut as `shard_lanes` says, its steps are the reported
+// trace's, one per scheduler step. The report's trace comes from the shards' schedulers (merged
+// by merge_shards), the file's from the VM stepping the shards apart (TraceOptions::shard_lanes).
+inline void check_sharded_trace(const nlohmann::json& report, const std::filesystem::path& abtrace,
+                                const std::vector<uint32_t>& shard_lanes) {
+  auto file = TraceFile::read(abtrace.string());
+  REQUIRE_MESSAGE(file.ok(), file.error());
+  CHECK((*file)->shard_lanes() == shard_lanes);
+  const nlohmann::json& steps = report["trace"];
+  CHECK(steps.size() == report["stats"]["steps"].get<size_t>());
+  REQUIRE(steps.size() == (*file)->steps().size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    CAPTURE(i);
+    CHECK(steps[i][0] == (*file)->steps()[i].block);
+    CHECK(steps[i][1] == (*file)->steps()[i].active);
+  }
+}
+
+// Per block, the lanes that ran it, summed over a report's trace: what a split cannot change.
+inline std::map<int, uint64_t> lanes_per_block(const nlohmann::json& report) {
+  std::map<int, uint64_t> lanes;
+  for (const auto& step : report["trace"])
+    lanes[step[0].get<int>()] += step[1].get<uint64_t>();
+  return lanes;
 }
 
 }  // namespace ab::testing

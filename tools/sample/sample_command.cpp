@@ -338,7 +338,11 @@ Expected<sample::Fit> run_chains(const SampleCommand& c, Prepared& p, sample::Dr
   };
   // Polled at step boundaries: Ctrl-C, and the progress line while no draw comes.
   options.should_stop = [&] {
-    if (!distributed()) stop_at_step_boundaries();  // a signal now keeps what the run made
+    // A signal now keeps what the run made; under mpirun it ends every rank at once.
+    if (distributed())
+      ranks_stop_at_once(root_rank());
+    else
+      stop_at_step_boundaries();
     progress.tick(received, next_draw);
     return interrupt_signal() != 0;
   };
