@@ -414,16 +414,31 @@ class BlockEmitter {
   // a @ b, outer(a, b), transpose(a) (ops.h, matrix_words): each product element sums its k in
   // blocks of kProductBlock, a partial from +0 per block, the blocks' partials added in order.
   void emit_matrix(const Op& op) {
+    with_matrix_result(op, [&](const auto& out) { emit_matrix_body(op, out); });
+  }
+
+  // A matrix op's scope, in which body(out) writes the result's word idx at out(idx): a scratch
+  // array when the result aliases an operand, copied into the result at the end.
+  template <class F>
+  void with_matrix_result(const Op& op, F body) {
+    const bool aliases = std::find(op.args.begin(), op.args.end(), op.dst) != op.args.end();
+    line(1, "{");
+    if (aliases) line(2, fmt::format("uint res[{}];", words(op.dst)));
+    body([&](const std::string& idx) {
+      return aliases ? fmt::format("res[{}]", idx) : word(op.dst, idx);
+    });
+    if (aliases)
+      for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+        line(ind, fmt::format("{} = res[{}];", word(op.dst, i), i));
+      });
+    line(1, "}");
+  }
+
+  template <class Out>
+  void emit_matrix_body(const Op& op, const Out& out) {
     const VarId a = op.args[0], b = op.args.size() > 1 ? op.args[1] : -1;
     const MatrixShape s =
         matrix_shape(T_, op.code, p_.vars[a].type, b >= 0 ? p_.vars[b].type : Types::kVoid);
-    const uint32_t n = words(op.dst);
-    const bool aliases = op.dst == a || op.dst == b;
-    line(1, "{");
-    if (aliases) line(2, fmt::format("uint res[{}];", n));
-    auto out = [&](const std::string& idx) {
-      return aliases ? fmt::format("res[{}]", idx) : word(op.dst, idx);
-    };
     auto a_at = [&](const std::string& m, const std::string& k) {
       return typed(Scalar::Float, word(a, fmt::format("{} * {}u + {}", m, s.k, k)));
     };
@@ -469,11 +484,66 @@ class BlockEmitter {
         });
       });
     }
-    if (aliases)
-      for_words(2, n, [&](int ind, const std::string& i) {
-        line(ind, fmt::format("{} = res[{}];", word(op.dst, i), i));
-      });
-    line(1, "}");
+  }
+
+  // cholesky_decompose, mdivide_left_tri_low and its transpose: the chains of rounded operations
+  // of triangular_words (ir/linear_algebra.h), as loops over the triangle, counted for lavapipe.
+  void emit_triangular(const Op& op) {
+    const VarId a = op.args[0], b = op.args.size() > 1 ? op.args[1] : -1;
+    const MatrixShape s =
+        matrix_shape(T_, op.code, p_.vars[a].type, b >= 0 ? p_.vars[b].type : Types::kVoid);
+    const uint32_t n = s.m;
+    auto f = [](const std::string& w) { return typed(Scalar::Float, w); };
+    auto at = [](const char* row, uint32_t stride, const char* col) {
+      return fmt::format("{} * {}u + {}", row, stride, col);
+    };
+    const std::string divide = fmt::format(fmt::runtime(op_info(OpCode::Div).glsl), "s", "{}");
+    with_matrix_result(op, [&](const auto& out) {
+      // s = s - x * y: a rounded product, then a rounded subtraction
+      auto minus = [&](int ind, const std::string& x, const std::string& y) {
+        line(ind, fmt::format("{{ precise float t = {} * {}; s = s - t; }}", x, y));
+      };
+      auto store = [&](int ind, const std::string& idx, const std::string& value) {
+        line(ind,
+             fmt::format("{{ precise float r = {}; {} = floatBitsToUint(r); }}", value, out(idx)));
+      };
+      if (op.code == OpCode::Cholesky) {
+        line(2, fmt::format("for (uint i = 0u; i < {}u; ++i) {} = 0u;", n * n, out("i")));
+        line(2, fmt::format("for (uint j = 0u; j < {}u; ++j) {{", n));
+        line(3, fmt::format("for (uint i = j; i < {}u; ++i) {{", n));
+        line(4, fmt::format("precise float s = {};", f(word(a, at("i", n, "j")))));
+        line(4, "for (uint k = 0u; k < j; ++k)");
+        minus(5, f(out(at("i", n, "k"))), f(out(at("j", n, "k"))));
+        store(4, at("i", n, "j"),
+              fmt::format("i == j ? {} : {}",
+                          fmt::format(fmt::runtime(op_info(OpCode::Sqrt).glsl), "s"),
+                          fmt::format(fmt::runtime(divide), f(out(at("j", n, "j"))))));
+        line(3, "}");
+        line(2, "}");
+        uint64_t iterations = uint64_t{n} * n + 1 + n + 1;
+        for (uint64_t j = 0; j < n; ++j)
+          iterations += (n - j + 1) + (n - j) * (j + 1);
+        return add(LoopCount{iterations, 4});
+      }
+      const uint32_t p = s.p;
+      const bool back = op.code == OpCode::TriSolveT;
+      line(2, fmt::format("for (uint c = 0u; c < {}u; ++c) {{", p));
+      line(3, fmt::format("for (uint step = 0u; step < {}u; ++step) {{", n));
+      line(4, back ? fmt::format("uint i = {}u - step;", n - 1) : "uint i = step;");
+      line(4, fmt::format("precise float s = {};", f(word(b, at("i", p, "c")))));
+      if (back) {
+        line(4, fmt::format("for (uint k = i + 1u; k < {}u; ++k)", n));
+        minus(5, f(word(a, at("k", n, "i"))), f(out(at("k", p, "c"))));
+      } else {
+        line(4, "for (uint k = 0u; k < i; ++k)");
+        minus(5, f(word(a, at("i", n, "k"))), f(out(at("k", p, "c"))));
+      }
+      store(4, at("i", p, "c"), fmt::format(fmt::runtime(divide), f(word(a, at("i", n, "i")))));
+      line(3, "}");
+      line(2, "}");
+      // per column: n steps and a test, each step's inner loop its length and a test
+      add(LoopCount{p + 1 + uint64_t{p} * (n + 1 + uint64_t{n} * (n + 1) / 2), 3});
+    });
   }
 
   // Emits `uint off = ...;` resolving the access path, faulting on a bad dynamic index.
@@ -647,6 +717,10 @@ class BlockEmitter {
       case OpCode::Outer:
       case OpCode::Transpose:
         return emit_matrix(op);
+      case OpCode::Cholesky:
+      case OpCode::TriSolve:
+      case OpCode::TriSolveT:
+        return emit_triangular(op);
       case OpCode::RandUniform:
       case OpCode::RandNormal:
         line(1, fmt::format("{} = floatBitsToUint({}(lane, draws));", name(op.dst),

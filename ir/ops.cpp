@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/linear_algebra.h"
 #include "ir/scalar_rule.h"
 
 namespace ab {
@@ -143,6 +144,9 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"matmul", C::Matrix, 2, true, nullptr, A::Float, Y::Float, {}, "@", S::Operator, D::Rule},
     matrix("outer", 2),
     matrix("transpose", 1),
+    matrix("cholesky", 1),
+    matrix("tri_solve", 2),
+    {"tri_solve_t", C::Matrix, 2, true, nullptr, A::Float, Y::Float, {}, nullptr, S::None, D::Missing},  // derivatives' own
     {"rand_uniform", C::Random, 0, true, nullptr, A::None, Y::Float, {11, 1}, "uniform", S::Random},  // Philox rounds
     {"rand_normal", C::Random, 0, true, nullptr, A::None, Y::Float, {11 + 62 + 8, 1 + 9}, "normal", S::Random},  // then ab_cos
     {"assert", C::Check, 1, false, nullptr},
@@ -224,7 +228,21 @@ Expected<MatrixShape> checked_matrix_shape(const Types& types, OpCode code, Type
     return Error{fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
                              spelling(types, a))};
   }
+  if (code == OpCode::Cholesky) {
+    if (da.size() == 2 && da[0] == da[1]) return MatrixShape{da[0], da[0], 0};
+    return Error{
+        fmt::format("'cholesky_decompose' needs a square float matrix ('float[N][N]'), found '{}'",
+                    spelling(types, a))};
+  }
   const std::vector<uint32_t> db = float_dims(types, b);
+  if (is_triangular(code)) {
+    if (da.size() == 2 && da[0] == da[1] && !db.empty() && db[0] == da[0])
+      return MatrixShape{da[0], da[0], db.size() == 2 ? db[1] : 1};
+    return Error{fmt::format(
+        "'mdivide_left_tri_low' needs a square float matrix 'float[N][N]' and a float vector "
+        "'float[N]' or matrix 'float[N][P]' of as many rows, found '{}' and '{}'",
+        spelling(types, a), spelling(types, b))};
+  }
   if (code == OpCode::Outer) {
     if (da.size() == 1 && db.size() == 1) return MatrixShape{da[0], 1, db[0]};
     return Error{fmt::format("'outer' needs two float vectors, found '{}' and '{}'",
@@ -254,6 +272,8 @@ std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId
   const MatrixShape s = matrix_shape(types, code, a, b);
   if (code == OpCode::Transpose) return {s.k, s.m};
   if (code == OpCode::Outer) return {s.m, s.p};
+  if (code == OpCode::Cholesky) return {s.m, s.m};
+  if (is_triangular(code)) return float_dims(types, b);
   const bool a_matrix = float_dims(types, a).size() == 2,
              b_matrix = float_dims(types, b).size() == 2;
   if (a_matrix && b_matrix) return {s.m, s.p};
@@ -263,6 +283,7 @@ std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId
 void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
                   uint32_t* out) {
   Fault fault = Fault::None;
+  if (is_triangular(code)) return triangular_words(code, s, a, b, out);
   if (code == OpCode::Transpose) {
     for (uint32_t m = 0; m < s.m; ++m)
       for (uint32_t k = 0; k < s.k; ++k)

@@ -49,6 +49,9 @@ enum class OpCode : uint8_t {
   MatMul,     // dst = a0 @ a1: matrix-vector, vector-matrix or matrix-matrix product
   Outer,      // dst[m][p] = a0[m] * a1[p] (a matrix product's derivative)
   Transpose,  // dst[k][m] = a0[m][k]
+  Cholesky,   // dst = the lower Cholesky factor of a0 (float[N][N]; its lower triangle is read)
+  TriSolve,   // dst = L \ a1 by forward substitution, L = a0's lower triangle; a1 float[N] or [N][P]
+  TriSolveT,  // dst = L^T \ a1 by back substitution (TriSolve's and Cholesky's derivatives)
   // per-lane random numbers (no operands)
   RandUniform, RandNormal,
   // checks
@@ -163,7 +166,9 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in);
 
 // A matrix op as one product of an M x K matrix by a K x P matrix, both row-major: a vector on
 // the left of `@` is 1 x K, one on the right K x 1. Outer is the product with K = 1 (written
-// without a sum) and Transpose reads an M x K operand and writes it K x M (P unused).
+// without a sum) and Transpose reads an M x K operand and writes it K x M (P unused). Cholesky
+// reads an N x N matrix (M = K = N, P unused); TriSolve and TriSolveT an N x N factor and an
+// N x P right-hand side (P = 1 for a vector), written N x P.
 struct MatrixShape {
   uint32_t m = 0, k = 0, p = 0;
 };
@@ -176,8 +181,8 @@ MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b);
 
 // out = a @ b (MatMul) in the language's summation order (kProductBlock and
-// for_each_product_block, autobatch/numerics.h), outer(a, b) or transpose(a), over words. `out`
-// must not overlap the operands.
+// for_each_product_block, autobatch/numerics.h), outer(a, b), transpose(a), or the triangular
+// ops (ir/linear_algebra.h), over words. `out` must not overlap the operands.
 void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
                   uint32_t* out);
 

@@ -17,13 +17,18 @@ std::optional<VectorConstraint> vector_constraint(const std::string& type_name) 
   if (type_name == "simplex") return VectorConstraint::Simplex;
   if (type_name == "ordered") return VectorConstraint::Ordered;
   if (type_name == "positive_ordered") return VectorConstraint::PositiveOrdered;
+  if (type_name == "cholesky_factor_corr") return VectorConstraint::CholeskyFactorCorr;
   return std::nullopt;
 }
 
 // The builtins that are not an op's own name (ir/ops.cpp's rows name those).
+// clang-format off
 constexpr const char* kBuiltins[] = {
     "dot", "sum", "len", "bool", "emit", "grad", "value_and_grad", "mean", "transpose",
+    "cholesky_decompose", "mdivide_left_tri_low", "gp_exp_quad_cov", "cov_exp_quad", "add_diag",
+    "multi_normal_cholesky_lpdf", "lkj_corr_cholesky_lpdf",
 };
+// clang-format on
 
 std::optional<TypeId> scalar_type(const std::string& name) {
   if (name == "bool") return Types::kBool;
@@ -310,6 +315,12 @@ std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, Type
       diags_.error(type.loc, "a simplex needs at least 2 elements: simplex[1] is the constant 1");
       return std::nullopt;
     }
+    if (out.vector == VectorConstraint::CholeskyFactorCorr && program_.types[vector].count < 2) {
+      diags_.error(type.loc,
+                   "a cholesky_factor_corr needs K >= 2: cholesky_factor_corr[1] is the constant "
+                   "[[1.0]]");
+      return std::nullopt;
+    }
   }
   if (!type.lower && !type.upper) return out;
   TypeId leaf = resolved;
@@ -352,8 +363,9 @@ std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, Type
   return out;
 }
 
-// `simplex[K]`, `ordered[K]`, `positive_ordered[K]`: a struct field's type (the sampler's
-// parameters), with a length and no bounds (the type is its own constraint, as in Stan).
+// `simplex[K]`, `ordered[K]`, `positive_ordered[K]`, `cholesky_factor_corr[K]`: a struct
+// field's type (the sampler's parameters), with a length and no bounds (the type is its own
+// constraint, as in Stan).
 Status Globals::check_vector_type(const ast::TypeExpr& type, bool allow_bounds) {
   if (!allow_bounds)
     return Error{
@@ -364,6 +376,10 @@ Status Globals::check_vector_type(const ast::TypeExpr& type, bool allow_bounds) 
     return Error{fmt::format("'{}' needs a length: {}[K]", type.name, type.name)};
   if (type.lower || type.upper)
     return Error{fmt::format("'{}' takes no bounds: the type is its own constraint", type.name)};
+  if (type.name == "cholesky_factor_corr" && type.dims.size() != 1)
+    return Error{
+        "'cholesky_factor_corr' takes one length: cholesky_factor_corr[K] is a "
+        "float[K][K]"};
   return Ok{};
 }
 
@@ -398,6 +414,7 @@ std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allo
     if (!n) return std::nullopt;
     lengths.push_back(*n);
   }
+  if (type.name == "cholesky_factor_corr") lengths.push_back(lengths.back());  // K x K
   TypeId t = *base;
   for (size_t i = lengths.size(); i-- > 0;) {
     if (uint64_t{program_.types.words(t)} * lengths[i] > kMaxTypeWords) {

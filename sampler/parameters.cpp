@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -55,6 +56,29 @@ std::string shifted(uint32_t i, double offset) {
 // nuts_constrain's and nuts_log_jacobian's bodies, a statement per coordinate: no loop (a loop
 // that is not a sum would put a tape entry per iteration on the chain's stacks).
 struct Maps {
+  // A cholesky_factor_corr[K] from u[ui] on, row by row: z = tanh(u), L[i][j] = z sqrt(rest),
+  // rest = rest sech(u)^2 (which is 1 - z^2, without z rounding to 1), L[i][i] = sqrt(rest).
+  // Its log-Jacobian, log1m(z^2) per element and half the log of what a row has left at each of
+  // its later elements (Stan's), is sum over row i's elements j of (i + 1 - j) log sech(u),
+  // log sech(u) = u + log 2 - log1p_exp(2 u).
+  void correlation_factor(const ConstrainedVector& v, uint32_t ui) {
+    const uint32_t k = v.side();
+    constrain += fmt::format("    x[{}] = 1.0;\n", v.first);
+    for (uint32_t i = 1; i < k; ++i) {
+      constrain += "    rest = 1.0;\n";
+      for (uint32_t j = 0; j < i; ++j, ++ui) {
+        const std::string log_sech =
+            fmt::format("(u[{0}] + 0.693147182 - log1p_exp(2.0 * u[{0}]))", ui);
+        constrain +=
+            fmt::format("    x[{}] = tanh(u[{}]) * sqrt(rest);\n    rest = rest * exp(2.0 * {});\n",
+                        v.first + i * k + j, ui, log_sech);
+        jacobian += fmt::format("    j += {} * {};\n", float_literal(static_cast<float>(i + 1 - j)),
+                                log_sech);
+      }
+      constrain += fmt::format("    x[{}] = sqrt(rest);\n", v.first + i * k + i);
+    }
+  }
+
   std::string constrain, jacobian;
 
   // Coordinate x[xi] from u[ui] through its bounds; a free one only when `copy_free`.
@@ -90,6 +114,7 @@ struct Maps {
   // A constrained vector from u[ui] on.
   void vector(const ConstrainedVector& v, uint32_t ui) {
     const uint32_t x = v.first;
+    if (v.kind == VectorConstraint::CholeskyFactorCorr) return correlation_factor(v, ui);
     if (v.kind == VectorConstraint::Simplex) {
       constrain += "    stick = 1.0;\n";
       jacobian += "    stick = 1.0;\n";
@@ -120,10 +145,15 @@ struct Maps {
 std::string struct_glue(const ParameterLayout& layout) {
   const bool reshaped = layout.unconstrained_dimension() != layout.dimension();
   Maps maps;
-  const bool simplex = std::any_of(layout.vectors.begin(), layout.vectors.end(), [](const auto& v) {
-    return v.kind == VectorConstraint::Simplex;
-  });
-  const std::string stick = simplex ? "    var stick = 1.0;\n" : "";
+  // The running variables the transforms need: what is left of a simplex's stick, of a
+  // correlation factor's row.
+  const auto uses = [&](VectorConstraint kind) {
+    return std::any_of(layout.vectors.begin(), layout.vectors.end(),
+                       [&](const auto& v) { return v.kind == kind; });
+  };
+  const std::string stick =
+      std::string(uses(VectorConstraint::Simplex) ? "    var stick = 1.0;\n" : "") +
+      (uses(VectorConstraint::CholeskyFactorCorr) ? "    var rest = 1.0;\n" : "");
   size_t next_vector = 0;
   for (uint32_t i = 0, ui = 0; i < layout.dimension();) {
     if (next_vector < layout.vectors.size() && layout.vectors[next_vector].first == i) {
@@ -193,6 +223,16 @@ bool is_quantity_tree(const ValueType& t) {
 
 }  // namespace
 
+uint32_t ConstrainedVector::side() const {
+  return static_cast<uint32_t>(std::lround(std::sqrt(static_cast<double>(length))));
+}
+
+uint32_t ConstrainedVector::free_length() const {
+  if (kind == VectorConstraint::Simplex) return length - 1;
+  if (kind == VectorConstraint::CholeskyFactorCorr) return side() * (side() - 1) / 2;
+  return length;
+}
+
 bool ParameterLayout::constrained() const {
   for (const FloatBounds& b : bounds)
     if (b.any()) return true;
@@ -224,6 +264,12 @@ Expected<ParameterLayout> struct_layout(const ValueType& params) {
           "field '{}: {}' of '{}': a struct of parameters holds floats and arrays of floats",
           f.name, f.type.spelling(), params.struct_name)};
     std::function<void(const ValueType&)> add_vectors = [&](const ValueType& t) {
+      if (f.bounds.vector == VectorConstraint::CholeskyFactorCorr) {  // one K x K matrix
+        out.vectors.push_back(
+            {static_cast<uint32_t>(out.names.size()), t.count * t.count, f.bounds.vector});
+        out.names.resize(out.names.size() + t.count * t.count);
+        return;
+      }
       if (t.elem().is_array()) {
         for (uint32_t i = 0; i < t.count; ++i)
           add_vectors(t.elem());
@@ -312,7 +358,19 @@ std::vector<double> constrain(const ParameterLayout& layout, const std::vector<d
       continue;
     }
     const ConstrainedVector& v = layout.vectors[next_vector++];
-    if (v.kind == VectorConstraint::Simplex) {
+    if (v.kind == VectorConstraint::CholeskyFactorCorr) {
+      const uint32_t k = v.side();
+      x[i] = 1;
+      for (uint32_t r = 1, next = ui; r < k; ++r) {
+        double rest = 1;
+        for (uint32_t c = 0; c < r; ++c) {
+          const double z = std::tanh(u[next++]);
+          x[i + r * k + c] = z * std::sqrt(rest);
+          rest *= 1 - z * z;
+        }
+        x[i + r * k + r] = std::sqrt(rest);
+      }
+    } else if (v.kind == VectorConstraint::Simplex) {
       double stick = 1;
       for (uint32_t k = 0; k + 1 < v.length; ++k) {
         x[i + k] = stick / (1 + std::exp(-(u[ui + k] - simplex_offset(v.length, k))));
@@ -332,10 +390,34 @@ std::vector<double> constrain(const ParameterLayout& layout, const std::vector<d
 
 namespace {
 
+// A cholesky_factor_corr[K]'s unconstrained coordinates, atanh of the canonical partial
+// correlations, or nullopt when x is not such a factor (float32 rows of length 1 within 1e-5).
+std::optional<std::vector<double>> unconstrain_correlation_factor(uint32_t k, const float* x) {
+  std::vector<double> u;
+  for (uint32_t r = 0; r < k; ++r) {
+    double length = 0;
+    for (uint32_t c = 0; c < k; ++c) {
+      if (c > r && x[r * k + c] != 0) return std::nullopt;
+      length += double{x[r * k + c]} * x[r * k + c];
+    }
+    if (!(x[r * k + r] > 0) || std::abs(length - 1) > 1e-5) return std::nullopt;
+    double rest = 1;
+    for (uint32_t c = 0; c < r; ++c) {
+      const double z = x[r * k + c] / std::sqrt(rest);
+      if (!(std::abs(z) < 1)) return std::nullopt;
+      u.push_back(std::atanh(z));
+      rest -= double{x[r * k + c]} * x[r * k + c];
+    }
+  }
+  return u;
+}
+
 // The unconstrained coordinates of constrained vector `v` given its values `x`, or why not.
 Expected<std::vector<double>> unconstrain_vector(const ParameterLayout& layout,
                                                  const ConstrainedVector& v, const float* x) {
-  const std::string name = layout.names[v.first].substr(0, layout.names[v.first].rfind('['));
+  const bool matrix = v.kind == VectorConstraint::CholeskyFactorCorr;
+  const std::string& first = layout.names[v.first];
+  const std::string name = first.substr(0, matrix ? first.find('[') : first.rfind('['));
   std::string values;
   for (uint32_t k = 0; k < v.length; ++k)
     values += fmt::format("{}{}", k ? ", " : "", x[k]);
@@ -344,6 +426,14 @@ Expected<std::vector<double>> unconstrain_vector(const ParameterLayout& layout,
   };
   for (uint32_t k = 0; k < v.length; ++k)
     if (!std::isfinite(x[k])) return refuse("finite");
+  if (matrix) {
+    auto u = unconstrain_correlation_factor(v.side(), x);
+    if (!u)
+      return refuse(
+          "the Cholesky factor of a correlation matrix (lower triangular, a positive diagonal, "
+          "rows of length 1)");
+    return *u;
+  }
   std::vector<double> u;
   if (v.kind == VectorConstraint::Simplex) {
     double sum = 0;

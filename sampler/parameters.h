@@ -12,7 +12,10 @@
 // for an upper one, x = L + (U - L) inv_logit(u) for both; an ordered vector x[0] = u[0],
 // x[k] = x[k-1] + exp(u[k]) (positive_ordered: x[0] = exp(u[0])); a simplex of K from K - 1
 // coordinates by stick-breaking, z[k] = inv_logit(u[k] - log(K - 1 - k)), x[k] = z[k] times what
-// is left of the stick, x[K-1] the rest. The log density gains the log Jacobian of the map.
+// is left of the stick, x[K-1] the rest; a cholesky_factor_corr[K] from K (K - 1) / 2 canonical
+// partial correlations z = tanh(u), row by row (Stan's): L[0][0] = 1, L[i][j] = z times the
+// square root of what row i has left of its unit length, L[i][i] the rest. The log density gains
+// the log Jacobian of the map.
 //
 // A struct model may also define `fn transformed(p: Params) -> T` and `fn generated(p: Params)
 // -> G` (structs of floats, ints and bools, or arrays of them): their fields are columns after
@@ -28,12 +31,16 @@
 
 namespace ab::sample {
 
-// A vector with a constrained type: coordinates [first, first + length) of the constrained ones.
+// A vector with a constrained type: coordinates [first, first + length) of the constrained ones
+// (a cholesky_factor_corr[K]'s K x K, row by row).
 struct ConstrainedVector {
   uint32_t first = 0, length = 0;
   VectorConstraint kind = VectorConstraint::None;
-  // Its unconstrained coordinates: one fewer for a simplex.
-  uint32_t free_length() const { return kind == VectorConstraint::Simplex ? length - 1 : length; }
+  // A cholesky_factor_corr's K.
+  uint32_t side() const;
+  // Its unconstrained coordinates: one fewer for a simplex, K (K - 1) / 2 for a
+  // cholesky_factor_corr[K] (the elements below its diagonal).
+  uint32_t free_length() const;
 };
 
 struct ParameterLayout {

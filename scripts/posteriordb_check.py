@@ -59,10 +59,7 @@ DERIVED = {
 }
 
 # Posteriors not ported, and why.
-NOT_PORTED = {
-    "gp_pois_regr-gp_regr": "needs cholesky_decompose, gp_exp_quad_cov and "
-                            "multi_normal_cholesky (issue 45's linear algebra, not built yet)",
-}
+NOT_PORTED = {}
 
 
 def stan_name(ours):

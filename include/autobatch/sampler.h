@@ -94,7 +94,8 @@ class Model {
   uint32_t dimension() const { return static_cast<uint32_t>(names_.size()); }
   // The parameters' constrained coordinates, the first columns (what --init gives per chain).
   uint32_t parameter_count() const { return static_cast<uint32_t>(bounds_.size()); }
-  // The coordinates the chains move in: parameter_count() less one per simplex.
+  // The coordinates the chains move in: parameter_count() less one per simplex and K (K + 1) / 2
+  // per cholesky_factor_corr[K] (its diagonal and upper triangle).
   uint32_t unconstrained_dimension() const { return unconstrained_dimension_; }
   // Per column, the name it is reported under: "q[3]", "tau", "theta[0]", "m[1][2]".
   const std::vector<std::string>& parameter_names() const { return names_; }

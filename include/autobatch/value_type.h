@@ -47,8 +47,16 @@ struct ValueType {
 
 // A constrained vector type of a struct field, on its innermost dimension: `simplex[K]` (K
 // positive floats summing to 1), `ordered[K]` (strictly increasing), `positive_ordered[K]`
-// (strictly increasing and positive); `simplex[M][K]` is M simplexes of K.
-enum class VectorConstraint : uint8_t { None, Simplex, Ordered, PositiveOrdered };
+// (strictly increasing and positive); `simplex[M][K]` is M simplexes of K. One matrix type,
+// on the two innermost: `cholesky_factor_corr[K]` is a float[K][K], the lower Cholesky factor
+// of a K x K correlation matrix (rows of unit length, a positive diagonal, +0 above it).
+enum class VectorConstraint : uint8_t {
+  None,
+  Simplex,
+  Ordered,
+  PositiveOrdered,
+  CholeskyFactorCorr
+};
 
 // The bounds a struct field of floats declares, `x: float<lower=0, upper=1>` (or an array of
 // them), or its constrained vector type: metadata for the sampler, which maps such a field to

@@ -94,6 +94,41 @@ TEST_CASE("sample types: a simplex, ordered vectors and quantities recover their
   CHECK(in_set);
 }
 
+// cholesky_factor_corr and lkj_corr_cholesky_lpdf: each correlation's marginal, 2 Beta(a, a) - 1
+// with a = eta - 1 + K/2, has mean 0 and sd 1 / sqrt(2a + 1); every draw a factor (rows of unit
+// length, +0 above the diagonal).
+TEST_CASE("sample types: cholesky_factor_corr under LKJ recovers the correlations' marginals") {
+  const TempDir dir("ab_types_lkj");
+  const std::string model =
+      (fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models" / "lkj_corr.ab").string();
+  const auto o = run_sample(dir, model +
+                                     " --backend vm --chains 8 --draws 1000 --warmup 400 "
+                                     "--seed 5 --out fit");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  const json summary = json::parse(read_bytes(dir.path / "fit" / "summary.json"));
+  REQUIRE(summary["parameters"].size() == 4 + 9 + 1);
+  const double sd2 = 1 / std::sqrt(2 * 3.0 + 1), sd3 = 1 / std::sqrt(2 * 2.0 + 1);
+  for (const auto& [index, name, sd] :
+       {std::tuple{2, "L2[1][0]", sd2}, std::tuple{7, "L3[1][0]", sd3},
+        std::tuple{10, "L3[2][0]", sd3}, std::tuple{13, "omega21", sd3}}) {
+    const json& p = summary["parameters"][index];
+    CAPTURE(name);
+    CHECK(p["name"] == name);
+    CHECK(std::abs(double(p["mean"])) < 5 * double(p["mcse_mean"]) + 0.02 * sd);
+    CHECK(std::abs(double(p["sd"]) - sd) < 0.1 * sd);
+  }
+  const std::vector<double> draws = npy_values(dir.path / "fit" / "draws.npy");
+  REQUIRE(draws.size() == 8 * 1000 * 14);
+  double worst = 0;
+  for (size_t k = 0; k < draws.size(); k += 14) {
+    const double* x = &draws[k];
+    worst = std::max({worst, std::abs(x[2] * x[2] + x[3] * x[3] - 1),
+                      std::abs(x[10] * x[10] + x[11] * x[11] + x[12] * x[12] - 1), std::abs(x[1]),
+                      std::abs(x[5]) + std::abs(x[6]) + std::abs(x[9])});
+  }
+  CHECK(worst < 1e-6);
+}
+
 TEST_CASE("sample types: interp and vm give the same draws and quantities bit for bit") {
   const TempDir dir("ab_types_same");
   const std::string args = kTypes + " --chains 3 --draws 30 --warmup 40 --seed 2";

@@ -21,11 +21,16 @@ const std::string kModel =
     "po: positive_ordered[2], m: simplex[2][3], z: float }\n"
     "fn log_density(p: Params) -> float { return 0.0; }\n";
 
-ParameterLayout model_layout() {
+// A Cholesky factor of a 4 x 4 correlation matrix between two bounded coordinates.
+const std::string kCorrelationModel =
+    "struct Params { a: float<lower=0>, c: cholesky_factor_corr[4], d: float }\n"
+    "fn log_density(p: Params) -> float { return 0.0; }\n";
+
+ParameterLayout model_layout(const std::string& model = kModel) {
   ab::CompileOptions options;
   options.file = "types.ab";
   options.entry = "log_density";
-  auto module = ab::Module::compile(kModel, options);
+  auto module = ab::Module::compile(model, options);
   REQUIRE_MESSAGE(module.ok(), module.error());
   auto layout = struct_layout((*module)->functions().at(0).params.at(0).value_type);
   REQUIRE_MESSAGE(layout.ok(), layout.error());
@@ -34,11 +39,12 @@ ParameterLayout model_layout() {
 
 // Runs the glue's `entry` (nuts_constrain or nuts_log_jacobian) at each point, returns its words.
 std::vector<float> run_glue(const ParameterLayout& layout, const std::string& entry,
-                            const std::vector<std::vector<double>>& points) {
+                            const std::vector<std::vector<double>>& points,
+                            const std::string& model = kModel) {
   ab::CompileOptions options;
   options.file = "types.ab";
   options.entry = entry;
-  auto module = ab::Module::compile(kModel + sampler_glue(layout, false), options);
+  auto module = ab::Module::compile(model + sampler_glue(layout, false), options);
   REQUIRE_MESSAGE(module.ok(), module.error());
   ab::Batch batch;
   batch.lanes = static_cast<uint32_t>(points.size());
@@ -75,12 +81,18 @@ double log_abs_det(std::vector<double> a, size_t n) {
 }
 
 // The log-Jacobian the density needs: the constrained coordinates less each simplex's last
-// (determined by the others, as Stan's density on a simplex is over its first K - 1), by
-// central differences of the double transform.
+// (determined by the others, as Stan's density on a simplex is over its first K - 1) and a
+// correlation factor's diagonal and upper triangle (its density is over the elements below the
+// diagonal, as Stan's), by central differences of the double transform.
 double numeric_log_jacobian(const ParameterLayout& layout, const std::vector<double>& u) {
   std::vector<uint8_t> kept(layout.dimension(), 1);
-  for (const ConstrainedVector& v : layout.vectors)
+  for (const ConstrainedVector& v : layout.vectors) {
     if (v.kind == ab::VectorConstraint::Simplex) kept[v.first + v.length - 1] = 0;
+    if (v.kind == ab::VectorConstraint::CholeskyFactorCorr)
+      for (uint32_t r = 0; r < v.side(); ++r)
+        for (uint32_t c = r; c < v.side(); ++c)
+          kept[v.first + r * v.side() + c] = 0;
+  }
   const size_t n = u.size();
   std::vector<double> jacobian;
   std::vector<std::vector<double>> columns;
@@ -169,6 +181,62 @@ TEST_CASE("constrained types: unconstrain inverts constrain, and refuses points 
         "po = [-1, 2] is not positive and strictly increasing (a positive_ordered)");
   CHECK(refused(13, {0.5f, 0.5f, NAN}) == "m[1] = [0.5, 0.5, nan] is not finite");
   CHECK(refused(0, {3.0f}) == "b = 3 is not inside (1, 3)");
+}
+
+TEST_CASE("constrained types: a cholesky_factor_corr's transform, log-Jacobian and inverse") {
+  const ParameterLayout layout = model_layout(kCorrelationModel);
+  CHECK(layout.dimension() == 1 + 16 + 1);
+  CHECK(layout.unconstrained_dimension() == 1 + 6 + 1);
+  REQUIRE(layout.vectors.size() == 1);
+  CHECK(layout.vectors[0].first == 1);
+  CHECK(layout.vectors[0].length == 16);
+  CHECK(layout.names[1 + 2 * 4 + 1] == "c[2][1]");
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> coordinate(-3.0, 3.0);
+  std::vector<std::vector<double>> points(16, std::vector<double>(8));
+  for (auto& u : points)
+    for (double& x : u)
+      x = static_cast<float>(coordinate(rng));
+  points[0] = {0.5, 12.0, -11.0, 0.3, 9.5, 0.0, -10.0, 1.0};  // tanh rounds to +-1 in float32
+  const std::vector<float> jacobians =
+      run_glue(layout, "nuts_log_jacobian", points, kCorrelationModel);
+  const std::vector<float> constrained =
+      run_glue(layout, "nuts_constrain", points, kCorrelationModel);
+  for (size_t p = 0; p < points.size(); ++p) {
+    CAPTURE(p);
+    CHECK(std::isfinite(jacobians[p]));
+    if (p > 0)  // the numeric Jacobian of the double map is unreliable at the extremes
+      CHECK(jacobians[p] ==
+            doctest::Approx(numeric_log_jacobian(layout, points[p])).epsilon(1e-4).scale(1.0));
+    const std::vector<double> x = constrain(layout, points[p]);
+    for (size_t i = 0; i < x.size(); ++i)
+      CHECK(constrained[p * x.size() + i] == doctest::Approx(x[i]).epsilon(1e-5).scale(1e-3));
+    // Rows of unit length, a positive diagonal, +0 above it.
+    for (uint32_t r = 0; r < 4; ++r) {
+      double length = 0;
+      for (uint32_t c = 0; c < 4; ++c) {
+        const float v = constrained[p * x.size() + 1 + r * 4 + c];
+        length += double{v} * v;
+        if (c > r) CHECK(std::bit_cast<uint32_t>(v) == 0u);
+      }
+      CHECK(length == doctest::Approx(1.0).epsilon(1e-5));
+      CHECK(constrained[p * x.size() + 1 + r * 5] > 0);
+    }
+  }
+  // --init: the inverse, and a matrix that is not such a factor refused.
+  const std::vector<double> x = constrain(layout, points[3]);
+  auto back = unconstrain(layout, std::vector<float>(x.begin(), x.end()));
+  REQUIRE_MESSAGE(back.ok(), back.error());
+  for (size_t i = 0; i < points[3].size(); ++i)
+    CHECK((*back)[i] == doctest::Approx(points[3][i]).epsilon(1e-3).scale(1.0));
+  std::vector<float> bad(x.begin(), x.end());
+  bad[1 + 4 + 1] *= 1.01f;  // row 1 longer than 1
+  auto refused = unconstrain(layout, bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().find("is not the Cholesky factor of a correlation matrix (lower "
+                             "triangular, a positive diagonal, rows of length 1)") !=
+        std::string::npos);
+  CHECK(refused.error().rfind("c = [1, 0, 0, 0, ", 0) == 0);
 }
 
 }  // namespace
