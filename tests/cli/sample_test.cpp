@@ -343,8 +343,8 @@ TEST_CASE("sample: the NUTS bench's --repeats gives medians and the Figure 6 tab
   const std::string calls = (dir / "calls").string();
   {
     std::ofstream rscript(dir / "Rscript");
-    rscript << "#!/bin/sh\nPATH=/usr/bin:/bin\nn=$(cat '" << calls << "' 2>/dev/null | wc -l)\necho \"$4 $5\" >> '"
-            << calls
+    rscript << "#!/bin/sh\nPATH=/usr/bin:/bin\nn=$(cat '" << calls
+            << "' 2>/dev/null | wc -l)\necho \"$4 $5\" >> '" << calls
             << "'\ncase $((n % 3)) in 0) c=1.0;; 1) c=3.0;; *) c=2.0;; esac\n"
                "echo \"stan_result gradients=1000 cpu_seconds=$c wall_seconds=1.0\"\n";
   }
