@@ -723,7 +723,8 @@ class BlockEmitter {
         return emit_triangular(op);
       case OpCode::RandUniform:
       case OpCode::RandNormal:
-        line(1, fmt::format("{} = floatBitsToUint({}(lane, draws));", name(op.dst),
+        // The stream of the lane's place in the whole batch (ab_ops.glsl's Philox).
+        line(1, fmt::format("{} = floatBitsToUint({}(P.first_lane + lane, draws));", name(op.dst),
                             op.code == OpCode::RandUniform ? "ab_rand_uniform" : "ab_rand_normal"));
         line(1, "draws += 1u;");
         add(helper_loops(op.code, Scalar::Float));

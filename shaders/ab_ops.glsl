@@ -118,8 +118,9 @@ int ab_max(int a, int b) { return b < a ? a : b; }
 uint ab_max(uint a, uint b) { return b < a ? a : b; }
 float ab_max(float a, float b) { return b < a ? a : b; }
 
-// ---- Philox4x32-10 (ir/random.cpp): draw k of lane L is philox({k, 0, L, 0}, seed), L counted
-// from the shard's first lane (RunOptions::first_lane) ----
+// ---- Philox4x32-10 (ir/random.cpp): draw k of lane L is philox({k, 0, L, 0}, seed). L is the
+// lane's place in the whole batch: the engine's kernels pass P.first_lane + lane (a shard's
+// first lane, RunOptions::first_lane); a user's compute kernel (compute.h) passes its own. ----
 uvec4 ab_philox(uvec4 c, uvec2 k) {
   for (int round = 0; round < 10; ++round) {
     uint hi0, lo0, hi1, lo1;
@@ -131,7 +132,7 @@ uvec4 ab_philox(uvec4 c, uvec2 k) {
   return c;
 }
 uvec4 ab_draw(uint lane, uint draw) {
-  return ab_philox(uvec4(draw, 0u, P.first_lane + lane, 0u), uvec2(P.seed_lo, P.seed_hi));
+  return ab_philox(uvec4(draw, 0u, lane, 0u), uvec2(P.seed_lo, P.seed_hi));
 }
 float ab_rand_uniform(uint lane, uint draw) {
   return float(ab_draw(lane, draw).x >> 8) * (1.0 / 16777216.0);
