@@ -131,7 +131,7 @@ TEST_CASE("products vulkan: every global variant runs products apart as interp d
     auto program = VulkanProgram::compile(context(), loaded->lowered, v.options);
     REQUIRE_MESSAGE(program.ok(), program.error());
     // The global step kernels hold each product block as its jump: no product loop.
-    CHECK((*program)->impl().glsl_for(Kernel::GlobalCompacted, 0).find("precise float partial") ==
+    CHECK((*program)->impl().glsl_for(Kernel::GlobalCompacted, 0).find("precise float total") ==
           std::string::npos);
     for (uint32_t budget : {0u, 11u, 25u}) {  // 0: none; else lanes fault at products and elsewhere
       for (uint32_t lanes : {1u, 7u, 100u}) {
@@ -235,8 +235,8 @@ TEST_CASE("products vulkan: the local kernels hold no product loop and do not gr
     CHECK(impl.products.size() == 2);  // z = X @ q, and the gradient's z' @ X
     const std::string& local = impl.glsl_for(Kernel::LocalLane, 0);
     const std::string& global = impl.glsl_for(Kernel::GlobalCompacted, 0);
-    CHECK(local.find("precise float partial") == std::string::npos);
-    CHECK(global.find("precise float partial") == std::string::npos);  // the jump alone there
+    CHECK(local.find("precise float total") == std::string::npos);
+    CHECK(global.find("precise float total") == std::string::npos);  // the jump alone there
     sizes.push_back(local.size());
     sizes.push_back(global.size());
   }
