@@ -560,8 +560,8 @@ TEST_CASE("inputs: uniforms bind by name from a JSON data file, shapes and types
   CHECK(wrong_size.error() ==
         "uniform 'y' is float[3]: '" + longer +
             "' holds nested lists of shape (4) for 'y' (the data's N = 4: the model's array "
-            "sizes are its constants, so declare them as the data has them, `const N: int = "
-            "...;`)");
+            "sizes are its constants, so read them from the data, `const N: int = data;`, or "
+            "declare them as the data has them)");
 
   const std::string ragged =
       dir.write("ragged.json", R"({"y": [1, 2, 3], "X": [[1, 2, 3], [4, 5]], "n": 1})");
