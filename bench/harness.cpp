@@ -105,12 +105,6 @@ Expected<Measured> run_once(const System& system, const RowContext& row,
   return m;
 }
 
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
-
 BenchRow measure_row(const System& system, const RowContext& row,
                      const std::shared_ptr<VulkanProgram>& vulkan_program, int repeats,
                      double budget_seconds, const BenchOptions& options) {
@@ -524,6 +518,12 @@ Status run_suite(const BenchOptions& options, BenchReport& report) {
   for (const Workload* workload : plan->programs)
     if (auto s = run_workload(*plan, *workload, options, report); !s) return s;
   return Ok{};
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
 }
 
 }  // namespace ab::bench

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "autobatch/expected.h"
 
@@ -18,6 +19,9 @@ constexpr uint32_t kHeavyFullLanes = 1024;
 // Fills `report`, or says why the options are unusable (unknown program or system, batch size 0).
 // Rows that fail or error are recorded in the report, not returned.
 Status run_suite(const BenchOptions& options, BenchReport& report);
+
+// The median of `xs` (the mean of the middle two for an even count); `xs` must not be empty.
+double median(std::vector<double> xs);
 
 // The bench's float tolerance for Vulkan rows: equal within 1e-4 relative (absolute below 1).
 bool within_float_tolerance(float x, float y);

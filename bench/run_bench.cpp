@@ -51,8 +51,10 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
                  "optional install: docs/nuts.md) and vm-tiles (the vm with loop tiles, "
                  "RunOptions::loop_tiles)")
       ->delimiter(',');
-  app.add_option("--repeats", options.repeats,
-                 "timed runs per row after one warm-up (default: 3 quick, 5 full)")
+  app.add_option(
+         "--repeats", options.repeats,
+         "timed runs per row after one warm-up (default: 3 quick, 5 full); the NUTS rows: runs "
+         "per row, without warm-up, reported as their medians (default: 1)")
       ->transform(whole_number_in(0, INT32_MAX));
   app.add_option("--repeat-budget", options.repeat_budget_seconds,
                  "stop repeating a row once its timed runs add up to this many seconds "

@@ -75,10 +75,22 @@ namespace {
 // fixed loops (ab_load and ab_store over the words, the fused kernel's counts). At least 1: a
 // dispatch always takes a step, so a program whose one iteration alone could reach the limit is not
 // protected (docs/engine.md).
+// The slot words ab_load and ab_store move: all but the words of variables longer than
+// `register_words`, which the blocks read and write in the state buffer (add_vars).
+uint64_t moved_slot_words(const LoweredProgram& program, const StateLayout& layout,
+                          uint32_t register_words) {
+  uint64_t words = layout.slots;
+  for (size_t v = 0; v < program.vars.size(); ++v) {
+    const uint32_t n = program.types().words(program.vars[v].type);
+    if (layout.var_slot[v] >= 0 && n > register_words) words -= n;
+  }
+  return words;
+}
+
 std::string loop_count_defines(const GlslTarget& target, const StateLayout& layout,
                                const LoweredProgram& program,
                                const std::vector<LoopCount>& block_loops, const LoopCount& sweep,
-                               uint32_t private_stack_depth) {
+                               uint32_t private_stack_depth, uint32_t register_words) {
   const uint64_t lanes = std::max<uint32_t>(target.loop_lanes, 1);
   uint64_t passed = 0, longest = 0;  // over the part's blocks
   for (const LoopCount& c : block_loops) {
@@ -92,7 +104,8 @@ std::string loop_count_defines(const GlslTarget& target, const StateLayout& layo
   uint64_t private_words = 0;
   for (const StackPlacement& st : layout.stacks)
     private_words += uint64_t{private_stack_depth} * st.words;
-  const uint64_t fixed = 6 * uint64_t{layout.slots} + 2 * program.blocks.size() + 64 +
+  const uint64_t fixed = 6 * moved_slot_words(program, layout, register_words) +
+                         2 * program.blocks.size() + 64 +
                          (private_stack_depth ? 2 * private_words + 4 * layout.stacks.size() : 0);
   const uint64_t usable = target.loop_limit > fixed ? target.loop_limit - fixed : 0;
   auto room = [&](uint64_t n) { return n > one_more ? n - one_more : 1; };
@@ -210,6 +223,17 @@ Residency residency_of(Kernel k) {
                                                                    : Residency::Registers;
 }
 
+uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& layout, int32_t b,
+                              uint32_t register_words) {
+  const SourcePart whole{BlockSet{{BlockRange{0, static_cast<int32_t>(program.blocks.size())}}}};
+  std::string ignored;
+  const LoopCount block =
+      emit_block(program, layout, b, Residency::Memory, whole, ignored, /*unroll_long_loops=*/true);
+  // ab_load/ab_store and the counts around a step, as loop_count_defines' `fixed`
+  return block.iterations + block.statements +
+         6 * moved_slot_words(program, layout, register_words) + 2 * program.blocks.size() + 64;
+}
+
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part,
                           KernelEntries entries) {
@@ -219,7 +243,8 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   std::string block_functions;
   std::vector<LoopCount> block_loops(program.blocks.size());
   blocks.each([&](int32_t b) {
-    block_loops[b] = emit_block(program, layout, b, residency, part, block_functions);
+    block_loops[b] =
+        emit_block(program, layout, b, residency, part, block_functions, target.loop_limit > 0);
   });
   // Only the kernels that run many blocks per dispatch count their loops (ab_common.glsl).
   const bool count_loops = target.loop_limit > 0 && residency == Residency::Registers;
@@ -251,7 +276,7 @@ std::string generate_glsl(const LoweredProgram& program, const StateLayout& layo
   }
   if (count_loops)
     out += loop_count_defines(target, layout, program, block_loops, sweep_loops,
-                              part.private_stack_depth);
+                              part.private_stack_depth, part.register_words);
   return out + entry_points;
 }
 

@@ -83,17 +83,19 @@ class BlockEmitter {
   BlockEmitter(const LoweredProgram& p, const StateLayout& layout, int32_t index,
                Residency residency, std::string& out, bool slots_in_registers = false,
                bool private_stacks = false, uint32_t register_words = kRegisterWords,
-               const Banks& banks = {})
+               const Banks& banks = {}, const LoweredBlock* body = nullptr,
+               bool unroll_long_loops = false)
       : p_(p),
         L_(layout),
         T_(p.types()),
         b_(index),
-        block_(p.blocks[index]),
+        block_(body ? *body : p.blocks[index]),
         registers_(residency == Residency::Registers),
         slots_in_registers_(registers_ || slots_in_registers),
         private_stacks_(registers_ && private_stacks),
         register_words_(register_words),
         at_(banks),
+        unroll_long_loops_(unroll_long_loops),
         out_(out) {}
 
   void emit() {
@@ -193,7 +195,11 @@ class BlockEmitter {
   void for_words(int indent, uint32_t n, F body, uint32_t first = 0) {
     for_index(indent, "i", n, body, first);
   }
-  // The same over a loop variable of another name (for loops inside loops).
+  // The same over a loop variable of another name (for loops inside loops). A loop whose body
+  // runs kLongLoopWords times or more, counting the loops around it, takes kLongLoopUnroll words
+  // an iteration: a device that ends a shader's loops after so many iterations (lavapipe) then
+  // counts that many times fewer (docs/engine.md, "lavapipe's loop cap"), and the words are still
+  // visited in order, so every value and sum is the same.
   template <class F>
   void for_index(int indent, const std::string& var, uint32_t n, F body, uint32_t first = 0) {
     if (n <= kUnrollWords) {
@@ -201,13 +207,27 @@ class BlockEmitter {
         body(indent, std::to_string(i));
       return;
     }
+    const uint64_t outer_trips = trips_;
+    const uint32_t step =
+        unroll_long_loops_ && outer_trips * n >= kLongLoopWords ? kLongLoopUnroll : 1;
+    const uint32_t looped = n / step * step;
+    trips_ = outer_trips * n;
     const uint64_t before = loops_.iterations;
-    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; ++{0}) {{", var, first, first + n));
-    body(indent + 1, var);
+    const std::string next = step > 1 ? fmt::format("{} += {}u", var, step) : "++" + var;
+    line(indent, fmt::format("for (uint {0} = {1}u; {0} < {2}u; {3}) {{", var, first,
+                             first + looped, next));
+    for (uint32_t k = 0; k < step; ++k) {
+      if (step > 1) line(indent + 1, "{");
+      body(indent + 1 + (step > 1), k == 0 ? var : fmt::format("({} + {}u)", var, k));
+      if (step > 1) line(indent + 1, "}");
+    }
     line(indent, "}");
-    // n iterations and the final test, each with the body's own loops.
-    loops_.iterations = before + uint64_t{n} * (1 + loops_.iterations - before) + 1;
+    // looped / step iterations and the final test, each with the body's own loops.
+    loops_.iterations = before + uint64_t{looped / step} * (1 + loops_.iterations - before) + 1;
     loops_.statements += 1;
+    trips_ = outer_trips;
+    for (uint32_t i = first + looped; i < first + n; ++i)  // the rest, fewer than `step`
+      body(indent, std::to_string(i));
   }
 
   // for_words over the n words of a value at state slot s, one run of words per bank:
@@ -394,16 +414,31 @@ class BlockEmitter {
   // a @ b, outer(a, b), transpose(a) (ops.h, matrix_words): each product element sums its k in
   // blocks of kProductBlock, a partial from +0 per block, the blocks' partials added in order.
   void emit_matrix(const Op& op) {
+    with_matrix_result(op, [&](const auto& out) { emit_matrix_body(op, out); });
+  }
+
+  // A matrix op's scope, in which body(out) writes the result's word idx at out(idx): a scratch
+  // array when the result aliases an operand, copied into the result at the end.
+  template <class F>
+  void with_matrix_result(const Op& op, F body) {
+    const bool aliases = std::find(op.args.begin(), op.args.end(), op.dst) != op.args.end();
+    line(1, "{");
+    if (aliases) line(2, fmt::format("uint res[{}];", words(op.dst)));
+    body([&](const std::string& idx) {
+      return aliases ? fmt::format("res[{}]", idx) : word(op.dst, idx);
+    });
+    if (aliases)
+      for_words(2, words(op.dst), [&](int ind, const std::string& i) {
+        line(ind, fmt::format("{} = res[{}];", word(op.dst, i), i));
+      });
+    line(1, "}");
+  }
+
+  template <class Out>
+  void emit_matrix_body(const Op& op, const Out& out) {
     const VarId a = op.args[0], b = op.args.size() > 1 ? op.args[1] : -1;
     const MatrixShape s =
         matrix_shape(T_, op.code, p_.vars[a].type, b >= 0 ? p_.vars[b].type : Types::kVoid);
-    const uint32_t n = words(op.dst);
-    const bool aliases = op.dst == a || op.dst == b;
-    line(1, "{");
-    if (aliases) line(2, fmt::format("uint res[{}];", n));
-    auto out = [&](const std::string& idx) {
-      return aliases ? fmt::format("res[{}]", idx) : word(op.dst, idx);
-    };
     auto a_at = [&](const std::string& m, const std::string& k) {
       return typed(Scalar::Float, word(a, fmt::format("{} * {}u + {}", m, s.k, k)));
     };
@@ -449,11 +484,66 @@ class BlockEmitter {
         });
       });
     }
-    if (aliases)
-      for_words(2, n, [&](int ind, const std::string& i) {
-        line(ind, fmt::format("{} = res[{}];", word(op.dst, i), i));
-      });
-    line(1, "}");
+  }
+
+  // cholesky_decompose, mdivide_left_tri_low and its transpose: the chains of rounded operations
+  // of triangular_words (ir/linear_algebra.h), as loops over the triangle, counted for lavapipe.
+  void emit_triangular(const Op& op) {
+    const VarId a = op.args[0], b = op.args.size() > 1 ? op.args[1] : -1;
+    const MatrixShape s =
+        matrix_shape(T_, op.code, p_.vars[a].type, b >= 0 ? p_.vars[b].type : Types::kVoid);
+    const uint32_t n = s.m;
+    auto f = [](const std::string& w) { return typed(Scalar::Float, w); };
+    auto at = [](const char* row, uint32_t stride, const char* col) {
+      return fmt::format("{} * {}u + {}", row, stride, col);
+    };
+    const std::string divide = fmt::format(fmt::runtime(op_info(OpCode::Div).glsl), "s", "{}");
+    with_matrix_result(op, [&](const auto& out) {
+      // s = s - x * y: a rounded product, then a rounded subtraction
+      auto minus = [&](int ind, const std::string& x, const std::string& y) {
+        line(ind, fmt::format("{{ precise float t = {} * {}; s = s - t; }}", x, y));
+      };
+      auto store = [&](int ind, const std::string& idx, const std::string& value) {
+        line(ind,
+             fmt::format("{{ precise float r = {}; {} = floatBitsToUint(r); }}", value, out(idx)));
+      };
+      if (op.code == OpCode::Cholesky) {
+        line(2, fmt::format("for (uint i = 0u; i < {}u; ++i) {} = 0u;", n * n, out("i")));
+        line(2, fmt::format("for (uint j = 0u; j < {}u; ++j) {{", n));
+        line(3, fmt::format("for (uint i = j; i < {}u; ++i) {{", n));
+        line(4, fmt::format("precise float s = {};", f(word(a, at("i", n, "j")))));
+        line(4, "for (uint k = 0u; k < j; ++k)");
+        minus(5, f(out(at("i", n, "k"))), f(out(at("j", n, "k"))));
+        store(4, at("i", n, "j"),
+              fmt::format("i == j ? {} : {}",
+                          fmt::format(fmt::runtime(op_info(OpCode::Sqrt).glsl), "s"),
+                          fmt::format(fmt::runtime(divide), f(out(at("j", n, "j"))))));
+        line(3, "}");
+        line(2, "}");
+        uint64_t iterations = uint64_t{n} * n + 1 + n + 1;
+        for (uint64_t j = 0; j < n; ++j)
+          iterations += (n - j + 1) + (n - j) * (j + 1);
+        return add(LoopCount{iterations, 4});
+      }
+      const uint32_t p = s.p;
+      const bool back = op.code == OpCode::TriSolveT;
+      line(2, fmt::format("for (uint c = 0u; c < {}u; ++c) {{", p));
+      line(3, fmt::format("for (uint step = 0u; step < {}u; ++step) {{", n));
+      line(4, back ? fmt::format("uint i = {}u - step;", n - 1) : "uint i = step;");
+      line(4, fmt::format("precise float s = {};", f(word(b, at("i", p, "c")))));
+      if (back) {
+        line(4, fmt::format("for (uint k = i + 1u; k < {}u; ++k)", n));
+        minus(5, f(word(a, at("k", n, "i"))), f(out(at("k", p, "c"))));
+      } else {
+        line(4, "for (uint k = 0u; k < i; ++k)");
+        minus(5, f(word(a, at("i", n, "k"))), f(out(at("k", p, "c"))));
+      }
+      store(4, at("i", p, "c"), fmt::format(fmt::runtime(divide), f(word(a, at("i", n, "i")))));
+      line(3, "}");
+      line(2, "}");
+      // per column: n steps and a test, each step's inner loop its length and a test
+      add(LoopCount{p + 1 + uint64_t{p} * (n + 1 + uint64_t{n} * (n + 1) / 2), 3});
+    });
   }
 
   // Emits `uint off = ...;` resolving the access path, faulting on a bad dynamic index.
@@ -627,9 +717,14 @@ class BlockEmitter {
       case OpCode::Outer:
       case OpCode::Transpose:
         return emit_matrix(op);
+      case OpCode::Cholesky:
+      case OpCode::TriSolve:
+      case OpCode::TriSolveT:
+        return emit_triangular(op);
       case OpCode::RandUniform:
       case OpCode::RandNormal:
-        line(1, fmt::format("{} = floatBitsToUint({}(lane, draws));", name(op.dst),
+        // The stream of the lane's place in the whole batch (ab_ops.glsl's Philox).
+        line(1, fmt::format("{} = floatBitsToUint({}(P.first_lane + lane, draws));", name(op.dst),
                             op.code == OpCode::RandUniform ? "ab_rand_uniform" : "ab_rand_normal"));
         line(1, "draws += 1u;");
         add(helper_loops(op.code, Scalar::Float));
@@ -701,11 +796,13 @@ class BlockEmitter {
   bool private_stacks_;      // stacks in private arrays (SourcePart::private_stack_depth)
   uint32_t register_words_;  // longer variables stay in memory in Register residency
   BankAddress at_;           // where the state and stack words are (the run's Banks)
+  bool unroll_long_loops_;   // a device that caps loops: long loops take kLongLoopUnroll words
   std::string& out_;
   std::vector<VarId> referenced_, written_;
   std::set<VarId> read_first_;
   bool uses_random_ = false;
-  LoopCount loops_;  // of for_words and the helpers
+  LoopCount loops_;     // of for_words and the helpers
+  uint64_t trips_ = 1;  // how many times for_index's current body runs, the loops around it counted
   // The block holds an Emit (at most one: the front end starts a block at each).
   bool emits_ = false;
 };
@@ -734,9 +831,19 @@ PartUse part_use(const LoweredProgram& program, const BlockSet& part) {
 }
 
 LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, int32_t b,
-                     Residency residency, const SourcePart& part, std::string& out) {
+                     Residency residency, const SourcePart& part, std::string& out,
+                     bool unroll_long_loops) {
+  // A block whose ops run apart keeps its name, location and terminator.
+  const bool apart =
+      std::find(part.ops_apart.begin(), part.ops_apart.end(), b) != part.ops_apart.end();
+  LoweredBlock jump_only;
+  if (apart) {
+    jump_only = program.blocks[b];
+    jump_only.ops.clear();
+  }
   BlockEmitter block(program, layout, b, residency, out, part.slots_in_registers,
-                     part.private_stack_depth > 0, part.register_words, part.banks);
+                     part.private_stack_depth > 0, part.register_words, part.banks,
+                     apart ? &jump_only : nullptr, unroll_long_loops);
   block.emit();
   return block.loops();
 }

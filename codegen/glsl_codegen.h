@@ -118,6 +118,10 @@ struct SourcePart {
   uint32_t register_words = kRegisterWords;
   // How the run binds its lane state and arenas (state_layout.h, Banks; plan_banks).
   Banks banks{};
+  // Blocks of `blocks` whose ops another kernel runs just before (the product kernel, on the
+  // global schedule: codegen/product_blocks.h): the code for such a block takes its step and its
+  // jump only.
+  std::vector<int32_t> ops_apart{};
 };
 // The private_stack_depth for a run of `depth` entries per stack: `depth` when the register
 // kernels' private copy of every stack of a lane fits `limit_words` (private_stack_words() in
@@ -142,6 +146,13 @@ using KernelEntries = std::span<const KernelEntry>;
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, const SourcePart& part,
                           KernelEntries entries);
+// At most how many loop iterations block b's code runs for a lane in one step (every loop over a
+// value's words and its final test, the helpers' loops), with the loops every kernel runs around a
+// step: what a device that ends a shader's loops after GlslTarget::loop_limit iterations must
+// allow one step (docs/engine.md, "lavapipe's loop cap"), for kernels that keep variables of at
+// most `register_words` words in registers (SourcePart::register_words).
+uint64_t step_loop_iterations(const LoweredProgram& program, const StateLayout& layout, int32_t b,
+                              uint32_t register_words = kRegisterWords);
 // The whole program in one source (the form of every program that is not split).
 std::string generate_glsl(const LoweredProgram& program, const StateLayout& layout,
                           Residency residency, const GlslTarget& target, KernelEntries entries);

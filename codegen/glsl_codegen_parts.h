@@ -21,6 +21,12 @@
 namespace ab {
 
 constexpr uint32_t kUnrollWords = 8;  // aggregates up to this size are unrolled, larger ones loop
+// On a device that caps loops, a loop over this many words or more (its enclosing loops' trips
+// counted) takes kLongLoopUnroll words an iteration (BlockEmitter::for_index): long arrays' loops
+// pass lavapipe's loop cap eight times later; shorter loops, and other devices' code, are
+// unchanged.
+constexpr uint32_t kLongLoopWords = 1024;
+constexpr uint32_t kLongLoopUnroll = 8;
 
 // What a device with a loop limit (GlslTarget::loop_limit, lavapipe's) counts for a piece of
 // code: `iterations` when lanes run it, at most, each loop's final test counted as one more and a
@@ -203,9 +209,11 @@ struct PartUse {
 PartUse part_use(const LoweredProgram& program, const BlockSet& part);  // in glsl_codegen.cpp
 
 // Block b's function (BlockEmitter) appended to `out`, under the part's residency options;
-// returns its loops.
+// returns its loops. unroll_long_loops: for a device that caps loops (GlslTarget::loop_limit),
+// long loops take kLongLoopUnroll words an iteration; other devices' code is unchanged.
 LoopCount emit_block(const LoweredProgram& program, const StateLayout& layout, int32_t b,
-                     Residency residency, const SourcePart& part, std::string& out);
+                     Residency residency, const SourcePart& part, std::string& out,
+                     bool unroll_long_loops = false);
 
 // A lane sweep's entry point (glsl_sweep.cpp): `entry`, a KernelEntry::lane_sweep template, with
 // the part's sweep filled in. `sweep_loops`: the loops of one pass over the sweep.

@@ -95,6 +95,8 @@ Expected<std::shared_ptr<const Module>> Module::compile(
   std::vector<LoopVerdict> verdicts;
   FrontendOptions frontend;
   frontend.vectorize_loops = options.vectorize_loops;
+  frontend.reject_domain_errors = options.reject_domain_errors;
+  frontend.data_constants = options.data_constants;
   frontend.loops = &verdicts;
   std::vector<CallVerdict> call_verdicts;
   frontend.inline_calls = options.inline_calls;

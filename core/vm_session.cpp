@@ -33,15 +33,17 @@ std::shared_ptr<const VmState> make_vm_state(VmCheckpoint checkpoint) {
 }
 
 struct VmSession::Impl {
-  Impl(std::shared_ptr<const Module> m, Batch b, const RunOptions& o)
+  Impl(std::shared_ptr<const Module> m, Batch b, const RunOptions& o, std::vector<uint32_t> shards)
       : module(std::move(m)),
         batch(std::move(b)),
         options(o),
-        run(module->impl().lowered, batch, options),
-        check(module->impl().lowered, batch.lanes, options.stack_depth) {}
+        shard_lanes(std::move(shards)),
+        run(module->impl().lowered, batch, options, VmSchedule::OneBlockPerStep, shard_lanes),
+        check(module->impl().lowered, batch.lanes, options.stack_depth, shard_lanes.size()) {}
   std::shared_ptr<const Module> module;
   Batch batch;  // VmRun keeps a reference: declared before it
   RunOptions options;
+  std::vector<uint32_t> shard_lanes;
   VmRun run;
   VmCheckpointCheck check;
 };
@@ -50,13 +52,16 @@ VmSession::VmSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 VmSession::~VmSession() = default;
 
 Expected<std::unique_ptr<VmSession>> VmSession::create(std::shared_ptr<const Module> module,
-                                                       Batch batch, RunOptions options) {
+                                                       Batch batch, RunOptions options,
+                                                       std::vector<uint32_t> shard_lanes) {
   if (!module) return Error{"no module"};
   const Module::Impl& m = module->impl();
   if (Status fits = m.check_cpu_run(batch, options, CpuBackend::Vm); !fits) return fits.failure();
+  if (Status shards = check_shard_lanes(shard_lanes, batch.lanes); !shards) return shards.failure();
   const uint32_t lanes = batch.lanes;
   try {
-    auto impl = std::make_unique<Impl>(std::move(module), std::move(batch), options);
+    auto impl = std::make_unique<Impl>(std::move(module), std::move(batch), options,
+                                       std::move(shard_lanes));
     return std::unique_ptr<VmSession>(new VmSession(std::move(impl)));
   } catch (const std::bad_alloc&) {
     return Error{out_of_host_memory(m.cpu_bytes_per_lane(options, CpuBackend::Vm), lanes)};
@@ -73,6 +78,9 @@ const Batch& VmSession::batch() const {
 }
 const RunOptions& VmSession::options() const {
   return impl_->options;
+}
+const std::vector<uint32_t>& VmSession::shard_lanes() const {
+  return impl_->shard_lanes;
 }
 uint32_t VmSession::lanes() const {
   return impl_->batch.lanes;

@@ -35,7 +35,7 @@ class LaneRun {
           const RunOptions& options, uint32_t lane)
       : program_(p), layouts_(layouts), batch_(batch), options_(options), lane_(lane) {
     rng_.seed = options.seed;
-    rng_.lane = lane;
+    rng_.lane = options.first_lane + lane;
   }
 
   bool run(int entry, uint32_t* output, LaneError& error, RunResult& result) {

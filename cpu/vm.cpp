@@ -9,6 +9,8 @@
 #include <thread>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "cpu/lane_pool.h"
 #include "cpu/vm_kernels.h"
 #include "ir/fault_detail.h"
@@ -60,6 +62,53 @@ BlockPicker block_picker(Heuristic h) {
   return h == Heuristic::MinPc ? pick_min_pc : pick_most_lanes;
 }
 
+namespace {
+
+// A sharded run's turns (VmRun's shard_lanes): per shard, one past its last lane, its live lanes
+// and the steps it has taken. The next step is the live shard's with the fewest steps, the first
+// such: the shards take turns, and one that has ended is skipped.
+class ShardTurns {
+ public:
+  explicit ShardTurns(const std::vector<uint32_t>& lanes) {
+    for (uint32_t n : lanes) {
+      end_.push_back((end_.empty() ? 0 : end_.back()) + n);
+      live_.push_back(n);
+    }
+    steps_.assign(end_.size(), 0);
+  }
+  bool sharded() const { return !end_.empty(); }
+  uint32_t next() const {  // while some lane is live
+    uint32_t next = 0;
+    bool found = false;
+    for (uint32_t s = 0; s < end_.size(); ++s)
+      if (live_[s] && (!found || steps_[s] < steps_[next])) next = s, found = true;
+    return next;
+  }
+  bool holds(uint32_t shard, uint32_t lane) const {
+    return lane >= (shard ? end_[shard - 1] : 0) && lane < end_[shard];
+  }
+  uint32_t live(uint32_t shard) const { return live_[shard]; }
+  // Shard `shard` took a step in which `ended` of its lanes finished or faulted.
+  void stepped(uint32_t shard, uint32_t ended) {
+    live_[shard] -= ended;
+    ++steps_[shard];
+  }
+  const std::vector<uint64_t>& steps() const { return steps_; }
+  // A checkpoint's steps, and the live lanes of its PCs (`exit`: a lane that has ended).
+  void restore(const std::vector<uint64_t>& steps, const std::vector<int32_t>& pc, int32_t exit) {
+    steps_ = steps;
+    for (uint32_t s = 0, lane = 0; s < end_.size(); ++s)
+      for (live_[s] = 0; lane < end_[s]; ++lane)
+        live_[s] += pc[lane] != exit;
+  }
+
+ private:
+  std::vector<uint32_t> end_, live_;
+  std::vector<uint64_t> steps_;
+};
+
+}  // namespace
+
 // The whole batch's state as Algorithm 2 keeps it: per lane a PC stack and registers, per
 // Stacked variable a stack and stack pointer, and per block the lanes waiting there. Registers
 // and stacks are laid out lanes innermost (word w of variable v for lane l at [v][w][l], stacks
@@ -68,15 +117,17 @@ BlockPicker block_picker(Heuristic h) {
 // (snapshot, checkpoint, registers) keep the lane-major order and are transposed on demand.
 class VmRun::State {
  public:
-  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options, VmSchedule schedule)
+  State(const LoweredProgram& p, const Batch& batch, const RunOptions& options, VmSchedule schedule,
+        const std::vector<uint32_t>& shard_lanes)
       : program_(p),
         batch_(batch),
         options_(options),
-        schedule_(schedule),
+        schedule_(shard_lanes.empty() ? schedule : VmSchedule::OneBlockPerStep),
         picker_(block_picker(options.heuristic)),
         lanes_(batch.lanes),
         depth_(options.stack_depth),
-        capacity_(std::clamp<uint32_t>(options.stack_depth, 1, 8)) {
+        capacity_(std::clamp<uint32_t>(options.stack_depth, 1, 8)),
+        shards_(shard_lanes) {
     for (const LoweredVar& v : p.vars)
       var_type_.push_back(v.type);
     words_ = layout_words(p.types(), var_type_, offset_);
@@ -91,6 +142,10 @@ class VmRun::State {
         words += op.words;
       }
       block_words_.push_back(all_kernels ? words : 0);
+      uint64_t terms = 0;
+      for (const BatchOp& op : batch_ops_.back())
+        terms += product_terms(op);
+      block_product_terms_.push_back(terms);
     }
     parallel_choice_.resize(p.blocks.size());
     for (size_t b = 0; b < p.blocks.size(); ++b) {
@@ -125,7 +180,7 @@ class VmRun::State {
     result_.stats.max_stack_depth = 1;
     for (uint32_t lane = 0; lane < lanes_; ++lane) {
       pc_stack_[lane] = p.exit_pc();  // depth 0
-      rng_[lane] = {options.seed, lane, 0};
+      rng_[lane] = {options.seed, options.first_lane + lane, 0};
       for (size_t i = 0; i < p.inputs.size(); ++i) {
         const uint32_t w = p.types().words(p.vars[p.inputs[i]].type);
         for (uint32_t k = 0; k < w; ++k)
@@ -145,6 +200,7 @@ class VmRun::State {
 
   int32_t next_block() {
     if (done()) return -1;
+    if (shards_.sharded()) return shard_block(shards_.next());
     if (picker_ == pick_min_pc) return first_waiting();
     for (size_t b = 0; b < counts_.size(); ++b)
       counts_[b] = static_cast<uint32_t>(waiting_[b].size());
@@ -154,20 +210,22 @@ class VmRun::State {
   // One step of Algorithm 2: pick a block, run it for every lane waiting there. Returns the
   // steps it counts as (VmSchedule::LoopTiles: a loop's iterations).
   uint64_t step() {
-    const int32_t block = next_block();
+    const bool sharded = shards_.sharded();
+    const uint32_t shard = sharded ? shards_.next() : 0;
+    const int32_t block = sharded ? shard_block(shard) : next_block();
     if (schedule_ == VmSchedule::LoopTiles && loops_to_itself_[block]) return run_loop_tiles(block);
-    active_.swap(waiting_[block]);
-    waiting_[block].clear();
+    take_waiting(block, shard);
     ++version_;
     // In lane order, so that lanes that run together mostly sit side by side (a dense set when
     // all of them wait here). Lanes of a step are independent, so the order changes nothing
     // but the order of a step's emitted records.
     if (!std::is_sorted(active_.begin(), active_.end())) std::sort(active_.begin(), active_.end());
-    mark_waiting(block, false);
     RunStats& stats = result_.stats;
     ++stats.steps;
     ++stats.block_executions[block];
-    const double share = static_cast<double>(active_.size()) / live_;
+    const uint32_t live_before = live_;
+    const double share =
+        static_cast<double>(active_.size()) / (sharded ? shards_.live(shard) : live_);
     utilization_sum_ += share;
     if (!stats.block_lanes.empty()) {  // not after a restore
       block_utilization_sum_[block] += share;
@@ -187,6 +245,7 @@ class VmRun::State {
       }
       wait_at(next, lane);
     }
+    if (sharded) shards_.stepped(shard, live_before - live_);  // every lane that ended is its
     // active_ keeps the lanes that ran until the next step, for last_active().
     return 1;
   }
@@ -283,6 +342,7 @@ class VmRun::State {
     c.block_executions = result_.stats.block_executions;
     c.max_stack_depth = result_.stats.max_stack_depth;
     c.utilization_sum = utilization_sum_;
+    c.shard_steps = shards_.steps();
     return c;
   }
 
@@ -343,6 +403,7 @@ class VmRun::State {
       mark_waiting(pc_[lane], true);
       ++live_;
     }
+    shards_.restore(c.shard_steps, pc_, program_.exit_pc());
   }
 
   BatchSnapshot snapshot() const {
@@ -423,6 +484,35 @@ class VmRun::State {
   void mark_waiting(int32_t block, bool waiting) {
     const uint64_t bit = uint64_t{1} << (block % 64);
     waiting ? waiting_bits_[block / 64] |= bit : waiting_bits_[block / 64] &= ~bit;
+  }
+
+  // The block shard `s` runs next: the heuristic over its own waiting lanes, as a VM of the
+  // shard alone would pick.
+  int32_t shard_block(uint32_t s) {
+    std::fill(counts_.begin(), counts_.end(), 0u);
+    for (size_t b = 0; b < waiting_.size(); ++b)
+      for (uint32_t lane : waiting_[b])
+        counts_[b] += shards_.holds(s, lane);
+    return picker_(counts_);
+  }
+  // Moves the lanes waiting at `block` into active_: all of them, or when sharded those of
+  // `shard`.
+  void take_waiting(int32_t block, uint32_t shard) {
+    std::vector<uint32_t>& waiting = waiting_[block];
+    if (!shards_.sharded()) {
+      active_.swap(waiting);
+      waiting.clear();
+    } else {
+      active_.clear();
+      size_t kept = 0;
+      for (uint32_t lane : waiting)
+        if (shards_.holds(shard, lane))
+          active_.push_back(lane);
+        else
+          waiting[kept++] = lane;
+      waiting.resize(kept);
+    }
+    if (waiting.empty()) mark_waiting(block, false);
   }
 
   void wait_at(int32_t block, uint32_t lane) {
@@ -514,8 +604,12 @@ class VmRun::State {
       ++lane_steps_[lane];
       running_.push_back(lane);
     }
-    if (threads_ > 1 && running_.size() * block_words_[block_index] >= kParallelWords &&
-        running_.size() >= 2 * threads_) {
+    // A block with a product splits the product (split_product), else its lanes in chunks.
+    const uint64_t terms = block_product_terms_[block_index];
+    const bool big = terms > 0 ? running_.size() * terms >= kParallelTerms
+                               : running_.size() * block_words_[block_index] >= kParallelWords &&
+                                     running_.size() >= 2 * threads_;
+    if (threads_ > 1 && big) {
       if (!pool_) {  // at the first big step
         pool_ = std::make_unique<LanePool>(threads_);
         threads_ = pool_->threads();  // fewer when the system refused some
@@ -526,7 +620,9 @@ class VmRun::State {
       const bool parallel = choice.parallel();
       const double lanes = static_cast<double>(running_.size());
       const auto started = std::chrono::steady_clock::now();
-      if (parallel)
+      if (parallel && terms > 0)
+        run_ops(block_index, 0, running_, true);
+      else if (parallel)
         run_ops_in_parallel(block_index);
       else
         run_ops(block_index, 0, running_);
@@ -538,8 +634,10 @@ class VmRun::State {
       run_ops(block_index, 0, running_);
   }
 
-  // The block's ops from `first_op` on for `lanes`, dropping lanes that fault.
-  void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes) {
+  // The block's ops from `first_op` on for `lanes`, dropping lanes that fault; with
+  // `split_products`, each product across the pool (run_product_in_parts).
+  void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes,
+               bool split_products = false) {
     const LoweredBlock& block = program_.blocks[block_index];
     const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
@@ -549,6 +647,8 @@ class VmRun::State {
       const size_t before = lanes.size();
       if (is_stack_op(op))
         stack_op(op, block, lanes, set);
+      else if (split_products && run_product_in_parts(ops[i], frames, set))
+        continue;
       else if (!ops[i].run || !ops[i].run(ops[i], frames, set, batch_.uniforms))
         exec_lanes(ops[i], block, lanes);
       if (lanes.size() != before) set = lane_set(lanes.data(), lanes.size(), mask_);
@@ -625,6 +725,18 @@ class VmRun::State {
       run_ops(block_index, chunk_stop_[t], chunks_[t]);
       running_.insert(running_.end(), chunks_[t].begin(), chunks_[t].end());
     }
+  }
+
+  // A product with a uniform operand for the set, in parts across the pool, four per thread (a
+  // descheduled worker then holds back a quarter of its share: LanePool::run); false, having
+  // done nothing, for any other op.
+  bool run_product_in_parts(const BatchOp& b, const BatchFrames& frames, const LaneSet& set) {
+    const ProductSplit split = split_product(b, frames, set, batch_.uniforms, pool_->threads() * 4);
+    if (split.parts() < 2) return false;
+    pool_->run(
+        [&](unsigned part) { matmul_kernel_part(b, frames, set, batch_.uniforms, split, part); },
+        split.parts());
+    return true;
   }
 
   // Push, Pop or Update of one variable for every running lane.
@@ -738,6 +850,11 @@ class VmRun::State {
   // busy with other processes.
   std::vector<size_t> block_words_;
   static constexpr size_t kParallelWords = 131072;
+  // Per block, its products' multiply-adds per lane (product_terms). A product step runs in
+  // parallel from kParallelTerms multiply-adds over its lanes on (~10 us on one thread); its
+  // lanes' words are no measure of its work (g @ X writes 100 words a lane from 10^6 terms).
+  std::vector<uint64_t> block_product_terms_;
+  static constexpr uint64_t kParallelTerms = uint64_t{1} << 18;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;               // started at the first step that runs in parallel
   std::vector<ParallelChoice> parallel_choice_;  // per block, for its big steps
@@ -751,6 +868,7 @@ class VmRun::State {
   std::vector<uint64_t> lanes_at_;
   std::vector<uint32_t> ended_at_;
   uint32_t live_ = 0;
+  ShardTurns shards_;
   double utilization_sum_ = 0;
   std::vector<double> block_utilization_sum_;  // per block; empty after a restore
   RunResult result_;
@@ -773,8 +891,17 @@ uint64_t vm_bytes_per_lane(const LoweredProgram& p, const RunOptions& options) {
 }
 
 VmRun::VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options,
-             VmSchedule schedule)
-    : state_(std::make_unique<State>(program, batch, options, schedule)) {}
+             VmSchedule schedule, const std::vector<uint32_t>& shard_lanes)
+    : state_(std::make_unique<State>(program, batch, options, schedule, shard_lanes)) {}
+
+Status check_shard_lanes(const std::vector<uint32_t>& shard_lanes, uint32_t lanes) {
+  uint64_t total = 0;
+  for (uint32_t n : shard_lanes)
+    total += n;
+  if (shard_lanes.empty() || total == lanes) return Ok{};
+  return Error{fmt::format("the shards' lanes (shard_lanes) add up to {}, but the batch has {}",
+                           total, lanes)};
+}
 VmRun::~VmRun() = default;
 void VmRun::set_picker(BlockPicker picker) {
   state_->set_picker(picker);

@@ -40,6 +40,7 @@ struct VmCheckpoint {
   std::vector<uint64_t> block_executions;
   uint32_t max_stack_depth = 1;
   double utilization_sum = 0;
+  std::vector<uint64_t> shard_steps;  // [shard] steps taken, when the run is sharded
 };
 
 // How a VmRun schedules its steps.
@@ -72,9 +73,16 @@ constexpr uint32_t kLoopTileIterations = 1024;
 // A run that can be advanced step by step (for the debugger) or to the end.
 class VmRun {
  public:
-  // `program` and `batch` must outlive the run; `batch` must pass check_batch.
+  // `program` and `batch` must outlive the run; `batch` must pass check_batch. `shard_lanes`
+  // (empty, or lane counts that add up to the batch's: check_shard_lanes) steps the batch as its
+  // contiguous shards of those many lanes would run apart, on devices or processes (autobatch/
+  // shards.h): each shard's own Algorithm 2 over its own lanes, the shards taking steps in turn
+  // (the live shard with the fewest steps so far, the first such). Each lane's results are the
+  // same; the step trace is merge_shards' of the shards' traces. Steps are one block each
+  // (`schedule` is taken as OneBlockPerStep).
   VmRun(const LoweredProgram& program, const Batch& batch, const RunOptions& options,
-        VmSchedule schedule = VmSchedule::OneBlockPerStep);
+        VmSchedule schedule = VmSchedule::OneBlockPerStep,
+        const std::vector<uint32_t>& shard_lanes = {});
   ~VmRun();
   VmRun(const VmRun&) = delete;
   VmRun& operator=(const VmRun&) = delete;
@@ -113,6 +121,9 @@ class VmRun {
 // Host memory a VmRun allocates per lane before its first step (registers, PC and variable
 // stacks at their first capacity, the scheduler's lists, the result): check_host_memory's input.
 uint64_t vm_bytes_per_lane(const LoweredProgram& program, const RunOptions& options);
+
+// Ok when `shard_lanes` is empty or adds up to `lanes`, else says what does not.
+Status check_shard_lanes(const std::vector<uint32_t>& shard_lanes, uint32_t lanes);
 
 // Runs to completion (or until options.should_stop), with VmSchedule::LoopTiles where
 // options.loop_tiles asks for it and no trace is recorded.

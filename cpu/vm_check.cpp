@@ -125,13 +125,15 @@ std::string check_checkpoint(const VmCheckpoint& c, const LoweredProgram& p, uin
 }  // namespace
 
 VmCheckpointCheck::VmCheckpointCheck(const LoweredProgram& program, uint32_t lanes,
-                                     uint32_t stack_depth)
+                                     uint32_t stack_depth, size_t shards)
     : program_(&program),
       lanes_(lanes),
       stack_depth_(stack_depth),
+      shards_(shards),
       demand_(stack_demand(program, stack_depth)) {}
 
 std::string VmCheckpointCheck::operator()(const VmCheckpoint& checkpoint) const {
+  if (checkpoint.shard_steps.size() != shards_) return "its shards differ from the run's";
   return check_checkpoint(checkpoint, *program_, lanes_, stack_depth_, demand_);
 }
 

@@ -14,13 +14,16 @@ namespace ab {
 
 class VmCheckpointCheck {
  public:
-  VmCheckpointCheck(const LoweredProgram& program, uint32_t lanes, uint32_t stack_depth);
+  // `shards`: how many shards the run steps apart (VmRun's shard_lanes).
+  VmCheckpointCheck(const LoweredProgram& program, uint32_t lanes, uint32_t stack_depth,
+                    size_t shards = 0);
   // "" if `checkpoint` fits, else what does not ("a PC is outside the program", ...).
   std::string operator()(const VmCheckpoint& checkpoint) const;
 
  private:
   const LoweredProgram* program_;
   uint32_t lanes_, stack_depth_;
+  size_t shards_;
   std::vector<std::vector<uint32_t>> demand_;  // see vm_check.cpp
 };
 

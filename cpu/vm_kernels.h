@@ -99,6 +99,25 @@ struct BatchOp {
 // UniformGet copies them as usual and the readers read the copies. A float add, sub or mul
 // whose result is a Temp that only the next op (an add, sub or mul of the same size) reads is
 // fused into it: BatchOp::fused.
+// The VM's threads split a matrix product with one uniform operand (X @ w, g @ X) themselves,
+// not by chunks of lanes running the whole block: the lanes' register tiles
+// (cpu/vm_product_tiles.h) by the rows of X @ w or the columns of g @ X, so that a few lanes'
+// product splits as evenly as many lanes' and no part holds a tile's slots empty. Every output
+// element is computed alone in its own order, so the parts give the whole product's bits.
+struct ProductSplit {
+  uint32_t lane_parts = 1, slice_parts = 1;  // part i: lanes i / slice_parts, slice i % slice_parts
+  uint32_t parts() const { return lane_parts * slice_parts; }
+};
+// The multiply-adds of the op per lane (M * K * P), 0 for an op that is no product with a kernel.
+uint64_t product_terms(const BatchOp& b);
+// At most `wanted` parts of the op for the lanes; one (parts() == 1) when it is no product with
+// one uniform operand.
+ProductSplit split_product(const BatchOp& b, const BatchFrames& frames, const LaneSet& lanes,
+                           const UniformData& uniforms, unsigned wanted);
+// Runs part `part` of the split; the parts write disjoint words and may run side by side.
+void matmul_kernel_part(const BatchOp& b, const BatchFrames& frames, const LaneSet& lanes,
+                        const UniformData& uniforms, const ProductSplit& split, unsigned part);
+
 std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
                                        const TypeId* var_type, const uint32_t* offset);
 

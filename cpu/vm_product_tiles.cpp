@@ -144,15 +144,16 @@ AB_TILE_INLINE void uniform_times_lanes_tiled(const UniformProduct& p) {
   const size_t tiles = (p.lanes + T - 1) / T;
   float* packed = scratch(t_packed, tiles * s.k * T);
   float* tile = scratch(t_tile, size_t{R} * T);
+  const uint32_t row_end = std::min(s.m, p.slice_end);
   for (uint32_t col = 0; col < s.p; ++col) {
     pack<T>(p.operand, p.lanes, col, s.p, s.k, packed);
-    for (uint32_t block = 0; block < s.m; block += kRowBlock)
+    for (uint32_t block = p.slice_begin; block < row_end; block += kRowBlock)
       for (size_t t = 0; t < tiles; ++t) {
         const size_t j0 = t * T, cnt = std::min<size_t>(T, p.lanes - j0);
         const bool direct = !p.out.list && cnt == T;
         const float* wp = packed + t * s.k * T;
-        for (uint32_t m0 = block; m0 < std::min(block + kRowBlock, s.m); m0 += R) {
-          const uint32_t rows = std::min<uint32_t>(R, s.m - m0);
+        for (uint32_t m0 = block; m0 < std::min(block + kRowBlock, row_end); m0 += R) {
+          const uint32_t rows = std::min<uint32_t>(R, row_end - m0);
           const size_t word0 = size_t{m0} * s.p + col;
           float* dst = direct ? p.out.base + word0 * p.out.stride + p.out.first + j0 : tile;
           const size_t dst_stride = direct ? size_t{s.p} * p.out.stride : T;
@@ -220,14 +221,15 @@ AB_TILE_INLINE void vecmat_tile(const float* gp, uint32_t len, const float* y, u
 }
 
 // The magnitude (as bits) below which a nonzero g may give a subnormal product with the block's
-// rows of X (len rows of P words): 2^-126 over the least nonzero |x|, at least 2^-126 (a
-// subnormal g is an assist whatever it multiplies).
-uint32_t risky_below(const float* x, size_t words) {
+// rows of X (`rows` rows of `width` words, `stride` apart): 2^-126 over the least nonzero |x|,
+// at least 2^-126 (a subnormal g is an assist whatever it multiplies).
+uint32_t risky_below(const float* x, uint32_t rows, uint32_t width, uint32_t stride) {
   float least = std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < words; ++i) {
-    const float a = std::fabs(x[i]);
-    if (a != 0 && a < least) least = a;
-  }
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < width; ++c) {
+      const float a = std::fabs(x[size_t{r} * stride + c]);
+      if (a != 0 && a < least) least = a;
+    }
   const double bound =
       std::max(0x1p-126, least == std::numeric_limits<float>::infinity() ? 0.0 : 0x1p-126 / least);
   const float capped =
@@ -263,45 +265,47 @@ AB_TILE_INLINE void lanes_times_uniform_tiled(const UniformProduct& p) {
   constexpr int T = W * V, C = 4;
   const MatrixShape& s = p.shape;
   const size_t tiles = (p.lanes + T - 1) / T;
+  // The slice's columns [c0, c0 + width); the totals hold those of every tile.
+  const uint32_t c0 = p.slice_begin, width = std::min(s.p, p.slice_end) - c0;
   float* packed = scratch(t_packed, tiles * kProductBlock * T);
-  float* tot = scratch(t_tile, tiles * s.p * T);
+  float* tot = scratch(t_tile, tiles * width * T);
   if (t_flags.size() < tiles * kProductBlock) t_flags.resize(tiles * kProductBlock);
   uint8_t* flags = t_flags.data();
-  const uint32_t cols = s.p / C * C;
+  const uint32_t cols = width / C * C;
   for (uint32_t m = 0; m < s.m; ++m) {
-    std::fill_n(tot, tiles * s.p * T, 0.0f);  // the totals start at +0
+    std::fill_n(tot, tiles * width * T, 0.0f);  // the totals start at +0
     for (uint32_t first = 0; first < s.k; first += kProductBlock) {
       const uint32_t len = std::min(kProductBlock, s.k - first);
       pack<T>(p.operand, p.lanes, size_t{m} * s.k + first, 1, len, packed);
-      const float* y = p.uniform + size_t{first} * s.p;
-      const uint32_t below = risky_below(y, size_t{len} * s.p);
+      const float* y = p.uniform + size_t{first} * s.p + c0;
+      const uint32_t below = risky_below(y, len, width, s.p);
       for (size_t t = 0; t < tiles; ++t) {
         const float* gp = packed + t * len * T;
-        float* tt = tot + t * s.p * T;
+        float* tt = tot + t * width * T;
         const uint8_t* risky = flags + t * len;
         if (risky_rows<T>(gp, len, below, flags + t * len)) {
           for (uint32_t c = 0; c < cols; c += C)
             vecmat_tile<W, V, C, true>(gp, len, y + c, s.p, risky, tt + size_t{c} * T);
-          for (uint32_t c = cols; c < s.p; ++c)
+          for (uint32_t c = cols; c < width; ++c)
             vecmat_tile<W, V, 1, true>(gp, len, y + c, s.p, risky, tt + size_t{c} * T);
         } else {
           for (uint32_t c = 0; c < cols; c += C)
             vecmat_tile<W, V, C, false>(gp, len, y + c, s.p, risky, tt + size_t{c} * T);
-          for (uint32_t c = cols; c < s.p; ++c)
+          for (uint32_t c = cols; c < width; ++c)
             vecmat_tile<W, V, 1, false>(gp, len, y + c, s.p, risky, tt + size_t{c} * T);
         }
       }
     }
-    const size_t word0 = size_t{m} * s.p;
+    const size_t word0 = size_t{m} * s.p + c0;
     for (size_t t = 0; t < tiles; ++t) {
       const size_t j0 = t * T, cnt = std::min<size_t>(T, p.lanes - j0);
-      const float* tt = tot + t * s.p * T;
+      const float* tt = tot + t * width * T;
       if (!p.out.list && cnt == T) {
-        for (uint32_t c = 0; c < s.p; ++c)
+        for (uint32_t c = 0; c < width; ++c)
           std::memcpy(p.out.base + (word0 + c) * p.out.stride + p.out.first + j0,
                       tt + size_t{c} * T, T * sizeof(float));
       } else {
-        scatter<T>(tt, T, s.p, p.out, j0, cnt, word0, 1);
+        scatter<T>(tt, T, width, p.out, j0, cnt, word0, 1);
       }
     }
   }
@@ -312,6 +316,7 @@ AB_TILE_INLINE void lanes_times_uniform_tiled(const UniformProduct& p) {
 using ProductFn = void (*)(const UniformProduct&);
 struct ProductBuild {
   ProductFn left, right;  // uniform_times_lanes, lanes_times_uniform
+  size_t tile_lanes;      // W * V of the build's templates
 };
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -345,10 +350,10 @@ AB_TARGET("avx512f") void right_avx512(const UniformProduct& p) {
 
 ProductBuild build_of(VectorIsa isa) {
 #if AB_HAS_TARGETS
-  if (isa == VectorIsa::Avx512) return {left_avx512, right_avx512};
-  if (isa == VectorIsa::Avx2) return {left_avx2, right_avx2};
+  if (isa == VectorIsa::Avx512) return {left_avx512, right_avx512, 16 * 2};
+  if (isa == VectorIsa::Avx2) return {left_avx2, right_avx2, 8 * 2};
 #endif
-  return {left_portable, right_portable};
+  return {left_portable, right_portable, 8 * 1};
 }
 
 VectorIsa widest_isa() {
@@ -389,6 +394,10 @@ VectorIsa product_isa() {
 
 void use_product_isa(VectorIsa isa) {
   g_isa.store(host_has(isa) ? isa : VectorIsa::Portable, std::memory_order_relaxed);
+}
+
+size_t product_tile_lanes() {
+  return build_of(product_isa()).tile_lanes;
 }
 
 void uniform_times_lanes(const UniformProduct& p) {

@@ -36,6 +36,11 @@ struct UniformProduct {
   const float* uniform = nullptr;
   ProductLanes operand, out;
   size_t lanes = 0;
+  // The slice of the output this call computes, [slice_begin, slice_end) of X's free dimension:
+  // the output's rows for X @ w, its columns for g @ X (the other words of `out` are left alone).
+  // Each output element is computed alone, in its own order, so a product cut into slices (the
+  // VM's threads: vm_kernels.h, split_product) gives the whole product's bits.
+  uint32_t slice_begin = 0, slice_end = UINT32_MAX;
 };
 
 enum class VectorIsa : uint8_t { Portable, Avx2, Avx512 };
@@ -45,6 +50,9 @@ bool host_has(VectorIsa isa);
 VectorIsa product_isa();
 // Test hook: the products run on `isa` (which the host must have) from now on.
 void use_product_isa(VectorIsa isa);
+
+// The lanes a register tile holds on product_isa(): a set cut between tiles wastes no slots.
+size_t product_tile_lanes();
 
 // X @ w for the lanes (X uniform: M x K; w: K x P).
 void uniform_times_lanes(const UniformProduct& p);

@@ -75,17 +75,27 @@ void matmul_lanes(const Rows& r, unsigned konst, const MatrixShape& s) {
   }
 }
 
+// Lanes [begin, end) of the set and a slice of the output (all of both by default).
+struct ProductPart {
+  size_t begin = 0, end = SIZE_MAX;
+  uint32_t slice_begin = 0, slice_end = UINT32_MAX;
+};
+
 // One uniform operand (X @ w or g @ X): the register tiles (vm_product_tiles.h) for the lanes
 // of the set, dense or not (a set with gaps is gathered into the tiles: each lane's product is
 // M * K * P multiply-adds, against the M * P words a lane's gather and scatter move).
 void uniform_product(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Rows& r,
-                     unsigned konst) {
+                     unsigned konst, const ProductPart& part = {}) {
   UniformProduct p;
   p.shape = b.shape;
-  p.lanes = s.count;
+  const size_t end = std::min(part.end, s.count);
+  p.lanes = end - part.begin;
+  p.slice_begin = part.slice_begin;
+  p.slice_end = part.slice_end;
   const int lane_operand = konst == 1 ? 1 : 0;
   p.uniform = reinterpret_cast<const AliasFloat*>(r.src[1 - lane_operand]);
-  const ProductLanes lanes{nullptr, f.lanes, s.dense ? nullptr : s.list, s.dense ? s.first : 0};
+  const ProductLanes lanes{nullptr, f.lanes, s.dense ? nullptr : s.list + part.begin,
+                           s.dense ? s.first + part.begin : 0};
   p.operand = lanes;
   p.operand.base = reinterpret_cast<AliasFloat*>(const_cast<uint32_t*>(r.src[lane_operand]));
   p.out = lanes;
@@ -96,7 +106,52 @@ void uniform_product(const BatchOp& b, const BatchFrames& f, const LaneSet& s, c
     lanes_times_uniform(p);
 }
 
+// The uniform operand's side (1: X @ w, 2: g @ X), or 0 when the product has none.
+unsigned uniform_side(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                      const UniformData& uniforms, Rows& r) {
+  if (b.run != matmul_kernel || s.count == 0) return 0;
+  const unsigned konst = bind_operands<2>(r, b, f, s, uniforms, 0, true);
+  return konst == 1 || konst == 2 ? konst : 0;
+}
+
 }  // namespace
+
+uint64_t product_terms(const BatchOp& b) {
+  return b.run == matmul_kernel ? uint64_t{b.shape.m} * b.shape.k * b.shape.p : 0;
+}
+
+ProductSplit split_product(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                           const UniformData& uniforms, unsigned wanted) {
+  Rows r;
+  const unsigned side = uniform_side(b, f, s, uniforms, r);
+  if (side == 0 || wanted < 2) return {};
+  const size_t tile = product_tile_lanes();
+  const auto tiles = static_cast<uint32_t>((s.count + tile - 1) / tile);
+  // The slices: groups of 4 rows (X @ w) or columns (g @ X), the tiles' register blocks.
+  const uint32_t slice_words = side == 1 ? b.shape.m : b.shape.p;
+  const uint32_t groups = (slice_words + 3) / 4;
+  ProductSplit split;
+  split.lane_parts = std::min(tiles, wanted);
+  split.slice_parts = std::max(1u, std::min(groups, wanted / split.lane_parts));
+  return split;
+}
+
+void matmul_kernel_part(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+                        const UniformData& uniforms, const ProductSplit& split, unsigned part) {
+  Rows r;
+  const unsigned side = uniform_side(b, f, s, uniforms, r);
+  const size_t tile = product_tile_lanes(), tiles = (s.count + tile - 1) / tile;
+  const size_t lane_part = part / split.slice_parts, slice_part = part % split.slice_parts;
+  ProductPart p;
+  p.begin = lane_part * tiles / split.lane_parts * tile;
+  p.end = std::min(s.count, (lane_part + 1) * tiles / split.lane_parts * tile);
+  const uint32_t slice_words = side == 1 ? b.shape.m : b.shape.p;
+  const uint32_t groups = (slice_words + 3) / 4;
+  p.slice_begin = static_cast<uint32_t>(slice_part * groups / split.slice_parts * 4);
+  p.slice_end = std::min(slice_words,
+                         static_cast<uint32_t>((slice_part + 1) * groups / split.slice_parts * 4));
+  if (p.begin < p.end && p.slice_begin < p.slice_end) uniform_product(b, f, s, r, side, p);
+}
 
 // a @ b for every lane (the operands apart from the destination: prepare_batch_op).
 bool matmul_kernel(const BatchOp& b, const BatchFrames& f, const LaneSet& s,

@@ -77,7 +77,9 @@ Expected<std::unique_ptr<Session>> Session::open(const DebuggerOptions& o,
 Status Session::save_trace(const std::string& path, uint64_t first, uint64_t last) {
   Timeline& timeline = model_->timeline();
   const uint64_t here = timeline.position();
-  const Status recorded = record_trace(timeline, batch_, options_, {first, last, 1024}, path);
+  // A sharded trace's replay steps its shards apart: a saved range of it does too.
+  TraceRange range{first, last, 1024, trace_ ? trace_->shard_lanes() : std::vector<uint32_t>{}};
+  const Status recorded = record_trace(timeline, batch_, options_, range, path);
   timeline.seek(here);
   return recorded;
 }

@@ -7,7 +7,7 @@ namespace ab::debugger {
 Status record_trace(Timeline& timeline, const Batch& batch, const RunOptions& options,
                     const TraceRange& range, const std::string& path) {
   ExecutionSource& source = timeline.source();
-  TraceWriter writer(*source.program().module, batch, options);
+  TraceWriter writer(*source.program().module, batch, options, range.shard_lanes);
   if (range.last <= range.first) return Error{"empty step range"};
   timeline.seek(range.first);
   if (timeline.position() != range.first)
@@ -43,7 +43,8 @@ Expected<std::unique_ptr<TraceSource>> TraceSource::open(std::shared_ptr<const T
       return Error{
           fmt::format("the trace runs block {}, but the program has {} blocks", s.block, blocks)};
   if (trace->checkpoints().empty()) return Error{"the trace holds no state to start from"};
-  auto vm = VmSource::create(std::move(program), trace->batch(), trace->options());
+  auto vm =
+      VmSource::create(std::move(program), trace->batch(), trace->options(), trace->shard_lanes());
   if (!vm) return Error{"the trace cannot be replayed: " + vm.error()};
   std::unique_ptr<TraceSource> source(new TraceSource(std::move(trace), std::move(*vm)));
   for (const auto& c : source->trace_->checkpoints())

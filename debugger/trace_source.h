@@ -1,7 +1,8 @@
 // Recording traces from a run, and replaying them.
 //
 // record_trace steps a Timeline over steps [first, last) and writes a trace of each step's block
-// and active lanes, with a VM state every `checkpoint_interval` steps (the first at `first`).
+// and active lanes, with a VM state every `checkpoint_interval` steps (the first at `first`);
+// `shard_lanes` names the shards the source steps apart (a sharded trace's, replayed).
 //
 // TraceSource is an ExecutionSource over a recorded trace: it restores the trace's checkpoints
 // into a CPU VM and replays forward, checking each step against the record, so it needs no GPU

@@ -3,8 +3,9 @@
 namespace ab::debugger {
 
 Expected<std::unique_ptr<VmSource>> VmSource::create(ProgramInfo program, const Batch& batch,
-                                                     const RunOptions& options) {
-  auto session = VmSession::create(program.module, batch, options);
+                                                     const RunOptions& options,
+                                                     std::vector<uint32_t> shard_lanes) {
+  auto session = VmSession::create(program.module, batch, options, std::move(shard_lanes));
   if (!session) return session.failure();
   return std::unique_ptr<VmSource>(new VmSource(std::move(program), std::move(*session)));
 }

@@ -17,9 +17,12 @@ struct VmSourceCheckpoint final : SourceCheckpoint {
 class VmSource final : public ExecutionSource {
  public:
   // A source over a new VmSession, or why it cannot be made (VmSession::create: a batch that
-  // does not fit the module or the host's memory, a stack depth of 0).
+  // does not fit the module or the host's memory, a stack depth of 0, shards that do not add up
+  // to the batch). `shard_lanes`: a sharded run's shards, stepped apart (a trace's).
   static Expected<std::unique_ptr<VmSource>> create(ProgramInfo program, const Batch& batch,
-                                                    const RunOptions& options);
+                                                    const RunOptions& options,
+                                                    std::vector<uint32_t> shard_lanes = {});
+  const std::vector<uint32_t>& shard_lanes() const { return run_->shard_lanes(); }
 
   const ProgramInfo& program() const override { return program_; }
   uint32_t lanes() const override { return run_->lanes(); }

@@ -186,7 +186,10 @@ Fault exec_op(const Op& op, const Types& types, const FrameView& f, LaneRandom& 
       return reduce(op, types, f);
     case OpCode::MatMul:
     case OpCode::Outer:
-    case OpCode::Transpose: {
+    case OpCode::Transpose:
+    case OpCode::Cholesky:
+    case OpCode::TriSolve:
+    case OpCode::TriSolveT: {
       const TypeId b = op.args.size() > 1 ? f.type[op.args[1]] : Types::kVoid;
       const MatrixShape shape = matrix_shape(types, op.code, f.type[op.args[0]], b);
       // Into a scratch first: the destination may alias an operand.

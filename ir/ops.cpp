@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/linear_algebra.h"
 #include "ir/scalar_rule.h"
 
 namespace ab {
@@ -70,9 +71,9 @@ constexpr OpInfo stack(const char* name) {
   return {name, C::Stack, 1, false, nullptr};
 }
 
-// The special functions' costs: abm_recip's Newton steps (4 each call), their own short loops
-// and, below 0, abm_reduce through abm_sinpi_frac (62 + 8).
-constexpr LoopCost kRecip = {4, 1};
+// The special functions' costs: their own short loops and, below 0, abm_reduce through
+// abm_sinpi_frac (62 + 8). abm_recip's Newton steps are written out (no loop), so the functions
+// built on it cost none; the 4s the gamma functions' costs still count for it are a margin.
 constexpr LoopCost kReduce = {62 + 8, 1 + 8};  // abm_reduce bit by bit; 4 table switches
 
 // Indexed by OpCode, one op to a row (clang-format would spread a row over a dozen lines). GLSL
@@ -96,17 +97,17 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     float_fn("log", "ab_log({0})"),
     float_fn("sin", "ab_sin({0})", kReduce),
     float_fn("cos", "ab_cos({0})", kReduce),
-    float_fn("tanh", "ab_tanh({0})", kRecip),
+    float_fn("tanh", "ab_tanh({0})"),
     float_fn("lgamma", "ab_lgamma({0})", {7 + 4 + 4 + 62 + 8, 1 + 2 + 1 + 8}),
     float_fn("digamma", "ab_digamma({0})", {8 + 8 * 4 + 4 + 4 + 62 + 8 + 4, 1 + 4 + 1 + 8}),
     float_fn("trigamma", "ab_trigamma({0})", {11 + 11 * 4 + 4 + 62 + 8 + 4, 1 + 3 + 1 + 8}, D::Missing),
-    float_fn("log1p", "ab_log1p({0})", kRecip),
-    float_fn("log1m", "ab_log1m({0})", kRecip),
+    float_fn("log1p", "ab_log1p({0})"),
+    float_fn("log1m", "ab_log1m({0})"),
     float_fn("expm1", "ab_expm1({0})"),
-    float_fn("log1p_exp", "ab_log1p_exp({0})", kRecip),
-    float_fn("erf", "ab_erf({0})", kRecip),
-    float_fn("erfc", "ab_erfc({0})", {4, 2}),
-    float_fn("inv_logit", "ab_inv_logit({0})", {4, 2}),
+    float_fn("log1p_exp", "ab_log1p_exp({0})"),
+    float_fn("erf", "ab_erf({0})"),
+    float_fn("erfc", "ab_erfc({0})"),
+    float_fn("inv_logit", "ab_inv_logit({0})"),
     float_fn("floor", "floor({0})", {}, D::Zero),
     float_fn("ceil", "ceil({0})", {}, D::Zero),
     unary("to_int", "ab_to_int({0})", A::Any, Y::Int, false, "int", S::Conversion),
@@ -132,8 +133,8 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     binary("or", "({0} || {1})", A::Bool, Y::Same, false, "||", S::Operator),
     binary("min", "ab_min({0}, {1})", A::Numeric, Y::Same, true, "min", S::Elementwise),
     binary("max", "ab_max({0}, {1})", A::Numeric, Y::Same, true, "max", S::Elementwise),
-    binary("log_sum_exp", "ab_log_sum_exp({0}, {1})", A::Float, Y::Same, true, "log_sum_exp", S::FloatPair, kRecip),
-    binary("pow", "ab_pow({0}, {1})", A::Float, Y::Same, true, "pow", S::FloatPair, {8 + 4, 2}),  // square-and-multiply, abm_recip
+    binary("log_sum_exp", "ab_log_sum_exp({0}, {1})", A::Float, Y::Same, true, "log_sum_exp", S::FloatPair),
+    binary("pow", "ab_pow({0}, {1})", A::Float, Y::Same, true, "pow", S::FloatPair, {8, 1}),  // square-and-multiply
     {"clamp", C::Ternary, 3, true, "ab_min(ab_max({0}, {1}), {2})", A::Numeric, Y::Same, {}, "clamp", S::Elementwise, D::Rule},
     reduction("dot", 2, A::Numeric, nullptr),
     reduction("sum", 1, A::Numeric, nullptr),
@@ -143,6 +144,9 @@ constexpr std::array<OpInfo, static_cast<size_t>(OpCode::Count_)> kOps = {{
     {"matmul", C::Matrix, 2, true, nullptr, A::Float, Y::Float, {}, "@", S::Operator, D::Rule},
     matrix("outer", 2),
     matrix("transpose", 1),
+    matrix("cholesky", 1),
+    matrix("tri_solve", 2),
+    {"tri_solve_t", C::Matrix, 2, true, nullptr, A::Float, Y::Float, {}, nullptr, S::None, D::Missing},  // derivatives' own
     {"rand_uniform", C::Random, 0, true, nullptr, A::None, Y::Float, {11, 1}, "uniform", S::Random},  // Philox rounds
     {"rand_normal", C::Random, 0, true, nullptr, A::None, Y::Float, {11 + 62 + 8, 1 + 9}, "normal", S::Random},  // then ab_cos
     {"assert", C::Check, 1, false, nullptr},
@@ -224,7 +228,21 @@ Expected<MatrixShape> checked_matrix_shape(const Types& types, OpCode code, Type
     return Error{fmt::format("'transpose' needs a float matrix ('float[M][K]'), found '{}'",
                              spelling(types, a))};
   }
+  if (code == OpCode::Cholesky) {
+    if (da.size() == 2 && da[0] == da[1]) return MatrixShape{da[0], da[0], 0};
+    return Error{
+        fmt::format("'cholesky_decompose' needs a square float matrix ('float[N][N]'), found '{}'",
+                    spelling(types, a))};
+  }
   const std::vector<uint32_t> db = float_dims(types, b);
+  if (is_triangular(code)) {
+    if (da.size() == 2 && da[0] == da[1] && !db.empty() && db[0] == da[0])
+      return MatrixShape{da[0], da[0], db.size() == 2 ? db[1] : 1};
+    return Error{fmt::format(
+        "'mdivide_left_tri_low' needs a square float matrix 'float[N][N]' and a float vector "
+        "'float[N]' or matrix 'float[N][P]' of as many rows, found '{}' and '{}'",
+        spelling(types, a), spelling(types, b))};
+  }
   if (code == OpCode::Outer) {
     if (da.size() == 1 && db.size() == 1) return MatrixShape{da[0], 1, db[0]};
     return Error{fmt::format("'outer' needs two float vectors, found '{}' and '{}'",
@@ -254,6 +272,8 @@ std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId
   const MatrixShape s = matrix_shape(types, code, a, b);
   if (code == OpCode::Transpose) return {s.k, s.m};
   if (code == OpCode::Outer) return {s.m, s.p};
+  if (code == OpCode::Cholesky) return {s.m, s.m};
+  if (is_triangular(code)) return float_dims(types, b);
   const bool a_matrix = float_dims(types, a).size() == 2,
              b_matrix = float_dims(types, b).size() == 2;
   if (a_matrix && b_matrix) return {s.m, s.p};
@@ -263,6 +283,7 @@ std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId
 void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
                   uint32_t* out) {
   Fault fault = Fault::None;
+  if (is_triangular(code)) return triangular_words(code, s, a, b, out);
   if (code == OpCode::Transpose) {
     for (uint32_t m = 0; m < s.m; ++m)
       for (uint32_t k = 0; k < s.k; ++k)
@@ -312,6 +333,7 @@ const char* fault_name(Fault f) {
     case Fault::IndexOutOfRange: return "index_out_of_range";
     case Fault::AssertFailed: return "assert_failed";
     case Fault::StepBudget: return "step_budget";
+    case Fault::ShardFailed: return "shard_failed";
   }
   return "unknown";
 }

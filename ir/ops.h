@@ -32,7 +32,7 @@ enum class OpCode : uint8_t {
   Get,         // dst = a0[path], dynamic indices a1..
   Set,         // dst = a0 with [path] = a1, dynamic indices a2..
   UniformGet,  // dst = uniforms[index][path], dynamic indices a0..
-  Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar; a1, a2 any type)
+  Select,      // dst = a0 ? a1 : a2 (a0 a bool scalar, or bool array picking per element)
   // elementwise unary
   Neg, Not, BitNot, Abs, Sqrt, Exp, Log, Sin, Cos, Tanh,
   Lgamma, Digamma, Trigamma, Log1p, Log1m, Expm1, Log1pExp, Erf, Erfc, InvLogit,  // special functions
@@ -49,6 +49,9 @@ enum class OpCode : uint8_t {
   MatMul,     // dst = a0 @ a1: matrix-vector, vector-matrix or matrix-matrix product
   Outer,      // dst[m][p] = a0[m] * a1[p] (a matrix product's derivative)
   Transpose,  // dst[k][m] = a0[m][k]
+  Cholesky,   // dst = the lower Cholesky factor of a0 (float[N][N]; its lower triangle is read)
+  TriSolve,   // dst = L \ a1 by forward substitution, L = a0's lower triangle; a1 float[N] or [N][P]
+  TriSolveT,  // dst = L^T \ a1 by back substitution (TriSolve's and Cholesky's derivatives)
   // per-lane random numbers (no operands)
   RandUniform, RandNormal,
   // checks
@@ -145,9 +148,10 @@ static_assert(static_cast<uint32_t>(Fault::None) == AB_FAULT_NONE &&
                   static_cast<uint32_t>(Fault::DivisionByZero) == AB_FAULT_DIVISION_BY_ZERO &&
                   static_cast<uint32_t>(Fault::IndexOutOfRange) == AB_FAULT_INDEX_OUT_OF_RANGE &&
                   static_cast<uint32_t>(Fault::AssertFailed) == AB_FAULT_ASSERT_FAILED &&
-                  static_cast<uint32_t>(Fault::StepBudget) == AB_FAULT_STEP_BUDGET,
+                  static_cast<uint32_t>(Fault::StepBudget) == AB_FAULT_STEP_BUDGET &&
+                  static_cast<uint32_t>(Fault::ShardFailed) == AB_FAULT_SHARD_FAILED,
               "autobatch/batch.h's Fault and shaders/ab_layout.h's AB_FAULT_* differ");
-static_assert(static_cast<uint32_t>(Fault::StepBudget) + 1 == AB_FAULT_CODES,
+static_assert(static_cast<uint32_t>(Fault::ShardFailed) + 1 == AB_FAULT_CODES,
               "a new Fault needs its AB_FAULT_* code in shaders/ab_layout.h");
 
 // The scalar rule of an elementwise or reduction op. `in` is the operands' scalar kind (for
@@ -162,7 +166,9 @@ std::optional<Scalar> elementwise_result(OpCode code, Scalar in);
 
 // A matrix op as one product of an M x K matrix by a K x P matrix, both row-major: a vector on
 // the left of `@` is 1 x K, one on the right K x 1. Outer is the product with K = 1 (written
-// without a sum) and Transpose reads an M x K operand and writes it K x M (P unused).
+// without a sum) and Transpose reads an M x K operand and writes it K x M (P unused). Cholesky
+// reads an N x N matrix (M = K = N, P unused); TriSolve and TriSolveT an N x N factor and an
+// N x P right-hand side (P = 1 for a vector), written N x P.
 struct MatrixShape {
   uint32_t m = 0, k = 0, p = 0;
 };
@@ -175,8 +181,8 @@ MatrixShape matrix_shape(const Types& types, OpCode code, TypeId a, TypeId b);
 std::vector<uint32_t> matrix_result_dims(const Types& types, OpCode code, TypeId a, TypeId b);
 
 // out = a @ b (MatMul) in the language's summation order (kProductBlock and
-// for_each_product_block, autobatch/numerics.h), outer(a, b) or transpose(a), over words. `out`
-// must not overlap the operands.
+// for_each_product_block, autobatch/numerics.h), outer(a, b), transpose(a), or the triangular
+// ops (ir/linear_algebra.h), over words. `out` must not overlap the operands.
 void matrix_words(OpCode code, const MatrixShape& s, const uint32_t* a, const uint32_t* b,
                   uint32_t* out);
 

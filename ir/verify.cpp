@@ -287,8 +287,12 @@ class OpChecker {
         break;
       }
       case OpCode::Select: {
-        if (type(op.args[0]) != Types::kBool)
-          report(fmt::format("condition {} must be a bool scalar", var(op.args[0])));
+        // A bool array picks element by element (a vectorised loop's `if`).
+        const TypeId c = type(op.args[0]);
+        if (c != Types::kBool && (types->leaf(c) != Types::kBool || types->is_scalar(c) ||
+                                  types->words(c) != types->words(type(op.dst))))
+          report(fmt::format("condition {} must be a bool scalar, or a bool array of {}'s shape",
+                             var(op.args[0]), var(op.dst)));
         if (type(op.args[1]) != type(op.dst) || type(op.args[2]) != type(op.dst))
           report(fmt::format("operands {} and {} and destination {} must have one type",
                              var(op.args[1]), var(op.args[2]), var(op.dst)));

@@ -45,6 +45,7 @@ struct Access {
 class BuiltinCall;
 class Composer;
 class DistributionCall;
+class LinearAlgebraCall;
 
 class FunctionBuilder {
  public:
@@ -101,9 +102,13 @@ class FunctionBuilder {
   Value derivative(const ast::Expr& e);
   // Stan's densities and draws (distributions.cpp): nullopt if `e` calls none of them.
   std::optional<Value> distribution(const ast::Expr& e);
+  // cholesky_decompose, mdivide_left_tri_low, gp_exp_quad_cov, add_diag,
+  // multi_normal_cholesky_lpdf (linear_algebra.cpp): nullopt if `e` calls none of them.
+  std::optional<Value> linear_algebra(const ast::Expr& e);
   friend class BuiltinCall;  // builtins.cpp: one builtin's checks and ops
   friend class Composer;     // distributions.cpp: a distribution's ops
   friend class DistributionCall;
+  friend class LinearAlgebraCall;  // linear_algebra.cpp
   TypeId with_leaf(TypeId t, TypeId scalar);
   // a @ b, or transpose(a) (b unused): the op, or an error naming the shapes at `loc`.
   Value matrix_op(OpCode code, const Value& a, const Value& b, SourceLoc loc);

@@ -164,6 +164,7 @@ std::optional<Value> FunctionBuilder::builtin(const Expr& e, TypeId hint) {
     }
   }
   if (auto d = distribution(e)) return d;
+  if (auto m = linear_algebra(e)) return m;
   if (n == "grad" || n == "value_and_grad") return derivative(e);
   if (n == "mean") return call.mean();
   if (n == "transpose") {

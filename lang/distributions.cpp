@@ -8,90 +8,11 @@
 #include <limits>
 
 #include "lang/builder_state.h"
+#include "lang/composer.h"
 
 namespace ab::frontend {
 
 // ---- composing elementwise float expressions ---------------------------------------------------
-
-// Emits elementwise ops at one call, a scalar operand broadcast against an array one; the
-// operands of one call share one shape (checked before anything is composed).
-class Composer {
- public:
-  Composer(FunctionBuilder& fb, SourceLoc loc) : fb(fb), loc(loc) {}
-
-  Value constant(float x) { return fb.constant(Types::kFloat, {float_bits(x)}, loc); }
-  Value int_constant(int32_t x) {
-    return fb.constant(Types::kInt, {static_cast<uint32_t>(x)}, loc);
-  }
-  // An elementwise op whose result's leaf is `leaf` and shape the array operand's, if any.
-  Value op(OpCode code, const std::vector<Value>& args, TypeId leaf = Types::kFloat) {
-    TypeId type = leaf;
-    std::vector<VarId> vars;
-    for (const Value& a : args) {
-      if (fb.types().is_array(a.type)) type = fb.with_leaf(a.type, leaf);
-      vars.push_back(a.var);
-    }
-    return fb.op_value(code, type, std::move(vars), loc);
-  }
-  Value to_float(const Value& v) {
-    if (fb.types().leaf(v.type) == Types::kFloat) return v;
-    return op(OpCode::ToFloat, {v});
-  }
-  // A scalar bool: every element of `b` (a bool or bool array) is true.
-  Value all(const Value& b) {
-    if (!fb.types().is_array(b.type)) return b;
-    const Value ones = op(OpCode::ToInt, {b}, Types::kInt);
-    const Value count = fb.op_value(OpCode::Sum, Types::kInt, {ones.var}, loc);
-    const auto n = static_cast<int32_t>(fb.types().words(b.type));
-    return fb.op_value(OpCode::Eq, Types::kBool, {count.var, int_constant(n).var}, loc);
-  }
-  // The sum of a float array's elements (the language's `sum`), or the scalar itself.
-  Value total(const Value& v) {
-    if (!fb.types().is_array(v.type)) return v;
-    return reduce(OpCode::Sum, v);
-  }
-  // sum, max(a), log_sum_exp(a) of a float array.
-  Value reduce(OpCode code, const Value& v) {
-    return fb.op_value(code, Types::kFloat, {v.var}, loc);
-  }
-  void check(const Value& ok, std::string message) {
-    Op& a = fb.emit(OpCode::Assert, -1, {all(ok).var}, loc);
-    a.message = std::move(message);
-  }
-  Value draw(OpCode code) { return fb.op_value(code, Types::kFloat, {}, loc); }
-  Value call_library(const char* function, const std::vector<Value>& args, TypeId result) {
-    std::vector<VarId> vars;
-    for (const Value& a : args)
-      vars.push_back(a.var);
-    Value v = fb.op_value(OpCode::Call, result, std::move(vars), loc);
-    fb.fn_.blocks[fb.current_].ops.back().index = fb.globals_.function_index(function);
-    return v;
-  }
-  // a[i] of a float vector, i a dynamic int index.
-  Value element(const Value& a, const Value& i) {
-    PathStep step;
-    step.dynamic = true;
-    step.stride = 1;
-    step.count = fb.types()[a.type].count;
-    return fb.get(Types::kFloat, a.var, {i.var}, {step}, loc);
-  }
-  // The word at `offset` of an array (a static index).
-  Value word(const Value& a, uint32_t offset) {
-    return fb.get(fb.types().leaf(a.type), a.var, {}, {PathStep{false, offset, 0, 0}}, loc);
-  }
-  Value make_array(const std::vector<Value>& parts, TypeId elem) {
-    std::vector<VarId> vars;
-    for (const Value& p : parts)
-      vars.push_back(p.var);
-    return fb.make(fb.types().array(elem, static_cast<uint32_t>(parts.size())), std::move(vars),
-                   loc);
-  }
-  Types& types() { return fb.types(); }
-
- private:
-  FunctionBuilder& fb;
-  SourceLoc loc;
-};
 
 namespace {
 
@@ -640,9 +561,10 @@ class DistributionCall {
   DistributionCall(FunctionBuilder& fb, const ast::Expr& e) : fb(fb), e(e), c(fb, e.loc) {}
 
   Value density(const Distribution& d) {
+    c.gather_checks();
     const std::optional<Args> args = arguments(d);
     if (!args) return Value{};
-    return c.total(d.body(c, *args).v);
+    return c.rejected(c.total(d.body(c, *args).v));
   }
 
   Value draw(const Distribution& d) {
@@ -660,6 +582,7 @@ class DistributionCall {
     static const Distribution d{"categorical_logit_lpmf",
                                 {{"n", Kind::Int, kCategory}, {"beta", Kind::Vector, kFinite}},
                                 nullptr};
+    c.gather_checks();
     const std::optional<Args> args = arguments(d);
     if (!args) return Value{};
     const Value& n = args->raw[0];
@@ -669,11 +592,12 @@ class DistributionCall {
     const uint32_t count = fb.types().is_array(n.type) ? fb.types().words(n.type) : 1;
     for (uint32_t i = 0; i < count; ++i) {
       const Value ni = fb.types().is_array(n.type) ? c.word(n, i) : n;
-      picked.push_back(c.element(beta, c.op(OpCode::Sub, {ni, one}, Types::kInt)));
+      picked.push_back(
+          c.element(beta, c.index_in_domain(c.op(OpCode::Sub, {ni, one}, Types::kInt))));
     }
     const Value lse = c.reduce(OpCode::ReduceLogSumExp, beta);
     const Value terms = picked.size() == 1 ? picked[0] : c.make_array(picked, Types::kFloat);
-    return c.total(c.op(OpCode::Sub, {terms, lse}));
+    return c.rejected(c.total(c.op(OpCode::Sub, {terms, lse})));
   }
 
  private:

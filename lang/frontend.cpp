@@ -33,6 +33,8 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     Program program;
     program.file = file;
     frontend::Globals globals(module, program, diags);
+    globals.set_reject_domain_errors(options.reject_domain_errors);
+    globals.set_data_constants(&options.data_constants);
     globals.declare();
     program.functions.resize(module.functions.size());
     for (size_t i = 0; i < module.functions.size(); ++i)

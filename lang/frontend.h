@@ -5,6 +5,7 @@
 // a Diagnostic with a precise line:col; never throws or crashes on any input.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,14 @@ struct FrontendOptions {
   // Runs vectorize_loops before the gradients are derived. Off: every loop stays a loop (tests
   // compare the two forms bit for bit; the bench measures what the pass buys).
   bool vectorize_loops = true;
+  // A log density's argument out of its domain (`normal_lpdf: sigma must be > 0`) makes the
+  // density NaN instead of faulting the lane: Stan's rejection, which the sampler counts as a
+  // divergence (docs/nuts.md, "A density's domain error"). Random draws keep faulting.
+  bool reject_domain_errors = false;
+  // The values of the constants declared `const N: int = data;` (Stan's sizes read from the
+  // data): the program is compiled for them. A name no such declaration has is ignored; a
+  // declaration without its value here is an error at its line.
+  std::map<std::string, double> data_constants;
   // When set, receives the pass's verdict on each loop of the source (`--explain`).
   std::vector<LoopVerdict>* loops = nullptr;
 };

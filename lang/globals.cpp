@@ -9,12 +9,26 @@
 #include "lang/parser.h"
 
 namespace ab::frontend {
+
 namespace {
 
+// The constrained vector type a field's type name spells, if any.
+std::optional<VectorConstraint> vector_constraint(const std::string& type_name) {
+  if (type_name == "simplex") return VectorConstraint::Simplex;
+  if (type_name == "ordered") return VectorConstraint::Ordered;
+  if (type_name == "positive_ordered") return VectorConstraint::PositiveOrdered;
+  if (type_name == "cholesky_factor_corr") return VectorConstraint::CholeskyFactorCorr;
+  return std::nullopt;
+}
+
 // The builtins that are not an op's own name (ir/ops.cpp's rows name those).
+// clang-format off
 constexpr const char* kBuiltins[] = {
     "dot", "sum", "len", "bool", "emit", "grad", "value_and_grad", "mean", "transpose",
+    "cholesky_decompose", "mdivide_left_tri_low", "gp_exp_quad_cov", "cov_exp_quad", "add_diag",
+    "multi_normal_cholesky_lpdf", "lkj_corr_cholesky_lpdf",
 };
+// clang-format on
 
 std::optional<TypeId> scalar_type(const std::string& name) {
   if (name == "bool") return Types::kBool;
@@ -127,7 +141,9 @@ void Globals::evaluate_const(ConstEntry& entry) {
   std::optional<ConstScalar> value;
   if (type) {
     ConstLookup lookup = [this](const ast::Expr& n, Diagnostics* d) { return lookup_const(n, d); };
-    value = eval_const(program_.types, lookup, *c.init, *type, &diags_);
+    const bool from_data = c.init->kind == ast::ExprKind::Name && c.init->name == "data";
+    value = from_data ? data_const(c, *type)
+                      : eval_const(program_.types, lookup, *c.init, *type, &diags_);
     if (value && value->type != *type) {
       diags_.error(c.init->loc,
                    fmt::format("expected '{}', found '{}'", program_.types.to_string(*type),
@@ -142,6 +158,34 @@ void Globals::evaluate_const(ConstEntry& entry) {
   } else {
     entry.state = State::Failed;
   }
+}
+
+std::optional<ConstScalar> Globals::data_const(const ast::ConstDecl& c, TypeId type) {
+  if (!data_values_ || data_values_->count(c.name) == 0) {
+    diags_.error(c.init->loc,
+                 fmt::format("constant '{}' is read from the data, which hold no '{}': "
+                             "give the data (--data FILE.json) with \"{}\" in them",
+                             c.name, c.name, c.name));
+    return std::nullopt;
+  }
+  const double v = data_values_->at(c.name);
+  const auto out_of = [&](const char* what) {
+    diags_.error(c.init->loc, fmt::format("constant '{}' is read from the data, whose '{}' is {}: "
+                                          "not {}",
+                                          c.name, c.name, v, what));
+    return std::nullopt;
+  };
+  if (type == Types::kFloat) return ConstScalar{type, float_bits(static_cast<float>(v))};
+  if (type == Types::kBool) {
+    if (v != 0 && v != 1) return out_of("a bool (0 or 1)");
+    return ConstScalar{type, static_cast<uint32_t>(v)};
+  }
+  const bool is_int = type == Types::kInt;
+  const double lo = is_int ? -2147483648.0 : 0.0, hi = is_int ? 2147483647.0 : 4294967295.0;
+  if (std::floor(v) != v || v < lo || v > hi) return out_of(is_int ? "an int" : "a uint");
+  const uint32_t bits =
+      is_int ? static_cast<uint32_t>(static_cast<int32_t>(v)) : static_cast<uint32_t>(v);
+  return ConstScalar{type, bits};
 }
 
 std::optional<ConstScalar> Globals::lookup_const(const ast::Expr& name, Diagnostics* diags) {
@@ -262,6 +306,22 @@ std::optional<uint32_t> Globals::array_length(const ast::Expr& dim) {
 
 std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, TypeId resolved) {
   FloatBounds out;
+  if (auto constraint = vector_constraint(type.name)) {
+    out.vector = *constraint;
+    TypeId vector = resolved;  // the innermost array: simplex[M][K] is M simplexes of K
+    while (program_.types.is_array(program_.types[vector].elem))
+      vector = program_.types[vector].elem;
+    if (out.vector == VectorConstraint::Simplex && program_.types[vector].count < 2) {
+      diags_.error(type.loc, "a simplex needs at least 2 elements: simplex[1] is the constant 1");
+      return std::nullopt;
+    }
+    if (out.vector == VectorConstraint::CholeskyFactorCorr && program_.types[vector].count < 2) {
+      diags_.error(type.loc,
+                   "a cholesky_factor_corr needs K >= 2: cholesky_factor_corr[1] is the constant "
+                   "[[1.0]]");
+      return std::nullopt;
+    }
+  }
   if (!type.lower && !type.upper) return out;
   TypeId leaf = resolved;
   while (program_.types[leaf].kind == Type::Kind::Array)
@@ -303,6 +363,26 @@ std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, Type
   return out;
 }
 
+// `simplex[K]`, `ordered[K]`, `positive_ordered[K]`, `cholesky_factor_corr[K]`: a struct
+// field's type (the sampler's parameters), with a length and no bounds (the type is its own
+// constraint, as in Stan).
+Status Globals::check_vector_type(const ast::TypeExpr& type, bool allow_bounds) {
+  if (!allow_bounds)
+    return Error{
+        fmt::format("'{}' is a constrained parameter type: it belongs on a field of the struct of "
+                    "parameters (docs/nuts.md); elsewhere use float[..]",
+                    type.name)};
+  if (type.dims.empty())
+    return Error{fmt::format("'{}' needs a length: {}[K]", type.name, type.name)};
+  if (type.lower || type.upper)
+    return Error{fmt::format("'{}' takes no bounds: the type is its own constraint", type.name)};
+  if (type.name == "cholesky_factor_corr" && type.dims.size() != 1)
+    return Error{
+        "'cholesky_factor_corr' takes one length: cholesky_factor_corr[K] is a "
+        "float[K][K]"};
+  return Ok{};
+}
+
 std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allow_bounds) {
   if ((type.lower || type.upper) && !allow_bounds) {
     diags_.error(type.bounds_loc,
@@ -311,6 +391,13 @@ std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allo
     return std::nullopt;
   }
   std::optional<TypeId> base = scalar_type(type.name);
+  if (vector_constraint(type.name)) {
+    if (auto s = check_vector_type(type, allow_bounds); !s) {
+      diags_.error(type.loc, s.error());
+      return std::nullopt;
+    }
+    base = Types::kFloat;
+  }
   if (!base) {
     auto it = structs_.find(type.name);
     if (it == structs_.end()) {
@@ -327,6 +414,7 @@ std::optional<TypeId> Globals::resolve_type(const ast::TypeExpr& type, bool allo
     if (!n) return std::nullopt;
     lengths.push_back(*n);
   }
+  if (type.name == "cholesky_factor_corr") lengths.push_back(lengths.back());  // K x K
   TypeId t = *base;
   for (size_t i = lengths.size(); i-- > 0;) {
     if (uint64_t{program_.types.words(t)} * lengths[i] > kMaxTypeWords) {

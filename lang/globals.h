@@ -52,6 +52,11 @@ class Globals {
   int function_index(const std::string& name) const;  // -1 if none
   const Signature& signature(int function) const { return signatures_.at(function); }
   const ast::Module& module() const { return module_; }
+  // FrontendOptions::reject_domain_errors: a density's argument check makes its value NaN.
+  bool reject_domain_errors() const { return reject_domain_errors_; }
+  void set_reject_domain_errors(bool on) { reject_domain_errors_ = on; }
+  // FrontendOptions::data_constants; set before declare().
+  void set_data_constants(const std::map<std::string, double>* values) { data_values_ = values; }
 
   // The index of f's derived value_and_grad function (passes/differentiate.h), asked for at
   // `loc`: one per f, numbered after the module's functions.
@@ -73,10 +78,15 @@ class Globals {
 
   void declare_name(const std::string& name, SourceLoc loc, const char* what);
   void evaluate_const(ConstEntry& entry);
+  // `const N: T = data;`: N's value from data_values_, converted to T.
+  std::optional<ConstScalar> data_const(const ast::ConstDecl& c, TypeId type);
   void resolve_struct(StructEntry& entry);
   std::optional<uint32_t> array_length(const ast::Expr& dim);
   // A field type's `<lower=.., upper=..>` evaluated (empty bounds when it has none).
   std::optional<FloatBounds> field_bounds(const ast::TypeExpr& type, TypeId resolved);
+  // `simplex[K]`, `ordered[K]`, `positive_ordered[K]` where they are written: the error says why
+  // not.
+  Status check_vector_type(const ast::TypeExpr& type, bool allow_bounds);
 
   const ast::Module& module_;
   Program& program_;
@@ -93,6 +103,8 @@ class Globals {
   std::vector<Signature> signatures_;
   int resolve_depth_ = 0;  // guards chains of constants and structs
   std::vector<DerivativeRequest> derivatives_;
+  bool reject_domain_errors_ = false;
+  const std::map<std::string, double>* data_values_ = nullptr;
 };
 
 }  // namespace ab::frontend

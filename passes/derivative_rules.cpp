@@ -320,6 +320,43 @@ struct Rule : RuleTerms {
     if (active(a[1])) acc(a[1], op(OpCode::MatMul, source_type(a[1]), {arg(0), g}));
   }
   void transpose_rule() { acc(a[0], op(OpCode::Transpose, source_type(a[0]), {g})); }
+  // A constant square matrix of type t: `below` under the diagonal, `diagonal` on it, `above`
+  // over it.
+  VarId triangle_mask(TypeId t, float below, float diagonal, float above) {
+    const uint32_t n = T_[t].count;
+    std::vector<uint32_t> words(size_t{n} * n);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t j = 0; j < n; ++j)
+        words[size_t{i} * n + j] = float_bits(i > j ? below : i == j ? diagonal : above);
+    const VarId d = new_var("", t);
+    emit(OpCode::Const, d, {}).imm = std::move(words);
+    return d;
+  }
+  // L = cholesky(A) (Murray 2016, "Differentiation of the Cholesky decomposition"): with Phi the
+  // lower triangle, its diagonal halved, M = L^-T Phi(L^T tril(L')) L^-1 and, since only A's
+  // lower triangle is read, A' += Phi(M + M^T). L^-1 on the right is the transpose of L^-T on
+  // the left.
+  void cholesky_rule() {
+    const VarId l = res();
+    const TypeId t = type(l);
+    const VarId phi = triangle_mask(t, 1.0f, 0.5f, 0.0f);
+    const VarId p = op(OpCode::MatMul, t, {transposed(l), mul(g, triangle_mask(t, 1, 1, 0))});
+    const VarId w = op(OpCode::TriSolveT, t, {l, mul(p, phi)});
+    const VarId m = transposed(op(OpCode::TriSolveT, t, {l, transposed(w)}));
+    acc(a[0], mul(same(OpCode::Add, m, {transposed(m)}), phi));
+  }
+  // X = L \ B: B' += L^-T X' =: G, and L' -= tril(G X^T) (tril(outer(G, X)) for vectors).
+  void tri_solve_rule() {
+    const TypeId tl = source_type(a[0]), tb = source_type(a[1]);
+    const VarId grad_b = op(OpCode::TriSolveT, tb, {arg(0), g});
+    acc(a[1], grad_b);
+    if (!active(a[0])) return;
+    const VarId x = res();
+    const bool vector = !T_.is_array(T_[tb].elem);
+    const VarId product = vector ? op(OpCode::Outer, tl, {grad_b, x})
+                                 : op(OpCode::MatMul, tl, {grad_b, transposed(x)});
+    acc(a[0], mul(product, triangle_mask(tl, -1.0f, -1.0f, 0.0f)));
+  }
   void select_rule() {
     const VarId c = val(a[0]);
     const VarId z = zeros(type(g));
@@ -441,6 +478,8 @@ constexpr std::array<RuleFn, index(OpCode::Count_)> kRules = [] {
   t[index(OpCode::MatMul)] = &Rule::mat_mul_rule;
   t[index(OpCode::Outer)] = &Rule::outer_rule;
   t[index(OpCode::Transpose)] = &Rule::transpose_rule;
+  t[index(OpCode::Cholesky)] = &Rule::cholesky_rule;
+  t[index(OpCode::TriSolve)] = &Rule::tri_solve_rule;
   t[index(OpCode::Select)] = &Rule::select_rule;
   t[index(OpCode::Make)] = &Rule::make_rule;
   t[index(OpCode::Get)] = &Rule::get_rule;

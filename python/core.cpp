@@ -419,12 +419,27 @@ class ProgressLine {
 // either thread, so they never run at once; it is taken before the GIL, never after.
 ab::Expected<ab::RunResult> run_vulkan(const std::shared_ptr<const ab::Module>& module,
                                        const ab::Batch& batch, const ab::RunOptions& options,
-                                       const ab::VulkanOptions& vulkan, Interrupts& interrupts) {
-  std::shared_ptr<ab::VulkanContext> context;
+                                       const ab::VulkanOptions& vulkan, Interrupts& interrupts,
+                                       const std::string& devices = "") {
+  // One device: the process's shared context. `devices` ("all", "0,1"): one context each, the
+  // lanes cut over them (ab::run_on_contexts).
+  std::vector<std::shared_ptr<ab::VulkanContext>> contexts;
   try {
-    context = shared_context();
+    if (devices.empty()) contexts.push_back(shared_context());
   } catch (const std::runtime_error& e) {
     return ab::Error{e.what()};
+  }
+  if (!devices.empty()) {
+    ab::ContextOptions context_options;
+    context_options.validation = std::getenv("AB_PYTHON_VALIDATION") != nullptr;
+    auto list = ab::parse_device_list(devices, context_options);
+    if (!list) return list.failure();
+    for (int index : *list) {
+      context_options.device_index = index;
+      auto made = ab::VulkanContext::create(context_options);
+      if (!made) return made.failure();
+      contexts.push_back(*made);
+    }
   }
   struct Handoff {
     std::mutex mutex;
@@ -447,7 +462,7 @@ ab::Expected<ab::RunResult> run_vulkan(const std::shared_ptr<const ab::Module>& 
     };
   begin_engine_call();  // the worker's own, ended by the worker
   std::thread worker([handoff, module, batch, worker_options,
-                      runner = ab::sample::vulkan_runner(context, vulkan)] {
+                      runner = ab::sample::vulkan_runner(contexts, vulkan)] {
     ab::Expected<ab::RunResult> result = ab::Error{""};
     try {
       result = runner(module, batch, worker_options);
@@ -711,12 +726,13 @@ PyModel compile_model(const std::string& source, const std::string& file) {
 
 PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::sample::Options& given,
                    std::string backend, const std::string& schedule,
-                   std::optional<py::array_t<float>> init, bool progress) {
+                   std::optional<py::array_t<float>> init, bool progress,
+                   const std::string& devices) {
   const EngineCall call;
   const std::shared_ptr<const ab::sample::Model>* model = &py_model.model;
   ab::sample::Options options = given;
   if (init) {
-    const auto want = std::vector<py::ssize_t>{options.chains, (*model)->dimension()};
+    const auto want = std::vector<py::ssize_t>{options.chains, (*model)->parameter_count()};
     const std::vector<py::ssize_t> got(init->shape(), init->shape() + init->ndim());
     if (got != want)
       throw py::value_error("init has shape " + shape_text(got) + ": expected " + shape_text(want) +
@@ -727,12 +743,14 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
   ab::UniformData uniforms = pack_uniforms((*model)->data(), data);
   Interrupts interrupts;
   ab::sample::Runner runner;
-  backend = choose_backend(backend, schedule);
+  backend = choose_backend(backend, devices.empty() ? schedule : "given");
+  if (!devices.empty() && backend != "vulkan")
+    throw py::value_error("devices needs the vulkan backend, not '" + backend + "'");
   if (backend == "vulkan") {
     const ab::VulkanOptions vulkan = vulkan_options(schedule);
-    runner = [vulkan, &interrupts](const std::shared_ptr<const ab::Module>& m, const ab::Batch& b,
-                                   const ab::RunOptions& o) {
-      return run_vulkan(m, b, o, vulkan, interrupts);
+    runner = [vulkan, &interrupts, devices](const std::shared_ptr<const ab::Module>& m,
+                                            const ab::Batch& b, const ab::RunOptions& o) {
+      return run_vulkan(m, b, o, vulkan, interrupts, devices);
     };
   } else {
     runner =
@@ -955,7 +973,8 @@ PYBIND11_MODULE(_core, m) {
   bind_fit(m);
 
   m.def("sample", &sample_model, py::arg("model"), py::arg("data"), py::arg("options"),
-        py::arg("backend"), py::arg("schedule"), py::arg("init"), py::arg("progress"));
+        py::arg("backend"), py::arg("schedule"), py::arg("init"), py::arg("progress"),
+        py::arg("devices") = "");
   m.def("cmdstan_name", &ab::sample::cmdstan_name);
   // What the validation layer reported on the shared context (AB_PYTHON_VALIDATION=1 before the
   // first Vulkan run turns it on; the tests do).

@@ -34,19 +34,18 @@ namespace {
 const char* const kContract =
     "a model defines fn log_density(q: float[D]) -> float over a flat vector, or fn "
     "log_density(p: Params) -> float over a struct of float and float-array fields (bounded as "
-    "float<lower=A, upper=B>), or with a hand-written gradient struct LogDensity { value: float, "
+    "float<lower=A, upper=B>, or simplex[K], ordered[K], positive_ordered[K]), or with a "
+    "hand-written gradient struct LogDensity { value: float, "
     "grad: float[D] } and fn log_density(q: float[D]) -> LogDensity (docs/nuts.md)";
 
-// `text` compiled as `file`; `entry` empty: only checked.
+// `text` compiled as `file` with `base`'s options; `entry` empty: only checked.
 Expected<std::shared_ptr<const Module>> compile_text(const std::string& text,
                                                      const std::string& file,
                                                      const std::string& entry,
                                                      std::vector<std::string> first = {},
-                                                     bool vectorize_loops = true) {
-  CompileOptions options;
+                                                     CompileOptions options = {}) {
   options.file = file;
   options.entry = entry;
-  options.vectorize_loops = vectorize_loops;
   // Calls stay calls: the density is one callee that chains at different points of their trees
   // share, so they meet at every gradient (Radul et al. §4); inlined, each call site would have
   // its own copy and the chains at different sites would run it apart.
@@ -150,6 +149,32 @@ Status check_dimension(const std::string& text, const std::string& model_path, u
   return Ok{};
 }
 
+// The model's `fn transformed(p: Params) -> T` and `fn generated(p: Params) -> G`, when it
+// defines them: their results' fields become columns after the parameters' (docs/nuts.md).
+Status add_model_quantities(const std::vector<FunctionInfo>& functions, const ValueType& param,
+                            const std::string& model_path, ParameterLayout& layout) {
+  for (const bool generated : {false, true}) {
+    const char* name = generated ? "generated" : "transformed";
+    const auto f = std::find_if(functions.begin(), functions.end(),
+                                [&](const FunctionInfo& fn) { return fn.name == name; });
+    if (f == functions.end()) continue;
+    const auto refuse = [&](const std::string& why) {
+      return Error{fmt::format("{}:{}:{}: '{}' {}; it is fn {}(p: {}) -> a struct (docs/nuts.md)",
+                               model_path, f->line, f->col, name, why, name,
+                               param.is_struct() ? param.struct_name : "Params")};
+    };
+    if (!param.is_struct())
+      return refuse("needs a struct of parameters: log_density takes a flat float[D]");
+    if (f->params.size() != 1 || f->params[0].value_type.spelling() != param.spelling())
+      return refuse(fmt::format("takes the struct of parameters, {}, as log_density does",
+                                param.struct_name));
+    if (!f->result.value_type.is_struct()) return refuse("returns a struct");
+    if (auto s = add_quantities(layout, f->result.value_type, generated); !s)
+      return refuse(s.error());
+  }
+  return Ok{};
+}
+
 // The first value that is NaN or infinite in each float uniform (the model's data), as
 // "; the data hold y[17] = nan", or nothing: the likely cause when no starting point works.
 std::string non_finite_data(const Module& module, const Batch& batch) {
@@ -238,17 +263,22 @@ std::string tape_advice(const LaneError& e, const std::string& file, const Optio
 
 // ---- the model ----
 
-Expected<std::shared_ptr<const Model>> Model::load(const std::string& path, bool vectorize_loops) {
+Expected<std::shared_ptr<const Model>> Model::load(
+    const std::string& path, bool vectorize_loops,
+    const std::map<std::string, double>& data_constants) {
   FileContents file = read_regular_file(path);
   if (!file.ok()) return Error{fmt::format("cannot read '{}': {}", path, file.error)};
-  return compile(file.bytes, path, vectorize_loops);
+  return compile(file.bytes, path, vectorize_loops, data_constants);
 }
 
-Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
-                                                      const std::string& model_path,
-                                                      bool vectorize_loops) {
+Expected<std::shared_ptr<const Model>> Model::compile(
+    const std::string& text, const std::string& model_path, bool vectorize_loops,
+    const std::map<std::string, double>& data_constants) {
+  CompileOptions options;
+  options.vectorize_loops = vectorize_loops;
+  options.data_constants = data_constants;
   // The model alone first: its errors point at its own lines.
-  auto model = compile_text(text, model_path, "");
+  auto model = compile_text(text, model_path, "", {}, options);
   if (!model) return model.failure();
   if (auto s = check_sampler_names(text, model_path); !s) return s.failure();
   for (const FunctionInfo& f : (*model)->functions())
@@ -291,6 +321,7 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
     }
     layout = std::move(*structured);
     if (auto s = check_parameter_names(text, model_path, param); !s) return s.failure();
+    if (auto s = add_model_quantities(functions, param, model_path, layout); !s) return s.failure();
     for (const ValueField& f : param.fields) {
       Field field{f.name, {}, 1};
       for (const ValueType* t = &f.type; t->is_array(); t = &t->elem()) {
@@ -309,35 +340,41 @@ Expected<std::shared_ptr<const Model>> Model::compile(const std::string& text,
     }
     if (!fits) return off_contract("");
     layout = flat_layout(param.count);
+    if (auto s = add_model_quantities(functions, param, model_path, layout); !s) return s.failure();
     if (auto s = check_dimension(text, model_path, param.count); !s) return s.failure();
     out->fields_.push_back(Field{"q", {param.count}, param.count});
   }
 
   const std::string glue = sampler_glue(layout, !derived);
+  // Compiled with Stan's rejection: a density's domain error is a NaN density, which the
+  // sampler takes for a divergence (docs/nuts.md, "A density's domain error").
+  out->strict_options_ = options;
+  options.reject_domain_errors = true;
   auto combined = compile_text(text + glue + kNutsSource, model_path + " + nuts.ab", "main",
-                               kSamplerFirst, vectorize_loops);
+                               kSamplerFirst, options);
   if (!combined) return combined.failure();
-  auto probe = compile_text(text + glue, model_path, "nuts_density", {}, vectorize_loops);
+  auto probe = compile_text(text + glue, model_path, "nuts_density", {}, options);
   if (!probe) return probe.failure();
   out->module_ = std::move(*combined);
   out->density_ = std::move(*probe);
+  out->density_source_ = text + glue;
   out->file_ = model_path;
-  out->names_ = std::move(layout.names);
-  out->bounds_ = std::move(layout.bounds);
+  out->names_ = layout.names;
+  out->names_.insert(out->names_.end(), layout.quantity_names.begin(), layout.quantity_names.end());
+  out->bounds_ = layout.bounds;
+  out->unconstrained_dimension_ = layout.unconstrained_dimension();
+  out->layout_ = std::make_shared<const ParameterLayout>(std::move(layout));
   return std::shared_ptr<const Model>(std::move(out));
 }
 
 Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrained) const {
-  ParameterLayout layout;
-  layout.names = names_;
-  layout.bounds = bounds_;
-  return sample::unconstrain(layout, std::vector<float>(constrained.begin(), constrained.end()));
+  return sample::unconstrain(*layout_, std::vector<float>(constrained.begin(), constrained.end()));
 }
 
 Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
                                                std::span<const float> points, uint32_t threads,
                                                uint64_t max_steps) const {
-  const uint32_t D = dimension();
+  const uint32_t D = unconstrained_dimension();
   Batch probe;
   probe.lanes = static_cast<uint32_t>(points.size() / D);
   probe.uniforms = data;
@@ -379,6 +416,27 @@ Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uin
   return passes;
 }
 
+std::string Model::rejection_at(const std::vector<std::vector<uint32_t>>& data,
+                                std::span<const float> point) const {
+  // Compiled again without rejection, so the domain check faults and names itself; only for a
+  // refused chain, so the compile costs nothing in a run that needs none.
+  auto strict = compile_text(density_source_, file_, "nuts_density", {}, strict_options_);
+  if (!strict) return "";
+  Batch batch;
+  batch.lanes = 1;
+  batch.uniforms = data;
+  batch.inputs.emplace_back();
+  for (float x : point)
+    batch.inputs[0].push_back(float_bits(x));
+  RunOptions options;
+  options.max_steps = kProbeMaxSteps;
+  options.stack_depth = 1u << 16;
+  auto ran = (*strict)->run_cpu(batch, options, CpuBackend::Interpreter);
+  if (!ran || ran->errors.empty()) return "";
+  const LaneError& e = ran->errors[0];
+  return fmt::format("{} in {} at {}:{}", fault_text(e), e.function, file_, e.line);
+}
+
 // ---- a run ----
 
 namespace {
@@ -411,7 +469,7 @@ const Range& range_of(std::string_view name) {
 
 Expected<uint32_t> stack_depth_for(const Model& model, const Batch& batch, const Options& o) {
   if (o.stack_depth) return o.stack_depth;
-  const uint32_t D = model.dimension();
+  const uint32_t D = model.unconstrained_dimension();
   std::vector<float> points;
   if (o.init.empty()) {
     std::mt19937_64 random(o.seed);
@@ -473,7 +531,7 @@ uint32_t field_offset(const ValueType& t, const std::string& name) {
 Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>> data,
                            const Options& o) {
   const Module& module = *model.module();
-  const uint32_t D = model.dimension();
+  const uint32_t P = model.parameter_count(), D = model.unconstrained_dimension();
   if (auto s = check_options(o); !s) return s.failure();
   if (data.size() != module.uniforms().size())
     return Error{fmt::format("the model has {} uniforms but {} were given",
@@ -489,12 +547,12 @@ Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>
   std::vector<uint32_t> init(uint64_t{o.chains} * D, 0u);
   const bool random_init = o.init.empty();
   if (!random_init) {
-    if (o.init.size() != uint64_t{o.chains} * D)
+    if (o.init.size() != uint64_t{o.chains} * P)
       return Error{fmt::format("init holds {} values: {} chains x {} parameters are needed",
-                               o.init.size(), o.chains, D)};
+                               o.init.size(), o.chains, P)};
     for (uint32_t chain = 0; chain < o.chains; ++chain) {
       // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
-      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * D, D));
+      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * P, P));
       if (!u) return Error{fmt::format("chain {}: {}", chain, u.error())};
       for (uint32_t j = 0; j < D; ++j)
         init[uint64_t{chain} * D + j] = float_bits((*u)[j]);
@@ -528,32 +586,13 @@ Runner cpu_runner(CpuBackend backend) {
 }
 
 Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions vulkan) {
-  return [context, vulkan](const std::shared_ptr<const Module>& module, const Batch& batch,
-                           const RunOptions& options) -> Expected<RunResult> {
-    const auto start = std::chrono::steady_clock::now();
-    auto compiled = VulkanProgram::compile(context, module, vulkan);
-    if (!compiled) return compiled.failure();
-    auto created = VulkanRun::create(*compiled, batch, options, vulkan);
-    if (!created) return created.failure();
-    VulkanRun& gpu = **created;
-    if (auto prepared = gpu.prepare(); !prepared) return prepared.failure();
-    while (!gpu.done()) {
-      auto stepped = gpu.step(vulkan.schedule == Schedule::Global ? 4096 : 65536);
-      if (!stepped) return stepped.failure();
-      // Stopped early: the records streamed so far are all the caller gets (no outputs).
-      if (!gpu.done() && options.should_stop && options.should_stop()) {
-        RunResult stopped;
-        stopped.stopped = true;
-        stopped.stats.lanes = batch.lanes;
-        return stopped;
-      }
-    }
-    auto result = gpu.result();
-    // The whole run, the kernels' compile at the first run included (as the CLI counts it).
-    if (result)
-      result->stats.wall_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
+  return vulkan_runner(std::vector<std::shared_ptr<VulkanContext>>{std::move(context)}, vulkan);
+}
+
+Runner vulkan_runner(std::vector<std::shared_ptr<VulkanContext>> contexts, VulkanOptions vulkan) {
+  return [contexts, vulkan](const std::shared_ptr<const Module>& module, const Batch& batch,
+                            const RunOptions& options) {
+    return run_on_contexts(contexts, module, batch, options, vulkan);
   };
 }
 
@@ -693,12 +732,19 @@ std::vector<uint8_t> exclude_chains(const Model& model, const Batch& batch, cons
     excluded[chain] = 1;
     RefusedChain refused{chain, chain_word(chain, "init_tries"),
                          bits_float(chain_word(chain, "init_logp"))};
+    const uint32_t at_q = field_offset(chain_type, "init_q");
+    std::vector<float> last(model.unconstrained_dimension());
+    for (size_t i = 0; i < last.size(); ++i)
+      last[i] = bits_float(result.outputs[uint64_t{chain} * chain_type.words + at_q + i]);
+    refused.fault = model.rejection_at(batch.uniforms, last);
+    const std::string why = refused.fault.empty() ? "" : ", rejected there by " + refused.fault;
     const std::string where =
-        o.init.empty() ? fmt::format(
-                             "at {} random initial points (uniform in [-2, 2] on the "
-                             "unconstrained scale; the last had log density {})",
-                             refused.init_tries, refused.log_density)
-                       : fmt::format("at its initial point (log density {})", refused.log_density);
+        o.init.empty()
+            ? fmt::format(
+                  "at {} random initial points (uniform in [-2, 2] on the "
+                  "unconstrained scale; the last had log density {}{})",
+                  refused.init_tries, refused.log_density, why)
+            : fmt::format("at its initial point (log density {}{})", refused.log_density, why);
     fit.chain_messages.push_back(
         fmt::format("chain {} refused: the log density or its gradient is not finite {}{}", chain,
                     where, non_finite_data(module, batch)));
@@ -742,8 +788,10 @@ Status summarize_fit(const std::vector<uint8_t>& excluded, const DrawCollector& 
 }
 
 // Chain totals from main's result (a chain that did not finish has none).
-void add_chain_totals(const Module& module, const RunResult& result,
+void add_chain_totals(const Model& model, const RunResult& result,
                       const std::vector<uint8_t>& excluded, Fit& fit) {
+  const Module& module = *model.module();
+  const uint32_t unconstrained_dimension = model.unconstrained_dimension();
   const ValueType& chain_type = module.output().value_type;
   const DrawStatistics& s = fit.stats;
   for (uint32_t chain = 0; chain < fit.chains; ++chain) {
@@ -763,8 +811,8 @@ void add_chain_totals(const Module& module, const RunResult& result,
     fit.divergences += w[field_offset(chain_type, "divergences")];
     fit.step_sizes.push_back(bits_float(w[field_offset(chain_type, "step_size")]));
     const uint32_t at_metric = field_offset(chain_type, "inv_metric");
-    std::vector<float> metric(fit.dimension);
-    for (uint32_t j = 0; j < fit.dimension; ++j)
+    std::vector<float> metric(unconstrained_dimension);
+    for (uint32_t j = 0; j < unconstrained_dimension; ++j)
       metric[j] = bits_float(w[at_metric + j]);
     fit.inv_metrics.push_back(std::move(metric));
   }
@@ -816,7 +864,7 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
   }
   if (fit.received == 0) return fit;
   if (auto s = summarize_fit(excluded, draws, *sink, fit); !s) return s.failure();
-  add_chain_totals(*model.module(), result, excluded, fit);
+  add_chain_totals(model, result, excluded, fit);
   return fit;
 }
 

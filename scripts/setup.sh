@@ -13,6 +13,7 @@ packages=(
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
   python3-dev python3-numpy python3-scipy python3-pytest pybind11-dev python3-pybind11
   libopenblas-dev  # optional at run time: `autobatch bench --programs matmul` compares with it
+  openmpi-bin libopenmpi-dev  # `run` and `sample` under mpirun, and their tests (AB_MPI)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -27,6 +27,8 @@ layout(push_constant) uniform Params {
   layout(offset = AB_PUSH_ZERO) uint zero;
   // Records each lane's stream holds between two drains by the host.
   layout(offset = AB_PUSH_STREAM_CAP) uint stream_cap;
+  // The batch's first lane in a sharded run (RunOptions::first_lane): keys the random streams.
+  layout(offset = AB_PUSH_FIRST_LANE) uint first_lane;
 #ifdef AB_PRODUCT_KERNEL
   layout(offset = AB_PUSH_PRODUCT) uint product[AB_PRODUCT_WORDS];  // AB_PRODUCT_*
 #endif

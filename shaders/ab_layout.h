@@ -76,7 +76,8 @@
 #define AB_FAULT_INDEX_OUT_OF_RANGE 3u
 #define AB_FAULT_ASSERT_FAILED 4u
 #define AB_FAULT_STEP_BUDGET 5u
-#define AB_FAULT_CODES 6u  // one more than the largest code
+#define AB_FAULT_SHARD_FAILED 6u  // set by the host alone: a shard's device or process failed
+#define AB_FAULT_CODES 7u         // one more than the largest code
 
 // ---- block-picking heuristics (P.heuristic), the values of ir/run.h's Heuristic ----
 #define AB_HEURISTIC_MIN_PC 0u      // the waiting block with the smallest PC
@@ -123,7 +124,8 @@
 #define AB_PUSH_BUDGET 32
 #define AB_PUSH_ZERO 36
 #define AB_PUSH_STREAM_CAP 40
-#define AB_PUSH_BYTES 44
+#define AB_PUSH_FIRST_LANE 44
+#define AB_PUSH_BYTES 48
 // The product kernel's words after them (shaders/ab_product.glsl, ProductPush in
 // engine/device/kernels.h): which product block it runs and the range of its work this dispatch
 // takes. The pipeline layout's range covers them, so every kernel shares one layout.
@@ -141,7 +143,15 @@
 #define AB_PRODUCT_TILE_B 10  // 1: the tiles are b's columns (b uniform, a not); 0: a's rows
 #define AB_PRODUCT_FIRST 11   // the (tile, block) pairs this dispatch takes: [first, end)
 #define AB_PRODUCT_END 12
-#define AB_PRODUCT_WORDS 13
+#define AB_PRODUCT_LANES 13  // which lanes and who moves them on: AB_PRODUCT_LANES_* below
+#define AB_PRODUCT_WORDS 14
+// AB_PRODUCT_LANES: the local schedule's round (every lane of the batch waiting at the block; the
+// kernel takes the lanes' step and jump), or the global schedule's step when it chose the block
+// (its lanes, every lane tested as the masked step kernel does or those the step's list holds as
+// the compacted step kernel reads it; the step kernel then takes the step and the jump).
+#define AB_PRODUCT_LANES_ROUND 0
+#define AB_PRODUCT_LANES_MASKED 1
+#define AB_PRODUCT_LANES_LISTED 2
 #define AB_PUSH_RANGE_BYTES (AB_PUSH_PRODUCT + 4 * AB_PRODUCT_WORDS)
 // A product's summation block (ir/ops.h, kProductBlock: docs/language.md, "Matrix products") and
 // the rows (or columns) of a uniform operand one workgroup shares through shared memory.

@@ -56,10 +56,14 @@ float abm_recip(float d) {
   const int e = int(u >> 23) - 126;
   AB_PRECISE float m = uintBitsToFloat((u & 0x007fffffu) | 0x3f000000u);  // [1/2, 1)
   AB_PRECISE float y = 2.8235294f - 1.8823529f * m;                      // 48/17 - 32/17 m
-  for (int i = 0; i < 3; ++i) {
-    AB_PRECISE float t = 1.0f - m * y;
-    y = y + y * t;
-  }
+  // Three Newton steps, written out rather than looped: a device that caps a shader's loop
+  // iterations (lavapipe) then counts none for the many elementwise ops built on this one.
+  AB_PRECISE float t1 = 1.0f - m * y;
+  y = y + y * t1;
+  AB_PRECISE float t2 = 1.0f - m * y;
+  y = y + y * t2;
+  AB_PRECISE float t3 = 1.0f - m * y;
+  y = y + y * t3;
   return abm_scale(y, shift - e);
 }
 

@@ -118,7 +118,9 @@ int ab_max(int a, int b) { return b < a ? a : b; }
 uint ab_max(uint a, uint b) { return b < a ? a : b; }
 float ab_max(float a, float b) { return b < a ? a : b; }
 
-// ---- Philox4x32-10 (ir/random.cpp): draw k of lane L is philox({k, 0, L, 0}, seed) ----
+// ---- Philox4x32-10 (ir/random.cpp): draw k of lane L is philox({k, 0, L, 0}, seed). L is the
+// lane's place in the whole batch: the engine's kernels pass P.first_lane + lane (a shard's
+// first lane, RunOptions::first_lane); a user's compute kernel (compute.h) passes its own. ----
 uvec4 ab_philox(uvec4 c, uvec2 k) {
   for (int round = 0; round < 10; ++round) {
     uint hi0, lo0, hi1, lo1;

@@ -6,9 +6,12 @@
 //! rounded products in order, the partials added in order to a total from +0, so the bits are
 //! the interpreter's. The work is the pairs (output tile, summation block), tile-major; a
 //! dispatch takes the pairs [AB_PRODUCT_FIRST, AB_PRODUCT_END) (a device that caps a dispatch's
-//! loop iterations gets several dispatches), keeping an unfinished total in the result's words,
-//! and the one ending at the last pair moves the lanes on (their step, their PC) or, out of step
-//! budget, faults them at the block as every backend does. Compiled at run time after the float
+//! loop iterations gets several dispatches), keeping an unfinished total in the result's words.
+//! In the local schedule's round (AB_PRODUCT_LANES_ROUND) the one ending at the last pair moves
+//! the lanes on (their step, their PC) or, out of step budget, faults them at the block as every
+//! backend does; in the global schedule's step (AB_PRODUCT_LANES_MASKED or _LISTED) it serves the
+//! chosen block's lanes only and leaves the step, the jump and the fault to the step kernel that
+//! follows, whose code for the block is the jump alone. Compiled at run time after the float
 //! controls and ab_common.glsl (codegen/product_blocks.h, product_kernel_glsl); it depends on no
 //! program. Embedded at build time (engine/schedules/entry_texts.h).
 shared float ab_tile[AB_PRODUCT_TILE * AB_PRODUCT_BLOCK];
@@ -21,15 +24,27 @@ float ab_operand(bool uniform_word, uint base, uint index, uint lane) {
                                       : state.w[(base + index) * P.lanes + lane]);
 }
 
+// The lane invocation i serves, or AB_NO_BLOCK: every lane of the batch, or the i-th of the
+// global step's list, read as ab_entry_global_compacted.glsl reads it.
+uint ab_product_lane(uint i) {
+  if (AB_PW(AB_PRODUCT_LANES) != AB_PRODUCT_LANES_LISTED) return i < P.lanes ? i : AB_NO_BLOCK;
+  const bool lists = ctrl.w[AB_CTRL_LISTS] != 0u;
+  if (lists ? i >= ctrl.w[AB_CTRL_ACTIVE] : i >= ctrl.w[AB_CTRL_LIST_LEN]) return AB_NO_BLOCK;
+  return list.w[lists ? ctrl.w[AB_CTRL_LIST_READ] * P.lanes + i : i];
+}
+
 void main() {
-  const uint lane = gl_GlobalInvocationID.x, L = P.lanes;
+  const uint lane = ab_product_lane(gl_GlobalInvocationID.x), L = P.lanes;
+  const uint block_id = AB_PW(AB_PRODUCT_BLOCK_ID);
+  const bool round = AB_PW(AB_PRODUCT_LANES) == AB_PRODUCT_LANES_ROUND;
   const uint m = AB_PW(AB_PRODUCT_M), k = AB_PW(AB_PRODUCT_K), p = AB_PW(AB_PRODUCT_P);
   const bool a_uniform = AB_PW(AB_PRODUCT_A_UNIFORM) != 0u;
   const bool b_uniform = AB_PW(AB_PRODUCT_B_UNIFORM) != 0u;
   const uint a_base = AB_PW(AB_PRODUCT_A_BASE), b_base = AB_PW(AB_PRODUCT_B_BASE);
   const uint dst = AB_PW(AB_PRODUCT_DST);
   const bool tile_b = AB_PW(AB_PRODUCT_TILE_B) != 0u;
-  const bool here = lane < L && state.w[AB_SLOT_PC * L + lane] == AB_PW(AB_PRODUCT_BLOCK_ID);
+  const bool here = lane < L && state.w[AB_SLOT_PC * L + lane] == block_id &&
+                    (round || ctrl.w[AB_CTRL_BLOCK] == block_id);
   const bool run = here && AB_STEP_ALLOWED(state.w[AB_SLOT_STEPS * L + lane], P.max_steps);
   if (gl_LocalInvocationIndex == 0u) ab_any_here = 0u;
   barrier();
@@ -97,13 +112,13 @@ void main() {
       }
     }
   }
-  if (!here || end != tiles * other * max(blocks, 1u)) return;
+  if (!round || !here || end != tiles * other * max(blocks, 1u)) return;
   if (run) {  // the block is done: the lane's step, and its jump
     state.w[AB_SLOT_STEPS * L + lane] += 1u;
     state.w[AB_SLOT_PC * L + lane] = AB_PW(AB_PRODUCT_NEXT);
   } else {  // out of step budget before the block (AB_STEP_ALLOWED), as the lane kernels fault
     state.w[AB_SLOT_FAULT * L + lane] = AB_FAULT_STEP_BUDGET;
-    state.w[AB_SLOT_FAULT_BLOCK * L + lane] = AB_PW(AB_PRODUCT_BLOCK_ID);
+    state.w[AB_SLOT_FAULT_BLOCK * L + lane] = block_id;
     state.w[AB_SLOT_FAULT_OP * L + lane] = AB_NO_BLOCK;
     state.w[AB_SLOT_FAULT_STEP * L + lane] = state.w[AB_SLOT_STEPS * L + lane];
     state.w[AB_SLOT_PC * L + lane] = P.exit_pc;

@@ -84,6 +84,11 @@ Expected<BackendRun> run_batched_vm(const std::shared_ptr<const Module>& module,
 constexpr double kCpuCompileHintSeconds = 20;
 
 ab::Status prepare_with_progress(VulkanRun& gpu, bool progress, bool cpu_device) {
+  // Shards on several devices (--devices) build their kernels one after another: the first
+  // compiles and fills the SPIR-V cache, which is keyed on the device, so the others of the same
+  // kind only load it (one compile per device kind).
+  static std::mutex one_compile_at_a_time;
+  std::lock_guard compiling(one_compile_at_a_time);
   if (!progress) return gpu.prepare();
   std::atomic<size_t> done{0}, total{0};
   std::atomic<bool> finished{false};
@@ -239,7 +244,7 @@ VulkanOptions vulkan_options(const DeviceOptions& device) {
 bool vulkan_option_given(const DeviceOptions& device) {
   const VulkanOptions plain;
   const VulkanOptions& given = device.vulkan;
-  return device.schedule || device.global_mode || device.local_scope ||
+  return device.schedule || device.global_mode || device.local_scope || !device.devices.empty() ||
          given.context.device_index != plain.context.device_index ||
          given.context.validation != plain.context.validation ||
          given.max_part_cost != plain.max_part_cost ||

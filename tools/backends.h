@@ -28,6 +28,9 @@ struct DeviceOptions {
   std::optional<GlobalMode> global_mode;
   std::optional<LocalScope> local_scope;
   bool progress = false;  // print a progress line on stderr for runs longer than a second
+  // --devices: `all` or device indices ("0,1"); the lanes are cut into one shard per device
+  // (tools/shards.h). Empty: one device (--device).
+  std::string devices;
 };
 
 // Whether a Vulkan option was given: a schedule option, or an engine option off its default.

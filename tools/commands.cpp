@@ -7,6 +7,7 @@
 #include "autobatch/expected.h"
 #include "autobatch/trace.h"
 #include "tools/backends.h"
+#include "tools/mpi_ranks.h"
 #include "tools/output_files.h"
 #include "tools/program_loader.h"
 #include "tools/report.h"
@@ -57,13 +58,15 @@ int run_command(const RunCommand& command) {
   }
 
   auto setup = set_up_run(command);
-  if (!setup) return report_error(setup.failure());
+  if (const Ready ready = agree_to_run(bool(setup)); ready != Ready::Go)
+    return ready == Ready::Report ? report_error(setup.failure()) : 1;
   const Module& module = *setup->module;
   const Batch& batch = setup->batch;
   const RunOptions& options = setup->options;
   DeviceOptions device = command.device;
   device.progress = command.format != "json";
-  auto ran = backend->run(setup->module, batch, options, device);
+  auto ran = run_over_ranks(*backend, setup->module, batch, options, device);
+  if (!root_rank()) return ran || ran.error() == kSentToRoot ? 0 : report_error(ran.failure());
   if (!ran) return report_error(ran.failure());
   const BackendRun& run = *ran;
 
@@ -78,8 +81,13 @@ int run_command(const RunCommand& command) {
     fmt::print("{}", report_table(report));
   if (!command.trace_out.empty()) {
     // Recorded on the CPU VM whatever the backend: a trace's checkpoints are VM states, and the
-    // VM's steps are the ones the global schedule reproduces exactly.
-    if (ab::Status recorded = write_trace(command.trace_out, *setup->module, batch, options);
+    // VM's steps are the ones the global schedule reproduces exactly, shard by shard when the
+    // run was cut over devices or ranks.
+    auto shards = shard_lanes(batch.lanes, device);
+    if (!shards) return report_error(shards.failure());
+    TraceOptions range;
+    range.shard_lanes = std::move(*shards);
+    if (ab::Status recorded = write_trace(command.trace_out, *setup->module, batch, options, range);
         !recorded)
       return report_error(Error{fmt::format("cannot record the trace: {}", recorded.error())});
     fmt::print(stderr, "trace written to {}\n", command.trace_out);

@@ -33,6 +33,7 @@ struct RunCommand {
   std::optional<uint32_t> batch;
   std::vector<std::string> inputs;
   std::vector<std::string> uniforms;
+  std::vector<std::string> data_files;  // --data FILE.json: uniforms by name
   RunOptions options;
   std::string heuristic = "min-pc";
   std::string format = "table";

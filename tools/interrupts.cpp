@@ -10,6 +10,8 @@ namespace {
 
 std::atomic<int> received{0};
 std::atomic<bool> at_step_boundaries{false};
+// Under mpirun, the run has begun: 0 before, 1 on a rank that stays quiet, 2 on rank 0.
+std::atomic<int> ranks_running{0};
 static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
 static_assert(std::atomic<bool>::is_always_lock_free, "read in a signal handler");
 
@@ -19,6 +21,13 @@ void say(const char* text, size_t size) {
 }
 
 void on_signal(int signal) {
+  if (const int running = ranks_running.load(); running != 0) {
+    constexpr char kMessage[] =
+        "\nautobatch: stopped by a signal; under mpirun every rank stops at once and nothing is "
+        "written: the files in the output folder are unchanged\n";
+    if (running == 2) say(kMessage, sizeof kMessage - 1);
+    ::_exit(128 + signal);
+  }
   if (!at_step_boundaries.load()) {
     // Nothing is written before the first draw: the output folder still holds the previous fit
     // (a staging folder left behind is removed by the next run, sample::FitWriter).
@@ -48,6 +57,10 @@ void catch_interrupts() {
 
 void stop_at_step_boundaries() {
   at_step_boundaries.store(true);
+}
+
+void ranks_stop_at_once(bool say) {
+  ranks_running.store(say ? 2 : 1);
 }
 
 int interrupt_signal() {

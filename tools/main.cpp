@@ -27,6 +27,7 @@
 #include "bench/option_checks.h"
 #include "tools/backends.h"
 #include "tools/commands.h"
+#include "tools/mpi_ranks.h"
 #include "tools/sample/nuts_bench.h"
 #include "tools/sample/sample_command.h"
 
@@ -63,6 +64,12 @@ void add_threads_option(CLI::App& app, uint32_t& threads) {
 }
 
 // FILE and the options that say what to run and on which batch: shared by `run` and `debug`.
+constexpr const char* kDataHelp =
+    "FILE.json: binds the uniforms it names, by name (CmdStan's JSON data: numbers, nested lists "
+    "for arrays and matrices; a number also gives a `const N: int = data;` its value, and keys "
+    "naming no uniform, such as sizes, are checked against the shapes and otherwise ignored), "
+    "repeatable; --uniform takes precedence";
+
 void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint32_t>& batch_value) {
   app.add_option("--entry", command.entry, "entry function: called once per lane")
       ->capture_default_str();
@@ -77,6 +84,7 @@ void add_program_options(CLI::App& app, RunCommand& command, std::optional<uint3
                  "NAME=@file.npy or NAME=@file.csv (NAME=VALUE for a scalar), repeatable; every "
                  "uniform must be bound")
       ->allow_extra_args(false);
+  app.add_option("--data", command.data_files, kDataHelp)->allow_extra_args(false);
   app.add_option("--seed", command.options.seed,
                  "seed of the per-lane random streams and of randint: inputs")
       ->capture_default_str()
@@ -153,6 +161,16 @@ void add_device_options(CLI::App& app, ab::cli::DeviceOptions& device) {
                "vulkan: enable the Khronos validation layer");
 }
 
+// --devices, for `run` and `sample` (not `debug`, which follows one device's scheduler).
+void add_devices_option(CLI::App& app, ab::cli::DeviceOptions& device) {
+  app.add_option("--devices", device.devices,
+                 "vulkan: 'all' or device indices from 'autobatch devices' (0,1): the lanes are "
+                 "cut into contiguous shards, one per device, each on its own thread and queue; "
+                 "results as from one device, bit for bit. A repeated index opens the device "
+                 "again as another logical device (for testing)")
+      ->transform(non_empty_path("a device list"));
+}
+
 void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>& batch_value) {
   run.add_option("FILE", command.file, "the .ab program")->required();
   run.add_option("--backend", command.backend, backend_help())
@@ -174,6 +192,7 @@ void add_run_options(CLI::App& run, RunCommand& command, std::optional<uint32_t>
                  "(recorded on the CPU VM whatever the backend; the run's output is unchanged)")
       ->transform(non_empty_path("a trace file name"));
   add_device_options(run, command.device);
+  add_devices_option(run, command.device);
 }
 
 // The numbers are only read here (whole_number_in refuses what is no number of the option's
@@ -241,6 +260,7 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
       ->transform(non_empty_path("an .npy or .json file"));
   app.add_option("--uniform,-u", c.uniforms, "NAME=@file.npy|csv for the model's uniforms")
       ->allow_extra_args(false);
+  app.add_option("--data", c.data_files, kDataHelp)->allow_extra_args(false);
   app.add_option("--seed", c.options.seed, "seed of the chains' random streams")
       ->capture_default_str()
       ->transform(whole_number_in(0, UINT64_MAX));
@@ -265,6 +285,7 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
       ->check(CLI::IsMember({"table", "json"}));
   add_threads_option(app, c.options.threads);
   add_device_options(app, c.device);
+  add_devices_option(app, c.device);
 }
 
 void add_debug_options(CLI::App& debug, ab::cli::DebugCommand& command,
@@ -397,7 +418,10 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
       "autobatch bench --quick --programs fib --systems vm,native"));
 
   c.run.backend = std::string(ab::cli::default_backend());
-  c.run_app = app.add_subcommand("run", "run a program's entry function for a batch of lanes");
+  c.run_app = app.add_subcommand(
+      "run",
+      "run a program's entry function for a batch of lanes (--devices or mpirun cut the lanes "
+      "over devices or ranks: docs/cli.md, \"Sharding\")");
   add_run_options(*c.run_app, c.run, c.batch);
   c.run_app->footer(footer(
       "0 success (lane faults are reported, not failures), 1 bad program or input, 2 bad usage.",
@@ -405,7 +429,8 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
 
   c.sample_app = app.add_subcommand(
       "sample",
-      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md)");
+      "batched NUTS on a model: one chain per lane, draws streamed to --out (docs/nuts.md); "
+      "--devices or mpirun cut the chains over devices or ranks, rank 0 writes the fit");
   add_sample_options(*c.sample_app, c.sample);
   c.sample_app->footer(footer(
       "0 at least one chain finished, 1 every chain faulted or was refused (the previous fit is "
@@ -474,9 +499,7 @@ int run_cli(int argc, char** argv) {
   return run_subcommand(commands);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int guarded_main(int argc, char** argv) {
   // Nothing may crash on bad input: anything unexpected becomes one clear line.
   try {
     return run_cli(argc, argv);
@@ -488,4 +511,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: internal error\n");
   }
   return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under mpirun every rank runs the same command on its block of lanes (tools/mpi_ranks.h).
+  ab::cli::start_ranks(&argc, &argv);
+  const int code = guarded_main(argc, argv);
+  ab::cli::end_ranks();
+  return code;
 }

@@ -4,6 +4,7 @@
 // entry names it and lists the program's functions.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -12,8 +13,10 @@
 
 namespace ab::cli {
 
-// `entry` empty: the program is only checked (Module::has_entry() is false).
-Expected<std::shared_ptr<const Module>> load_program(const std::string& path,
-                                                     const std::string& entry);
+// `entry` empty: the program is only checked (Module::has_entry() is false). `data_constants`:
+// the values of its `const N: int = data;` (CompileOptions::data_constants, from --data).
+Expected<std::shared_ptr<const Module>> load_program(
+    const std::string& path, const std::string& entry,
+    const std::map<std::string, double>& data_constants = {});
 
 }  // namespace ab::cli

@@ -8,7 +8,9 @@ namespace ab::cli {
 
 Expected<RunSetup> set_up_run(const RunCommand& command) {
   RunSetup setup;
-  auto module = load_program(command.file, command.entry);
+  auto sizes = data_constants(command.data_files);
+  if (!sizes) return sizes.failure();
+  auto module = load_program(command.file, command.entry, *sizes);
   if (!module) return module.failure();
   setup.module = std::move(*module);
   const Module& checked = *setup.module;
@@ -16,7 +18,7 @@ Expected<RunSetup> set_up_run(const RunCommand& command) {
   auto inputs = build_inputs(checked.entry(), checked.inputs(),
                              {command.inputs, command.batch, command.options.seed});
   if (!inputs) return inputs.failure();
-  auto uniforms = bind_uniforms(checked.uniforms(), command.uniforms);
+  auto uniforms = bind_uniforms(checked.uniforms(), command.uniforms, command.data_files);
   if (!uniforms) return uniforms.failure();
   setup.batch.lanes = inputs->lanes;
   setup.batch.inputs = std::move(inputs->columns);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "autobatch/user_input.h"
 #include "tools/data_file.h"
 #include "tools/inputs.h"
+#include "tools/json_data.h"
 #include "tools/shape.h"
 #include "tools/values.h"
 
@@ -27,6 +29,21 @@ std::vector<std::vector<uint64_t>> csv_layouts(const ValueShape& shape) {
 std::string describe_csv(const std::vector<uint64_t>& layout) {
   return fmt::format("{} row{} of {} value{}", layout[0], layout[0] == 1 ? "" : "s", layout[1],
                      layout[1] == 1 ? "" : "s");
+}
+
+// Records the largest relative change that rounding to float32 made to a float uniform's data,
+// element `i` having been `exact(i)` in the file (nothing or NaN: not a float64 there).
+void note_rounding(const std::string& uniform, const std::vector<uint32_t>& words,
+                   const std::function<std::optional<double>(uint64_t)>& exact,
+                   std::vector<Rounding>& rounded) {
+  Rounding worst{uniform};
+  for (uint64_t i = 0; i < words.size(); ++i) {
+    const std::optional<double> was = exact(i);
+    if (!was || *was == 0 || !std::isfinite(*was)) continue;
+    const double change = std::abs(bits_float(words[i]) - *was) / std::abs(*was);
+    if (change > worst.relative_change) worst = {uniform, change, i};
+  }
+  if (worst.relative_change > 0) rounded.push_back(worst);
 }
 
 Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std::string& value,
@@ -64,26 +81,65 @@ Expected<std::vector<uint32_t>> load_uniform(const ValueInfo& uniform, const std
                                type_name, shape_string(want), shape_string(file->shape()))};
   }
   std::vector<uint32_t> words(shape->elements());
-  Rounding worst{uniform.name};
   for (uint64_t i = 0; i < words.size(); ++i) {
     auto word = file->element(i, shape->leaf);
     if (!word) return Error{fmt::format("uniform '{}': {}", uniform.name, word.error())};
     words[i] = *word;
-    if (!rounded || shape->leaf != Scalar::Float) continue;
-    const std::optional<double> exact = file->float64(i);
-    if (!exact || *exact == 0 || !std::isfinite(*exact)) continue;
-    const double change = std::abs(bits_float(*word) - *exact) / std::abs(*exact);
-    if (change > worst.relative_change) worst = {uniform.name, change, i};
   }
-  if (rounded && worst.relative_change > 0) rounded->push_back(worst);
+  if (rounded && shape->leaf == Scalar::Float)
+    note_rounding(
+        uniform.name, words, [&](uint64_t i) { return file->float64(i); }, *rounded);
   return words;
+}
+
+std::string data_file_names(const std::vector<JsonData>& files) {
+  std::vector<std::string> names;
+  for (const JsonData& file : files)
+    names.push_back(fmt::format("'{}'", file.path()));
+  return fmt::format("{}", fmt::join(names, " or "));
+}
+
+// The uniform's words from the one data file that names it.
+Expected<std::vector<uint32_t>> load_from_json(const ValueInfo& uniform, const JsonData& data,
+                                               std::vector<Rounding>* rounded) {
+  auto shape = value_shape(uniform.value_type);
+  if (!shape)
+    return Error{fmt::format("uniform '{}' of struct type cannot be bound from '{}'", uniform.name,
+                             data.path())};
+  std::vector<double> exact;
+  auto words = data.words(uniform.name, *shape, rounded ? &exact : nullptr);
+  if (words && rounded && shape->leaf == Scalar::Float)
+    note_rounding(
+        uniform.name, *words, [&](uint64_t i) { return std::optional(exact[i]); }, *rounded);
+  return words;
+}
+
+// The data file among `files` that names `uniform`, or null; two that do are an error.
+Expected<const JsonData*> json_source(const ValueInfo& uniform,
+                                      const std::vector<JsonData>& files) {
+  const JsonData* found = nullptr;
+  for (const JsonData& file : files) {
+    if (!file.has(uniform.name)) continue;
+    if (found)
+      return Error{fmt::format("uniform '{}' is in two data files, '{}' and '{}'", uniform.name,
+                               found->path(), file.path())};
+    found = &file;
+  }
+  return found;
 }
 
 }  // namespace
 
 Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
                                     const std::vector<std::string>& bindings,
+                                    const std::vector<std::string>& data_files,
                                     std::vector<Rounding>* rounded) {
+  std::vector<JsonData> files;
+  for (const std::string& path : data_files) {
+    auto file = JsonData::load(path);
+    if (!file) return file.failure();
+    files.push_back(std::move(*file));
+  }
   std::vector<std::optional<std::string>> values(uniforms.size());
   for (const std::string& arg : bindings) {
     auto binding = parse_binding(arg, "--uniform NAME=@FILE");
@@ -107,14 +163,30 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
   UniformData data;
   for (size_t i = 0; i < uniforms.size(); ++i) {
     const ValueInfo& uniform = uniforms[i];
-    if (!values[i])
-      return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy",
-                               uniform.name, uniform.type, uniform.name)};
-    auto words = load_uniform(uniform, *values[i], rounded);
+    auto source = json_source(uniform, files);
+    if (!source) return source.failure();
+    if (!values[i] && !*source)
+      return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy{}",
+                               uniform.name, uniform.type, uniform.name,
+                               files.empty() ? ""
+                                             : fmt::format(", or a key '{}' in {}", uniform.name,
+                                                           data_file_names(files)))};
+    auto words = values[i] ? load_uniform(uniform, *values[i], rounded)
+                           : load_from_json(uniform, **source, rounded);
     if (!words) return words.failure();
     data.push_back(std::move(*words));
   }
   return data;
+}
+
+Expected<std::map<std::string, double>> data_constants(const std::vector<std::string>& data_files) {
+  std::map<std::string, double> out;
+  for (const std::string& path : data_files) {
+    auto file = JsonData::load(path);
+    if (!file) return file.failure();
+    out.merge(file->numbers());
+  }
+  return out;
 }
 
 }  // namespace ab::cli

@@ -17,6 +17,7 @@ Status write_trace(const std::string& path, const Module& module, const Batch& b
                    const RunOptions& options, const TraceOptions& range) {
   const Module::Impl& m = module.impl();
   if (Status fits = m.check_cpu_run(batch, options, CpuBackend::Vm); !fits) return fits;
+  if (Status shards = check_shard_lanes(range.shard_lanes, batch.lanes); !shards) return shards;
   try {
     auto trace = record_vm_trace(m.lowered, batch, options, range, m.program.file, m.source_text);
     if (!trace) return Error{trace.error()};
@@ -79,6 +80,9 @@ const Batch& TraceFile::batch() const {
 const RunOptions& TraceFile::options() const {
   return impl_->trace.options;
 }
+const std::vector<uint32_t>& TraceFile::shard_lanes() const {
+  return impl_->trace.shard_lanes;
+}
 uint64_t TraceFile::first_step() const {
   return impl_->trace.first_step;
 }
@@ -104,7 +108,8 @@ struct TraceWriter::Impl {
   bool started = false;
 };
 
-TraceWriter::TraceWriter(const Module& module, const Batch& batch, const RunOptions& options)
+TraceWriter::TraceWriter(const Module& module, const Batch& batch, const RunOptions& options,
+                         std::vector<uint32_t> shard_lanes)
     : impl_(std::make_unique<Impl>()) {
   Trace& t = impl_->trace;
   t.source_hash = source_hash(module.impl().source_text);
@@ -113,6 +118,7 @@ TraceWriter::TraceWriter(const Module& module, const Batch& batch, const RunOpti
   t.options = options;
   t.options.record_trace = false;  // the trace keeps its own record of the steps
   t.batch = batch;
+  t.shard_lanes = std::move(shard_lanes);
 }
 TraceWriter::~TraceWriter() = default;
 

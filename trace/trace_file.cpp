@@ -147,7 +147,7 @@ class Reader {
 // checkpoint) and reads (Io = Reader). Each field takes the bytes of its type.
 static_assert(sizeof(Fault) == 1 && sizeof(LaneError::line) == 4, "the trace format's widths");
 template <typename Io, typename Checkpoint>
-void checkpoint_fields(Io& io, Checkpoint& c) {
+void checkpoint_fields(Io& io, Checkpoint& c, uint32_t version) {
   io.field(c.step);
   io.field(c.pc);
   io.field(c.pc_depth);
@@ -172,15 +172,16 @@ void checkpoint_fields(Io& io, Checkpoint& c) {
   io.field(c.block_executions);
   io.field(c.max_stack_depth);
   io.field(c.utilization_sum);
+  if (version >= 4) io.field(c.shard_steps);
 }
 
-void write_checkpoint(Writer& w, const VmCheckpoint& c) {
-  checkpoint_fields(w, c);
+void write_checkpoint(Writer& w, const VmCheckpoint& c, uint32_t version) {
+  checkpoint_fields(w, c, version);
 }
 
-VmCheckpoint read_checkpoint(Reader& r) {
+VmCheckpoint read_checkpoint(Reader& r, uint32_t version) {
   VmCheckpoint c;
-  checkpoint_fields(r, c);
+  checkpoint_fields(r, c, version);
   return c;
 }
 
@@ -212,11 +213,11 @@ std::string parse_header(Reader& r, const std::string& path, TraceHeader& h) {
   h.version = r.fixed<uint32_t>();
   // Checked before comparing: a version cut off reads as 0, which would be reported as one.
   if (!r.ok) return truncated_header(path);
-  if (h.version != kTraceFormatVersion)
+  if (h.version != kTraceFormatVersion && h.version != kUnshardedTraceFormatVersion)
     return fmt::format(
-        "trace '{}' has format version {}; this autobatch reads version {}: record the trace "
-        "again with this autobatch",
-        path, h.version, kTraceFormatVersion);
+        "trace '{}' has format version {}; this autobatch reads versions {} and {}: record the "
+        "trace again with this autobatch",
+        path, h.version, kUnshardedTraceFormatVersion, kTraceFormatVersion);
   h.source_hash = r.fixed<uint64_t>();
   h.source_path = r.string();
   h.entry = r.string();
@@ -320,11 +321,14 @@ std::vector<uint32_t> Trace::active_lanes(uint64_t step) const {
 }
 
 Status write_trace(const std::string& path, const Trace& t) {
+  const uint32_t version =
+      t.shard_lanes.empty() ? kUnshardedTraceFormatVersion : kTraceFormatVersion;
   Writer body;
   body.fixed(t.options.seed);
   body.fixed(t.options.stack_depth);
   body.fixed(t.options.max_steps);
   body.fixed(static_cast<uint8_t>(t.options.heuristic));
+  if (version >= 4) body.array(t.shard_lanes);
   body.fixed(t.batch.lanes);
   body.varint(t.batch.inputs.size());
   for (const auto& column : t.batch.inputs)
@@ -342,7 +346,7 @@ Status write_trace(const std::string& path, const Trace& t) {
   body.array(t.active_set_start);
   body.varint(t.checkpoints.size());
   for (const VmCheckpoint& c : t.checkpoints)
-    write_checkpoint(body, c);
+    write_checkpoint(body, c, version);
   body.fixed(static_cast<uint8_t>(t.finished));
 
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
@@ -358,7 +362,7 @@ Status write_trace(const std::string& path, const Trace& t) {
   Writer head;
   for (char c : kMagic)
     head.fixed(static_cast<uint8_t>(c));
-  head.fixed(t.version);
+  head.fixed(version);
   head.fixed(t.source_hash);
   head.string(t.source_path);
   head.string(t.entry);
@@ -417,6 +421,7 @@ Expected<Trace> parse_trace(std::string_view bytes, const std::string& path) {
   t.options.stack_depth = b.fixed<uint32_t>();
   t.options.max_steps = b.fixed<uint64_t>();
   t.options.heuristic = static_cast<Heuristic>(b.fixed<uint8_t>());
+  if (h.version >= 4) t.shard_lanes = b.array<uint32_t>();
   t.batch.lanes = b.fixed<uint32_t>();
   const uint64_t inputs = b.varint();
   for (uint64_t i = 0; i < inputs && b.ok; ++i)
@@ -437,7 +442,7 @@ Expected<Trace> parse_trace(std::string_view bytes, const std::string& path) {
   t.active_set_start = b.array<uint64_t>();
   const uint64_t checkpoints = b.varint();
   for (uint64_t i = 0; i < checkpoints && b.ok; ++i)
-    t.checkpoints.push_back(read_checkpoint(b));
+    t.checkpoints.push_back(read_checkpoint(b, h.version));
   t.finished = b.fixed<uint8_t>() != 0;
   if (!b.ok || b.left() != 0)
     return Error{fmt::format("trace '{}' is corrupt (its body does not parse)", path)};
@@ -450,10 +455,14 @@ Expected<Trace> parse_trace(std::string_view bytes, const std::string& path) {
   // Only now is every step's byte range known to lie inside active_sets.
   for (size_t i = 0; sane && i < t.steps.size(); ++i)
     sane = lane_set_fits(t, i);
+  uint64_t shard_lanes = 0;
+  for (uint32_t n : t.shard_lanes)
+    shard_lanes += n;
+  sane = sane && (t.shard_lanes.empty() || shard_lanes == t.batch.lanes);
   for (const VmCheckpoint& c : t.checkpoints)
-    sane = sane && c.pc.size() == t.batch.lanes && c.pc_depth.size() == t.batch.lanes &&
-           c.lane_steps.size() == t.batch.lanes && c.random_draws.size() == t.batch.lanes &&
-           c.faulted.size() == t.batch.lanes;
+    sane = sane && c.shard_steps.size() == t.shard_lanes.size() && c.pc.size() == t.batch.lanes &&
+           c.pc_depth.size() == t.batch.lanes && c.lane_steps.size() == t.batch.lanes &&
+           c.random_draws.size() == t.batch.lanes && c.faulted.size() == t.batch.lanes;
   if (!sane) return Error{fmt::format("trace '{}' is corrupt (inconsistent sections)", path)};
   return t;
 }

@@ -6,9 +6,11 @@
 // body.
 //   header: "ABTRACE\0", u32 format version, u64 FNV-1a hash of the program source text,
 //           source path, entry function, u64 body size, u64 compressed size
-//   body:   run options, the batch (inputs and uniforms), the recorded step range
+//   body:   run options (from version 4, then the shards' lanes), the batch (inputs and
+//           uniforms), the recorded step range
 //           [first_step, first_step + steps), per step the block run and the lanes that ran it
-//           (as runs of consecutive lanes), and VM checkpoints (the first at first_step).
+//           (as runs of consecutive lanes), and VM checkpoints (the first at first_step; from
+//           version 4, each with its shards' step counts).
 // A trace whose hash differs from the program's source is rejected (it was recorded from another
 // version); a truncated or corrupt file gives a message saying so. Integers are little-endian;
 // counts and lane runs are LEB128 varints.
@@ -27,8 +29,11 @@
 namespace ab {
 
 // 2: a fault record's detail. 3: block ids after rotate_loops and merge_blocks, which join a
-// loop's blocks, so a version 2 trace's steps name blocks this build no longer has.
-constexpr uint32_t kTraceFormatVersion = 3;
+// loop's blocks, so a version 2 trace's steps name blocks this build no longer has. 4: version 3
+// and the shards of a run cut over devices or ranks (TraceOptions::shard_lanes). A trace of an
+// unsharded run is written as version 3, which builds before version 4 read too; both are read.
+constexpr uint32_t kTraceFormatVersion = 4;
+constexpr uint32_t kUnshardedTraceFormatVersion = 3;
 
 uint64_t source_hash(const std::string& source_text);
 
@@ -38,6 +43,7 @@ struct Trace {
   std::string source_path;
   std::string entry = "main";
   RunOptions options;
+  std::vector<uint32_t> shard_lanes;  // TraceOptions::shard_lanes: the VM stepped them apart
   Batch batch;
   uint64_t first_step = 0;
   std::vector<TraceStep> steps;            // steps first_step, ... (ab::TraceStep, ir/run.h)

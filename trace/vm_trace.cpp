@@ -18,7 +18,8 @@ Expected<Trace> record_vm_trace(const LoweredProgram& program, const Batch& batc
   t.options = options;
   t.options.record_trace = false;  // the trace keeps its own record of the steps
   t.batch = batch;
-  VmRun vm(program, t.batch, t.options);
+  t.shard_lanes = range.shard_lanes;
+  VmRun vm(program, t.batch, t.options, VmSchedule::OneBlockPerStep, t.shard_lanes);
   if (const uint64_t ran = vm.step(range.first); ran != range.first)
     return Error{fmt::format("the run ends at step {}, before step {}", ran, range.first)};
   t.first_step = range.first;

@@ -1,8 +1,9 @@
 // Recording a CPU VM run as a Trace (trace/trace_file.h, the .abtrace format): the batch runs
 // from its start, and steps [range.first, range.last) are recorded, each with its block and the
 // lanes that ran it, with a VM checkpoint every range.checkpoint_interval steps (the first at
-// range.first). Behind the public write_trace (autobatch/trace.h) and `autobatch run --trace`;
-// the debugger records a session's timeline into the same Trace (debugger/trace_source.h).
+// range.first), the VM stepping range.shard_lanes' shards apart when given. Behind the public
+// write_trace (autobatch/trace.h) and `autobatch run --trace`; the debugger records a session's
+// timeline into the same Trace (debugger/trace_source.h).
 #pragma once
 
 #include <string>

@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "codegen/glsl_codegen.h"
 #include "engine/device/context_impl.h"
@@ -367,6 +369,38 @@ Expected<std::vector<DeviceInfo>> list_devices(const ContextOptions& options) {
   std::vector<DeviceInfo> out;
   for (size_t i = 0; i < devices.size(); ++i)
     out.push_back(describe(impl.api, devices[i], static_cast<uint32_t>(i)));
+  return out;
+}
+
+Expected<std::vector<int>> parse_device_list(const std::string& text,
+                                             const ContextOptions& options) {
+  auto devices = list_devices(options);
+  if (!devices) return devices.failure();
+  const int count = static_cast<int>(devices->size());
+  if (count == 0) return Error{"devices: no Vulkan device found"};
+  std::vector<int> out;
+  if (text == "all") {
+    for (int i = 0; i < count; ++i)
+      out.push_back(i);
+    return out;
+  }
+  std::string_view rest = text;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string item(rest.substr(0, comma));
+    char* end = nullptr;
+    const long index = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || index < 0)
+      return Error{fmt::format("devices '{}': expected 'all' or device indices such as 0,1", text)};
+    if (index >= count)
+      return Error{
+          fmt::format("devices '{}': there is no device {} ('autobatch devices' lists "
+                      "{} device{})",
+                      text, index, count, count == 1 ? "" : "s")};
+    out.push_back(static_cast<int>(index));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
   return out;
 }
 

@@ -23,6 +23,7 @@ struct PushConstants {
   uint32_t budget = 0;
   uint32_t zero = 0;  // always 0 (ab_common.glsl: hides float constants from the driver's algebra)
   uint32_t stream_cap = 0;
+  uint32_t first_lane = 0;  // RunOptions::first_lane: lane L draws lane first_lane + L's stream
 };
 static_assert(offsetof(PushConstants, lanes) == AB_PUSH_LANES);
 static_assert(offsetof(PushConstants, exit_pc) == AB_PUSH_EXIT_PC);
@@ -35,6 +36,7 @@ static_assert(offsetof(PushConstants, seed_hi) == AB_PUSH_SEED_HI);
 static_assert(offsetof(PushConstants, budget) == AB_PUSH_BUDGET);
 static_assert(offsetof(PushConstants, zero) == AB_PUSH_ZERO);
 static_assert(offsetof(PushConstants, stream_cap) == AB_PUSH_STREAM_CAP);
+static_assert(offsetof(PushConstants, first_lane) == AB_PUSH_FIRST_LANE);
 static_assert(sizeof(PushConstants) == AB_PUSH_BYTES);
 // The product kernel's words (shaders/ab_product.glsl), pushed after PushConstants: AB_PRODUCT_*.
 struct ProductPush {

@@ -57,6 +57,8 @@ bool pipeline_cache_header_matches(const std::vector<char>& data,
 
 std::string check_private_sizes(const LoweredProgram& program,
                                 const std::vector<ProductBlock>& apart = {});
+std::string check_loop_cap(const LoweredProgram& program, const StateLayout& layout, uint32_t limit,
+                           const std::vector<ProductBlock>& apart, uint32_t register_words);
 
 }  // namespace
 
@@ -93,6 +95,46 @@ std::string check_private_sizes(const LoweredProgram& program,
           format_bytes(uint64_t{kMaxPrivateWords} * 4));
   }
   return {};
+}
+
+// On a device that ends a shader's loops silently after `limit` iterations (lavapipe), the
+// kernels end a dispatch in time only between steps (docs/engine.md, "lavapipe's loop cap"): a
+// block whose own loops could pass the cap in one step would leave values cut short, wrong with
+// no error, so such a program is refused. Product blocks are the product kernel's, which slices
+// its work under the cap.
+std::string check_loop_cap(const LoweredProgram& program, const StateLayout& layout, uint32_t limit,
+                           const std::vector<ProductBlock>& apart, uint32_t register_words) {
+  for (int32_t b = 0; b < static_cast<int32_t>(program.blocks.size()); ++b) {
+    if (std::any_of(apart.begin(), apart.end(),
+                    [&](const ProductBlock& p) { return p.block == b; }))
+      continue;
+    const uint64_t iterations = step_loop_iterations(program, layout, b, register_words);
+    if (iterations <= limit) continue;
+    const LoweredBlock& block = program.blocks[b];
+    return fmt::format(
+        "{}:{}:{}: block '{}' runs up to {} loop iterations in one step, and this device ends a "
+        "shader's loops silently after {} (lavapipe's cap: docs/engine.md), which would cut its "
+        "values short; use smaller arrays, or --backend vm",
+        program.source ? program.source->file : "", block.loc.line, block.loc.col, block.name,
+        iterations, limit);
+  }
+  return {};
+}
+
+// On a device that caps shader loops: refuses the program (impl.unfit) when a step could pass
+// the cap; with automatic residency (`may_move`) first tries long values in the state buffer,
+// where the lane kernels' ab_load/ab_store do not loop over them.
+void fit_loop_cap(VulkanProgram::Impl& impl, bool may_move) {
+  if (!impl.unfit.empty()) return;
+  const LoweredProgram& program = *impl.program;
+  impl.unfit =
+      check_loop_cap(program, impl.layout, kShaderLoopLimit, impl.products, impl.register_words);
+  if (impl.unfit.empty() || !may_move || impl.register_words <= kLargeProgramRegisterWords) return;
+  const std::string moved = check_loop_cap(program, impl.layout, kShaderLoopLimit, impl.products,
+                                           kLargeProgramRegisterWords);
+  if (!moved.empty()) return;
+  impl.unfit.clear();
+  impl.register_words = kLargeProgramRegisterWords;
 }
 
 // Whether a product block's lane operand or result has more than kLargeProgramRegisterWords words.
@@ -301,13 +343,19 @@ const std::string& VulkanProgram::Impl::source(Residency r, size_t part, uint32_
   // Generated without the lock (kernels of different parts are generated at once); a source
   // another thread stored meanwhile is the same text.
   const BlockSet& blocks = split.parts(r).at(part);
-  const SourcePart what{apart ? without_blocks(blocks, products) : blocks,
-                        split.copy_callees,
-                        r == Residency::Memory && parts(r) > 1,
-                        parts(r) > 1,
-                        private_depth,
-                        register_words,
-                        banks};
+  // The local kernels leave the product blocks out (a lane waits at one for the round's product
+  // dispatch); the global step kernels keep each as a jump after the step's product dispatch.
+  const bool jump_only = apart && r == Residency::Memory;
+  SourcePart what{apart && !jump_only ? without_blocks(blocks, products) : blocks,
+                  split.copy_callees,
+                  r == Residency::Memory && parts(r) > 1,
+                  parts(r) > 1,
+                  private_depth,
+                  register_words,
+                  banks};
+  if (jump_only)
+    for (const ProductBlock& p : products)
+      if (blocks.contains(p.block)) what.ops_apart.push_back(p.block);
   std::string text = generate_glsl(*program, layout, r, target, what, schedule_entries());
   std::lock_guard lock(mutex);
   return sources.emplace(key, std::move(text)).first->second;
@@ -352,7 +400,8 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(Kernel k, size_t part, uint32
 
 Expected<VkPipeline> VulkanProgram::Impl::block_pipeline(Kernel k, uint32_t block,
                                                          const Banks& banks) {
-  if (!unfit_inline_products.empty()) return Error{unfit_inline_products};
+  if (!products_apart(k, banks) && !unfit_inline_products.empty())
+    return Error{unfit_inline_products};
   const PipelineKey key{200 + static_cast<int>(k), size_t{block}, uint32_t{0}, banks};
   const VkSpecializationMapEntry entry{AB_SPEC_ONLY_BLOCK, 0, sizeof(uint32_t)};
   const VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &block};
@@ -369,9 +418,8 @@ Expected<VkPipeline> VulkanProgram::Impl::pipeline(HandKernel k) {
 }
 
 bool VulkanProgram::Impl::products_apart(Kernel k, const Banks& banks) const {
-  const bool local =
-      k == Kernel::LocalLane || k == Kernel::LocalSubgroup || k == Kernel::LocalWorkgroup;
-  return local && !products.empty() && banks.state == 1;
+  // The fused kernel runs every step in one dispatch: no product dispatch can come between.
+  return k != Kernel::GlobalFused && !products.empty() && banks.state == 1;
 }
 
 Expected<VkPipeline> VulkanProgram::Impl::product_pipeline() {
@@ -429,10 +477,6 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   const DeviceInfo& device = impl->ctx->info;
   impl->target = {device.subgroup_ballot, device.float_specials_preserved,
                   device.denorms_preserved};
-  if (caps_shader_loops(device)) {
-    impl->target.loop_limit = kShaderLoopLimit;
-    impl->target.loop_lanes = std::max<uint32_t>(device.subgroup_size, 1);
-  }
   // GLSL is generated per kernel when a run first needs it (Impl::source), after the run's sizes
   // have been checked: a program is compiled only into the kernels its schedule uses.
   // Automatic residency: long values leave the registers only in a program too large for one
@@ -444,6 +488,11 @@ Expected<std::shared_ptr<VulkanProgram>> VulkanProgram::compile(
   // finds it, rather than in a private array of every lane kernel (z = X @ w: 10,000 words).
   if (options.register_value_words == 0 && has_long_product_value(program, impl->products))
     impl->register_words = std::min(impl->register_words, kLargeProgramRegisterWords);
+  if (caps_shader_loops(device)) {
+    impl->target.loop_limit = kShaderLoopLimit;
+    impl->target.loop_lanes = std::max<uint32_t>(device.subgroup_size, 1);
+    fit_loop_cap(*impl, options.register_value_words == 0);
+  }
   impl->split = split_kernels(program, options.max_part_cost, impl->register_words);
   if (options.disk_cache)
     impl->cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;

@@ -109,9 +109,9 @@ struct VulkanProgram::Impl {
     return source(r, part, r == Residency::Registers ? private_depth : 0, banks,
                   products_apart(k, banks));
   }
-  // Whether kernel k of a run with `banks` leaves the product blocks to the product kernel: the
-  // local schedule's kernels, where the product kernel reaches every slot (one state bank). The
-  // global kernels keep them inline (docs/engine.md, "Matrix products").
+  // Whether kernel k of a run with `banks` leaves the product blocks to the product kernel: every
+  // kernel but the global fused one, where the product kernel reaches every slot (one state
+  // bank). The others keep them inline (docs/engine.md, "Matrix products").
   bool products_apart(Kernel k, const Banks& banks) const;
   // The product kernel (shaders/ab_product.glsl): one source for every program on a device.
   Expected<VkPipeline> product_pipeline();

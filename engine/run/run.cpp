@@ -485,6 +485,7 @@ Expected<std::unique_ptr<VulkanRun>> VulkanRun::create(std::shared_ptr<VulkanPro
   p.trace_cap = impl->control.trace_cap;
   p.seed_lo = static_cast<uint32_t>(options.seed);
   p.seed_hi = static_cast<uint32_t>(options.seed >> 32);
+  p.first_lane = options.first_lane;
   p.budget = vulkan.local_steps_per_dispatch;
   if (lp.source->emit_type != Types::kVoid) {
     impl->streams.record_words = lp.types().words(lp.source->emit_type);

@@ -21,7 +21,11 @@ KernelEntry GlobalSchedule::entry() {
 std::unique_ptr<GlobalSchedule> GlobalSchedule::choose(VulkanRun::Impl& run) {
   const VulkanOptions& vulkan = run.vulkan;
   const DeviceInfo& device = run.ctx->info;
-  if (vulkan.fuse_small_batches && device.subgroup_arithmetic && run.lanes <= device.subgroup_size)
+  // The fused kernel keeps the products inline: not where they cannot be.
+  const bool fusable = run.prog->products_apart(Kernel::GlobalFused, run.banks) ||
+                       run.prog->unfit_inline_products.empty();
+  if (vulkan.fuse_small_batches && device.subgroup_arithmetic &&
+      run.lanes <= device.subgroup_size && fusable)
     return std::make_unique<GlobalFusedSchedule>(run);
   if (vulkan.global_mode == GlobalMode::Masked) return std::make_unique<GlobalMaskedSchedule>(run);
   if (run.nblocks > vulkan.global_lane_list_limit)
@@ -69,7 +73,15 @@ Status GlobalSchedule::prepare(PipelineJobs& jobs) {
   if (compacts())
     if (auto p = run_.prog->pipeline(HandKernel::GlobalCompact); !p) return Error{p.error()};
   add_step_jobs(jobs);
+  if (products_apart()) {
+    VulkanProgram::Impl* prog = run_.prog;
+    jobs.push_back([prog] { return prog->product_pipeline(); });
+  }
   return Ok{};
+}
+
+bool GlobalSchedule::products_apart() const {
+  return run_.prog->products_apart(step_kernel(), run_.banks);
 }
 
 void GlobalSchedule::add_step_jobs(PipelineJobs& jobs) {
@@ -141,6 +153,13 @@ Status GlobalSchedule::load_pipelines() {
     if (!c) return Error{c.error()};
     compact_ = *c;
   }
+  if (products_apart()) {
+    auto p = prog.product_pipeline();
+    if (!p) return Error{p.error()};
+    product_ = *p;
+    const bool masked = step_kernel() == Kernel::GlobalMasked;
+    products_ = ProductDispatches(run_, masked ? AB_PRODUCT_LANES_MASKED : AB_PRODUCT_LANES_LISTED);
+  }
   auto steps = load_steps();
   if (!steps) return Error{steps.error()};
   steps_ = std::move(*steps);
@@ -164,6 +183,14 @@ void GlobalSchedule::dispatch(VkCommandBuffer cmd, VkPipeline p, uint32_t groups
   compute_barrier(*run_.ctx, cmd);
 }
 
+void GlobalSchedule::dispatch_products(VkCommandBuffer cmd,
+                                       const std::function<VkDeviceSize(uint32_t block)>& args_at) {
+  if (!product_) return;
+  const bool masked = step_kernel() == Kernel::GlobalMasked;
+  products_.record(*run_.ctx, cmd, run_.prog->pipeline_layout, product_, run_.lanes,
+                   masked ? VK_NULL_HANDLE : run_.control.handle(), args_at);
+}
+
 void GlobalSchedule::dispatch_listed(VkCommandBuffer cmd) {
   auto& api = run_.ctx->api;
   for (VkPipeline step : steps_) {
@@ -175,7 +202,7 @@ void GlobalSchedule::dispatch_listed(VkCommandBuffer cmd) {
 
 void GlobalSchedule::read_back(const uint32_t* w, uint64_t n) {
   VulkanRun::Impl& r = run_;
-  r.stats.dispatches += dispatches(n);
+  r.stats.dispatches += dispatches(n) + (product_ ? n * products_.dispatches() : 0);
   r.counters.steps = w[AB_CTRL_STEPS_LO] | uint64_t{w[AB_CTRL_STEPS_HI]} << 32;
   const uint32_t len = std::min(w[AB_CTRL_TRACE_LEN], r.control.trace_cap);
   const uint32_t* t = w + AB_CTRL_COUNTS + 2 * r.nblocks;

@@ -19,6 +19,10 @@ void GlobalBlockKernelsSchedule::record_steps(VkCommandBuffer cmd, uint64_t n) {
   auto& api = r.ctx->api;
   dispatch(cmd, pick_, 1);
   for (uint64_t s = 0; s < n; ++s) {
+    // A product block's arguments are zero unless the step chose it.
+    dispatch_products(cmd, [&](uint32_t block) {
+      return VkDeviceSize{r.control.block_args_word(static_cast<uint32_t>(s % 2), block)} * 4;
+    });
     for (uint32_t b = 0; b < r.nblocks; ++b) {
       api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, steps_[b]);
       api.vkCmdDispatchIndirect(cmd, r.control.handle(),

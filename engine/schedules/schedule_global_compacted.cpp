@@ -10,6 +10,7 @@ void GlobalCompactedSchedule::record_steps(VkCommandBuffer cmd, uint64_t n) {
   for (uint64_t s = 0; s < n; ++s) {
     dispatch(cmd, pick_, 1);
     dispatch(cmd, compact_, groups_for(run_.lanes));
+    dispatch_products(cmd);
     dispatch_listed(cmd);
   }
 }

@@ -9,6 +9,7 @@ namespace ab {
 void GlobalLaneListsSchedule::record_steps(VkCommandBuffer cmd, uint64_t n) {
   for (uint64_t s = 0; s < n; ++s) {
     dispatch(cmd, pick_, 1);
+    dispatch_products(cmd);
     dispatch_listed(cmd);
   }
 }

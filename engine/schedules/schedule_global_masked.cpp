@@ -15,6 +15,7 @@ KernelEntry GlobalMaskedSchedule::entry() {
 void GlobalMaskedSchedule::record_steps(VkCommandBuffer cmd, uint64_t n) {
   for (uint64_t s = 0; s < n; ++s) {
     dispatch(cmd, pick_, 1);
+    dispatch_products(cmd);
     for (VkPipeline step : steps_)
       dispatch(cmd, step, groups_for(run_.lanes));
   }

@@ -9,8 +9,10 @@ namespace ab {
 // One pick, then each step kernel runs the chosen block's list and picks the next block.
 void GlobalPickInStepSchedule::record_steps(VkCommandBuffer cmd, uint64_t n) {
   dispatch(cmd, pick_, 1);
-  for (uint64_t s = 0; s < n; ++s)
+  for (uint64_t s = 0; s < n; ++s) {
+    dispatch_products(cmd);
     dispatch_listed(cmd);
+  }
 }
 
 uint64_t GlobalPickInStepSchedule::dispatches(uint64_t n) const {

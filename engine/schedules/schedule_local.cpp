@@ -19,7 +19,7 @@ LocalSchedule::LocalSchedule(VulkanRun::Impl& run, LocalScope scope)
     : RunSchedule(run),
       scope_(scope),
       products_apart_(run.prog->products_apart(entry(scope).kernel, run.banks)),
-      products_(run) {}
+      products_(run, AB_PRODUCT_LANES_ROUND) {}
 
 std::string LocalSchedule::name() const {
   return fmt::format("local/{}", local_scope_name(scope_));

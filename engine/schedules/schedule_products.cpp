@@ -9,7 +9,7 @@
 
 namespace ab {
 
-ProductDispatches::ProductDispatches(const VulkanRun::Impl& run) {
+ProductDispatches::ProductDispatches(const VulkanRun::Impl& run, uint32_t lanes) {
   const VulkanProgram::Impl& prog = *run.prog;
   // What a dispatch may take under the device's loop cap (ab_common.glsl), with room for the
   // kernel's loops outside the pairs.
@@ -32,6 +32,7 @@ ProductDispatches::ProductDispatches(const VulkanRun::Impl& run) {
     w[AB_PRODUCT_B_UNIFORM] = p.b.uniform;
     w[AB_PRODUCT_DST] = p.dst_slot;
     w[AB_PRODUCT_TILE_B] = p.b.uniform && !p.a.uniform;
+    w[AB_PRODUCT_LANES] = lanes;
     const uint64_t pairs = product_pairs(p);
     for (uint64_t first = 0; first < pairs; first += per_dispatch) {
       w[AB_PRODUCT_FIRST] = static_cast<uint32_t>(first);
@@ -43,14 +44,17 @@ ProductDispatches::ProductDispatches(const VulkanRun::Impl& run) {
 
 void ProductDispatches::record(VulkanContext::Impl& ctx, VkCommandBuffer cmd,
                                VkPipelineLayout layout, VkPipeline kernel, uint32_t lanes,
-                               VkBuffer indirect) const {
+                               VkBuffer indirect,
+                               const std::function<VkDeviceSize(uint32_t)>& args_at) const {
   if (slices_.empty()) return;
   ctx.api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel);
   for (const ProductPush& push : slices_) {
     ctx.api.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, AB_PUSH_PRODUCT,
                                sizeof(push), &push);
     if (indirect)
-      ctx.api.vkCmdDispatchIndirect(cmd, indirect, AB_CTRL_INDIRECT_X * 4);
+      ctx.api.vkCmdDispatchIndirect(cmd, indirect,
+                                    args_at ? args_at(push.words[AB_PRODUCT_BLOCK_ID])
+                                            : VkDeviceSize{AB_CTRL_INDIRECT_X * 4});
     else
       ctx.api.vkCmdDispatch(cmd, groups_for(lanes), 1, 1);
     compute_barrier(ctx, cmd);

@@ -39,12 +39,17 @@ using PipelineJobs = std::vector<std::function<Expected<VkPipeline>()>>;
 // docs/engine.md, "Matrix products"): each product's work in slices a dispatch may take.
 class ProductDispatches {
  public:
-  explicit ProductDispatches(const VulkanRun::Impl& run);
+  ProductDispatches() = default;
+  // `lanes`: AB_PRODUCT_LANES_ROUND (the local schedule), _MASKED or _LISTED (the global one's
+  // step, as its step kernel finds its lanes).
+  ProductDispatches(const VulkanRun::Impl& run, uint32_t lanes);
   // Every slice of every product, each a dispatch over `lanes` lanes (or, given `indirect`, the
-  // control buffer's AB_CTRL_INDIRECT_X arguments) followed by a barrier, with the run's set and
-  // push constants bound; the product words are pushed per slice.
+  // indirect arguments at byte `args_at(block)` of it, by default the control buffer's
+  // AB_CTRL_INDIRECT_X) followed by a barrier, with the run's set and push constants bound; the
+  // product words are pushed per slice.
   void record(VulkanContext::Impl& ctx, VkCommandBuffer cmd, VkPipelineLayout layout,
-              VkPipeline kernel, uint32_t lanes, VkBuffer indirect = VK_NULL_HANDLE) const;
+              VkPipeline kernel, uint32_t lanes, VkBuffer indirect = VK_NULL_HANDLE,
+              const std::function<VkDeviceSize(uint32_t block)>& args_at = {}) const;
   size_t dispatches() const { return slices_.size(); }
 
  private:
@@ -176,11 +181,20 @@ class GlobalSchedule : public RunSchedule {
   // ---- recording helpers ----
   // `p` over `groups` workgroups, then a barrier.
   void dispatch(VkCommandBuffer cmd, VkPipeline p, uint32_t groups);
+  // With the product blocks apart (VulkanProgram::Impl::products_apart), before a step's step
+  // kernels: the product kernel for the chosen block's lanes if it is a product block (masked:
+  // over every lane; else over the step's list, indirectly from `args_at(block)` or the chosen
+  // block's arguments), whose step kernel code is then the block's jump alone.
+  void dispatch_products(VkCommandBuffer cmd,
+                         const std::function<VkDeviceSize(uint32_t block)>& args_at = {});
   // Every part's kernel over the lanes the pick (or the compaction) listed.
   void dispatch_listed(VkCommandBuffer cmd);
 
   VkPipeline pick_ = VK_NULL_HANDLE, compact_ = VK_NULL_HANDLE;
   std::vector<VkPipeline> steps_;  // each part's step kernel, or each block's (block kernels)
+  bool products_apart() const;
+  ProductDispatches products_;  // set by load_pipelines, with the products apart
+  VkPipeline product_ = VK_NULL_HANDLE;
 
  private:
   // Counts the live lanes per block again from their PCs (and lists them, with lane lists).

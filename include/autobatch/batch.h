@@ -34,6 +34,11 @@ const char* heuristic_name(Heuristic h);  // "min-pc", "most-lanes"
 
 struct RunOptions {
   uint64_t seed = 0;
+  // The global index of this batch's lane 0 when the batch is one shard of a larger one (lanes
+  // cut over devices or processes, docs/embedding.md "Sharding"): lane L draws the random stream
+  // of lane first_lane + L, so a lane's draws do not depend on the split. first_lane + lanes
+  // must fit in 32 bits. Outputs, faults and emitted records still count lanes from 0.
+  uint32_t first_lane = 0;
   uint32_t stack_depth = 1024;  // max active call frames per lane, the entry function's included
   uint64_t max_steps = 10'000'000;  // max blocks a lane may run (lane-local steps)
   Heuristic heuristic = Heuristic::MinPc;
@@ -71,7 +76,10 @@ enum class Fault : uint8_t {
   DivisionByZero,  // integer division or remainder by zero
   IndexOutOfRange,
   AssertFailed,
-  StepBudget  // more blocks run than RunOptions::max_steps
+  StepBudget,  // more blocks run than RunOptions::max_steps
+  // The device or process that ran the lane's shard failed (a lost device, a refused
+  // allocation): LaneError::detail says why. Only a sharded run gives it (run_shards).
+  ShardFailed
 };
 const char* fault_name(Fault f);  // "stack_overflow", ...
 

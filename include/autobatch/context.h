@@ -93,6 +93,13 @@ class VulkanContext {
 // The devices the loader reports, in its order (the indices ContextOptions::device_index takes).
 Expected<std::vector<DeviceInfo>> list_devices(const ContextOptions& options = {});
 
+// A list of devices as `--devices` and Python's `devices=` take it: "all" (every device
+// list_devices reports) or indices into that list, "0,1". An index may repeat: that device is then
+// opened once more as a logical device of its own (for testing sharding on one GPU). An Error
+// names a malformed list or an index past the devices.
+Expected<std::vector<int>> parse_device_list(const std::string& text,
+                                             const ContextOptions& options = {});
+
 // Whether the loader reports a device that is not a CPU implementation (lavapipe reports
 // VK_PHYSICAL_DEVICE_TYPE_CPU). Without one, large programs such as the NUTS sampler compile for
 // seconds to minutes and then run no faster than on the CPU VM: `autobatch sample` and the Python

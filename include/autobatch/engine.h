@@ -350,6 +350,22 @@ std::string block_glsl(const LoweredProgram& program, int32_t block);
 // The same for a block of `module` (Module::blocks()).
 std::string block_glsl(const Module& module, int32_t block);
 
+// `batch` on each of `contexts` in turn as one run (docs/embedding.md, "Sharding"): the lanes cut
+// into one contiguous shard per context (autobatch/shards.h), each compiled for its context
+// (one compile per device kind: the SPIR-V cache serves the next context of the same kind),
+// created, prepared and stepped to its end on a host thread of its own, so every device's queue
+// works at once. A context may be a device opened a second time (VulkanContext::create twice
+// with one device_index), which is how a single GPU is tested as two. The result is the whole
+// batch's, bit for bit as from one context: outputs, faults, emitted records (options.on_emit
+// gets the batch's lane numbers, one call at a time) and statistics summed; no step trace. One
+// context: that run, its Error returned as is. Several: a shard that fails (a lost device, a
+// refused allocation) has its lanes faulted with Fault::ShardFailed and the reason, and the
+// other shards come back. should_stop stops every shard at its next step boundary; the result
+// is then `stopped` and has no outputs, like a stopped single run.
+Expected<RunResult> run_on_contexts(const std::vector<std::shared_ptr<VulkanContext>>& contexts,
+                                    const std::shared_ptr<const Module>& module, const Batch& batch,
+                                    const RunOptions& options, const VulkanOptions& vulkan = {});
+
 // Compile, run to completion, read back: what the CLI's `--backend vulkan` needs. Creates a
 // context from vulkan.context unless one is given.
 Expected<RunResult> run_vulkan(const LoweredProgram& program, const Batch& batch,

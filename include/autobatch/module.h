@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,15 @@ struct CompileOptions {
   // (docs/language.md, "Calls"): the same bits either way, fewer steps; off, every call stays a
   // call.
   bool inline_calls = true;
+  // Stan's rejection: a log density's argument out of its domain (`normal_lpdf: sigma must be >
+  // 0`) makes that density NaN instead of faulting the lane. The sampler compiles its models so
+  // (a NaN density is a divergence, docs/nuts.md); off, the lane faults naming the argument.
+  bool reject_domain_errors = false;
+  // The values of the constants a program declares `const N: int = data;` (Stan's sizes read
+  // from the data, docs/language.md "Declarations"): the program is compiled for them. Names no
+  // such declaration has are ignored (a data file's other entries); a declaration whose value
+  // is missing is a compile error at its line.
+  std::map<std::string, double> data_constants = {};
 };
 
 // A call of the source and whether it was inlined (`autobatch check --explain`).

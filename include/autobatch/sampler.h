@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -30,6 +31,8 @@
 #include "autobatch/value_type.h"
 
 namespace ab::sample {
+
+struct ParameterLayout;  // the sampler's own (sampler/parameters.h)
 
 // ---- the summary and its warnings ----
 
@@ -71,24 +74,36 @@ class Model {
  public:
   // `file` names the source in messages ("model.ab:3:7: error: ..." with a caret). A model that
   // does not compile or is off the contract is an Error. `vectorize_loops`: as
-  // CompileOptions::vectorize_loops (off only to compare, as the bench's `vm-loops` does).
-  static Expected<std::shared_ptr<const Model>> compile(const std::string& source,
-                                                        const std::string& file,
-                                                        bool vectorize_loops = true);
+  // CompileOptions::vectorize_loops (off only to compare, as the bench's `vm-loops` does);
+  // `data_constants`: as CompileOptions::data_constants (a model's `const N: int = data;`).
+  static Expected<std::shared_ptr<const Model>> compile(
+      const std::string& source, const std::string& file, bool vectorize_loops = true,
+      const std::map<std::string, double>& data_constants = {});
   // Reads the file, then compile().
-  static Expected<std::shared_ptr<const Model>> load(const std::string& path,
-                                                     bool vectorize_loops = true);
+  static Expected<std::shared_ptr<const Model>> load(
+      const std::string& path, bool vectorize_loops = true,
+      const std::map<std::string, double>& data_constants = {});
 
   // The model and the sampler as one module, the sampler's functions first; its uniforms are the
   // model's data, its main(init, random_init, settings) the chain.
   const std::shared_ptr<const Module>& module() const { return module_; }
   const std::string& file() const { return file_; }
+  // A draw's columns: the parameters' constrained coordinates, then the model's transformed
+  // parameters and generated quantities (docs/nuts.md), each under its name in
+  // parameter_names().
   uint32_t dimension() const { return static_cast<uint32_t>(names_.size()); }
-  // Per coordinate, the name it is reported under: "q[3]", "tau", "theta[0]", "m[1][2]".
+  // The parameters' constrained coordinates, the first columns (what --init gives per chain).
+  uint32_t parameter_count() const { return static_cast<uint32_t>(bounds_.size()); }
+  // The coordinates the chains move in: parameter_count() less one per simplex and K (K + 1) / 2
+  // per cholesky_factor_corr[K] (its diagonal and upper triangle).
+  uint32_t unconstrained_dimension() const { return unconstrained_dimension_; }
+  // Per column, the name it is reported under: "q[3]", "tau", "theta[0]", "m[1][2]".
   const std::vector<std::string>& parameter_names() const { return names_; }
+  // Per constrained coordinate its bounds, or its vector's constrained type.
   const std::vector<FloatBounds>& bounds() const { return bounds_; }
   // The parameters as declared, each with its coordinates' count: ("mu", 1), ("theta", 8); the
-  // flat contract has one, ("q", D).
+  // flat contract has one, ("q", D). Transformed parameters and generated quantities are not
+  // among them.
   struct Field {
     std::string name;
     std::vector<uint32_t> shape;  // empty for a scalar
@@ -98,14 +113,15 @@ class Model {
   // The model's data: the module's uniforms.
   const std::vector<ValueInfo>& data() const { return module_->uniforms(); }
 
-  // Constrained coordinates (the model's space) to the unconstrained ones the chains move in; the
-  // error names the coordinate that lies outside its bounds (or on one).
+  // Constrained coordinates (the model's space, parameter_count() of them) to the unconstrained
+  // ones the chains move in; the error names the coordinate that lies outside its bounds (or on
+  // one), or the vector that is not of its type (a simplex that does not sum to 1).
   Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
 
   // The stack depth one evaluation of the log density and its gradient needs, the most over
-  // `points` ([n, D], unconstrained) given `data`: the call frames and, for a derived gradient's
-  // loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm with
-  // `threads`, each evaluation within `max_steps` blocks (a point whose evaluation runs out of
+  // `points` ([n, unconstrained_dimension()]) given `data`: the call frames and, for a derived
+  // gradient's loop that is not a sum, its tape entries (docs/nuts.md, "Tapes"). Measured on the vm
+  // with `threads`, each evaluation within `max_steps` blocks (a point whose evaluation runs out of
   // them is the run's to report, and the depth is what the others need); 0 when no depth up to
   // 2^20 is enough (a recursion that never ends).
   static constexpr uint64_t kProbeMaxSteps = 100'000'000;  // the most a probe's budget is
@@ -113,15 +129,26 @@ class Model {
                                           std::span<const float> points, uint32_t threads = 0,
                                           uint64_t max_steps = kProbeMaxSteps) const;
 
+  // Why the log density rejects `point` (unconstrained coordinates) given `data`: the domain
+  // error that the model compiled without Stan's rejection faults with there, as "assert_failed:
+  // normal_lpdf: sigma must be > 0 in log_density at model.ab:3"; "" when it faults with none.
+  // What a refused chain's message names (the sampler itself sees only a NaN density).
+  std::string rejection_at(const std::vector<std::vector<uint32_t>>& data,
+                           std::span<const float> point) const;
+
  private:
   Model() = default;  // compile() makes them: a Model always holds a compiled module
   std::shared_ptr<const Module> module_;
   // The model with nuts_density(u) as its entry: gradient_stack_depth's probe.
   std::shared_ptr<const Module> density_;
+  std::string density_source_;     // its source, for rejection_at's strict compile
+  CompileOptions strict_options_;  // the model's options, without Stan's rejection
   std::string file_;
   std::vector<std::string> names_;
   std::vector<FloatBounds> bounds_;
   std::vector<Field> fields_;
+  uint32_t unconstrained_dimension_ = 0;
+  std::shared_ptr<const ParameterLayout> layout_;  // the transforms, for unconstrain()
 };
 
 // ---- the options and a run ----
@@ -140,8 +167,8 @@ struct Options {
   // 0, as Stan's default: a jitter of 0.1 cost 8-18% of ESS per gradient (docs/nuts.md).
   double step_jitter = 0.0;
   uint64_t seed = 0;
-  // [chains, D] initial points in the model's (constrained) space; empty: random points, uniform
-  // in [-2, 2] on the unconstrained scale, retried as Stan does.
+  // [chains, parameter_count()] initial points in the model's (constrained) space; empty: random
+  // points, uniform in [-2, 2] on the unconstrained scale, retried as Stan does.
   std::vector<float> init;
   uint32_t threads = 0;             // the vm's worker threads (0: one per core)
   uint64_t max_steps = UINT32_MAX;  // blocks a chain may run before it faults
@@ -202,6 +229,9 @@ using Runner = std::function<Expected<RunResult>(const std::shared_ptr<const Mod
 Runner cpu_runner(CpuBackend backend);
 // The engine on `context` (shared: one per process is enough), compiling the program per run.
 Runner vulkan_runner(std::shared_ptr<VulkanContext> context, VulkanOptions options);
+// The chains cut over several contexts (run_on_contexts: one shard of chains per device, the
+// fit bit for bit that of one device; a failed device's chains are reported faulted).
+Runner vulkan_runner(std::vector<std::shared_ptr<VulkanContext>> contexts, VulkanOptions options);
 
 // Where the draws go as they come. The default keeps them in memory (Fit::draws_data);
 // FitWriter::draws() writes them straight into draws.npy instead (the CLI's).
@@ -236,6 +266,8 @@ struct RefusedChain {
   uint32_t chain = 0;
   uint32_t init_tries = 0;  // random points tried (1 with an init point)
   float log_density = 0;    // at the last one
+  // The density's domain error there (Model::rejection_at), "" when none faulted.
+  std::string fault;
 };
 
 struct Fit {
@@ -259,8 +291,9 @@ struct Fit {
   std::vector<FitWarning> warnings;
   // Per chain the adaptation's result (NaN and empty for a chain that did not finish).
   std::vector<double> step_sizes;
-  std::vector<std::vector<float>> inv_metrics;  // the diagonal inverse metric, D each
-  uint64_t gradient_evaluations = 0;            // the finished chains' all, the others' draws'
+  // The diagonal inverse metric, unconstrained_dimension() each.
+  std::vector<std::vector<float>> inv_metrics;
+  uint64_t gradient_evaluations = 0;  // the finished chains' all, the others' draws'
   // After warm-up, every chain's: the finished chains' totals, the others' draws' (the sum of
   // stats.divergent, what divergent.npy holds).
   uint64_t divergences = 0;

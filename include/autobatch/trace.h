@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "autobatch/batch.h"
@@ -28,16 +29,28 @@ namespace ab {
 
 // The steps a trace records: [first, last), ending earlier when the run does.
 struct TraceOptions {
-  uint64_t first = 0;
-  uint64_t last = UINT64_MAX;  // exclusive
+  TraceOptions(uint64_t first_step = 0, uint64_t last_step = UINT64_MAX, uint64_t interval = 1024,
+               std::vector<uint32_t> shards = {})
+      : first(first_step),
+        last(last_step),
+        checkpoint_interval(interval),
+        shard_lanes(std::move(shards)) {}
+  uint64_t first;
+  uint64_t last;  // exclusive
   // Steps between two saved VM states: more states make a replay's seeks faster and the file
   // larger.
-  uint64_t checkpoint_interval = 1024;
+  uint64_t checkpoint_interval;
+  // The batch's contiguous shards, as lane counts in lane order, when it ran cut over devices or
+  // processes (autobatch/shards.h): the VM steps them apart as they ran (VmSession::create), so
+  // the trace's steps are the shards' (merge_shards' trace), each lane's history unchanged.
+  // Empty: one scheduler for the whole batch. Otherwise the counts must add up to the batch's.
+  std::vector<uint32_t> shard_lanes;
 };
 
 // Runs `batch` on the CPU VM and writes the trace of its steps to `path` (replacing the file).
-// Fails, saying why, for a batch that does not fit the module (Module::check), an empty range, a
-// range that starts after the run has ended, or a file that cannot be written.
+// Fails, saying why, for a batch that does not fit the module (Module::check), shards that do not
+// add up to it, an empty range, a range that starts after the run has ended, or a file that
+// cannot be written.
 Status write_trace(const std::string& path, const Module& module, const Batch& batch,
                    const RunOptions& options = {}, const TraceOptions& trace = {});
 
@@ -72,6 +85,7 @@ class TraceFile {
   const std::string& entry() const;
   const Batch& batch() const;
   const RunOptions& options() const;
+  const std::vector<uint32_t>& shard_lanes() const;  // TraceOptions::shard_lanes; empty: one
   uint64_t first_step() const;
   uint64_t end_step() const;                    // one past the last recorded step
   bool finished() const;                        // the run ended at the last recorded step
@@ -90,7 +104,9 @@ class TraceFile {
 // `module` on `batch` with `options`.
 class TraceWriter {
  public:
-  TraceWriter(const Module& module, const Batch& batch, const RunOptions& options);
+  // `shard_lanes`: the shards the session stepped apart (VmSession::shard_lanes).
+  TraceWriter(const Module& module, const Batch& batch, const RunOptions& options,
+              std::vector<uint32_t> shard_lanes = {});
   ~TraceWriter();
   // The first state fixes the first step; later ones must follow the steps added so far.
   void add_checkpoint(const VmState& state);

@@ -45,12 +45,26 @@ struct ValueType {
   std::string spelling() const;
 };
 
+// A constrained vector type of a struct field, on its innermost dimension: `simplex[K]` (K
+// positive floats summing to 1), `ordered[K]` (strictly increasing), `positive_ordered[K]`
+// (strictly increasing and positive); `simplex[M][K]` is M simplexes of K. One matrix type,
+// on the two innermost: `cholesky_factor_corr[K]` is a float[K][K], the lower Cholesky factor
+// of a K x K correlation matrix (rows of unit length, a positive diagonal, +0 above it).
+enum class VectorConstraint : uint8_t {
+  None,
+  Simplex,
+  Ordered,
+  PositiveOrdered,
+  CholeskyFactorCorr
+};
+
 // The bounds a struct field of floats declares, `x: float<lower=0, upper=1>` (or an array of
-// them): metadata for the sampler, which maps such a field to the unconstrained space
-// (docs/nuts.md). Nothing checks them at run time.
+// them), or its constrained vector type: metadata for the sampler, which maps such a field to
+// the unconstrained space (docs/nuts.md). Nothing checks them at run time.
 struct FloatBounds {
   std::optional<float> lower, upper;
-  bool any() const { return lower || upper; }
+  VectorConstraint vector = VectorConstraint::None;
+  bool any() const { return lower || upper || vector != VectorConstraint::None; }
   bool operator==(const FloatBounds&) const = default;
 };
 

@@ -44,8 +44,14 @@ int32_t pick_next_block(Heuristic heuristic, const std::vector<uint32_t>& waitin
 class VmSession {
  public:
   // Checks the batch (Module::check); the session keeps the module, the batch and the options.
+  // `shard_lanes` (empty, or lane counts that add up to the batch's) steps the batch as its
+  // contiguous shards of those many lanes run apart on devices or processes (autobatch/shards.h,
+  // docs/embedding.md "Sharding"): each shard's scheduler picks from its own lanes, and the
+  // shards take steps in turn (the live shard with the fewest steps so far, the first such).
+  // Each lane's results are the same; a step is one shard's. A sharded run's trace is stepped so.
   static Expected<std::unique_ptr<VmSession>> create(std::shared_ptr<const Module> module,
-                                                     Batch batch, RunOptions options = {});
+                                                     Batch batch, RunOptions options = {},
+                                                     std::vector<uint32_t> shard_lanes = {});
   ~VmSession();
   VmSession(const VmSession&) = delete;
   VmSession& operator=(const VmSession&) = delete;
@@ -53,6 +59,7 @@ class VmSession {
   const Module& module() const;
   const Batch& batch() const;
   const RunOptions& options() const;
+  const std::vector<uint32_t>& shard_lanes() const;
   uint32_t lanes() const;
 
   bool done() const;

@@ -196,15 +196,28 @@ def _model_source(model):
     return model, "<model>", "model"
 
 
+def _device_list(devices):
+    """`devices` as the library takes it: "" for one device, "all", or "0,1"."""
+    if devices is None:
+        return ""
+    if isinstance(devices, str):
+        return devices
+    return ",".join(str(int(d)) for d in devices)
+
+
 def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend="auto",
            init=None, leaf_steps=1, max_depth=10, target_accept=0.8, step_size=1.0,
            adapt_metric=True, search_step=True, step_jitter=0.0, threads=0, max_steps=2**32 - 1, stack_depth=0,
-           schedule=None, progress=True):
+           schedule=None, progress=True, devices=None):
     """Batched NUTS on `model` (a .ab path, i.e. an os.PathLike or a string with neither a
     newline nor a '{', or else the source text; docs/nuts.md for the contract) with
     its uniforms from `data` (name -> array). One lane per chain. Returns a Fit; a faulted or
     refused chain and each of Stan's warnings (divergences, R-hat, ...) is also a
-    RuntimeWarning."""
+    RuntimeWarning. `devices`: None (one device), "all", or a list of device indices (as
+    `autobatch devices` lists them): the chains are cut into one contiguous shard per device,
+    each run on its own thread, and the fit is bit for bit the one a single device gives; a
+    device that fails has its chains reported faulted (shard_failed). Implies the vulkan
+    backend."""
     source, file, name = _model_source(model)
     options = _core.SampleOptions()
     options.chains, options.draws, options.warmup, options.seed = chains, draws, warmup, seed
@@ -215,7 +228,8 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
     options.threads, options.max_steps, options.stack_depth = threads, max_steps, stack_depth
     compiled = _core.SamplerModel.compile(source, file)
     core = _core.sample(compiled, dict(data or {}), options, backend, schedule or "",
-                        _init_array(init, compiled.fields, chains), progress)
+                        _init_array(init, compiled.fields, chains), progress,
+                        _device_list(devices))
     fit = Fit(core, name, file)
     # What the CLI prints on stderr after a fit: faulted or refused chains, Stan's checks.
     for message in fit.chain_messages + fit.warnings:

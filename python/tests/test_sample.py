@@ -205,3 +205,27 @@ def test_a_chain_the_fit_does_not_have_is_an_index_error():
                            progress=False)
     with pytest.raises(IndexError, match=r"no chain 2 in a fit of 2 chains \(0 to 1\)"):
         fit._core.cmdstan_csv("gaussian", 2)
+
+
+TYPES = os.path.join(SOURCE_DIR, "tests", "data", "models", "constrained_types.ab")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 50 draws: Stan's ESS warnings
+def test_constrained_types_and_generated_quantities_are_columns_of_the_fit():
+    # s: simplex[3], o: ordered[2], po: positive_ordered[2]; then transformed gap, generated
+    # y_rep, heads, z[2] (tests/data/models/constrained_types.ab).
+    init = {"s": [0.2, 0.3, 0.5], "o": [-1.0, 2.0], "po": [0.5, 3.0]}
+    fit = autobatch.sample(pathlib.Path(TYPES), chains=2, draws=50, warmup=50, seed=4,
+                           backend="vm", init=init, progress=False)
+    assert fit.parameter_names == ["s[0]", "s[1]", "s[2]", "o[0]", "o[1]", "po[0]", "po[1]",
+                                   "gap", "y_rep", "heads", "z[0]", "z[1]"]
+    assert fit.draws.shape == (2, 50, 12)
+    assert np.allclose(fit.draws[:, :, 0:3].sum(axis=2), 1.0, atol=1e-6)
+    assert (fit.draws[:, :, 3] < fit.draws[:, :, 4]).all()
+    assert np.array_equal(fit.draws[:, :, 7], fit.draws[:, :, 4] - fit.draws[:, :, 3])
+    # The inverse metric is over the unconstrained coordinates: a simplex of 3 has 2.
+    assert len(fit.inv_metrics[0]) == 6
+    with pytest.raises(ValueError, match="is not a simplex"):
+        autobatch.sample(pathlib.Path(TYPES), chains=1, draws=5, warmup=5, backend="vm",
+                         init={"s": [0.5, 0.5, 0.5], "o": [-1.0, 2.0], "po": [0.5, 3.0]},
+                         progress=False)

@@ -27,6 +27,19 @@ def test_vulkan_draws_equal_the_interpreter():
     assert _core.validation_messages() == []
 
 
+def test_sample_over_two_logical_devices_equals_one_device():
+    # lavapipe opened twice (devices=[0, 0], the testing form of devices="all" on a machine with
+    # two GPUs): 5 chains cut 3 + 2, the fit bit for bit the single device's.
+    model = os.path.join(SOURCE_DIR, "samples", "models", "banana.ab")
+    common = dict(chains=5, draws=30, warmup=0, seed=4, progress=False, backend="vulkan")
+    want = autobatch.sample(model, **common)
+    got = autobatch.sample(model, devices=[0, 0], **common)
+    np.testing.assert_array_equal(got.draws, want.draws)
+    for key in ["lp", "accept_stat", "tree_depth", "n_leapfrog", "divergent", "energy"]:
+        np.testing.assert_array_equal(got.stats[key], want.stats[key])
+    assert autobatch.sample(model, devices="all", **common).draws.shape == want.draws.shape
+
+
 CTRL_C_DURING_THE_COMPILE = """
 import os, signal, sys, threading, time
 import autobatch

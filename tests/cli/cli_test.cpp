@@ -117,6 +117,7 @@ fn main(a: float) -> float {
     for i in 0..N { lp += sq(y[i]); }
     var acc = a;
     for i in 0..N { acc = acc * 0.5 + y[i]; }
+    for i in 1..N { if y[i] > y[i - 1] { lp += log(y[i]); } else { acc = max(acc, y[i]); } }
     return lp + acc;
 }
 )");
@@ -141,6 +142,7 @@ fn main(a: float) -> float { return halve(a) + halve(a + 1.0); }
         "loops.ab:7:5: loop in main: vectorised\n"  // once sq is inlined
         "loops.ab:9:5: loop in main: not vectorised: it carries 'acc' from one iteration to the "
         "next (not a sum, max or min)\n"
+        "loops.ab:10:5: loop in main: not vectorised: it updates 'acc' by max inside an if\n"
         "loops.ab:7:27: call of sq in main: inlined\n");
   CHECK(ws.run("check loops.ab").out == "loops.ab: ok (2 functions)\n");
 }
@@ -379,6 +381,74 @@ TEST_CASE("cli: struct results, array inputs from csv, uniforms from csv") {
   CHECK(table.out.find("inner.lo") != std::string::npos);
   CHECK(table.out.find("division_by_zero") != std::string::npos);
   CHECK(table.out.find("statistics") != std::string::npos);
+}
+
+TEST_CASE("cli: --data binds uniforms by name from JSON for run and sample; errors exit 1 and 2") {
+  Workspace ws;
+  ws.write("st.ab", kStruct);
+  ws.write("d.json", R"({"N": 3, "weights": [1, 2, 0.25], "offset": 5})");
+  const CliResult result = ws.run("run st.ab -i v=1 -i k=1 --data d.json --format json");
+  REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  CHECK(result.document()["outputs"]["sum"] == json::array({3.25}));
+  CHECK(result.document()["outputs"]["inner.lo"] == json::array({-4}));
+  // --uniform takes precedence over the file.
+  const CliResult overridden =
+      ws.run("run st.ab -i v=1 -i k=1 --data d.json -u offset=1 --format json");
+  REQUIRE_MESSAGE(overridden.exit_code == 0, overridden.err);
+  CHECK(overridden.document()["outputs"]["inner.lo"] == json::array({0}));
+  ws.write("short.json", R"({"N": 2, "weights": [1, 2], "offset": 5})");
+  const CliResult short_data = ws.run("run st.ab -i v=1 -i k=1 --data short.json");
+  CHECK(short_data.exit_code == 1);
+  CHECK(short_data.err.find("error: uniform 'weights' is float[3]: 'short.json' holds nested "
+                            "lists of shape (2) for 'weights' (the data's N = 2") == 0);
+
+  // sample: a model's data from JSON; a data error is refused before the chains start (exit 2).
+  ws.write("m.ab",
+           "const N: int = 3;\nuniform y: float[N];\nstruct Params { mu: float }\n"
+           "fn log_density(p: Params) -> float { return normal_lpdf(y | p.mu, 1.0); }\n");
+  ws.write("y.json", R"({"N": 3, "y": [1, 2, 3]})");
+  const CliResult fit =
+      ws.run("sample m.ab --data y.json --chains 2 --warmup 100 --draws 100 --format json");
+  REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
+  CHECK(std::abs(fit.document()["parameters"][0]["mean"].get<double>() - 2.0) < 0.5);
+  const CliResult bad = ws.run("sample m.ab --data short.json");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("uniform 'y' (float[3]) is not bound") != std::string::npos);
+}
+
+// Stan's `int N;`: a model declares `const N: int = data;` and is compiled for the data's N.
+TEST_CASE("cli: a size read from the data compiles the model for it; a missing size is one error") {
+  Workspace ws;
+  ws.write("m.ab",
+           "const N: int = data;\nuniform y: float[N];\nstruct Params { mu: float }\n"
+           "fn log_density(p: Params) -> float { return normal_lpdf(y | p.mu, 1.0); }\n");
+  for (const char* data : {R"({"N": 3, "y": [1, 2, 3]})", R"({"N": 5, "y": [4, 5, 6, 7, 8]})"}) {
+    CAPTURE(data);
+    ws.write("y.json", data);
+    const CliResult fit =
+        ws.run("sample m.ab --data y.json --chains 2 --warmup 100 --draws 100 --format json");
+    REQUIRE_MESSAGE(fit.exit_code == 0, fit.err);
+    const std::vector<double> y = json::parse(data)["y"].get<std::vector<double>>();
+    const double mean = (y.front() + y.back()) / 2;  // evenly spaced: the mean of all
+    CHECK(std::abs(fit.document()["parameters"][0]["mean"].get<double>() - mean) < 0.6);
+  }
+  ws.write("no_n.json", R"({"y": [1, 2, 3]})");
+  const CliResult missing = ws.run("sample m.ab --data no_n.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("m.ab:1:16: error: constant 'N' is read from the data, which hold no "
+                         "'N': give the data (--data FILE.json) with \"N\" in them") == 0);
+  ws.write("wrong.json", R"({"N": 4, "y": [1, 2, 3]})");
+  const CliResult wrong = ws.run("sample m.ab --data wrong.json");
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.err.find("uniform 'y' is float[4]: 'wrong.json' holds nested lists of shape (3)") !=
+        std::string::npos);
+  // run too: a program's sizes from --data.
+  ws.write("r.ab",
+           "const N: int = data;\nuniform y: float[N];\nfn main() -> float { return sum(y); }\n");
+  ws.write("r.json", R"({"N": 2, "y": [1.5, 2]})");
+  const CliResult run = ws.run("run r.ab --data r.json --format json");
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.document()["outputs"]["result"] == json::array({3.5}));
 }
 
 TEST_CASE("cli: array inputs and uniforms from npy; shape mismatches are errors") {

@@ -522,6 +522,88 @@ TEST_CASE("inputs: uniforms bind from npy, csv and scalars with exact shapes") {
   CHECK(out_of_range.error().find("out of range for int") != std::string::npos);
 }
 
+TEST_CASE("inputs: uniforms bind by name from a JSON data file, shapes and types checked") {
+  TempDir dir("ab_inputs_json_test");
+  const auto module = compiled(
+      "uniform y: float[3];\nuniform X: float[2][3];\nuniform n: int;\n"
+      "fn main() -> float { return y[0]; }");
+  const std::vector<ValueInfo>& uniforms = module->uniforms();
+  // posteriordb's form: sizes beside the data (N, D name no uniform and are left alone),
+  // ints where the model reads floats, a matrix as a list of rows.
+  const std::string data =
+      dir.write("data.json", R"({"N": 3, "D": 2, "y": [1, 2.5, -3e-1], "X": [[1, 2, 3], [4, 5, 6]],
+                       "n": 7})");
+  auto bound = bind_uniforms(uniforms, {}, {data});
+  REQUIRE_MESSAGE(bound.ok(), (bound.ok() ? "" : bound.error()));
+  CHECK((*bound)[0] ==
+        std::vector<uint32_t>{float_bits(1.0f), float_bits(2.5f), float_bits(-0.3f)});
+  CHECK((*bound)[1][3] == float_bits(4.0f));  // X[1][0], row-major
+  CHECK((*bound)[2] == std::vector<uint32_t>{7});
+
+  // --uniform wins over the data file.
+  auto overridden = bind_uniforms(uniforms, {"n=9"}, {data});
+  REQUIRE(overridden.ok());
+  CHECK((*overridden)[2] == std::vector<uint32_t>{9});
+
+  // The float64 values that float32 rounds are reported as for CSV files.
+  std::vector<Rounding> rounded;
+  REQUIRE(bind_uniforms(uniforms, {}, {data}, &rounded).ok());
+  REQUIRE(rounded.size() == 1);
+  CHECK(rounded[0].uniform == "y");
+  CHECK(rounded[0].element == 2);
+
+  // A size that disagrees names the data's size that matches the wrong length.
+  const std::string longer = dir.write(
+      "longer.json", R"({"N": 4, "y": [1, 2, 3, 4], "X": [[1, 2, 3], [4, 5, 6]], "n": 1})");
+  auto wrong_size = bind_uniforms(uniforms, {}, {longer});
+  REQUIRE_FALSE(wrong_size.ok());
+  CHECK(wrong_size.error() ==
+        "uniform 'y' is float[3]: '" + longer +
+            "' holds nested lists of shape (4) for 'y' (the data's N = 4: the model's array "
+            "sizes are its constants, so read them from the data, `const N: int = data;`, or "
+            "declare them as the data has them)");
+
+  const std::string ragged =
+      dir.write("ragged.json", R"({"y": [1, 2, 3], "X": [[1, 2, 3], [4, 5]], "n": 1})");
+  auto ragged_rows = bind_uniforms(uniforms, {}, {ragged});
+  REQUIRE_FALSE(ragged_rows.ok());
+  CHECK(ragged_rows.error() == "'" + ragged +
+                                   "': 'X[1]' is a list of 2 where the uniform float[2][3] "
+                                   "needs a list of 3");
+
+  const std::string fractional =
+      dir.write("frac.json", R"({"y": [1, 2, 3], "X": [[1, 2, 3], [4, 5, 6]], "n": 1.5})");
+  auto not_int = bind_uniforms(uniforms, {}, {fractional});
+  REQUIRE_FALSE(not_int.ok());
+  CHECK(not_int.error().find("'" + fractional + "': 'n': ") == 0);
+
+  const std::string text = dir.write("text.json", R"({"y": [1, "two", 3]})");
+  auto not_number = bind_uniforms(uniforms, {}, {text});
+  REQUIRE_FALSE(not_number.ok());
+  CHECK(not_number.error() == "'" + text + "': 'y[1]' is \"two\", not a number");
+
+  auto missing = bind_uniforms(uniforms, {"X=@" + dir.write("x.csv", "1,2,3\n4,5,6\n")},
+                               {dir.write("only_y.json", R"({"y": [1, 2, 3]})")});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().find("uniform 'n' (int) is not bound: give --uniform n=@file.npy, or a "
+                             "key 'n' in '") == 0);
+
+  auto twice = bind_uniforms(uniforms, {}, {data, data});
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.error().find("uniform 'y' is in two data files") == 0);
+
+  // A syntax error names the file, line and column.
+  const std::string broken = dir.write("broken.json", "{\n  \"y\": [1, 2,, 3]\n}");
+  auto not_json = bind_uniforms(uniforms, {}, {broken});
+  REQUIRE_FALSE(not_json.ok());
+  CHECK(not_json.error().find(broken + ":2:") == 0);
+  CHECK(not_json.error().find("not valid JSON") != std::string::npos);
+
+  auto not_object = bind_uniforms(uniforms, {}, {dir.write("list.json", "[1, 2]")});
+  REQUIRE_FALSE(not_object.ok());
+  CHECK(not_object.error().find("expected a JSON object of data by name") != std::string::npos);
+}
+
 TEST_CASE("inputs: output columns of a struct result name each leaf field") {
   // Outer { id: int, pos: int[2], inner: Inner, items: Inner[2] } = 1 + 2 + 2 + 4 words.
   const OutputLayout layout = output_layout(

@@ -333,6 +333,53 @@ TEST_CASE("sample: the bench's forms of one target share one Stan run per chain 
   fs::remove_all(dir);
 }
 
+// `--repeats 3` runs every NUTS row three times and reports the medians, Stan's too (three runs
+// per chain count, still shared by a target's forms), and the Figure 6 table (docs/nuts.md)
+// follows: Stan, the product and loop forms' rates per CPU second and the vm over Stan, with the
+// date and load. A stand-in Rscript reports 1, 3 and 2 CPU seconds in turn: the median is 2.
+TEST_CASE("sample: the NUTS bench's --repeats gives medians and the Figure 6 table") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ab_nuts_repeats_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string calls = (dir / "calls").string();
+  {
+    std::ofstream rscript(dir / "Rscript");
+    rscript << "#!/bin/sh\nPATH=/usr/bin:/bin\nn=$(cat '" << calls
+            << "' 2>/dev/null | wc -l)\necho \"$4 $5\" >> '" << calls
+            << "'\ncase $((n % 3)) in 0) c=1.0;; 1) c=3.0;; *) c=2.0;; esac\n"
+               "echo \"stan_result gradients=1000 cpu_seconds=$c wall_seconds=1.0\"\n";
+  }
+  fs::permissions(dir / "Rscript", fs::perms::owner_all);
+  const std::string command = fmt::format(
+      "cd '{}' && PATH='{}' '{}' bench --programs nuts_gaussian,nuts_gaussian_loop --systems "
+      "stan,native,vm --batches 1,2 --transitions 1 --repeats 3 --threads 1 --json '{}' > '{}' "
+      "2> '{}'",
+      AB_SOURCE_DIR, dir.string(), AB_CLI, (dir / "rows.json").string(), (dir / "out.txt").string(),
+      (dir / "err.txt").string());
+  const int status = std::system(command.c_str());
+  REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), read_bytes(dir / "err.txt"));
+  int rows_seen = 0;
+  const json rows = json::parse(read_bytes(dir / "rows.json"))["nuts_rows"];
+  for (const json& row : rows) {
+    if (!row.contains("runs")) continue;  // the utilization figure's rows
+    ++rows_seen;
+    CHECK(row["status"] == "ok");
+    CHECK(row["runs"] == 3);
+    if (row["system"] == "stan") CHECK(static_cast<double>(row["cpu_seconds"]) == 2.0);
+  }
+  CHECK(rows_seen == 12);  // 2 forms x 3 systems x 2 chain counts
+  CHECK(read_bytes(calls) ==
+        "correlated_gaussian 1\ncorrelated_gaussian 1\ncorrelated_gaussian 1\n"
+        "correlated_gaussian 2\ncorrelated_gaussian 2\ncorrelated_gaussian 2\n");
+  const std::string out = read_bytes(dir / "out.txt");
+  CHECK(out.find("median of 3 runs") != std::string::npos);
+  CHECK(out.find("load average") != std::string::npos);
+  CHECK(out.find("| chains | Stan | native | vm | vm / Stan | native, loop | vm, loop | "
+                 "vm, loop / Stan |") != std::string::npos);
+  CHECK(out.find("| 1 | 500 | ") != std::string::npos);  // 1000 gradients over 2 s
+  CHECK(out.find("| 2 | 500 | ") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("sample: a small logistic regression's posterior mean matches the exact one") {
   const Sampled fit = sample(model("logreg_small.ab") + " -u X=@" + model("logreg_small_X.npy") +
                              " -u y=@" + model("logreg_small_y.npy") +

@@ -2,12 +2,18 @@
 // the global schedule, N debugger steps reach the CPU VM's state after N steps, also after going
 // back and forward again through the timeline's checkpoints (VulkanRun::checkpoint / restore);
 // with the local schedule, each step runs, in every group, exactly the lanes the per-group view
-// said would run (the group's min live PC).
+// said would run (the group's min live PC). A trace of `run --devices 0,0` replays in the model
+// with each lane's history and outputs those of the one-device trace.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "debugger/trace_source.h"
 #include "debugger/vulkan_source.h"
 #include "support/debugger_test_support.h"
 #include "support/engine_test_support.h"
@@ -154,5 +160,59 @@ TEST_CASE("vulkan source: the lane scope steps to the VM's final state and shows
   CHECK(comparable_state(gpu)["lanes"] == comparable_state(vm)["lanes"]);
   enginetest::check_no_validation_messages();
 }
+
+#ifdef AB_CLI
+// A trace replayed in the debugger's model to its end: each lane's history (the blocks it ran, in
+// order) and the run's result.
+struct Replayed {
+  std::vector<std::vector<int32_t>> blocks;  // [lane]
+  RunResult result;
+  std::vector<uint32_t> shard_lanes;  // TraceFile::shard_lanes
+};
+
+Replayed replay_trace(const ab::debugger::testing::Loaded& f, const std::string& path) {
+  auto file = TraceFile::read(path);
+  REQUIRE_MESSAGE(file.ok(), file.error());
+  auto source = TraceSource::open(*file, f.info());
+  REQUIRE_MESSAGE(source.ok(), source.error());
+  Replayed r;
+  r.shard_lanes = (*file)->shard_lanes();
+  DebuggerModel m(std::move(*source));
+  r.blocks.resize(m.source().lanes());
+  while (!m.source().done()) {
+    const int32_t block = m.source().next_block();
+    REQUIRE(m.step(1) == 1);
+    for (uint32_t lane : m.source().last_active())
+      r.blocks[lane].push_back(block);
+  }
+  CHECK(m.source().error().empty());
+  r.result = m.source().result();
+  return r;
+}
+
+TEST_CASE("a trace of a run over two logical devices replays each lane's history as one device's") {
+  const ab::debugger::testing::Loaded f = ab::debugger::testing::fib_batch(15);
+  const std::string one = ab::debugger::testing::temp_path("one.abtrace"),
+                    split = ab::debugger::testing::temp_path("split.abtrace");
+  const std::string run = fmt::format(
+      "'{}' run '{}/samples/fib.ab' -i n=1,9,3,0,12,5,7,2,11,4,8,6,10,13,3 --backend vulkan "
+      "--format json --trace ",
+      AB_CLI, AB_SOURCE_DIR);
+  REQUIRE(std::system((run + one + " > /dev/null 2>&1").c_str()) == 0);
+  REQUIRE(std::system((run + split + " --devices 0,0 > /dev/null 2>&1").c_str()) == 0);
+  const Replayed want = replay_trace(f, one), got = replay_trace(f, split);
+  CHECK(want.shard_lanes.empty());
+  CHECK(got.shard_lanes == std::vector<uint32_t>{8, 7});  // each device's lanes, stepped apart
+  for (uint32_t lane = 0; lane < 15; ++lane) {
+    CAPTURE(lane);
+    CHECK(got.blocks[lane] == want.blocks[lane]);
+  }
+  CHECK(got.result.outputs == want.result.outputs);
+  CHECK(got.result.faulted == want.result.faulted);
+  CHECK(got.result.stats.lane_steps == want.result.stats.lane_steps);
+  std::filesystem::remove(one);
+  std::filesystem::remove(split);
+}
+#endif
 
 }  // namespace

@@ -59,6 +59,18 @@ TEST_CASE("autodiff on vulkan: every construct's gradient is the vm's bit for bi
   }
 }
 
+// The linear algebra's own ops (Cholesky and the triangular solves, ir/linear_algebra.h) are
+// loops the GLSL emitter writes: their values and gradients on every schedule, alone so that the
+// edit loop runs them (the case above runs every construct).
+TEST_CASE("autodiff on vulkan: the linear algebra's values and gradients are the vm's") {
+  for (const testing::AutodiffCase& c : testing::autodiff_cases()) {
+    if (std::string(c.name) != "linear algebra") continue;
+    check_vulkan_equals_vm(testing::autodiff_program(c), c.k, "both", {configs()[1], configs()[2]});
+    return;
+  }
+  FAIL("no linear algebra case in autodiff_cases.h");
+}
+
 TEST_CASE("autodiff on vulkan: random float functions' gradients are the vm's bit for bit") {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     CAPTURE(seed);

@@ -3,6 +3,8 @@
 // lane is done. A lane needing ~200,000 steps must finish with the right answer, and the step
 // budget must still fault lanes that exceed it. The count is shared by every loop of a SIMD row,
 // the loops inside blocks included, so the kernels count those too and never let one be cut short.
+#include <algorithm>
+
 #include "codegen/glsl_codegen.h"
 #include "engine/device/context_impl.h"
 #include "engine/schedules/schedule_entries.h"
@@ -208,6 +210,88 @@ fn main(n: int) -> int {
     CHECK(stats.submissions > 10);
     check_no_validation_messages();
   }
+}
+
+// On a device that caps loops, a loop over 1,024 words or more takes 8 words an iteration, so
+// lavapipe's cap counts an eighth of them; a shorter loop, and another device's code, are
+// unchanged (docs/engine.md, "lavapipe's loop cap").
+TEST_CASE("engine: loops over long arrays take eight words an iteration") {
+  for (uint32_t words : {100u, 4000u}) {
+    CAPTURE(words);
+    auto loaded = load_source(
+        fmt::format("fn main(a: float[{}]) -> float {{\n    return sum(a * a);\n}}\n", words));
+    const StateLayout layout = plan_state(loaded->lowered);
+    GlslTarget capped;
+    capped.loop_limit = kShaderLoopLimit;
+    const std::string glsl =
+        generate_glsl(loaded->lowered, layout, Residency::Memory, capped, schedule_entries());
+    // Another device's code is unchanged.
+    CHECK(
+        generate_glsl(loaded->lowered, layout, Residency::Memory, GlslTarget{}, schedule_entries())
+            .find("i += 8u") == std::string::npos);
+    uint64_t iterations = 0;  // with no value in registers: the blocks' loops and the counts
+    for (int32_t b = 0; b < static_cast<int32_t>(loaded->lowered.blocks.size()); ++b)
+      iterations = std::max(iterations, step_loop_iterations(loaded->lowered, layout, b, 0));
+    // The block reads a, squares it and sums the squares: three passes over its words.
+    if (words < 1024) {
+      CHECK(glsl.find("i += 8u") == std::string::npos);
+      CHECK(iterations > 3 * words);
+    } else {
+      CHECK(glsl.find("i += 8u") != std::string::npos);
+      CHECK(glsl.find("(i + 7u)") != std::string::npos);
+      CHECK(iterations < 3 * words / 4);
+    }
+  }
+}
+
+// A block whose loops over long arrays would pass lavapipe's cap in one step if each counted a
+// word an iteration (six passes over 20,000 words: the run was refused) runs: its long values stay
+// in the state buffer and its loops take eight words an iteration (docs/engine.md, "lavapipe's
+// loop cap"). At 300 and 20,000 words it equals the interpreter on every device.
+TEST_CASE("engine: a block whose loops run over long arrays runs under the device's loop cap") {
+  for (uint32_t words : {300u, 20000u}) {
+    CAPTURE(words);
+    auto loaded =
+        load_source(fmt::format("fn main(a: float[{}]) -> float {{\n"
+                                "    let b = a * 2.0 + a;\n"
+                                "    return sum((b * b - a) * a);\n"
+                                "}}\n",
+                                words));
+    Batch batch;
+    batch.lanes = 3;
+    batch.inputs.resize(1);
+    for (uint32_t i = 0; i < batch.lanes * words; ++i)
+      batch.inputs[0].push_back(float_bits(static_cast<float>(i % 7) * 0.25f));
+    const RunResult expected = run_interp(loaded->program, loaded->entry, batch, {});
+    auto result = run_vulkan(loaded->lowered, batch, {}, VulkanOptions{}, nullptr, context());
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    CHECK(compare_results(loaded->lowered, expected, *result) == "");
+  }
+  check_no_validation_messages();
+}
+
+// What the unrolling cannot shorten is still refused on a capped device, with the block's place:
+// sin reduces its argument bit by bit, some 70 loop iterations for each of 2,000 words.
+TEST_CASE("engine: a block whose loops pass the device's loop cap in one step is refused") {
+  const bool capped = caps_shader_loops(context()->device());
+  auto loaded = load_source("fn main(a: float[2000]) -> float {\n    return sum(sin(a));\n}\n");
+  Batch batch;
+  batch.lanes = 2;
+  batch.inputs.resize(1);
+  for (uint32_t i = 0; i < batch.lanes * 2000; ++i)
+    batch.inputs[0].push_back(float_bits(static_cast<float>(i % 7) * 0.25f));
+  auto result = run_vulkan(loaded->lowered, batch, {}, VulkanOptions{}, nullptr, context());
+  if (capped) {
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error().find("test.ab:") != std::string::npos);
+    CHECK(result.error().find("loop iterations in one step") != std::string::npos);
+    CHECK(result.error().find("--backend vm") != std::string::npos);
+  } else {
+    REQUIRE_MESSAGE(result.ok(), result.error());
+    const RunResult expected = run_interp(loaded->program, loaded->entry, batch, {});
+    CHECK(compare_results(loaded->lowered, expected, *result) == "");
+  }
+  check_no_validation_messages();
 }
 
 }  // namespace

@@ -9,55 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "cpu/interp.h"
-#include "cpu/vm.h"
-#include "ir/diagnostics.h"
-#include "lang/frontend.h"
-#include "support/result_compare.h"
-#include "support/samples.h"
+#include "support/cpu_runs.h"
 
 namespace ab::testing {
 namespace {
-
-// Runs `source`'s main on both CPU backends, checks they agree and returns the interpreter's.
-RunResult run_both(const std::string& source, const Batch& batch, uint64_t seed = 0) {
-  const CompiledProgram c = compile_program(source, "dist.ab");
-  RunOptions options;
-  options.seed = seed;
-  RunResult interp = run_interp(c.program, c.entry, batch, options);
-  const RunResult vm = run_vm(c.lowered, batch, options);
-  const std::string difference = describe_difference(interp, vm);
-  CHECK_MESSAGE(difference.empty(), "vm differs from interp:\n", difference);
-  return interp;
-}
-
-Batch float_batch(const std::vector<std::vector<float>>& columns) {
-  Batch batch;
-  batch.lanes = static_cast<uint32_t>(columns.at(0).size());
-  for (const auto& column : columns) {
-    std::vector<uint32_t> words;
-    for (float v : column)
-      words.push_back(float_bits(v));
-    batch.inputs.push_back(std::move(words));
-  }
-  return batch;
-}
-
-std::vector<float> float_outputs(const RunResult& r) {
-  std::vector<float> out;
-  for (uint32_t w : r.outputs)
-    out.push_back(bits_float(w));
-  return out;
-}
-
-std::string compile_errors(const std::string& source) {
-  Diagnostics diags("bad.ab", source);
-  compile_source(source, "bad.ab", diags);
-  std::string all;
-  for (const auto& e : diags.errors())
-    all += e.message + "\n";
-  return all;
-}
 
 double lchoose(double n, double k) {
   return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
@@ -172,7 +127,9 @@ fn main(mu: float) -> float[4] {
   }
 }
 
-TEST_CASE("distributions: an argument outside its domain faults the lane, naming both") {
+TEST_CASE(
+    "distributions: an argument outside its domain faults the lane, naming both, or with "
+    "rejection is NaN") {
   struct Case {
     const char* call;  // with x = 1 in range, x = -1 out of range
     const char* detail;
@@ -206,6 +163,16 @@ TEST_CASE("distributions: an argument outside its domain faults the lane, naming
     CHECK(r.errors[0].function == "main");
     CHECK(r.errors[0].line == 2);
     CHECK(r.errors[0].detail == c.detail);
+    // With Stan's rejection (the sampler's compile) a density out of its domain is NaN and the
+    // lane runs on, its value in the domain unchanged; a random draw still faults.
+    FrontendOptions rejecting;
+    rejecting.reject_domain_errors = true;
+    const RunResult rejected = run_both(source, float_batch({{1.0f, -1.0f}}), 0, rejecting);
+    const bool draw = std::string(c.call).find("_rng") != std::string::npos;
+    CHECK(rejected.errors.size() == (draw ? 1u : 0u));
+    if (draw) continue;
+    CHECK(rejected.outputs[0] == r.outputs[0]);
+    CHECK(std::isnan(bits_float(rejected.outputs[1])));
   }
   // Out of uniform's support is a density of zero, as in Stan, not a fault.
   const RunResult r = run_both("fn main(x: float) -> float { return uniform_lpdf(x | 0.0, 2.0); }",

@@ -20,10 +20,10 @@ struct Compiled {
   std::vector<std::string> errors;  // "line:col: message"
 };
 
-Compiled compile(const std::string& source) {
+Compiled compile(const std::string& source, const FrontendOptions& options = {}) {
   Diagnostics diags("test.ab", source);
   Compiled c;
-  c.program = compile_source(source, "test.ab", diags);
+  c.program = compile_source(source, "test.ab", diags, options);
   for (const Diagnostic& d : diags.errors())
     c.errors.push_back(fmt::format("{}:{}: {}", d.loc.line, d.loc.col, d.message));
   return c;
@@ -199,6 +199,16 @@ const ErrorCase kErrorCases[] = {
      "parameters (docs/nuts.md)"},
     {"struct P { n: int$<lower=0> }\nfn main(p: P) -> int { return p.n; }",
      "bounds are for floats; 'int' is not a float"},
+    // constrained vector types: struct fields only, with a length and no bounds
+    {"fn main(x: $simplex[3]) -> float { return x[0]; }",
+     "'simplex' is a constrained parameter type: it belongs on a field of the struct of "
+     "parameters (docs/nuts.md); elsewhere use float[..]"},
+    {"struct P { s: $ordered }\nfn main(p: P) -> float { return 0.0; }",
+     "'ordered' needs a length: ordered[K]"},
+    {"struct P { s: $positive_ordered<lower=0>[3] }\nfn main(p: P) -> float { return 0.0; }",
+     "'positive_ordered' takes no bounds: the type is its own constraint"},
+    {"struct P { s: $simplex[2][1] }\nfn main(p: P) -> float { return 0.0; }",
+     "a simplex needs at least 2 elements: simplex[1] is the constant 1"},
     {"struct P { x: float<$low=0> }\nfn main(p: P) -> float { return p.x; }",
      "expected 'lower' or 'upper', found 'low'"},
     {"struct P { x: float<upper=1, $lower=0> }\nfn main(p: P) -> float { return p.x; }",
@@ -263,6 +273,38 @@ TEST_CASE("frontend: the constant-expression and uniform errors name the culprit
   const Compiled u = compile("uniform t: int;\nconst M: int = t + 1;\n");
   REQUIRE(u.errors.size() == 1);
   CHECK(u.errors[0] == "2:16: uniform 't' cannot be used in a constant expression");
+}
+
+// Stan's sizes read from the data (`int N;` in its data block): the program is compiled for the
+// value given; a value missing or of the wrong kind is one error at the initializer.
+TEST_CASE(
+    "frontend: a constant read from the data takes the value given, or says what is missing") {
+  const std::string source =
+      "const N: int = data;\nconst H: float = data;\nuniform y: float[N];\n"
+      "fn main() -> float { return float(len(y)) + H; }\n";
+  FrontendOptions options;
+  options.data_constants = {{"N", 5}, {"H", 0.5}, {"other", 1.5}};
+  const Compiled c = compile(source, options);
+  REQUIRE(c.errors.empty());
+  REQUIRE(c.program.has_value());
+  CHECK(c.program->types.to_string(c.program->uniforms.at(0).type) == "float[5]");
+  const RunResult r = run_interp(*c.program, c.program->find_function("main"),
+                                 Batch{1, {}, {std::vector<uint32_t>(5, 0)}}, RunOptions{});
+  CHECK(bits_float(r.outputs.at(0)) == 5.5f);
+
+  options.data_constants = {{"H", 0.5}};
+  const Compiled missing = compile(source, options);
+  REQUIRE(missing.errors.size() == 1);
+  CHECK(missing.errors[0] ==
+        "1:16: constant 'N' is read from the data, which hold no 'N': give the data (--data "
+        "FILE.json) with \"N\" in them");
+  options.data_constants = {{"N", 2.5}, {"H", 0.5}};
+  const Compiled fraction = compile(source, options);
+  REQUIRE(fraction.errors.size() == 1);
+  CHECK(fraction.errors[0] ==
+        "1:16: constant 'N' is read from the data, whose 'N' is 2.5: not an int");
+  options.data_constants = {{"N", 0}, {"H", 0.5}};
+  CHECK(compile(source, options).errors.size() == 1);  // an array of no elements
 }
 
 TEST_CASE("frontend: nesting too deep is an error, not a stack overflow") {
@@ -637,6 +679,23 @@ TEST_CASE("frontend: a struct field's bounds are metadata on the field, constant
   CHECK(def.fields[3].bounds == FloatBounds{-1.5f, 1.0f});
   // The layout is the same as without bounds: they take no words.
   CHECK(p.types.words(p.types.find_struct("P")) == 5);
+}
+
+TEST_CASE("frontend: a constrained vector type is float[..] with its constraint on the field") {
+  const Program p = compile_ok(
+      "const K: int = 3;\n"
+      "struct P { s: simplex[K], m: simplex[2][4], o: ordered[2], q: positive_ordered[5] }\n"
+      "fn main(p: P) -> float { return p.s[2] + p.m[1][3] + p.o[1] + p.q[4]; }\n");
+  const StructDef& def = p.types.struct_def(p.types.find_struct("P"));
+  REQUIRE(def.fields.size() == 4);
+  CHECK(p.types.to_string(def.fields[0].type) == "float[3]");
+  CHECK(p.types.to_string(def.fields[1].type) == "float[2][4]");
+  CHECK(def.fields[0].bounds.vector == VectorConstraint::Simplex);
+  CHECK(def.fields[1].bounds.vector == VectorConstraint::Simplex);
+  CHECK(def.fields[2].bounds.vector == VectorConstraint::Ordered);
+  CHECK(def.fields[3].bounds.vector == VectorConstraint::PositiveOrdered);
+  CHECK(def.fields[3].bounds.any());
+  CHECK_FALSE(def.fields[3].bounds.lower);
 }
 
 TEST_CASE("frontend: uniforms are read in place, element by element") {

@@ -163,7 +163,7 @@ fn main(q: float[71]) -> float {
     for i in 0..N { lp += (y[i] - p.v[i]) * p.a; }
     return lp;
 })",
-     "it writes an element of 'p'"},
+     ""},
     {"a recursion stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
@@ -173,15 +173,125 @@ fn main(q: float[1]) -> float {
     return acc;
 })",
      "it carries 'acc' from one iteration to the next"},
-    {"an if stays a loop", R"(
+    {"an if without else: the untaken rows add -0, which leaves every sum as it is", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var lp = -0.0;
+    var n = 0;
+    for i in 0..N { if y[i] > q[0] { lp += y[i]; n += i; } }
+    return lp + float(n);
+})",
+     ""},
+    {"if/else arms that update one sum, set a variable read after them, and log a negative", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[2]) -> float {
+    var lp = 0.0;
+    var s = 0.0;
+    for i in 0..N {
+        var t = 0.0;
+        if y[i] > 0.0 && q[1] < 2.0 {
+            t = log(y[i]) * q[0];
+            lp -= t * t;
+        } else {
+            t = -y[i] * q[1];
+            lp += log(-y[i]) + sqrt(q[0]);
+        }
+        s += 0.5 * t;
+    }
+    return lp + s;
+})",
+     ""},
+    {"else-if chains, a nested if, an invariant condition and a constant arm", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[2]) -> float {
+    var lp = 0.0;
+    var hits = 0u;
+    for i in 0..N {
+        var w = 1.0;
+        if y[i] < -1.0 { w = 2.0; } else if y[i] < 1.0 { w = q[0]; } else { w = exp(y[i] * q[1]); }
+        if q[0] > 0.0 {
+            if y[i] > q[1] || y[i] < -q[1] { hits += 1u; }
+            lp += w * y[i];
+        }
+    }
+    return lp + float(hits);
+})",
+     ""},
+    {"a max inside an if stays a loop", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var top = q[0];
+    for i in 0..N { if y[i] > 0.0 { top = max(top, y[i]); } }
+    return top;
+})",
+     "it updates 'top' by max inside an if"},
+    {"an integer division inside an if stays a loop (it could fault where the loop did not)", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    let k = int(q[0]);
+    var n = 0;
+    for i in 0..N { if y[i] > 100.0 { n += 7 / k; } }
+    return float(n);
+})",
+     "an integer division inside an if"},
+    {"an assert inside an if stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
 fn main(q: float[1]) -> float {
     var lp = 0.0;
-    for i in 0..N { if y[i] > q[0] { lp += y[i]; } }
+    for i in 0..N { if y[i] > 100.0 { assert(q[0] > 0.0); lp += y[i]; } }
     return lp;
 })",
-     "an if, break or continue"},
+     "an assert inside an if"},
+    {"a variable set in one arm only and read after it carries a value", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var lp = 0.0;
+    var last = q[0];
+    for i in 0..N {
+        if y[i] > 0.0 { last = y[i]; }
+        lp += last;
+    }
+    return lp;
+})",
+     "it carries 'last' from one iteration to the next"},
+    {"two updates of one sum on one path stay a loop", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var lp = 0.0;
+    for i in 0..N { lp += y[i]; if y[i] > q[0] { lp += 1.0; } }
+    return lp;
+})",
+     "it updates 'lp' twice"},
+    {"a loop around a loop that stays a loop says so", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var lp = 0.0;
+    for b in 0..7 {
+        var part = 0.0;
+        for i in b * 10..b * 10 + 10 { part += y[i]; }
+        lp += part * q[0];
+    }
+    return lp;
+})",
+     "it holds a loop that stays a loop"},
+    {"a break stays a loop", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var lp = 0.0;
+    for i in 0..N { if y[i] > q[0] { break; } lp += y[i]; }
+    return lp;
+})",
+     "a break or continue in its body"},
     {"a call stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
@@ -193,24 +303,68 @@ fn main(q: float[1]) -> float {
     return lp;
 })",
      "a call to sq"},
-    {"part of a range stays a loop", R"(
+    {"part of a range reads rows of the arrays", R"(
+const N: int = 70;
+const K: int = 4;
+uniform y: float[N];
+uniform X: float[N][K];
+fn main(q: float[K]) -> float {
+    var lp = 0.0;
+    for i in 1..N - 2 { lp += y[i] * q[0] - dot(X[i], q); }
+    return lp;
+})",
+     ""},
+    {"a neighbour's row: an AR(1)'s differences, the index read as a number too", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[2]) -> float {
+    var lp = 0.0;
+    for t in 1..N {
+        let e = y[t] - q[0] * y[t - 1] - q[1] * y[t + -1] * float(t);
+        lp -= e * e;
+    }
+    return lp;
+})",
+     ""},
+    {"element writes, whole and in part, read after the loop", R"(
+const N: int = 70;
+uniform y: float[N];
+struct S { a: float, v: float[N] }
+fn main(q: float[2]) -> float {
+    var out = [0.0; N];
+    var s = S { a: q[1], v: [1.0; N] };
+    for i in 0..N { out[i] = y[i] * q[0] + float(i); }
+    for i in 2..N - 1 { s.v[i + 1] = exp(y[i - 2] - q[1]); }
+    return out[0] + out[N - 1] + sum(out) + sum(s.v) * s.a;
+})",
+     ""},
+    {"an index past the end stays a loop (the loop faults there)", R"(
 const N: int = 70;
 uniform y: float[N];
 fn main(q: float[1]) -> float {
     var lp = 0.0;
-    for i in 1..N { lp += y[i] * q[0]; }
+    for i in 1..N { lp += y[i + 1] * q[0]; }
     return lp;
 })",
-     "not the whole length"},
-    {"a neighbour's row stays a loop", R"(
+     "its index leaves the array it indexes"},
+    {"an element read back in the loop stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
 fn main(q: float[1]) -> float {
-    var lp = 0.0;
-    for i in 1..N { lp += y[i - 1] * q[0]; }
-    return lp;
+    var out = [0.0; N];
+    for i in 1..N { out[i] = out[i - 1] + y[i] * q[0]; }
+    return out[N - 1];
 })",
-     "an index other than the loop's variable"},
+     "it carries 'out'"},
+    {"an element write inside an if stays a loop", R"(
+const N: int = 70;
+uniform y: float[N];
+fn main(q: float[1]) -> float {
+    var out = [0.0; N];
+    for i in 0..N { if y[i] > q[0] { out[i] = y[i]; } }
+    return sum(out);
+})",
+     "it writes an element of 'out' inside an if"},
     {"a range from a parameter stays a loop", R"(
 const N: int = 70;
 uniform y: float[N];
@@ -382,6 +536,114 @@ TEST_CASE(
   const RunResult taped = run_interp(loop.program, entry, batch, shallow);
   REQUIRE(!taped.errors.empty());
   CHECK(taped.errors[0].code == Fault::StackOverflow);
+}
+
+// The numerically safe split people write: the arm a row does not take overflows there (exp of
+// a large z, log of 0 after the mask), and its derivative would be 0 times infinity; the pass
+// masks what an arm reads, so the gradient is the loop's, with no NaN.
+const char* const kSafeSplit = R"(
+const N: int = 200;
+uniform x: float[N];
+fn log_density(q: float[2]) -> float {
+    var lp = -0.5 * (q[0] * q[0] + q[1] * q[1]);
+    for i in 0..N {
+        let z = q[0] + q[1] * x[i];
+        if z < 20.0 { lp -= log1p(exp(z)); } else { lp -= z; }
+    }
+    var pos = 0.0;
+    for i in 0..N {
+        if x[i] > 0.0 { pos += log(q[1] * x[i]) * x[i]; } else { pos += q[0] * x[i]; }
+    }
+    return lp + pos;
+}
+fn main(q: float[2]) -> float[2] { return grad(log_density, q); }
+)";
+
+TEST_CASE("vectorize_loops: an if's untaken arm puts no NaN in a gradient") {
+  const Compiled loop = compile(kSafeSplit, false), array = compile(kSafeSplit, true);
+  REQUIRE(array.loops.size() == 2);
+  CHECK(array.loops[0].vectorised);
+  CHECK(array.loops[1].vectorised);
+  const int entry = array.program.find_function("main");
+  Batch batch;
+  batch.lanes = 5;
+  batch.uniforms.resize(1);
+  for (int i = 0; i < 200; ++i)  // -50 .. 49.5, and an exact 0 (the log arm's mask)
+    batch.uniforms[0].push_back(float_bits(static_cast<float>(i - 100) * 0.5f));
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    batch.inputs[0].push_back(float_bits(0.3f * static_cast<float>(lane) - 0.6f));
+    batch.inputs[0].push_back(float_bits(0.5f + 0.5f * static_cast<float>(lane)));
+  }
+  RunOptions options;
+  options.stack_depth = 4096;
+  const RunResult want = run_interp(loop.program, entry, batch, options);
+  const RunResult got = run_interp(array.program, entry, batch, options);
+  const LoweredProgram lowered = lower(array.program, entry);
+  const RunResult vm = run_vm(lowered, batch, options);
+  REQUIRE(want.errors.empty());
+  REQUIRE(got.errors.empty());
+  CHECK(compare_results(lowered, got, vm).empty());
+  for (size_t k = 0; k < want.outputs.size(); ++k) {
+    const float a = bits_float(want.outputs[k]), b = bits_float(got.outputs[k]);
+    CAPTURE(k);
+    REQUIRE(std::isfinite(a));
+    CHECK(std::isfinite(b));
+    CHECK(b == doctest::Approx(a).epsilon(1e-4));
+  }
+}
+
+// Rows of a range, a neighbour's row and element writes derive as array code too: an AR(1)'s
+// means written into an array, then read back over part of it.
+const char* const kAr1 = R"(
+const N: int = 100;
+uniform y: float[N];
+fn log_density(q: float[2]) -> float {
+    var mu = [0.0; N];
+    for t in 1..N { mu[t] = q[0] * y[t - 1]; }
+    var lp = 0.0;
+    for t in 1..N {
+        let e = (y[t] - mu[t]) / exp(q[1]);
+        lp -= 0.5 * e * e + q[1];
+    }
+    return lp;
+}
+fn main(q: float[2]) -> float[2] { return grad(log_density, q); }
+)";
+
+TEST_CASE("vectorize_loops: slices and element writes differentiate as the loops do") {
+  const Compiled loop = compile(kAr1, false), array = compile(kAr1, true);
+  REQUIRE(array.loops.size() == 2);
+  CHECK(array.loops[0].vectorised);
+  CHECK(array.loops[1].vectorised);
+  const int entry = array.program.find_function("main");
+  Batch batch;
+  batch.lanes = 4;
+  batch.uniforms.resize(1);
+  float level = 0.0f;
+  for (int t = 0; t < 100; ++t) {
+    level = 0.7f * level + static_cast<float>((t * 37) % 11 - 5) * 0.1f;
+    batch.uniforms[0].push_back(float_bits(level));
+  }
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane) {
+    batch.inputs[0].push_back(float_bits(0.2f * static_cast<float>(lane)));
+    batch.inputs[0].push_back(float_bits(-0.3f + 0.2f * static_cast<float>(lane)));
+  }
+  RunOptions options;
+  options.stack_depth = 4096;
+  const RunResult want = run_interp(loop.program, entry, batch, options);
+  const RunResult got = run_interp(array.program, entry, batch, options);
+  const LoweredProgram lowered = lower(array.program, entry);
+  REQUIRE(verify(lowered).ok());
+  const RunResult vm = run_vm(lowered, batch, options);
+  REQUIRE(want.errors.empty());
+  REQUIRE(got.errors.empty());
+  CHECK(compare_results(lowered, got, vm).empty());
+  for (size_t k = 0; k < want.outputs.size(); ++k) {
+    CAPTURE(k);
+    CHECK(bits_float(got.outputs[k]) == doctest::Approx(bits_float(want.outputs[k])).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("vectorize_loops: random programs give the same bits with the pass and without") {

@@ -312,7 +312,13 @@ TEST_CASE("verify: elementwise typing") {
 
 TEST_CASE("verify: select") {
   expect_text("x = select c, x, x", "x = select x, x, x",
-              "function 'main' block 0 op 21: select: condition 'x' (int) must be a bool scalar");
+              "function 'main' block 0 op 21: select: condition 'x' (int) must be a bool scalar, "
+              "or a bool array of 'x' (int)'s shape");
+  // A bool array picks element by element (a vectorised loop's `if`): of the values' shape only.
+  CHECK(verify(parse_or_fail(with_line("x = select c, x, x", "arr = select barr, arr, arr"))).ok());
+  expect_text("x = select c, x, x", "fa = select barr, fa, fa",
+              "function 'main' block 0 op 21: select: condition 'barr' (bool[4]) must be a bool "
+              "scalar, or a bool array of 'fa' (float[3])'s shape");
   expect_text("x = select c, x, x", "x = select c, x, y",
               "function 'main' block 0 op 21: select: operands 'x' (int) and 'y' (float) and "
               "destination 'x' (int) must have one type");

@@ -272,6 +272,21 @@ TEST_CASE("vm products: the register tiles give matrix_words' bits on every inst
             uniform_times_lanes(p);
           else
             lanes_times_uniform(p);
+          // The same product in slices of the output (rows of X @ w, columns of g @ X), cut
+          // off the tiles' groups of 4, as the VM's threads may: the same words.
+          std::vector<uint32_t> sliced(out.size(), 0x7fc00001u);
+          p.out.base = reinterpret_cast<float*>(sliced.data());
+          const std::vector<uint32_t> cuts =
+              left ? std::vector<uint32_t>{0, 3, 8, 9} : std::vector<uint32_t>{0, 3, 7};
+          for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+            p.slice_begin = cuts[c];
+            p.slice_end = cuts[c + 1];
+            if (left)
+              uniform_times_lanes(p);
+            else
+              lanes_times_uniform(p);
+          }
+          CHECK(sliced == out);
           std::vector<uint32_t> mine(lane_words), expected(out_words);
           for (size_t l = 0; l < frame_lanes; ++l) {
             const bool in_set = std::find(list.begin(), list.end(), l) != list.end();
@@ -295,6 +310,52 @@ TEST_CASE("vm products: the register tiles give matrix_words' bits on every inst
         }
   }
   use_product_isa(chosen);
+}
+
+// Products big enough that the VM's threads split them (split_product: by tiles of lanes and
+// slices of the output, rows of X @ w and columns of z @ X), and a lane's own matrix times its
+// vector (which runs whole), on dense sets and sets with gaps (lanes leave the loop at different
+// iterations), at lane counts that leave one tile (15: all slices), two or four tiles (33, 97:
+// both at once), and partial tiles, on 1, 2 and 3 threads: every thread count gives the
+// interpreter's words.
+constexpr const char* kSplitProductProgram = R"(
+uniform X: float[150][130];
+
+struct Out { z: float[150], w: float[130], v: float[150] }
+
+fn main(i: int, s: float) -> Out {
+    var w = X[i % 150] * s;
+    var z: float[150];
+    var v: float[150];
+    var k = 0;
+    while k < 1 + i % 3 {
+        z = X @ w;
+        let g = z @ X;
+        let A = X * s;
+        v = A @ w;
+        w = w - g * 0.0001;
+        k += 1;
+    }
+    return Out { z: z, w: w, v: v };
+}
+)";
+
+TEST_CASE("vm threads: a product split across the threads gives the interpreter's words") {
+  const CompiledProgram loaded = compile_program(kSplitProductProgram, "vm_split_products.ab");
+  std::vector<uint32_t> x;
+  for (int r = 0; r < 150 * 130; ++r)
+    x.push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
+  for (uint32_t lanes : {1u, 15u, 33u, 97u}) {
+    CAPTURE(lanes);
+    Batch batch = make_batch(lanes);
+    batch.uniforms = {x};
+    CHECK(check_vm_against_interp(loaded, batch, {1, 2, 3}).errors.empty());
+    RunOptions options;
+    options.threads = 2;
+    const RunResult two = run_vm(loaded.lowered, batch, options);
+    // 15 lanes x 19,500 multiply-adds reach the products' threshold: the pool started.
+    if (lanes >= 15) CHECK(two.stats.threads == std::min(2u, usable_cores()));
+  }
 }
 
 TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {

@@ -91,7 +91,7 @@ sample::Options short_run() {
 uint32_t measured(const sample::Model& model, const std::string& name) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  std::vector<float> points(4 * model.dimension());
+  std::vector<float> points(4 * model.unconstrained_dimension());
   for (float& x : points)
     x = u(rng);
   auto depth = model.gradient_stack_depth(data_for(name), points);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "autobatch/numerics.h"
+#include "support/linear_algebra_reference.h"
 
 namespace ab::testing {
 
@@ -476,6 +477,44 @@ fn f(x: float[3]) -> float {
          return lp;
        },
        -1.0, 1.0},
+      {"linear algebra", 6, R"(
+fn f(x: float[6]) -> float {
+    let m = [[1.0 + 0.3 * x[0], 0.0, 0.0], [x[1], 1.2 + 0.2 * x[2], 0.0], [x[3], 0.5 * x[4], 0.9]];
+    let l = cholesky_decompose(add_diag(m @ transpose(m), 0.5));
+    let y = [x[5], 1.0 - x[0], 0.5 * x[2]];
+    let z = mdivide_left_tri_low(l, y);
+    let w = mdivide_left_tri_low(l, [[x[1], 1.0], [0.5, x[4]], [x[3], x[5]]]);
+    let k = gp_exp_quad_cov([x[0], 0.5, -x[2], 1.0], 1.0 + 0.2 * x[3] * x[3], 1.5 + 0.1 * x[4]);
+    let lk = cholesky_decompose(add_diag(k, [0.3, 0.4, 0.5, 0.6]));
+    return dot(z, z) + 0.3 * (w[0][1] + w[2][0] - w[1][1])
+        + multi_normal_cholesky_lpdf(y | [0.1, x[4], 0.0], l)
+        + multi_normal_cholesky_lpdf([[1.0, x[5], 0.2, -0.5], [x[1], 0.0, 0.0, 1.0]] | [0.0; 4], lk);
+}
+)",
+       [](const std::vector<double>& x) {
+         const Matrix m = {1 + 0.3 * x[0], 0, 0, x[1], 1.2 + 0.2 * x[2], 0, x[3], 0.5 * x[4], 0.9};
+         Matrix a(9);
+         for (int i = 0; i < 3; ++i)
+           for (int j = 0; j < 3; ++j) {
+             a[i * 3 + j] = i == j ? 0.5 : 0.0;
+             for (int k = 0; k < 3; ++k)
+               a[i * 3 + j] += m[i * 3 + k] * m[j * 3 + k];
+           }
+         const Matrix l = cholesky_d(a, 3);
+         const std::vector<double> y = {x[5], 1 - x[0], 0.5 * x[2]};
+         const std::vector<double> z = tri_solve_d(l, y, 3);
+         const std::vector<double> w = tri_solve_d(l, {x[1], 1, 0.5, x[4], x[3], x[5]}, 3, 2);
+         Matrix k =
+             exp_quad_cov_d({x[0], 0.5, -x[2], 1.0}, 1 + 0.2 * x[3] * x[3], 1.5 + 0.1 * x[4]);
+         for (int i = 0; i < 4; ++i)
+           k[i * 5] += 0.3 + 0.1 * i;
+         const Matrix lk = cholesky_d(k, 4);
+         const std::vector<double> zero(4, 0.0);
+         return z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + 0.3 * (w[1] + w[4] - w[3]) +
+                multi_normal_cholesky_d(y, {0.1, x[4], 0}, l) +
+                multi_normal_cholesky_d({1, x[5], 0.2, -0.5}, zero, lk) +
+                multi_normal_cholesky_d({x[1], 0, 0, 1}, zero, lk);
+       }},
   };
   return cases;
 }

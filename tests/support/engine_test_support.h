@@ -120,14 +120,19 @@ inline VulkanOptions options_for(const Config& c) {
 
 // Runs `batch` to completion with `program` on one configuration; fails the test on any error.
 inline RunResult run_to_completion(const std::shared_ptr<VulkanProgram>& program,
-                                   const Batch& batch, const RunOptions& options, const Config& c) {
-  auto run = VulkanRun::create(program, batch, options, options_for(c));
+                                   const Batch& batch, const RunOptions& options,
+                                   const VulkanOptions& vulkan) {
+  auto run = VulkanRun::create(program, batch, options, vulkan);
   REQUIRE_MESSAGE(run.ok(), run.error());
   auto status = (*run)->run();
   REQUIRE_MESSAGE(status.ok(), status.error());
   auto result = (*run)->result();
   REQUIRE_MESSAGE(result.ok(), result.error());
   return *result;
+}
+inline RunResult run_to_completion(const std::shared_ptr<VulkanProgram>& program,
+                                   const Batch& batch, const RunOptions& options, const Config& c) {
+  return run_to_completion(program, batch, options, options_for(c));
 }
 
 // A batch for the engine tests' NUTS-like programs, `main(q0: float[d], eps: float, n: int,

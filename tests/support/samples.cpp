@@ -31,9 +31,9 @@ Program load_sample(const std::string& file) {
 }
 
 CompiledProgram compile_program(const std::string& source, const std::string& file,
-                                const std::string& entry) {
+                                const std::string& entry, const FrontendOptions& options) {
   Diagnostics diags(file, source);
-  std::optional<Program> program = compile_source(source, file, diags);
+  std::optional<Program> program = compile_source(source, file, diags, options);
   REQUIRE_MESSAGE(program.has_value(), diags.format());
   CompiledProgram c;
   c.program = std::move(*program);

@@ -8,6 +8,7 @@
 
 #include "ir/ir.h"
 #include "ir/run.h"
+#include "lang/frontend.h"
 #include "samples/table/sample_table.h"
 
 namespace ab::testing {
@@ -37,7 +38,8 @@ struct CompiledProgram {
   LoweredProgram lowered;
 };
 CompiledProgram compile_program(const std::string& source, const std::string& file,
-                                const std::string& entry = "main");
+                                const std::string& entry = "main",
+                                const FrontendOptions& options = {});
 
 // The 1-based line of the first occurrence of `needle` in `text`, or 0 if absent. Lets tests
 // check reported lines against the sample's own text instead of hard-coded numbers.

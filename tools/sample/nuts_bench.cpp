@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -180,6 +182,7 @@ struct Row {
   double seconds = 0;         // wall
   double cpu_seconds = 0;     // the process's CPU time (all its threads; Stan: its own timers)
   std::string status = "ok";  // ok | FAILED: ... | skipped: ... | error: ...
+  int runs = 1;               // the seconds are the medians of this many runs (--repeats)
   GradientUtilization pc{};
   double local_static = 0;
 };
@@ -401,6 +404,8 @@ struct NutsBenchRun {
   nlohmann::ordered_json doc = nlohmann::ordered_json::array();  // the JSON's rows
   bool failed = false;
   std::map<std::tuple<std::string, std::string, uint32_t>, double> rates;  // model, system, chains
+  std::map<std::tuple<std::string, std::string, uint32_t>, double> cpu_rates;  // per CPU second
+  std::vector<uint32_t> chain_counts;
   // Stan's rows by Stan model, chains and transitions: a target's forms share one Stan model, so
   // it samples once per run and each form's row shows it.
   std::map<std::tuple<std::string, uint32_t, uint32_t>, Row> stan_rows;
@@ -450,17 +455,7 @@ Status run_system_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& 
                       const NutsModel& model, const NutsSettings& settings,
                       const ChainWords& reference, Row& row) {
   if (s.backend == "stan") {
-    const auto key = std::make_tuple(m.stan, row.chains, row.draws);
-    if (const auto done = run.stan_rows.find(key); done != run.stan_rows.end()) {
-      const Row& shared = done->second;
-      row.grads = shared.grads;
-      row.seconds = shared.seconds;
-      row.cpu_seconds = shared.cpu_seconds;
-      row.status = shared.status;
-      return Ok{};
-    }
     run_stan_row(m, run.samples, row.chains, row.draws, row);
-    run.stan_rows.emplace(key, row);
     return Ok{};
   }
   if (s.backend == "native") {
@@ -481,6 +476,42 @@ Status run_system_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& 
         compare(reference, checked, loaded->program->dimension(), s.backend == "vulkan");
     if (!same) row.status = "FAILED: " + same.error();
   }
+  return Ok{};
+}
+
+// The system's row run --repeats times (default once): the median wall and CPU seconds (the
+// gradients are the same in every run, as the draws are). A run that is not ok is the row.
+// Stan's row is shared by a target's forms (run.stan_rows): run for the first, copied after.
+Status run_repeated_row(NutsBenchRun& run, const BenchModel& m, const SystemSpec& s,
+                        const NutsModel& model, const NutsSettings& settings,
+                        const ChainWords& reference, Row& row) {
+  const auto key = std::make_tuple(m.stan, row.chains, row.draws);
+  if (s.backend == "stan")
+    if (const auto done = run.stan_rows.find(key); done != run.stan_rows.end()) {
+      const Row& shared = done->second;
+      row.grads = shared.grads;
+      row.seconds = shared.seconds;
+      row.cpu_seconds = shared.cpu_seconds;
+      row.status = shared.status;
+      row.runs = shared.runs;
+      return Ok{};
+    }
+  const int repeats = std::max(1, run.options.bench.repeats);
+  std::vector<double> wall, cpu;
+  const Row first = row;
+  for (int i = 0; i < repeats; ++i) {
+    row = first;
+    if (auto done = run_system_row(run, m, s, model, settings, reference, row); !done) return done;
+    if (row.status != "ok") break;
+    wall.push_back(row.seconds);
+    cpu.push_back(row.cpu_seconds);
+  }
+  if (row.status == "ok") {
+    row.seconds = bench::median(wall);
+    row.cpu_seconds = bench::median(cpu);
+    row.runs = repeats;
+  }
+  if (s.backend == "stan") run.stan_rows.emplace(key, row);
   return Ok{};
 }
 
@@ -513,6 +544,7 @@ void print_rates_line(NutsBenchRun& run, uint32_t chains, const std::vector<Row>
     if (r.status != "ok" || r.seconds <= 0) continue;
     const double rate = r.grads / r.seconds;
     run.rates[{r.model, r.system, r.chains}] = rate;
+    if (r.cpu_seconds > 0) run.cpu_rates[{r.model, r.system, r.chains}] = r.grads / r.cpu_seconds;
     if (r.system == "stan")
       stan = &r;
     else if (r.system == "vm")
@@ -554,6 +586,7 @@ void record_rows(NutsBenchRun& run, uint32_t chains, const std::vector<Row>& row
         {"gradients", r.grads},
         {"seconds", r.seconds},
         {"cpu_seconds", r.cpu_seconds},
+        {"runs", r.runs},
         {"gradients_per_second", r.seconds > 0 ? r.grads / r.seconds : 0.0},
         {"gradients_per_cpu_second", r.cpu_seconds > 0 ? r.grads / r.cpu_seconds : 0.0},
         {"local_static_utilization", r.local_static}};
@@ -599,7 +632,7 @@ Status run_model_rows(NutsBenchRun& run, const BenchModel& m,
         rows.push_back(row);
         continue;
       }
-      if (auto s = run_system_row(run, m, run.systems[k], *model, settings, reference, row); !s)
+      if (auto s = run_repeated_row(run, m, run.systems[k], *model, settings, reference, row); !s)
         return s;
       if (row.status.rfind("FAILED", 0) == 0 || row.status.rfind("error", 0) == 0)
         run.failed = true;
@@ -634,6 +667,95 @@ void report_derived_costs(NutsBenchRun& run) {
                        {"chains", chains},
                        {"derived_over_hand_cost", hand->second / derived_rate}});
   }
+}
+
+// The time now (UTC) and the machine's load averages: the rates depend on what else runs.
+std::string date_and_load() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &utc);
+  double load[3] = {};
+  if (getloadavg(load, 3) != 3) return when;
+  return fmt::format("{}, load average {:.2f} {:.2f} {:.2f} on {} cores", when, load[0], load[1],
+                     load[2], std::thread::hardware_concurrency());
+}
+
+// The model of that name (one of bench_models()).
+const BenchModel& bench_model(const std::string& name) {
+  return *std::find_if(bench_models().begin(), bench_models().end(),
+                       [&](const BenchModel& b) { return b.name == name; });
+}
+
+// Figure 6 as docs/nuts.md shows it, in Markdown: per target (one Stan model), a line per chain
+// count with Stan's rate and, for the product form and then the loop form (those run; not the
+// _loop_ad forms), every other system's rate and the vm's over Stan's. Gradients per CPU second,
+// the medians of the rows' runs.
+void print_figure6(const NutsBenchRun& run, const std::string& started) {
+  std::vector<std::string> targets;
+  for (const std::string& name : run.options.bench.programs)
+    if (const BenchModel& m = bench_model(name);
+        m.derived_from.empty() &&
+        std::find(targets.begin(), targets.end(), m.stan) == targets.end())
+      targets.push_back(m.stan);
+  const int runs = std::max(1, run.options.bench.repeats);
+  fmt::print(
+      "\nFigure 6 (docs/nuts.md): gradients per CPU second summed over chains, the median of {} "
+      "run{} per row; started {}; ended {}\n",
+      runs, runs == 1 ? "" : "s", started, date_and_load());
+  const auto has = [&](const char* system) {
+    return std::any_of(run.systems.begin(), run.systems.end(),
+                       [&](const SystemSpec& s) { return s.name == system; });
+  };
+  const auto rate = [&](const std::string& model, const std::string& system, uint32_t chains) {
+    const auto at = run.cpu_rates.find({model, system, chains});
+    return at == run.cpu_rates.end() ? 0.0 : at->second;
+  };
+  const auto cell = [](double x) {  // 3 digits, as 1.23e4 rather than 1.23e+04
+    if (x <= 0) return std::string("-");
+    std::string text = fmt::format("{:.3g}", x);
+    if (const size_t e = text.find("e+"); e != std::string::npos)
+      text = text.substr(0, e + 1) + std::to_string(std::stoi(text.substr(e + 2)));
+    return text;
+  };
+  for (const std::string& target : targets) {
+    std::vector<const BenchModel*> forms;  // the product form, then the loop form
+    for (const bool loop : {false, true})
+      for (const std::string& name : run.options.bench.programs)
+        if (const BenchModel& m = bench_model(name);
+            m.stan == target && m.loop == loop && m.derived_from.empty())
+          forms.push_back(&m);
+    fmt::print("\n{}\n\n| chains |{}", target, has("stan") ? " Stan |" : "");
+    for (const BenchModel* form : forms)
+      for (const SystemSpec& s : run.systems)
+        if (s.backend != "stan")
+          fmt::print(" {}{} |{}", s.name, form->loop ? ", loop" : "",
+                     s.name == "vm" && has("stan")
+                         ? fmt::format(" vm{} / Stan |", form->loop ? ", loop" : "")
+                         : "");
+    fmt::print("\n|---|{}", has("stan") ? "---|" : "");
+    for (size_t i = 0; i < forms.size(); ++i)
+      for (const SystemSpec& s : run.systems)
+        if (s.backend != "stan")
+          fmt::print("{}", s.name == "vm" && has("stan") ? "---|---|" : "---|");
+    fmt::print("\n");
+    for (const uint32_t chains : run.chain_counts) {
+      const double stan = forms.empty() ? 0.0 : rate(forms.front()->name, "stan", chains);
+      fmt::print("| {} |{}", chains, has("stan") ? " " + cell(stan) + " |" : "");
+      for (const BenchModel* form : forms)
+        for (const SystemSpec& s : run.systems) {
+          if (s.backend == "stan") continue;
+          const double mine = rate(form->name, s.name, chains);
+          fmt::print(" {} |", cell(mine));
+          if (s.name == "vm" && has("stan"))
+            fmt::print(" {} |", stan > 0 && mine > 0 ? fmt::format("{:.2f}x", mine / stan)
+                                                     : std::string("-"));
+        }
+      fmt::print("\n");
+    }
+  }
+  std::fflush(stdout);
 }
 
 // Figure 7: gradient utilization on the VM's scheduler, over 1 and 10 trajectories.
@@ -714,15 +836,17 @@ int run_nuts_bench(const NutsBenchOptions& options) {
   if (chain_counts.empty())
     chain_counts = options.bench.quick ? std::vector<uint32_t>{1, 16, 64}
                                        : std::vector<uint32_t>{1, 4, 16, 64, 256};
+  run.chain_counts = chain_counts;
+  const std::string started = date_and_load();
+  fmt::print("NUTS rows, {}\n", started);
   for (const std::string& name : options.bench.programs) {
-    const BenchModel& m = *std::find_if(bench_models().begin(), bench_models().end(),
-                                        [&](const BenchModel& b) { return b.name == name; });
-    if (auto s = run_model_rows(run, m, chain_counts); !s) {
+    if (auto s = run_model_rows(run, bench_model(name), chain_counts); !s) {
       fmt::print(stderr, "error: {}\n", s.error());
       return 1;
     }
   }
   report_derived_costs(run);
+  print_figure6(run, started);
   const bool with_vm = std::any_of(run.systems.begin(), run.systems.end(),
                                    [](const SystemSpec& s) { return s.name == "vm"; });
   if (with_vm && std::find(options.bench.programs.begin(), options.bench.programs.end(),

@@ -16,9 +16,11 @@
 
 #include "autobatch/context.h"
 #include "autobatch/npy.h"
+#include "autobatch/shards.h"
 #include "tools/commands.h"
 #include "tools/file_io.h"
 #include "tools/interrupts.h"
+#include "tools/mpi_ranks.h"
 #include "tools/uniforms.h"
 #include "tools/values.h"
 
@@ -59,7 +61,7 @@ class SampleProgress {
     tick(received, next_draw);
   }
   void tick(uint64_t received, const std::vector<uint32_t>& next_draw) {
-    if (c_.format != "table") return;
+    if (c_.format != "table" || !root_rank()) return;  // under mpirun, rank 0 speaks for all
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - started_).count();
     if (elapsed < 1.0 || now - last_shown_at_ < std::chrono::milliseconds(500) ||
@@ -67,15 +69,20 @@ class SampleProgress {
       return;
     last_shown_at_ = now;
     shown_ = true;
-    const uint64_t cells = uint64_t{c_.options.chains} * c_.options.draws;
+    // Under mpirun rank 0 sees its own chains' draws until the others' arrive with their results:
+    // the line counts its block, the first, and says so.
+    const uint32_t chains = cut_lanes(c_.options.chains, ranks().size)[0].lanes;
+    const uint64_t cells = uint64_t{chains} * c_.options.draws;
+    const std::string whose =
+        distributed() ? fmt::format(" (rank 0's {} chains of {} ranks)", chains, ranks().size) : "";
     std::string line = received == 0
-                           ? fmt::format("sampling: warming up, {:.0f} s", elapsed)
-                           : fmt::format("sampling: {} of {} draws ({:.0f}%)", received, cells,
-                                         100.0 * static_cast<double>(received) / cells);
+                           ? fmt::format("sampling: warming up, {:.0f} s{}", elapsed, whose)
+                           : fmt::format("sampling: {} of {} draws ({:.0f}%){}", received, cells,
+                                         100.0 * static_cast<double>(received) / cells, whose);
     const double silent = std::chrono::duration<double>(now - last_draw_).count();
     if (received > 0 && silent >= kSilentSeconds) {
       std::vector<uint32_t> waiting;
-      for (uint32_t chain = 0; chain < c_.options.chains; ++chain)
+      for (uint32_t chain = 0; chain < chains; ++chain)
         if (next_draw[chain] < c_.options.draws) waiting.push_back(chain);
       const size_t shown = std::min<size_t>(waiting.size(), 8);
       line += fmt::format(
@@ -114,7 +121,7 @@ int refuse(const Error& error) {
 // CmdStan's init files (a field's value a number or nested lists in its shape).
 Expected<std::vector<float>> read_init(const std::string& path, const sample::Model& model,
                                        uint32_t chains) {
-  const uint32_t D = model.dimension();
+  const uint32_t D = model.parameter_count();
   std::vector<float> out;
   if (path.size() < 5 || path.substr(path.size() - 5) != ".json") {
     auto array = read_npy(path);
@@ -223,7 +230,7 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
   SampleInputs in;
   in.options = c.options;
   std::vector<Rounding> rounded;
-  auto uniforms = bind_uniforms(model.data(), c.uniforms, &rounded);
+  auto uniforms = bind_uniforms(model.data(), c.uniforms, c.data_files, &rounded);
   if (!uniforms) return uniforms.failure();
   // The model computes in float32: say once how much that changed the data.
   for (const Rounding& r : rounded)
@@ -236,7 +243,7 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
     auto values = read_init(c.init_file, model, c.options.chains);
     if (!values) return values.failure();
     // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
-    const uint32_t D = model.dimension();
+    const uint32_t D = model.parameter_count();
     for (uint32_t chain = 0; chain < c.options.chains; ++chain) {
       auto u = model.unconstrain(std::span(*values).subspan(uint64_t{chain} * D, D));
       if (!u) return Error{fmt::format("--init '{}', chain {}: {}", c.init_file, chain, u.error())};
@@ -280,7 +287,9 @@ Expected<Prepared> prepare(const SampleCommand& c) {
   p.backend = find_backend(chosen.name);
   if (!p.backend) return Error{fmt::format("unknown backend '{}'", chosen.name)};
   p.backend_note = chosen.note;
-  auto loaded = sample::Model::load(c.model);
+  auto sizes = data_constants(c.data_files);
+  if (!sizes) return sizes.failure();
+  auto loaded = sample::Model::load(c.model, true, *sizes);
   if (!loaded) return loaded.failure();
   p.model = *loaded;
   auto inputs = sample_inputs(*p.model, c);
@@ -301,9 +310,24 @@ Expected<Prepared> prepare(const SampleCommand& c) {
   return p;
 }
 
-// The chains run, the draws streaming into `writer`'s draws.npy, the progress line on stderr
-// and Ctrl-C polled at step boundaries; `run` gets the backend's own report.
-Expected<sample::Fit> run_chains(const SampleCommand& c, Prepared& p, sample::FitWriter& writer,
+// Where the draws of a rank other than 0 go: nowhere, its chains' draws travel to rank 0 with
+// its results (tools/mpi_ranks.h).
+class DiscardDraws : public sample::DrawSink {
+ public:
+  bool write(uint32_t, uint32_t, const float*) override { return true; }
+  bool fill_missing(uint32_t, uint32_t) override { return true; }
+  std::string error() const override { return ""; }
+  Expected<std::vector<double>> parameter(uint32_t, uint32_t,
+                                          const std::vector<uint32_t>&) override {
+    return std::vector<double>{};
+  }
+};
+
+// The chains run, the draws streaming into `sink` (the writer's draws.npy), the progress line on
+// stderr and Ctrl-C polled at step boundaries; `run` gets the backend's own report. Under mpirun
+// (tools/mpi_ranks.h) every rank runs its block of chains and rank 0 gets them all; a signal then
+// ends the process at once, so that no rank writes a fit that lacks another's chains.
+Expected<sample::Fit> run_chains(const SampleCommand& c, Prepared& p, sample::DrawSink& sink,
                                  std::chrono::steady_clock::time_point started, BackendRun& run) {
   std::vector<uint32_t> next_draw(c.options.chains, 0);
   uint64_t received = 0;
@@ -316,21 +340,25 @@ Expected<sample::Fit> run_chains(const SampleCommand& c, Prepared& p, sample::Fi
   };
   // Polled at step boundaries: Ctrl-C, and the progress line while no draw comes.
   options.should_stop = [&] {
-    stop_at_step_boundaries();  // the run has begun: a signal now keeps what it made
+    // A signal now keeps what the run made; under mpirun it ends every rank at once.
+    if (distributed())
+      ranks_stop_at_once(root_rank());
+    else
+      stop_at_step_boundaries();
     progress.tick(received, next_draw);
     return interrupt_signal() != 0;
   };
   DeviceOptions device = c.device;
-  device.progress = c.format == "table";
+  device.progress = c.format == "table" && root_rank();
   const Backend* backend = p.backend;
   const sample::Runner runner = [&](const std::shared_ptr<const Module>& module, const Batch& batch,
                                     const RunOptions& run_options) -> Expected<RunResult> {
-    auto ran = backend->run(module, batch, run_options, device);
+    auto ran = run_over_ranks(*backend, module, batch, run_options, device);
     if (!ran) return ran.failure();
     run = std::move(*ran);
     return run.result;
   };
-  auto sampled = sample::run(*p.model, std::move(p.inputs.data), options, runner, &writer.draws());
+  auto sampled = sample::run(*p.model, std::move(p.inputs.data), options, runner, &sink);
   progress.finish();
   return sampled;
 }
@@ -430,22 +458,38 @@ int refuse_fit(const SampleCommand& c, const Expected<sample::Fit>& sampled, int
   return 0;
 }
 
+// A rank other than 0: its block of chains, sent to rank 0; nothing printed or written.
+int run_rank_chains(const SampleCommand& c, Prepared& p,
+                    std::chrono::steady_clock::time_point started) {
+  // Rank 0's output folder, opened or refused: every rank learns it here.
+  if (agree_to_run(true) != Ready::Go) return 2;
+  DiscardDraws sink;
+  BackendRun run;
+  auto sampled = run_chains(c, p, sink, started, run);
+  if (sampled || sampled.error() == kSentToRoot) return 0;
+  fmt::print(stderr, "rank {}: ", ranks().rank);
+  return report_error(sampled.failure());
+}
+
 }  // namespace
 
 int sample_command(const SampleCommand& c) {
   const auto started = std::chrono::steady_clock::now();
   catch_interrupts();  // until the first step, a Ctrl-C or SIGTERM ends the process at once
   auto prepared = prepare(c);
-  if (!prepared) return refuse(prepared.failure());
+  if (const Ready ready = agree_to_run(bool(prepared)); ready != Ready::Go)
+    return ready == Ready::Report ? refuse(prepared.failure()) : 2;
+  if (!root_rank()) return run_rank_chains(c, *prepared, started);
   auto opened = sample::FitWriter::open(c.out_dir.empty() ? "." : c.out_dir, c.options,
                                         prepared->model->dimension(), fit_file_options(c));
-  if (!opened) return refuse(opened.failure());
+  if (const Ready ready = agree_to_run(bool(opened)); ready != Ready::Go)
+    return refuse(opened.failure());
   sample::FitWriter& writer = **opened;
   if (!prepared->backend_note.empty()) fmt::print(stderr, "{}\n", prepared->backend_note);
   warn_about_short_warmup(c);
 
   BackendRun run;  // the backend's own report (block names, run time) beside the fit
-  auto sampled = run_chains(c, *prepared, writer, started, run);
+  auto sampled = run_chains(c, *prepared, writer.draws(), started, run);
   const int signal = interrupt_signal();
   if (!writer.draws().error().empty()) return report_error(Error{writer.draws().error()});
   if (const int refused = refuse_fit(c, sampled, signal, writer)) return refused;

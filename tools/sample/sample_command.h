@@ -22,6 +22,7 @@ struct SampleCommand {
   sample::Options options;
   std::string init_file;  // FILE.npy [chains, D] or FILE.json by name, model space; empty: random
   std::vector<std::string> uniforms;
+  std::vector<std::string> data_files;  // --data FILE.json: uniforms by name
   std::string out_dir;
   std::string format = "table";
   bool csv = false;  // also one CmdStan CSV per chain, MODEL-CHAIN.csv

@@ -5,29 +5,23 @@
 // window; an ImGui overlay shows the frame time, the GPU time of the tracing (timestamp queries),
 // the run's group steps and the batch utilization. C captures the frame's batch as an .abtrace
 // for `autobatch debug`. Only <autobatch/...> headers and the sample's own scene (samples/raytrace)
-// are used; the window, device, swapchain and pipeline are the game sample's
-// (samples/embed/agents).
+// are used; the window, device, swapchain, pipeline, frame loop and teardown are the game
+// sample's (samples/embed/agents: window_app.h).
 #include <autobatch/autobatch.h>
-#include <backends/imgui_impl_glfw.h>
-#include <backends/imgui_impl_vulkan.h>
 #include <imgui.h>
 #include <CLI/CLI.hpp>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
-#include "agents_pipeline.h"
+#include "common.h"
 #include "samples/raytrace/render.h"
-#include "swapchain.h"
-#include "window_device.h"
-#include "window_frame.h"
+#include "window_app.h"
 
 namespace {
 
 using agents::Failure;
-using agents::vk_check;
 namespace rt = ab::raytrace;
 
 const uint32_t kVertSpirv[] =
@@ -39,62 +33,50 @@ const uint32_t kFragSpirv[] =
 
 struct Args {
   rt::View view{320, 180, 5};
-  uint64_t frames = 0;  // 0: until the window is closed
-  uint32_t rounds = 4;
-  float speed = 0.02f;  // camera turn per frame, radians
-  std::string screenshot, capture;
-  bool check = false, validation = false, no_validation = false;
+  agents::WindowOptions window{.rounds = 4};  // frames, rounds, screenshot, capture, ...
+  float speed = 0.02f;                        // camera turn per frame, radians
 };
 
-// The overlay's figures.
-struct Figures {
-  uint64_t frames = 0, finished = 0, continued = 0, group_steps = 0, timed = 0;
-  double utilization = 0, frame_ms = 0, trace_ms = 0, sum_frame_ms = 0, sum_trace_ms = 0;
-};
-
-class App {
+class App final : public agents::WindowApp {
  public:
-  explicit App(const Args& args) : args_(args), scene_(rt::default_scene()) {}
-  ~App() { destroy(); }
-  int run();
+  explicit App(const Args& args)
+      : WindowApp(args.window, "autobatch ray tracer", "raytrace.abtrace",
+                  VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT),
+        view_(args.view),
+        speed_(args.speed),
+        scene_(rt::default_scene()) {}
 
  private:
-  void create_autobatch();
-  void init_imgui();
-  void overlay();
-  void frame(bool last);
-  void record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot);
-  void record_camera(VkCommandBuffer cmd);
-  void read_back_frame(bool screenshot);
+  void create_autobatch() override;
+  void create_pipeline() override {
+    pipe_.create(gpu_, sc_, run_->buffers().output,
+                 {kVertSpirv, sizeof kVertSpirv, kFragSpirv, sizeof kFragSpirv,
+                  VK_SHADER_STAGE_FRAGMENT_BIT, 28});
+  }
+  void print_started() override {
+    std::printf("device: %s; validation layer: %s; %ux%u pixels, depth %u\n",
+                context_->device().name.c_str(), gpu_.validation ? "on" : "off", view_.width,
+                view_.height, view_.depth);
+  }
+  void record_restart(VkCommandBuffer cmd) override;
+  void record_draw(VkCommandBuffer cmd) override;
+  void overlay_lines() override;
+  void print_summary() override;
+  bool capture(const std::string& path) override;
+  bool check() override;
   rt::Scene scene_at(uint64_t frame) const;
-  bool capture(const std::string& path);
-  bool check();
-  void destroy();
 
-  Args args_;
+  rt::View view_;
+  float speed_;
   rt::Scene scene_;
-  agents::WindowDevice gpu_;
-  agents::Swapchain sc_;
-  agents::AgentsPipeline pipe_;
-  VkDescriptorPool imgui_pool_ = VK_NULL_HANDLE;
-  bool imgui_ready_ = false;
-
-  ab::RunOptions options_;
-  std::shared_ptr<const ab::Module> module_;
-  std::shared_ptr<ab::VulkanContext> context_;
-  std::shared_ptr<ab::VulkanProgram> program_;
-  std::unique_ptr<ab::VulkanRun> run_;
   uint64_t camera_offset_ = 0;  // the camera's bytes in the run's uniform buffer
   uint64_t traced_frame_ = 0;   // the frame whose camera the run traces
-  bool last_run_finished_ = true;
-  Figures fig_;
-  std::string status_line_;
 };
 
 // The scene as frame `frame` shows it: the camera turned speed x frame about the scene.
 rt::Scene App::scene_at(uint64_t frame) const {
   rt::Scene s = scene_;
-  s.camera = rt::orbit_camera(scene_, args_.speed * static_cast<float>(frame));
+  s.camera = rt::orbit_camera(scene_, speed_ * static_cast<float>(frame));
   return s;
 }
 
@@ -106,28 +88,13 @@ void App::create_autobatch() {
     if (u.name == "camera") break;
     camera_offset_ += uint64_t{u.words} * 4;
   }
-  auto context = ab::VulkanContext::create_external(agents::external_device(gpu_));
-  if (!context) throw Failure(context.error());
-  context_ = *context;
-  auto program = ab::VulkanProgram::compile(context_, module_);
-  if (!program) throw Failure(program.error());
-  program_ = *program;
-  options_.stack_depth = rt::stack_depth(args_.view);
-  auto run = ab::VulkanRun::create(program_, rt::pixel_batch(scene_at(0), args_.view), options_);
-  if (!run) throw Failure(run.error());
-  run_ = std::move(*run);
-  if (auto s = run_->prepare(); !s) throw Failure(s.error());
+  options_.stack_depth = rt::stack_depth(view_);
+  start_run(rt::pixel_batch(scene_at(0), view_));
 }
 
-void App::init_imgui() {
-  imgui_pool_ = agents::init_imgui(gpu_, sc_);
-  imgui_ready_ = true;
-}
-
-// The next frame's camera, written into the run's uniforms before its restart.
-void App::record_camera(VkCommandBuffer cmd) {
-  const auto basis =
-      rt::camera_basis(scene_at(fig_.frames).camera, args_.view.width, args_.view.height);
+// A new picture: the frame's camera written into the run's uniforms, then the run's restart.
+void App::record_restart(VkCommandBuffer cmd) {
+  const auto basis = rt::camera_basis(scene_at(fig_.frames).camera, view_.width, view_.height);
   const ab::RunBuffers buffers = run_->buffers();
   vkCmdUpdateBuffer(cmd, buffers.uniforms, camera_offset_, sizeof basis, basis.data());
   VkBufferMemoryBarrier barrier{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
@@ -140,141 +107,51 @@ void App::record_camera(VkCommandBuffer cmd) {
   vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
                        0, nullptr, 1, &barrier, 0, nullptr);
   traced_frame_ = fig_.frames;
+  if (auto s = run_->record_restart(cmd); !s) throw Failure("record_restart: " + s.error());
 }
 
-void App::record_frame(VkCommandBuffer cmd, uint32_t image, bool screenshot) {
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vk_check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-  if (gpu_.queries) {
-    vkCmdResetQueryPool(cmd, gpu_.queries, 0, 3);
-    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, gpu_.queries, 0);
-  }
-  // A new picture once the last one is done; a run that did not finish goes on.
-  if (last_run_finished_) {
-    record_camera(cmd);
-    if (auto s = run_->record_restart(cmd); !s) throw Failure("record_restart: " + s.error());
-  }
-  if (auto s = run_->record(cmd, args_.rounds); !s) throw Failure("record: " + s.error());
-  if (gpu_.queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, gpu_.queries, 1);
-
-  const ab::DeviceRegion out = run_->buffers().output;
-  VkBufferMemoryBarrier barrier{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-  barrier.srcQueueFamilyIndex = barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.buffer = out.buffer;
-  barrier.offset = out.offset;
-  barrier.size = out.size;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0, 0, nullptr, 1, &barrier, 0,
-                       nullptr);
-
-  VkClearValue clear{};
-  clear.color = {{0.02f, 0.02f, 0.05f, 1.0f}};
-  VkRenderPassBeginInfo rbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-  rbi.renderPass = sc_.render_pass;
-  rbi.framebuffer = sc_.framebuffers[image];
-  rbi.renderArea = {{0, 0}, sc_.extent};
-  rbi.clearValueCount = 1;
-  rbi.pClearValues = &clear;
-  vkCmdBeginRenderPass(cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+// The picture, scaled to the window and centred.
+void App::record_draw(VkCommandBuffer cmd) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipe_.pipeline);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipe_.layout, 0, 1, &pipe_.set, 0,
                           nullptr);
-  const float w = float(args_.view.width), h = float(args_.view.height);
+  const float w = float(view_.width), h = float(view_.height);
   const float scale = std::min(float(sc_.extent.width) / w, float(sc_.extent.height) / h);
   struct {
     uint32_t base, lanes, width, height;
     float origin_x, origin_y, scale;
   } push{pipe_.base_word,
-         args_.view.width * args_.view.height,
-         args_.view.width,
-         args_.view.height,
+         view_.width * view_.height,
+         view_.width,
+         view_.height,
          0.5f * (float(sc_.extent.width) - scale * w),
          0.5f * (float(sc_.extent.height) - scale * h),
          scale};
   vkCmdPushConstants(cmd, pipe_.layout, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof push, &push);
   vkCmdDraw(cmd, 3, 1, 0, 0);
-  ImGui_ImplVulkan_RenderDrawData(ImGui::GetDrawData(), cmd);
-  vkCmdEndRenderPass(cmd);
-
-  if (screenshot) sc_.record_copy(cmd, image);
-  if (gpu_.queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, gpu_.queries, 2);
-  vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
 }
 
-void App::overlay() {
-  ImGui_ImplVulkan_NewFrame();
-  ImGui_ImplGlfw_NewFrame();
-  ImGui::NewFrame();
-  ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_Always);
-  ImGui::SetNextWindowBgAlpha(0.75f);
-  ImGui::Begin("autobatch ray tracer", nullptr,
-               ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoSavedSettings);
-  ImGui::Text("picture      %ux%u = %u lanes, depth %u", args_.view.width, args_.view.height,
-              args_.view.width * args_.view.height, args_.view.depth);
+void App::overlay_lines() {
+  ImGui::Text("picture      %ux%u = %u lanes, depth %u", view_.width, view_.height,
+              view_.width * view_.height, view_.depth);
   ImGui::Text("frame        %.2f ms (wall), %.1f FPS", fig_.frame_ms,
               fig_.frame_ms > 0 ? 1000.0 / fig_.frame_ms : 0.0);
-  if (gpu_.queries)
-    ImGui::Text("tracing      %.2f ms (GPU, %u rounds)", fig_.trace_ms, args_.rounds);
-  ImGui::Text("group steps  %llu", static_cast<unsigned long long>(fig_.group_steps));
-  ImGui::Text("utilization  %.1f%%", fig_.utilization * 100);
-  ImGui::Text("pictures     %llu finished, %llu frames continued",
-              static_cast<unsigned long long>(fig_.finished),
-              static_cast<unsigned long long>(fig_.continued));
-  if (!status_line_.empty()) ImGui::TextUnformatted(status_line_.c_str());
-  ImGui::TextDisabled("C: capture .abtrace   Esc: quit");
-  ImGui::End();
-  ImGui::Render();
+  if (gpu_.queries) ImGui::Text("tracing      %.2f ms (GPU, %u rounds)", fig_.run_ms, args_.rounds);
+  overlay_run_figures("pictures");
 }
 
-void App::frame(bool last) {
-  const auto start = std::chrono::steady_clock::now();
-  glfwPollEvents();
-  overlay();
-  const uint32_t image = agents::acquire_image(gpu_, sc_);
-  const bool screenshot = last && !args_.screenshot.empty();
-  vk_check(vkResetCommandBuffer(gpu_.cmd, 0), "vkResetCommandBuffer");
-  record_frame(gpu_.cmd, image, screenshot);
-  agents::submit_present_and_wait(gpu_, sc_, image);
-  read_back_frame(screenshot);
-  fig_.frame_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (fig_.frames > 3) {  // the first frames compile and upload
-    fig_.sum_frame_ms += fig_.frame_ms;
-    fig_.sum_trace_ms += fig_.trace_ms;
-    ++fig_.timed;
-  }
-}
-
-// After the frame's fence: the run's completion and statistics, the timestamps, the screenshot.
-void App::read_back_frame(bool screenshot) {
-  auto finished = run_->poll();
-  if (!finished) throw Failure("poll: " + finished.error());
-  last_run_finished_ = *finished;
-  ++(*finished ? fig_.finished : fig_.continued);
-  fig_.group_steps = run_->stats().group_steps;
-  if (*finished) fig_.utilization = run_->stats().utilization;
-  if (gpu_.queries) {
-    uint64_t t[3] = {};
-    if (vkGetQueryPoolResults(gpu_.device, gpu_.queries, 0, 3, sizeof t, t, sizeof t[0],
-                              VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
-      fig_.trace_ms = double(t[1] - t[0]) * gpu_.timestamp_period_ns * 1e-6;
-  }
-  ++fig_.frames;
-  if (screenshot) sc_.write_png(gpu_.device, args_.screenshot);
+void App::print_summary() {
+  std::printf(
+      "frames: %llu; mean frame %.2f ms (wall), tracing %.2f ms (GPU) over frames "
+      "5..%llu; utilization %.3f\n",
+      static_cast<unsigned long long>(fig_.frames), fig_.sum_frame_ms / fig_.timed,
+      fig_.sum_run_ms / fig_.timed, static_cast<unsigned long long>(fig_.frames), fig_.utilization);
 }
 
 // The batch of the picture on screen (its camera), run on the CPU VM into an .abtrace.
 bool App::capture(const std::string& path) {
-  const ab::Batch batch = rt::pixel_batch(scene_at(traced_frame_), args_.view);
-  const ab::Status written = ab::write_trace(path, *module_, batch, options_);
-  status_line_ = written ? "captured " + path : "capture: " + written.error();
-  std::printf("%s\n", status_line_.c_str());
-  if (written) std::printf("open it with: autobatch debug %s\n", path.c_str());
-  return written.ok();
+  const ab::Batch batch = rt::pixel_batch(scene_at(traced_frame_), view_);
+  return report_capture(path, ab::write_trace(path, *module_, batch, options_));
 }
 
 // The last picture must equal the CPU interpreter's for its camera, bit for bit.
@@ -284,7 +161,7 @@ bool App::check() {
     std::printf("check: FAILED (the last picture is not finished)\n");
     return false;
   }
-  const ab::Batch batch = rt::pixel_batch(scene_at(traced_frame_), args_.view);
+  const ab::Batch batch = rt::pixel_batch(scene_at(traced_frame_), view_);
   auto cpu = module_->run_cpu(batch, options_, ab::CpuBackend::Interpreter);
   if (!cpu) {
     std::printf("check: FAILED (the interpreter: %s)\n", cpu.error().c_str());
@@ -302,63 +179,6 @@ bool App::check() {
   return ok;
 }
 
-int App::run() {
-  gpu_.title = "autobatch ray tracer";
-  gpu_.create(args_.validation, args_.no_validation);
-  sc_.create(gpu_, !args_.screenshot.empty());
-  create_autobatch();
-  pipe_.create(gpu_, sc_, run_->buffers().output,
-               {kVertSpirv, sizeof kVertSpirv, kFragSpirv, sizeof kFragSpirv,
-                VK_SHADER_STAGE_FRAGMENT_BIT, 28});
-  init_imgui();
-  std::printf("device: %s; validation layer: %s; %ux%u pixels, depth %u\n",
-              context_->device().name.c_str(), gpu_.validation ? "on" : "off", args_.view.width,
-              args_.view.height, args_.view.depth);
-  bool c_was_down = false;
-  while (!glfwWindowShouldClose(gpu_.window)) {
-    const bool last = args_.frames && fig_.frames + 1 == args_.frames;
-    frame(last);
-    if (glfwGetKey(gpu_.window, GLFW_KEY_ESCAPE) == GLFW_PRESS)
-      glfwSetWindowShouldClose(gpu_.window, 1);
-    const bool c_down = glfwGetKey(gpu_.window, GLFW_KEY_C) == GLFW_PRESS;
-    if (c_down && !c_was_down) capture(args_.capture.empty() ? "raytrace.abtrace" : args_.capture);
-    c_was_down = c_down;
-    if (last) break;
-  }
-  vk_check(vkDeviceWaitIdle(gpu_.device), "vkDeviceWaitIdle");
-  if (fig_.timed)
-    std::printf(
-        "frames: %llu; mean frame %.2f ms (wall), tracing %.2f ms (GPU) over frames "
-        "5..%llu; utilization %.3f\n",
-        static_cast<unsigned long long>(fig_.frames), fig_.sum_frame_ms / fig_.timed,
-        fig_.sum_trace_ms / fig_.timed, static_cast<unsigned long long>(fig_.frames),
-        fig_.utilization);
-  bool ok = true;
-  if (args_.frames && !args_.capture.empty()) ok = capture(args_.capture);
-  if (args_.check) ok = check() && ok;
-  destroy();
-  std::printf("validation messages: %d\n", agents::validation_messages());
-  return ok && agents::validation_messages() == 0 ? 0 : 1;
-}
-
-void App::destroy() {
-  if (gpu_.device) vkDeviceWaitIdle(gpu_.device);
-  if (imgui_ready_) {
-    agents::shutdown_imgui();
-    imgui_ready_ = false;
-  }
-  run_.reset();
-  program_.reset();
-  context_.reset();
-  if (gpu_.device) {
-    pipe_.destroy(gpu_.device);
-    if (imgui_pool_) vkDestroyDescriptorPool(gpu_.device, imgui_pool_, nullptr);
-    imgui_pool_ = VK_NULL_HANDLE;
-    sc_.destroy(gpu_.device);
-  }
-  gpu_.destroy();
-}
-
 // Returns -1 to go on, else the exit status (0 for --help, 2 for a bad option).
 int parse_args(int argc, char** argv, Args& a) {
   CLI::App app{
@@ -369,19 +189,20 @@ int parse_args(int argc, char** argv, Args& a) {
   app.add_option("--height", a.view.height, "picture height in pixels")
       ->check(CLI::Range(1u, 4096u));
   app.add_option("--depth", a.view.depth, "recursion limit of trace()")->check(CLI::Range(0u, 64u));
-  app.add_option("--frames", a.frames, "exit 0 after N frames (default: until closed)")
+  app.add_option("--frames", a.window.frames, "exit 0 after N frames (default: until closed)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
-  app.add_option("--rounds", a.rounds, "autobatch rounds recorded per frame")
+  app.add_option("--rounds", a.window.rounds, "autobatch rounds recorded per frame")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--speed", a.speed, "camera turn per frame, radians");
-  app.add_option("--screenshot", a.screenshot, "write the last frame as a PNG (needs --frames)");
-  app.add_option("--capture", a.capture,
+  app.add_option("--screenshot", a.window.screenshot,
+                 "write the last frame as a PNG (needs --frames)");
+  app.add_option("--capture", a.window.capture,
                  "where C (and the end of a --frames run) writes the picture's batch as an "
                  ".abtrace for `autobatch debug` (default for C: raytrace.abtrace)");
-  app.add_flag("--check", a.check,
+  app.add_flag("--check", a.window.check,
                "after the last frame, compare the picture with the CPU interpreter's");
-  app.add_flag("--validation", a.validation, "require the Khronos validation layer");
-  app.add_flag("--no-validation", a.no_validation, "do not use the validation layer")
+  app.add_flag("--validation", a.window.validation, "require the Khronos validation layer");
+  app.add_flag("--no-validation", a.window.no_validation, "do not use the validation layer")
       ->excludes("--validation");
   try {
     app.parse(argc, argv);
@@ -391,8 +212,8 @@ int parse_args(int argc, char** argv, Args& a) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   }
-  const bool needs_frames = !a.screenshot.empty() || a.check;
-  if (needs_frames && a.frames == 0) {
+  const bool needs_frames = !a.window.screenshot.empty() || a.window.check;
+  if (needs_frames && a.window.frames == 0) {
     std::fprintf(stderr, "error: --screenshot and --check need --frames N\n");
     return 2;
   }
