@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autobatch/module.h"
+#include "bench/cpu_time.h"
 
 namespace ab::bench {
 namespace {
@@ -43,24 +44,6 @@ fn main(g: float[10000], reps: int) -> float {
     return total;
 }
 )";
-
-double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-template <class F>
-double median_cpu_seconds(int repeats, F&& run) {
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const double start = process_cpu_seconds();
-    run();
-    times.push_back(process_cpu_seconds() - start);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 // OpenBLAS through dlopen: present or not, the binary links nothing of it. On a CPU newer than
 // its tables (0.3.21 takes this Xeon for a Prescott, SSE3 only) it would run its slowest

@@ -7,6 +7,7 @@
 #include "autobatch/user_input.h"
 #include "bench/bench.h"
 #include "bench/harness.h"
+#include "bench/inline_bench.h"
 #include "bench/option_checks.h"
 #include "bench/product_bench.h"
 
@@ -37,7 +38,9 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
          "nuts_gaussian_loop: the same targets as scalar loops with the gradient by hand; "
          "nuts_logreg_loop_ad, nuts_gaussian_loop_ad: the loops with the gradient derived "
          "(docs/nuts.md); matmul: the vm's matrix products against OpenBLAS sgemm on the "
-         "regression's shapes, --batches as lanes (docs/performance.md)")
+         "regression's shapes, --batches as lanes (docs/performance.md); inline: a row loop "
+         "calling a helper, its call kept against inlined, --batches as lanes "
+         "(docs/language.md)")
       ->delimiter(',');
   app.add_option("--batches", options.batches,
                  "batch sizes for both input sizes (default: light 1,64,1024,16384, heavy "
@@ -80,13 +83,18 @@ void add_bench_options(CLI::App& app, BenchOptions& options) {
 
 int run_bench(const BenchOptions& given) {
   BenchOptions options = given;
-  int products = 0;  // `matmul`: its own table (product_bench.h), before the suite's
-  if (auto m = std::find(options.programs.begin(), options.programs.end(), kProductBenchProgram);
-      m != options.programs.end()) {
-    options.programs.erase(m);
-    products = run_product_bench(options);
-    if (options.programs.empty()) return products;
-  }
+  // `matmul` and `inline`: each its own table (product_bench.h, inline_bench.h), before the
+  // suite's.
+  int products = 0;
+  const std::pair<const char*, int (*)(const BenchOptions&)> own_tables[] = {
+      {kProductBenchProgram, run_product_bench}, {kInlineBenchProgram, run_inline_bench}};
+  for (const auto& [name, run_table] : own_tables)
+    if (auto m = std::find(options.programs.begin(), options.programs.end(), name);
+        m != options.programs.end()) {
+      options.programs.erase(m);
+      products = std::max(products, run_table(options));
+      if (options.programs.empty()) return products;
+    }
   BenchReport report;
   if (auto planned = run_suite(options, report); !planned) {
     fmt::print(stderr, "error: {}\n", planned.error());

@@ -45,7 +45,7 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
       std::vector<int> derived;
       for (const DerivativeRequest& r : globals.derivatives())
         derived.push_back(r.function);
-      std::vector<CallVerdict> calls = inline_calls(program, derived);
+      std::vector<CallVerdict> calls = inline_calls(program, derived, options.vectorize_loops);
       if (options.calls) *options.calls = std::move(calls);
     }
     // Before differentiate, so that a converted loop is derived as array code.

@@ -1,9 +1,14 @@
 #include "passes/inline_calls.h"
 
 #include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "passes/analysis/call_graph.h"
+#include "passes/analysis/cfg_shape.h"
 #include "passes/analysis/liveness.h"
+#include "passes/vectorize_loops.h"
 
 namespace ab {
 namespace {
@@ -43,10 +48,55 @@ std::vector<int> callees_first(const CallGraph& graph) {
   return order;
 }
 
+// A place in the source: a call or a loop, in the function that holds it (loc.function -1).
+using Site = std::tuple<int, int, int>;  // function, line, col
+Site site(int function, SourceLoc loc) {
+  return {function, loc.line, loc.col};
+}
+
+// The loop statement around each block of fn (its innermost loop header's location), or none.
+std::vector<std::optional<SourceLoc>> enclosing_loops(const Function& fn) {
+  const CfgShape cfg = cfg_shape(fn);
+  std::vector<std::optional<SourceLoc>> loops(fn.blocks.size());
+  for (size_t b = 0; b < fn.blocks.size(); ++b)
+    if (const int h = innermost_loop(cfg.preds, cfg.dom, static_cast<int>(b)); h >= 0)
+      loops[b] = fn.blocks[static_cast<size_t>(h)].term.loc;
+  return loops;
+}
+
+// Whether fn is tiny: a few ops and no loop, so a copy at each call costs less than the call.
+bool is_tiny(const Function& fn) {
+  if (op_count(fn) > kInlineTinyOps) return false;
+  const std::vector<std::optional<SourceLoc>> loops = enclosing_loops(fn);
+  return std::none_of(loops.begin(), loops.end(), [](const auto& l) { return l.has_value(); });
+}
+
+// How many calls of each function the source makes.
+std::vector<int> call_sites(const Program& program) {
+  std::vector<int> sites(program.functions.size(), 0);
+  for (const Function& fn : program.functions)
+    for (const Block& b : fn.blocks)
+      for (const Op& op : b.ops)
+        if (is_call(op) && op.index >= 0 && static_cast<size_t>(op.index) < sites.size())
+          ++sites[static_cast<size_t>(op.index)];
+  return sites;
+}
+
+// Which calls inside a loop are inlined: a trial inlines every candidate (trial mode), the final
+// run only those the trial found paying.
+struct LoopCalls {
+  bool trial = false;
+  std::set<Site> paying;  // final run: the calls whose loop ran as array code in the trial
+  std::vector<std::pair<Site, Site>> candidates;  // trial run: (call, its loop)
+};
+
 class Inliner {
  public:
-  Inliner(Program& program, const std::vector<int>& derived)
-      : program_(program), graph_(compute_call_graph(program)) {
+  Inliner(Program& program, const std::vector<int>& derived, LoopCalls& loop_calls)
+      : program_(program),
+        graph_(compute_call_graph(program)),
+        sites_(call_sites(program)),
+        loop_calls_(loop_calls) {
     const size_t n = program.functions.size();
     keeps_calls_.assign(n, false);
     for (int d : derived) {
@@ -68,45 +118,61 @@ class Inliner {
   }
 
  private:
-  // Why the call of `callee` cannot be inlined; empty when it can.
-  std::string refusal(int caller, int callee) const {
+  // Why the call of `callee` at `loc`, inside the loop at `loop` (if any), is not inlined;
+  // empty when it is.
+  std::string refusal(int caller, int callee, SourceLoc loc, std::optional<SourceLoc> loop) {
     if (callee < 0 || static_cast<size_t>(callee) >= program_.functions.size())
       return "a derived function (value_and_grad)";
     if (keeps_calls_[caller]) return "in a function value_and_grad derives";
     if (graph_.recursive[callee]) return "recursive";
     const Function& g = program_.functions[callee];
+    if (sites_[callee] == 1 || is_tiny(g)) return {};
+    const std::string big =
+        fmt::format("called from {} places and not tiny (over {} ops or a loop)", sites_[callee],
+                    kInlineTinyOps);
+    if (!loop) return big + ", in no loop";
     if (op_count(g) > kInlineMaxOps || g.blocks.size() > kInlineMaxBlocks)
-      return "too large (over " + std::to_string(kInlineMaxOps) + " ops or " +
-             std::to_string(kInlineMaxBlocks) + " blocks)";
-    return {};
+      return fmt::format("{}, too large to copy into its loop (over {} ops or {} blocks)", big,
+                         kInlineMaxOps, kInlineMaxBlocks);
+    const Site call = site(caller, loc);
+    if (loop_calls_.trial) {
+      loop_calls_.candidates.push_back({call, site(caller, *loop)});
+      return {};
+    }
+    if (loop_calls_.paying.count(call)) return {};
+    return fmt::format("{}, and its loop at {}:{} would not run as array code with it inlined", big,
+                       loop->line, loop->col);
   }
 
+  // Blocks copied from a callee hold the callee's calls, decided where they were written: they
+  // stay calls. `blocks_` tracks, per block of f, whether it is such a copy and the loop around it.
   void inline_into(int f) {
-    const size_t source_blocks = program_.functions[f].blocks.size();
-    // Blocks copied from a callee: their calls were the callee's, not this function's source.
-    std::vector<bool> copied(source_blocks, false);
+    const std::vector<std::optional<SourceLoc>> loops = enclosing_loops(program_.functions[f]);
+    blocks_.clear();
+    for (const auto& loop : loops)
+      blocks_.push_back({false, loop});
     for (size_t b = 0; b < program_.functions[f].blocks.size(); ++b) {
+      if (blocks_[b].copied) continue;
       auto& ops = program_.functions[f].blocks[b].ops;
       const auto call =
           std::find_if(ops.begin(), ops.end(), [](const Op& op) { return is_call(op); });
       if (call == ops.end()) continue;
       const size_t at = static_cast<size_t>(call - ops.begin());
       const int callee = call->index;
-      std::string why = refusal(f, callee);
-      const bool report = !copied[b];
-      if (report) verdicts_.push_back({f, callee, call->loc, why.empty(), why});
+      std::string why = refusal(f, callee, call->loc, blocks_[b].loop);
+      verdicts_.push_back({f, callee, call->loc, why.empty(), why});
       if (!why.empty()) {
         // The rest of the block, after this call, may hold more calls: split it off to look again.
-        if (at + 1 < ops.size()) split_after(f, b, at, copied);
+        if (at + 1 < ops.size()) split_after(f, b, at);
         continue;
       }
-      inline_call(f, b, at, copied);
+      inline_call(f, b, at);
     }
   }
 
   // Moves the ops after op `at` of block b into a new block that b jumps to. The new block is
-  // a continuation of b, so it reports its calls when b does.
-  void split_after(int f, size_t b, size_t at, std::vector<bool>& copied) {
+  // a continuation of b: a copy when b is, in b's loop.
+  void split_after(int f, size_t b, size_t at) {
     Function& fn = program_.functions[f];
     Block rest;
     Block& block = fn.blocks[b];
@@ -120,10 +186,10 @@ class Inliner {
     block.term.target = static_cast<int32_t>(fn.blocks.size());
     block.term.loc = block.ops[at].loc;
     fn.blocks.push_back(std::move(rest));
-    copied.push_back(copied[b]);
+    blocks_.push_back(blocks_[b]);
   }
 
-  void inline_call(int f, size_t b, size_t at, std::vector<bool>& copied) {
+  void inline_call(int f, size_t b, size_t at) {
     Function& fn = program_.functions[f];
     const Op call = fn.blocks[b].ops[at];
     const Function& g = program_.functions[call.index];
@@ -184,22 +250,49 @@ class Inliner {
         if (t.target >= 0) t.target += block_base;
         if (t.target_else >= 0) t.target_else += block_base;
       }
-      copied.push_back(true);
+      blocks_.push_back({true, std::nullopt});
     }
     fn.blocks.push_back(std::move(rest));
-    copied.push_back(copied[b]);
+    blocks_.push_back(blocks_[b]);
   }
+
+  struct BlockOrigin {
+    bool copied = false;            // from a callee
+    std::optional<SourceLoc> loop;  // the caller's loop around it
+  };
 
   Program& program_;
   const CallGraph graph_;
-  std::vector<bool> keeps_calls_;  // value_and_grad derives it, or a function that calls it
+  const std::vector<int> sites_;  // calls of each function in the source
+  LoopCalls& loop_calls_;
+  std::vector<bool> keeps_calls_;    // value_and_grad derives it, or a function that calls it
+  std::vector<BlockOrigin> blocks_;  // of the function being inlined into
   std::vector<CallVerdict> verdicts_;
 };
 
 }  // namespace
 
-std::vector<CallVerdict> inline_calls(Program& program, const std::vector<int>& derived) {
-  return Inliner(program, derived).run();
+std::vector<CallVerdict> inline_calls(Program& program, const std::vector<int>& derived,
+                                      bool loops_vectorise) {
+  // The trial inlines every call in a loop that may pay (all of them when loops do not
+  // vectorise: then none is a candidate) ...
+  LoopCalls loop_calls;
+  loop_calls.trial = loops_vectorise;
+  Program trial = program;
+  std::vector<CallVerdict> verdicts = Inliner(trial, derived, loop_calls).run();
+  if (loop_calls.candidates.empty()) {
+    program = std::move(trial);
+    return verdicts;
+  }
+  // ... vectorize_loops says which of their loops then run as array code, and only those
+  // calls are inlined.
+  std::set<Site> vectorised;
+  for (const LoopVerdict& v : vectorize_loops(trial))
+    if (v.vectorised && v.loc.function < 0) vectorised.insert(site(v.function, v.loc));
+  loop_calls.trial = false;
+  for (const auto& [call, loop] : loop_calls.candidates)
+    if (vectorised.count(loop)) loop_calls.paying.insert(call);
+  return Inliner(program, derived, loop_calls).run();
 }
 
 }  // namespace ab

@@ -105,6 +105,17 @@ TEST_CASE("bench: the matmul rows check the vm's products against the interprete
   CHECK(ab::bench::run_bench(options) == 0);
 }
 
+// `--programs inline` (bench/inline_bench.h): the row loop with its helper call kept and inlined
+// both give the interpreter's outputs on every lane, so the run exits 0.
+TEST_CASE("bench: the inline rows check both forms against the interpreter") {
+  BenchOptions options;
+  options.programs = {"inline"};
+  options.batches = {3};
+  options.repeats = 1;
+  options.print_table = false;
+  CHECK(ab::bench::run_bench(options) == 0);
+}
+
 TEST_CASE("bench: the JSON report parses and has the documented keys") {
   BenchReport report;
   REQUIRE(ab::bench::run_suite(tiny_options(), report));

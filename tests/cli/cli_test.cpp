@@ -121,19 +121,36 @@ fn main(a: float) -> float {
     return lp + acc;
 }
 )");
-  // A loop of an inlined function is listed once, in the function it is written in.
+  // A loop of an inlined function is listed once, in the function it is written in; a function
+  // with a loop called from two places stays a call.
   ws.write("inlined.ab", R"(fn halve(x: float) -> float {
     var v = x;
     while v > 1.0 { v = v * 0.5; }
     return v;
 }
-fn main(a: float) -> float { return halve(a) + halve(a + 1.0); }
+fn main(a: float) -> float { return halve(a) + 1.0; }
+fn twice(a: float) -> float { return halve(a) + halve(a + 1.0); }
 )");
   CHECK(ws.run("check --explain inlined.ab").out ==
-        "inlined.ab: ok (2 functions)\n"
+        "inlined.ab: ok (3 functions)\n"
         "inlined.ab:3:11: loop in halve: not vectorised: not a 'for' loop\n"
-        "inlined.ab:6:37: call of halve in main: inlined\n"
-        "inlined.ab:6:48: call of halve in main: inlined\n");
+        "inlined.ab:6:37: call of halve in main: not inlined: called from 3 places and not tiny "
+        "(over 8 ops or a loop), in no loop\n"
+        "inlined.ab:7:38: call of halve in twice: not inlined: called from 3 places and not tiny "
+        "(over 8 ops or a loop), in no loop\n"
+        "inlined.ab:7:49: call of halve in twice: not inlined: called from 3 places and not tiny "
+        "(over 8 ops or a loop), in no loop\n");
+  ws.write("once.ab", R"(fn halve(x: float) -> float {
+    var v = x;
+    while v > 1.0 { v = v * 0.5; }
+    return v;
+}
+fn main(a: float) -> float { return halve(a) + 1.0; }
+)");
+  CHECK(ws.run("check --explain once.ab").out ==
+        "once.ab: ok (2 functions)\n"
+        "once.ab:3:11: loop in halve: not vectorised: not a 'for' loop\n"
+        "once.ab:6:37: call of halve in main: inlined\n");
   const CliResult r = ws.run("check --explain loops.ab");
   CHECK(r.exit_code == 0);
   CHECK(r.out ==

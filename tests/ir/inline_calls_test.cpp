@@ -83,6 +83,30 @@ TEST_CASE("inline_calls: random programs give the same bits with the pass and wi
   CHECK(inlined > 50);
 }
 
+// Runs `source` compiled without the pass (the reference) and with it, on interp and vm: every
+// value and fault (but its step) agrees bit for bit. Returns the reference's and the inlined
+// program's vm runs, for their step counts.
+std::pair<RunResult, RunResult> check_same_bits(const Compiled& plain, const Compiled& inlined,
+                                                const Batch& batch) {
+  const int entry = plain.program.find_function("main");
+  const RunResult want = without_steps(run_interp(plain.program, entry, batch, {}));
+  const LoweredProgram lowered = lower(inlined.program, entry);
+  REQUIRE(verify(lowered).ok());
+  const RunResult got = without_steps(run_interp(inlined.program, entry, batch, {}));
+  const RunResult vm = run_vm(lowered, batch, {});
+  CHECK(compare_results(lowered, want, got).empty());
+  CHECK(compare_results(lowered, want, without_steps(vm)).empty());
+  return {run_vm(lower(plain.program, entry), batch, {}), vm};
+}
+
+// The verdict on each call of `callee`, in source order.
+std::vector<CallVerdict> calls_of(const Compiled& c, const std::string& callee) {
+  std::vector<CallVerdict> out;
+  for (const CallVerdict& v : c.calls)
+    if (c.program.functions[static_cast<size_t>(v.callee)].name == callee) out.push_back(v);
+  return out;
+}
+
 const char* kHelper = R"(
 fn sq(x: float) -> float { return x * x; }
 fn hyp(a: float, b: float) -> float {
@@ -90,12 +114,12 @@ fn hyp(a: float, b: float) -> float {
   if s > 100.0 { return sqrt(s); }
   return s;
 }
-fn main(a: float, b: float) -> float { return hyp(a, b) + hyp(b, a); }
+fn main(a: float, b: float) -> float { return hyp(a, b) * 2.0; }
 )";
 
 TEST_CASE("inline_calls: an inlined call takes fewer steps and gives the same values") {
   const Compiled plain = compile(kHelper, false), inlined = compile(kHelper, true);
-  CHECK(inlined_count(inlined.calls) == 4);
+  CHECK(inlined_count(inlined.calls) == 3);
   for (const Function& fn : inlined.program.functions)
     if (fn.name == "main")
       for (const Block& b : fn.blocks)
@@ -110,12 +134,104 @@ TEST_CASE("inline_calls: an inlined call takes fewer steps and gives the same va
   const RunResult got = run_interp(inlined.program, entry, batch, {});
   CHECK(got.outputs == want.outputs);
   CHECK(got.stats.calls == 0);
-  CHECK(want.stats.calls == 4 * 6);  // per lane: two hyp calls, each two sq calls
-  const RunResult vm_plain = run_vm(lower(plain.program, entry), batch, {});
-  const RunResult vm_inlined = run_vm(lower(inlined.program, entry), batch, {});
-  CHECK(vm_inlined.outputs == want.outputs);
+  CHECK(want.stats.calls == 4 * 3);  // per lane: one hyp call, two sq calls
+  const auto [vm_plain, vm_inlined] = check_same_bits(plain, inlined, batch);
   CHECK(vm_inlined.stats.lane_steps < vm_plain.stats.lane_steps);
   CHECK(vm_inlined.stats.steps < vm_plain.stats.steps);
+}
+
+TEST_CASE(
+    "inline_calls: only where it pays: one call site, a tiny callee; not a big one called "
+    "from many places, nor a recursive one") {
+  const char* source = R"(
+fn tiny(x: float) -> float { return x * x + 1.0; }
+fn once(x: float) -> float {
+  var v = abs(x);
+  while v > 1.0 { v = v * 0.5; }
+  return v;
+}
+fn big(x: float) -> float {
+  let a = x * 0.25 + 1.5;
+  let b = a * a - x;
+  let c = exp(-abs(b)) + log(1.0 + a * a);
+  return a * b - c / (1.0 + b * b);
+}
+fn fact(n: int) -> int {
+  if n <= 1 { return 1; }
+  return n * fact(n - 1);
+}
+fn main(a: float, n: int) -> float {
+  let t = tiny(a) + tiny(a + 1.0) + tiny(a * 2.0);
+  return t + once(a) + big(a) + big(t) + float(fact(n));
+}
+)";
+  const Compiled plain = compile(source, false), inlined = compile(source, true);
+  const auto tiny = calls_of(inlined, "tiny"), once = calls_of(inlined, "once"),
+             big = calls_of(inlined, "big"), fact = calls_of(inlined, "fact");
+  REQUIRE(tiny.size() == 3);
+  REQUIRE(once.size() == 1);
+  REQUIRE(big.size() == 2);
+  REQUIRE(fact.size() == 2);
+  for (const CallVerdict& v : tiny)
+    CHECK(v.inlined);
+  CHECK(once[0].inlined);  // its loop is no reason to keep a call made once
+  for (const CallVerdict& v : big) {
+    CHECK_FALSE(v.inlined);
+    CHECK(v.reason == "called from 2 places and not tiny (over 8 ops or a loop), in no loop");
+  }
+  for (const CallVerdict& v : fact) {
+    CHECK_FALSE(v.inlined);
+    CHECK(v.reason == "recursive");
+  }
+  Batch batch;
+  batch.lanes = 4;
+  batch.inputs = {{float_bits(1.5f), float_bits(-20.0f), float_bits(-0.0f), float_bits(3e19f)},
+                  {5u, 1u, 0u, 12u}};
+  const auto [vm_plain, vm_inlined] = check_same_bits(plain, inlined, batch);
+  CHECK(vm_inlined.stats.calls < vm_plain.stats.calls);
+  CHECK(vm_inlined.stats.calls > 0);  // big's and fact's remain
+}
+
+TEST_CASE(
+    "inline_calls: a big function called from many places is inlined in the loops it lets "
+    "run as array code, and nowhere else") {
+  const char* source = R"(
+uniform y: float[32];
+fn loglik(v: float, mu: float, s: float) -> float {
+  let z = (v - mu) / s;
+  return -0.5 * z * z - log(s) - 0.9189385332046727;
+}
+fn main(mu: float) -> float {
+  var lp = 0.0;
+  for i in 0..32 { lp += loglik(y[i], mu, 1.5); }
+  var z = 0.0;
+  for i in 0..32 { z = z * 0.5 + loglik(y[i], mu, 2.0); }
+  return lp + z + loglik(mu, 0.0, 3.0);
+}
+)";
+  const Compiled plain = compile(source, false), inlined = compile(source, true);
+  const auto calls = calls_of(inlined, "loglik");
+  REQUIRE(calls.size() == 3);
+  CHECK(calls[0].inlined);
+  CHECK_FALSE(calls[1].inlined);
+  CHECK(calls[1].reason ==
+        "called from 3 places and not tiny (over 8 ops or a loop), and its loop at 11:3 would "
+        "not run as array code with it inlined");
+  CHECK_FALSE(calls[2].inlined);
+  CHECK(calls[2].reason == "called from 3 places and not tiny (over 8 ops or a loop), in no loop");
+  REQUIRE(inlined.loops.size() == 2);
+  CHECK(inlined.loops[0].vectorised);
+  CHECK_FALSE(inlined.loops[1].vectorised);
+  Batch batch;
+  batch.lanes = 3;
+  batch.inputs = {{float_bits(0.5f), float_bits(-2.0f), float_bits(1e10f)}};
+  std::vector<uint32_t> y;
+  for (int i = 0; i < 32; ++i)
+    y.push_back(float_bits(0.37f * static_cast<float>(i) - 4.1f));
+  batch.uniforms = {y};
+  const auto [vm_plain, vm_inlined] = check_same_bits(plain, inlined, batch);
+  // The first loop's 32 iterations (a call and a return each) became one step.
+  CHECK(vm_inlined.stats.lane_steps < vm_plain.stats.lane_steps);
 }
 
 TEST_CASE("inline_calls: a recursive function stays a call, its small leaf is inlined into it") {
