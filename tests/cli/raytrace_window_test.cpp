@@ -72,7 +72,8 @@ TEST_CASE("raytrace_window: frames under xvfb with validation, --check, a screen
   const size_t histogram = debug_out.find("histogram: ");
   REQUIRE(histogram != std::string::npos);
   const std::string line = debug_out.substr(histogram, debug_out.find('\n', histogram) - histogram);
-  // (Which depths depends on what inline_calls inlined: intersect's calls are no frames.)
+  // (Which depths depends on what inline_calls inlined: sky_colour's and shade_diffuse's calls
+  // are no frames.)
   size_t depths = 0;
   for (size_t at = line.find("depth "); at != std::string::npos; at = line.find("depth ", at + 1))
     ++depths;
