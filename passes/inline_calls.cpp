@@ -1,7 +1,9 @@
 #include "passes/inline_calls.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -98,6 +100,7 @@ class Inliner {
         sites_(call_sites(program)),
         loop_calls_(loop_calls) {
     const size_t n = program.functions.size();
+    tiny_.resize(n);
     keeps_calls_.assign(n, false);
     for (int d : derived) {
       if (d < 0 || static_cast<size_t>(d) >= n) continue;
@@ -126,7 +129,8 @@ class Inliner {
     if (keeps_calls_[caller]) return "in a function value_and_grad derives";
     if (graph_.recursive[callee]) return "recursive";
     const Function& g = program_.functions[callee];
-    if (sites_[callee] == 1 || is_tiny(g)) return {};
+    if (!tiny_[callee]) tiny_[callee] = is_tiny(g);  // g's calls are decided: it is final
+    if (sites_[callee] == 1 || *tiny_[callee]) return {};
     const std::string big =
         fmt::format("called from {} places and not tiny (over {} ops or a loop)", sites_[callee],
                     kInlineTinyOps);
@@ -147,6 +151,11 @@ class Inliner {
   // Blocks copied from a callee hold the callee's calls, decided where they were written: they
   // stay calls. `blocks_` tracks, per block of f, whether it is such a copy and the loop around it.
   void inline_into(int f) {
+    const auto& blocks = program_.functions[f].blocks;
+    if (std::none_of(blocks.begin(), blocks.end(), [](const Block& b) {
+          return std::any_of(b.ops.begin(), b.ops.end(), [](const Op& op) { return is_call(op); });
+        }))
+      return;  // nothing to decide (and its loops are not worth finding)
     const std::vector<std::optional<SourceLoc>> loops = enclosing_loops(program_.functions[f]);
     blocks_.clear();
     for (const auto& loop : loops)
@@ -265,8 +274,9 @@ class Inliner {
   const CallGraph graph_;
   const std::vector<int> sites_;  // calls of each function in the source
   LoopCalls& loop_calls_;
-  std::vector<bool> keeps_calls_;    // value_and_grad derives it, or a function that calls it
-  std::vector<BlockOrigin> blocks_;  // of the function being inlined into
+  std::vector<bool> keeps_calls_;          // value_and_grad derives it, or a function that calls it
+  std::vector<BlockOrigin> blocks_;        // of the function being inlined into
+  std::vector<std::optional<bool>> tiny_;  // per function, once asked
   std::vector<CallVerdict> verdicts_;
 };
 
