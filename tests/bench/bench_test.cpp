@@ -93,27 +93,20 @@ TEST_CASE("bench: a tiny run checks every row against the interpreter") {
   CHECK(divergent);
 }
 
-// `--programs matmul` (bench/product_bench.h): its rows run the vm's products (a dense set of
-// 3 lanes: one partial tile) and check their words against the interpreter's, and the run
+// `--programs matmul` (bench/product_bench.h) and `--programs inline` (bench/inline_bench.h):
+// their rows run the vm (matmul: a dense set of 3 lanes, one partial tile; inline: a row loop's
+// helper call kept and inlined) and check the words against the interpreter's, and the run
 // exits 0 (1 would mean a row's words differed); the suite's own rows are not run.
-TEST_CASE("bench: the matmul rows check the vm's products against the interpreter") {
-  BenchOptions options;
-  options.programs = {"matmul"};
-  options.batches = {3};
-  options.repeats = 1;
-  options.print_table = false;
-  CHECK(ab::bench::run_bench(options) == 0);
-}
-
-// `--programs inline` (bench/inline_bench.h): the row loop with its helper call kept and inlined
-// both give the interpreter's outputs on every lane, so the run exits 0.
-TEST_CASE("bench: the inline rows check both forms against the interpreter") {
-  BenchOptions options;
-  options.programs = {"inline"};
-  options.batches = {3};
-  options.repeats = 1;
-  options.print_table = false;
-  CHECK(ab::bench::run_bench(options) == 0);
+TEST_CASE("bench: the matmul and inline rows check the vm against the interpreter") {
+  for (const char* program : {"matmul", "inline"}) {
+    CAPTURE(program);
+    BenchOptions options;
+    options.programs = {program};
+    options.batches = {3};
+    options.repeats = 1;
+    options.print_table = false;
+    CHECK(ab::bench::run_bench(options) == 0);
+  }
 }
 
 TEST_CASE("bench: the JSON report parses and has the documented keys") {

@@ -56,10 +56,11 @@ struct Loaded {
 
 inline std::unique_ptr<Loaded> load_source(const std::string& source,
                                            const std::string& entry = "main",
-                                           const std::string& file = "test.ab") {
+                                           const std::string& file = "test.ab",
+                                           const FrontendOptions& frontend = {}) {
   auto loaded = std::make_unique<Loaded>();
   Diagnostics diags(file, source);
-  auto program = compile_source(source, file, diags);
+  auto program = compile_source(source, file, diags, frontend);
   REQUIRE_MESSAGE(program.has_value(), diags.format());
   loaded->program = std::move(*program);
   loaded->entry = loaded->program.find_function(entry);
