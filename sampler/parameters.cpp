@@ -227,6 +227,18 @@ uint32_t ConstrainedVector::side() const {
   return static_cast<uint32_t>(std::lround(std::sqrt(static_cast<double>(length))));
 }
 
+std::vector<uint8_t> structural_constants(const ParameterLayout& layout) {
+  std::vector<uint8_t> fixed(layout.dimension(), 0);
+  for (const ConstrainedVector& v : layout.vectors) {
+    if (v.kind != VectorConstraint::CholeskyFactorCorr) continue;
+    const uint32_t k = v.side();
+    for (uint32_t i = 0; i < k; ++i)
+      for (uint32_t j = 0; j < k; ++j)
+        if (j > i || (i == 0 && j == 0)) fixed[v.first + i * k + j] = 1;
+  }
+  return fixed;
+}
+
 uint32_t ConstrainedVector::free_length() const {
   if (kind == VectorConstraint::Simplex) return length - 1;
   if (kind == VectorConstraint::CholeskyFactorCorr) return side() * (side() - 1) / 2;

@@ -59,6 +59,10 @@ struct ParameterLayout {
 
 ParameterLayout flat_layout(uint32_t dimension);
 
+// Per constrained coordinate, 1 where its type alone fixes its value (a cholesky_factor_corr's
+// L[0][0] = 1 and the zeros above its diagonal).
+std::vector<uint8_t> structural_constants(const ParameterLayout& layout);
+
 // The layout of a struct of parameters: every field a float or an array of floats (any shape).
 // The error names the first field that is neither.
 Expected<ParameterLayout> struct_layout(const ValueType& params);
