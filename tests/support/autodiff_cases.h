@@ -401,7 +401,9 @@ fn f(x: float[3]) -> float {
         + lognormal_lpdf(pos | x[0], sigma) + exponential_lpdf(pos | a)
         + gamma_lpdf(pos | a, sigma) + inv_gamma_lpdf(pos | a, sigma)
         + weibull_lpdf(pos | a, sigma) + beta_lpdf(inv_logit(x[0]) | sigma, a)
-        + uniform_lpdf(0.1 | -1.0 - a, 2.0) + chi_square_lpdf(pos | 1.0 + a);
+        + uniform_lpdf(0.1 | -1.0 - a, 2.0) + chi_square_lpdf(pos | 1.0 + a)
+        + dirichlet_lpdf([[exp(x[0]) / (exp(x[0]) + 1.0 + a), 1.0 / (exp(x[0]) + 1.0 + a),
+                           a / (exp(x[0]) + 1.0 + a)], [0.2, 0.3, 0.5]] | [sigma, a, 2.0]);
 }
 )",
        [](const std::vector<double>& x) {
@@ -435,6 +437,14 @@ fn f(x: float[3]) -> float {
          lp += std::lgamma(sigma + a) - std::lgamma(sigma) - std::lgamma(a) +
                (sigma - 1) * std::log(theta) + (a - 1) * std::log1p(-theta);
          lp += -std::log(3.0 + a);
+         const double total = std::exp(mu) + 1 + a, alpha[3] = {sigma, a, 2.0};
+         const double simplex[2][3] = {{std::exp(mu) / total, 1 / total, a / total},
+                                       {0.2, 0.3, 0.5}};
+         for (const auto& row : simplex) {
+           lp += std::lgamma(sigma + a + 2.0);
+           for (int i = 0; i < 3; ++i)
+             lp += (alpha[i] - 1) * std::log(row[i]) - std::lgamma(alpha[i]);
+         }
          return lp;
        },
        -1.0, 1.0},
