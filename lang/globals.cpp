@@ -26,7 +26,7 @@ std::optional<VectorConstraint> vector_constraint(const std::string& type_name) 
 constexpr const char* kBuiltins[] = {
     "dot", "sum", "len", "bool", "emit", "grad", "value_and_grad", "mean", "transpose",
     "cholesky_decompose", "mdivide_left_tri_low", "gp_exp_quad_cov", "cov_exp_quad", "add_diag",
-    "multi_normal_cholesky_lpdf", "lkj_corr_cholesky_lpdf",
+    "log_determinant", "log_determinant_spd", "multi_normal_cholesky_lpdf", "lkj_corr_cholesky_lpdf",
 };
 // clang-format on
 
