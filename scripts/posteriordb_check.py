@@ -17,8 +17,8 @@ Stan's with --stan) and exits 1 if any posterior fails. --lines checks instead t
 longer than its Stan original (lines of the parameters, transformed parameters and model blocks
 against the port's Params struct and functions, blank and comment lines not counted).
 
-Parameters a port cannot report yet (Stan's transformed parameters, and simplex or
-positive_ordered written as their transforms) are computed from the draws here: DERIVED below.
+Every reference parameter is a column of its port (Stan's transformed parameters through `fn
+transformed`), under Stan's 1-based names.
 """
 import argparse
 import json
@@ -35,28 +35,6 @@ MODELS = os.path.join(ROOT, "samples", "models", "posteriordb")
 DATA = os.path.join(ROOT, "samples", "data", "posteriordb")
 REFERENCE_DRAWS = 10000  # 10 chains x 1000, thinned to near independence by posteriordb
 
-
-def _simplex2(name):
-    return {f"{name}[1]": lambda c: c[name], f"{name}[2]": lambda c: 1 - c[name]}
-
-
-def _positive_ordered2(name):
-    return {f"{name}[1]": lambda c: c[name + "1"],
-            f"{name}[2]": lambda c: c[name + "1"] + c[name + "_gap"]}
-
-
-# Reference columns computed from a port's draws, by posterior: what the port cannot report yet.
-DERIVED = {
-    "eight_schools-eight_schools_noncentered": {
-        f"theta[{j + 1}]": (lambda j: lambda c: c[f"theta_trans[{j}]"] * c["tau"] + c["mu"])(j)
-        for j in range(8)
-    },
-    "hmm_example-hmm_example": {**_simplex2("theta1"), **_simplex2("theta2"),
-                                **_positive_ordered2("mu")},
-    "bball_drive_event_0-hmm_drive_0": {**_simplex2("theta1"), **_simplex2("theta2"),
-                                        **_positive_ordered2("phi"),
-                                        **_positive_ordered2("lambda")},
-}
 
 # Posteriors not ported, and why.
 NOT_PORTED = {}
@@ -141,7 +119,6 @@ def check(autobatch, name, args):
     names = [p["name"] for p in summary["parameters"]]
     kept = [c for c in range(draws.shape[0]) if np.all(np.isfinite(draws[c]))]
     columns = {n: draws[kept, :, i] for i, n in enumerate(names)}
-    derived = DERIVED.get(name, {})
     by_stan = {stan_name(n): columns[n] for n in names}
     # The ESS here must be the sampler's own (sampler/summary.h) where both exist; they differ by
     # a few percent where the ESS exceeds the draws (antithetic chains: 5562 against 5412 on
@@ -153,13 +130,10 @@ def check(autobatch, name, args):
                                f"sampler's summary says {p['ess_bulk']:.1f}")
     rows = []
     for ref_name, ref in reference.items():
-        if ref_name in derived:
-            x = derived[ref_name](columns)
-        elif ref_name in by_stan:
-            x = by_stan[ref_name]
-        else:
-            raise RuntimeError(f"{name}: the reference's {ref_name} is neither a parameter of the "
-                               f"port ({', '.join(names)}) nor derived")
+        if ref_name not in by_stan:
+            raise RuntimeError(f"{name}: the reference's {ref_name} is not among the port's "
+                               f"columns ({', '.join(names)})")
+        x = by_stan[ref_name]
         e = ess(x)
         mcse = x.std(ddof=1) / np.sqrt(e)
         se = np.sqrt(mcse ** 2 + ref["sd"] ** 2 / REFERENCE_DRAWS)

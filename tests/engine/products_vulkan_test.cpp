@@ -245,6 +245,24 @@ TEST_CASE("products vulkan: the local kernels hold no product loop and do not gr
   CHECK(sizes[3] < sizes[1] + sizes[1] / 100);
 }
 
+// The regression's batch: each lane's q (d words), X (n x d) and y as uniforms; `salt` varies
+// the numbers between tests.
+Batch regression_batch(uint32_t lanes, uint32_t n, uint32_t d, uint32_t salt) {
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    for (uint32_t i = 0; i < d; ++i)
+      batch.inputs[0].push_back(word(small(lane, i + salt)));
+  std::vector<uint32_t> x, y;
+  for (uint32_t i = 0; i < n * d; ++i)
+    x.push_back(word(small(salt % 8, i)));
+  for (uint32_t i = 0; i < n; ++i)
+    y.push_back(i % 3 == 0 ? word(1.0f) : word(0.0f));
+  batch.uniforms = {x, y};
+  return batch;
+}
+
 // With X of 700 x 100 words, more than a kernel may hold per lane (kMaxPrivateWords): the
 // global schedule refused it while it kept the products inline; the product kernel reads X in
 // place. (Not N = 7,000 x 10: a block then loops over z's 7,000 words several times, past
@@ -253,18 +271,7 @@ TEST_CASE(
     "products vulkan: a regression whose X no kernel could hold runs on the global schedule") {
   const uint32_t n = 700, d = 100;
   auto loaded = load_source(regression(static_cast<int>(n), static_cast<int>(d)));
-  Batch batch;
-  batch.lanes = 9;
-  batch.inputs.resize(1);
-  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
-    for (uint32_t i = 0; i < d; ++i)
-      batch.inputs[0].push_back(word(small(lane, i + 77)));
-  std::vector<uint32_t> x, y;
-  for (uint32_t i = 0; i < n * d; ++i)
-    x.push_back(word(small(5, i)));
-  for (uint32_t i = 0; i < n; ++i)
-    y.push_back(i % 3 == 0 ? word(1.0f) : word(0.0f));
-  batch.uniforms = {x, y};
+  const Batch batch = regression_batch(9, n, d, 77);
   const auto variants = global_variants();
   for (const GlobalVariant& v : {variants[0], variants[1], variants[4]}) {
     const std::string variant = v.name;
@@ -291,18 +298,7 @@ TEST_CASE("products vulkan: a regression over 10,000 rows runs under the device'
     longest = std::max(longest, step_loop_iterations(loaded->lowered, impl.layout, b, 0));
   CHECK(longest > 4 * n / 8);  // several passes over z, eight words an iteration
   CHECK(longest < kShaderLoopLimit);
-  Batch batch;
-  batch.lanes = 3;
-  batch.inputs.resize(1);
-  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
-    for (uint32_t i = 0; i < d; ++i)
-      batch.inputs[0].push_back(word(small(lane, i + 31)));
-  std::vector<uint32_t> x, y;
-  for (uint32_t i = 0; i < n * d; ++i)
-    x.push_back(word(small(3, i)));
-  for (uint32_t i = 0; i < n; ++i)
-    y.push_back(i % 3 == 0 ? word(1.0f) : word(0.0f));
-  batch.uniforms = {x, y};
+  const Batch batch = regression_batch(3, n, d, 31);
   check_against_interp(*loaded, batch, RunOptions{}, VulkanOptions{});
 }
 

@@ -358,6 +358,39 @@ TEST_CASE("vm threads: a product split across the threads gives the interpreter'
   }
 }
 
+// Elementwise ops between products run in lane chunks across the threads; a lane whose index
+// is out of range stops its chunk's kernels there, and the chunk finishes on one thread.
+constexpr const char* kSegmentFaultProgram = R"(
+uniform X: float[150][130];
+
+fn main(i: int, s: float) -> float[150] {
+    let w = X[i % 150] * s;
+    let z = X @ w;
+    let A = X * s + 1.0;
+    let bad = z[(i * 7) % 160];
+    let v = A @ (w * bad);
+    return v - z * 0.5;
+}
+)";
+
+TEST_CASE("vm threads: a lane faulting between products spoils no other lane") {
+  const CompiledProgram loaded = compile_program(kSegmentFaultProgram, "vm_segment_fault.ab");
+  std::vector<uint32_t> x;
+  for (int r = 0; r < 150 * 130; ++r)
+    x.push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
+  Batch batch = make_batch(97, [](uint32_t lane) { return lane; });
+  batch.uniforms = {x};
+  const RunResult expected = check_vm_against_interp(loaded, batch, {1, 2, 3});
+  // (i * 7) % 160 >= 150 for i = 22, 45, 68, 91 and a few more: those lanes, and only those, fault.
+  size_t faulting = 0;
+  for (uint32_t i = 0; i < 97; ++i)
+    faulting += (i * 7) % 160 >= 150;
+  REQUIRE(faulting > 0);
+  CHECK(expected.errors.size() == faulting);
+  for (const LaneError& e : expected.errors)
+    CHECK((e.lane * 7) % 160 >= 150);
+}
+
 TEST_CASE("vm threads: results, statistics and trace do not depend on the thread count") {
   const CompiledProgram loaded = compile_program(kProgram, "vm_kernels.ab");
   const Batch batch = make_batch(2000);

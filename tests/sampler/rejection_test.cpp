@@ -30,6 +30,17 @@ std::shared_ptr<const sample::Model> compile(const char* source, const char* fil
   return *model;
 }
 
+// Options of a small run; the seed is the default one unless given.
+sample::Options sized(uint32_t chains, uint32_t warmup, uint32_t draws,
+                      decltype(sample::Options::seed) seed = sample::Options{}.seed) {
+  sample::Options o;
+  o.chains = chains;
+  o.warmup = warmup;
+  o.draws = draws;
+  o.seed = seed;
+  return o;
+}
+
 uint32_t divergences(const sample::Fit& fit) {
   uint32_t n = 0;
   for (uint8_t d : fit.stats.divergent)
@@ -39,11 +50,7 @@ uint32_t divergences(const sample::Fit& fit) {
 
 TEST_CASE("sampler rejection: a density that faults on part of its support samples it") {
   const auto model = compile(kHalfNormal, "half_normal.ab");
-  sample::Options o;
-  o.chains = 4;
-  o.warmup = 500;
-  o.draws = 1000;
-  o.seed = 7;
+  const sample::Options o = sized(4, 500, 1000, 7);
   auto fit = sample::run(*model, {}, o, sample::cpu_runner(CpuBackend::Vm));
   REQUIRE_MESSAGE(fit.ok(), fit.error());
   CHECK(fit->faults.empty());  // every chain faulted at its first step out of x >= 0 before
@@ -64,11 +71,7 @@ TEST_CASE("sampler rejection: a density that faults on part of its support sampl
 
 TEST_CASE("sampler rejection: interp and vm reject alike, bit for bit") {
   const auto model = compile(kHalfNormal, "half_normal.ab");
-  sample::Options o;
-  o.chains = 3;
-  o.warmup = 60;
-  o.draws = 40;
-  o.seed = 2;
+  const sample::Options o = sized(3, 60, 40, 2);
   auto vm = sample::run(*model, {}, o, sample::cpu_runner(CpuBackend::Vm));
   auto interp = sample::run(*model, {}, o, sample::cpu_runner(CpuBackend::Interpreter));
   REQUIRE_MESSAGE(vm.ok(), vm.error());
@@ -87,11 +90,7 @@ TEST_CASE("sampler rejection: a rejected initial point is retried") {
       "struct P { x: float }\n"
       "fn log_density(p: P) -> float { return exponential_lpdf(p.x - 1.5 | 1.0); }\n",
       "shifted.ab");
-  sample::Options o;
-  o.chains = 8;
-  o.warmup = 100;
-  o.draws = 100;
-  o.seed = 11;
+  const sample::Options o = sized(8, 100, 100, 11);
   auto fit = sample::run(*model, {}, o, sample::cpu_runner(CpuBackend::Vm));
   REQUIRE_MESSAGE(fit.ok(), fit.error());
   CHECK(fit->faults.empty());
@@ -108,10 +107,7 @@ TEST_CASE("sampler rejection: a chain with no point in the support names the dom
       "    return normal_lpdf(p.x | 0.0, p.x - 10.0);\n"
       "}\n",
       "nowhere.ab");
-  sample::Options o;
-  o.chains = 2;
-  o.warmup = 10;
-  o.draws = 10;
+  const sample::Options o = sized(2, 10, 10);
   auto fit = sample::run(*model, {}, o, sample::cpu_runner(CpuBackend::Vm));
   REQUIRE_MESSAGE(fit.ok(), fit.error());
   REQUIRE(fit->refused.size() == 2);
@@ -135,10 +131,7 @@ TEST_CASE("sampler rejection: a fault that is not a domain error still ends the 
       "    return -0.5 * dot(q, q) + q[i] * 0.0;\n"
       "}\n",
       "index.ab");
-  sample::Options o;
-  o.chains = 2;
-  o.warmup = 100;
-  o.draws = 100;
+  const sample::Options o = sized(2, 100, 100);
   auto fit = sample::run(*model, {}, o, sample::cpu_runner(CpuBackend::Vm));
   REQUIRE_MESSAGE(fit.ok(), fit.error());
   REQUIRE_FALSE(fit->faults.empty());
