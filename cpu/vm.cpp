@@ -623,7 +623,7 @@ class VmRun::State {
       if (parallel && terms > 0)
         run_ops(block_index, 0, running_, true);
       else if (parallel)
-        run_segment_in_parallel(block_index, 0, SIZE_MAX, running_);
+        run_ops_in_parallel(block_index);
       else
         run_ops(block_index, 0, running_);
       choice.took(
@@ -634,31 +634,17 @@ class VmRun::State {
       run_ops(block_index, 0, running_);
   }
 
-  // The block's ops [first_op, last_op) (to the end by default) for `lanes`, dropping lanes
-  // that fault. With `split_products`, a product runs across the pool (run_product_in_parts)
-  // and so does each big run of elementwise ops between products, its lanes in chunks
-  // (run_segment_in_parallel): the products are a quarter of the regression's gradient, its
-  // elementwise passes over 10,000-row temporaries the rest (issue 42).
+  // The block's ops from `first_op` on for `lanes`, dropping lanes that fault; with
+  // `split_products`, each product across the pool (run_product_in_parts).
   void run_ops(int32_t block_index, size_t first_op, std::vector<uint32_t>& lanes,
-               bool split_products = false, size_t last_op = SIZE_MAX) {
+               bool split_products = false) {
     const LoweredBlock& block = program_.blocks[block_index];
     const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
-    last_op = std::min(last_op, ops.size());
     LaneSet set = lane_set(lanes.data(), lanes.size(), mask_);
-    for (size_t i = first_op; i < last_op && !lanes.empty(); ++i) {
+    for (size_t i = first_op; i < ops.size() && !lanes.empty(); ++i) {
       const Op& op = *ops[i].op;
       const size_t before = lanes.size();
-      if (split_products) {
-        const size_t end = elementwise_run_end(ops, i, last_op);
-        if (end > i && run_words(ops, i, end) * lanes.size() >= kParallelWords &&
-            lanes.size() >= 2 * threads_) {
-          run_segment_in_parallel(block_index, i, end, lanes);
-          set = lane_set(lanes.data(), lanes.size(), mask_);
-          i = end - 1;
-          continue;
-        }
-      }
       if (is_stack_op(op))
         stack_op(op, block, lanes, set);
       else if (split_products && run_product_in_parts(ops[i], frames, set))
@@ -667,21 +653,6 @@ class VmRun::State {
         exec_lanes(ops[i], block, lanes);
       if (lanes.size() != before) set = lane_set(lanes.data(), lanes.size(), mask_);
     }
-  }
-
-  // The end of the run of ops from `first` (before `last`) that have kernels and are neither
-  // stack ops nor products; `first` when ops[first] is none of these.
-  static size_t elementwise_run_end(const std::vector<BatchOp>& ops, size_t first, size_t last) {
-    size_t end = first;
-    while (end < last && ops[end].run && !is_stack_op(*ops[end].op) && product_terms(ops[end]) == 0)
-      ++end;
-    return end;
-  }
-  static size_t run_words(const std::vector<BatchOp>& ops, size_t first, size_t last) {
-    size_t words = 0;
-    for (size_t i = first; i < last; ++i)
-      words += ops[i].words;
-    return words;
   }
 
   // exec_op for each lane: the op's variables gathered into a small frame of their own
@@ -719,44 +690,40 @@ class VmRun::State {
     lanes.resize(kept);
   }
 
-  // The block's ops [first_op, last_op) for `lanes`, the lanes in chunks, each chunk on
-  // whichever thread claims it, running the ops that have kernels. A kernel that declines (an
-  // index out of range) or an op without one (a push, say) stops its chunk there, having
-  // written nothing; the chunk finishes on this thread afterwards. `lanes` keeps its order,
-  // less the lanes that faulted.
-  void run_segment_in_parallel(int32_t block_index, size_t first_op, size_t last_op,
-                               std::vector<uint32_t>& lanes) {
+  // The block's lanes in one chunk per thread, each running the ops that have kernels. A
+  // kernel that declines (an index out of range) or an op without one (a push, say) stops its
+  // chunk there, having written nothing; the chunk finishes on this thread afterwards.
+  void run_ops_in_parallel(int32_t block_index) {
     // Four chunks per thread (LanePool::run: a descheduled worker then holds back a quarter of
     // its share, not all of it), each whole cache lines of lanes (16 lanes of a word), so no
     // two threads write one.
     const unsigned threads = pool_->threads() * 4;
-    const size_t per_chunk = (lanes.size() + threads * 16 - 1) / (threads * 16) * 16;
+    const size_t per_chunk = (running_.size() + threads * 16 - 1) / (threads * 16) * 16;
     chunks_.resize(threads);
     chunk_masks_.resize(threads);
-    chunk_stop_.assign(threads, first_op);
+    chunk_stop_.assign(threads, 0);
     for (unsigned t = 0; t < threads; ++t) {
-      const size_t first = std::min(lanes.size(), t * per_chunk);
-      const size_t last = std::min(lanes.size(), first + per_chunk);
-      chunks_[t].assign(lanes.begin() + first, lanes.begin() + last);
+      const size_t first = std::min(running_.size(), t * per_chunk);
+      const size_t last = std::min(running_.size(), first + per_chunk);
+      chunks_[t].assign(running_.begin() + first, running_.begin() + last);
     }
     const BatchFrames frames{regs_.data(), lanes_};
     const std::vector<BatchOp>& ops = batch_ops_[block_index];
-    last_op = std::min(last_op, ops.size());
     pool_->run(
         [&](unsigned t) {
-          const std::vector<uint32_t>& chunk = chunks_[t];
-          const LaneSet set = lane_set(chunk.data(), chunk.size(), chunk_masks_[t]);
-          size_t i = first_op;
-          while (i < last_op && !chunk.empty() && ops[i].run &&
+          const std::vector<uint32_t>& lanes = chunks_[t];
+          const LaneSet set = lane_set(lanes.data(), lanes.size(), chunk_masks_[t]);
+          size_t i = 0;
+          while (i < ops.size() && !lanes.empty() && ops[i].run &&
                  ops[i].run(ops[i], frames, set, batch_.uniforms))
             ++i;
           chunk_stop_[t] = i;
         },
         threads);
-    lanes.clear();
+    running_.clear();
     for (unsigned t = 0; t < threads; ++t) {
-      run_ops(block_index, chunk_stop_[t], chunks_[t], false, last_op);
-      lanes.insert(lanes.end(), chunks_[t].begin(), chunks_[t].end());
+      run_ops(block_index, chunk_stop_[t], chunks_[t]);
+      running_.insert(running_.end(), chunks_[t].begin(), chunks_[t].end());
     }
   }
 

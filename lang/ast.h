@@ -56,6 +56,9 @@ struct TypeExpr {
   // float<lower=A, upper=B>: constant expressions, on struct fields only (FloatBounds).
   ExprPtr lower, upper;
   SourceLoc bounds_loc;  // the '<'
+  // A bound that uses earlier fields or data (lang/dependent_bounds.cpp): the function computing
+  // it from the struct, which took the expression over (lower/upper are then null).
+  std::string lower_fn, upper_fn;
 };
 
 struct Stmt;
@@ -147,6 +150,7 @@ struct FnDecl {
   std::optional<TypeExpr> result;
   Block body;
   bool library = false;  // from the draws' library (lang/rng_library.cpp), not the user's source
+  std::string bound_of;  // a dependent bound's function: "the upper bound of 'beta1'"
 };
 
 struct Module {

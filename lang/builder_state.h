@@ -102,7 +102,7 @@ class FunctionBuilder {
   Value derivative(const ast::Expr& e);
   // Stan's densities and draws (distributions.cpp): nullopt if `e` calls none of them.
   std::optional<Value> distribution(const ast::Expr& e);
-  // cholesky_decompose, mdivide_left_tri_low, gp_exp_quad_cov, add_diag,
+  // cholesky_decompose, mdivide_left_tri_low, gp_exp_quad_cov, add_diag, log_determinant,
   // multi_normal_cholesky_lpdf (linear_algebra.cpp): nullopt if `e` calls none of them.
   std::optional<Value> linear_algebra(const ast::Expr& e);
   friend class BuiltinCall;  // builtins.cpp: one builtin's checks and ops

@@ -99,6 +99,7 @@ enum class Kind : uint8_t {
   Real,    // a float or a float array
   Int,     // an int or an int array
   Vector,  // one float[K], taken whole (categorical_logit's beta)
+  Rows,    // one float[K] or rows float[M][K], each row taken whole (dirichlet's theta, alpha)
 };
 
 struct Param {
@@ -549,7 +550,8 @@ const Distribution* find(const std::vector<Distribution>& table, const std::stri
 }  // namespace
 
 bool is_distribution_builtin(const std::string& name) {
-  return find(densities(), name) || find(draws(), name) || name == "categorical_logit_lpmf";
+  return find(densities(), name) || find(draws(), name) || name == "categorical_logit_lpmf" ||
+         name == "dirichlet_lpdf";
 }
 
 // ---- one call
@@ -600,7 +602,83 @@ class DistributionCall {
     return c.rejected(c.total(c.op(OpCode::Sub, {terms, lse})));
   }
 
+  // dirichlet_lpdf(theta | alpha), Stan's with its constant: per row, lgamma(sum(alpha)) -
+  // sum(lgamma(alpha)) + sum(multiply_log(alpha - 1, theta)) (the first two terms as
+  // log_multivariate_beta's chain of lbeta); theta and alpha a float[K] each or
+  // rows float[M][K] (a vector is every row's), the rows summed. theta must be a simplex: its
+  // elements in [0, 1], each row summing to 1 within K * 2^-20 (Stan's 1e-8 is float64's).
+  Value dirichlet() {
+    static const Distribution d{
+        "dirichlet_lpdf",
+        {{"theta", Kind::Rows, kUnit}, {"alpha", Kind::Rows, kPositiveFinite}},
+        nullptr};
+    c.gather_checks();
+    const std::optional<Args> args = arguments(d);
+    if (!args) return Value{};
+    Value theta = args->raw[0], alpha = args->raw[1];
+    const uint32_t k = row_length(theta);
+    const uint32_t rows = std::max(row_count(theta), row_count(alpha));
+    if (row_length(alpha) != k ||
+        (row_count(theta) > 1 && row_count(alpha) > 1 && row_count(theta) != row_count(alpha))) {
+      fb.error(e.loc, fmt::format("'dirichlet_lpdf' needs theta and alpha of one row length (and "
+                                  "as many rows where both have rows), found '{}' and '{}'",
+                                  fb.type_name(theta.type), fb.type_name(alpha.type)));
+      return Value{};
+    }
+    const Value off = c.op(OpCode::Abs, {c.op(OpCode::Sub, {row_sums(theta), c.constant(1.0f)})});
+    c.check(c.op(OpCode::Le, {off, c.constant(static_cast<float>(k) * 0x1p-20f)}, Types::kBool),
+            fmt::format("dirichlet_lpdf: theta must be a simplex (each row summing to 1 within "
+                        "{} * 2^-20)",
+                        k));
+    X lp = -log_multivariate_beta(alpha, k);
+    if (row_count(alpha) < rows) {  // one alpha for every row of theta
+      lp = lp * static_cast<float>(rows);
+      alpha = fb.matrix_op(OpCode::Outer, ones(rows), alpha, e.loc);
+    }
+    if (row_count(theta) < rows) theta = fb.matrix_op(OpCode::Outer, ones(rows), theta, e.loc);
+    const X kernel = multiply_log(X{&c, alpha} - 1.0f, X{&c, theta});
+    return c.rejected((lp + X{&c, c.total(kernel.v)}).v);
+  }
+
  private:
+  // sum(lgamma(alpha)) - lgamma(sum(alpha)) over every row of alpha (float[K] or float[M][K]),
+  // as the chain sum over j = 1 .. K - 1 of lbeta(alpha[0] + ... + alpha[j - 1], alpha[j])
+  // (Gamma's ratios telescope), so that lbeta's Stirling form cancels the large parts of the
+  // lgammas (directly, float32 loses 100+ ulp at alpha = 40). The prefix sums and the shifted
+  // alpha are products with constant 0/1 matrices (the shift is exact).
+  X log_multivariate_beta(const Value& alpha, uint32_t k) {
+    if (k == 1) return lift(X{&c, alpha}, 0.0f);
+    std::vector<uint32_t> prefix(size_t{k} * (k - 1), 0u), shift(size_t{k} * (k - 1), 0u);
+    for (uint32_t i = 0; i < k; ++i)
+      for (uint32_t j = 0; j + 1 < k; ++j) {
+        if (i <= j) prefix[size_t{i} * (k - 1) + j] = float_bits(1.0f);
+        if (i == j + 1) shift[size_t{i} * (k - 1) + j] = float_bits(1.0f);
+      }
+    const TypeId by = fb.types().array(fb.types().array(Types::kFloat, k - 1), k);
+    const Value sums = fb.matrix_op(OpCode::MatMul, alpha, c.constant(by, prefix), e.loc);
+    const Value next = fb.matrix_op(OpCode::MatMul, alpha, c.constant(by, shift), e.loc);
+    return X{&c, c.total(lbeta(X{&c, sums}, X{&c, next}).v)};
+  }
+
+  // A float[K]'s K or a float[M][K]'s; its M, 1 for a vector.
+  uint32_t row_length(const Value& v) {
+    const TypeId elem = fb.types()[v.type].elem;
+    return fb.types().is_array(elem) ? fb.types()[elem].count : fb.types()[v.type].count;
+  }
+  uint32_t row_count(const Value& v) {
+    return fb.types().is_array(fb.types()[v.type].elem) ? fb.types()[v.type].count : 1;
+  }
+  Value ones(uint32_t n) {
+    const TypeId t = fb.types().array(Types::kFloat, n);
+    return c.constant(t, std::vector<uint32_t>(n, float_bits(1.0f)));
+  }
+  // sum(v) of a vector, or each row's sum of a matrix (v @ ones).
+  Value row_sums(const Value& v) {
+    if (row_count(v) == 1 && !fb.types().is_array(fb.types()[v.type].elem))
+      return c.reduce(OpCode::Sum, v);
+    return fb.matrix_op(OpCode::MatMul, v, ones(row_length(v)), e.loc);
+  }
+
   std::optional<Args> arguments(const Distribution& d) {
     if (e.args.size() != d.params.size()) {
       fb.error(e.loc, fmt::format("'{}' takes {} argument{}, found {}", e.name, d.params.size(),
@@ -616,16 +694,22 @@ class DistributionCall {
       if (!v.ok()) return std::nullopt;
       const bool is_array = fb.types().is_array(v.type);
       const bool vector = is_array && !fb.types().is_array(fb.types()[v.type].elem);
-      const bool fits = fb.types().leaf(v.type) == want && (p.kind != Kind::Vector || vector);
+      const bool rows = is_array && !vector && fb.types().is_array(fb.types()[v.type].elem) &&
+                        !fb.types().is_array(fb.types()[fb.types()[v.type].elem].elem);
+      const bool fits = fb.types().leaf(v.type) == want && (p.kind == Kind::Vector ? vector
+                                                            : p.kind == Kind::Rows ? vector || rows
+                                                                                   : true);
       if (!fits) {
         const char* what = p.kind == Kind::Int      ? "an 'int' or an int array"
                            : p.kind == Kind::Vector ? "a float vector 'float[K]'"
-                                                    : "a 'float' or a float array";
+                           : p.kind == Kind::Rows
+                               ? "a float vector 'float[K]' or rows 'float[M][K]'"
+                               : "a 'float' or a float array";
         fb.error(e.args[i]->loc, fmt::format("argument {} of '{}' ({}) must be {}, found '{}'",
                                              i + 1, e.name, p.name, what, fb.type_name(v.type)));
         return std::nullopt;
       }
-      if (is_array && p.kind != Kind::Vector) {
+      if (is_array && (p.kind == Kind::Real || p.kind == Kind::Int)) {
         const TypeId as_float = fb.with_leaf(v.type, Types::kFloat);
         if (shape != kPoison && shape != as_float) {
           fb.error(e.args[i]->loc,
@@ -656,6 +740,7 @@ class DistributionCall {
 std::optional<Value> FunctionBuilder::distribution(const ast::Expr& e) {
   DistributionCall call{*this, e};
   if (e.name == "categorical_logit_lpmf") return call.categorical_logit();
+  if (e.name == "dirichlet_lpdf") return call.dirichlet();
   if (const Distribution* d = find(densities(), e.name)) return call.density(*d);
   if (const Distribution* d = find(draws(), e.name)) return call.draw(*d);
   return std::nullopt;

@@ -1,11 +1,12 @@
-// compile_source: lex, parse, declare the top level, build every function, inline small calls
-// (inline_calls), turn reduction loops
-// into array code (vectorize_loops), derive the gradients asked for, then join blocks
-// (rotate_loops, merge_blocks).
+// compile_source: lex, parse, make dependent bounds functions, declare the top level, build every
+// function, inline calls where that pays (inline_calls), turn reduction loops into array code
+// (vectorize_loops), derive the gradients asked for, then join blocks (rotate_loops,
+// merge_blocks).
 #include "lang/frontend.h"
 
 #include <exception>
 
+#include "lang/dependent_bounds.h"
 #include "lang/distributions.h"
 #include "lang/function_builder.h"
 #include "lang/globals.h"
@@ -27,6 +28,8 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     const std::vector<frontend::Token> tokens = frontend::lex(source, diags);
     frontend::ast::Module module = frontend::parse(tokens, diags);
     // Type errors in a half-parsed file would mostly be echoes of the syntax errors.
+    if (failed()) return std::nullopt;
+    frontend::add_bound_functions(module, diags);  // before the library scans the calls
     if (failed()) return std::nullopt;
     frontend::add_library_functions(module);  // the loops of the random draws it calls
 

@@ -587,8 +587,11 @@ void FunctionBuilder::return_statement(const ast::Stmt& s) {
     } else {
       const Value v = expr(*s.expr, sig_.result);
       if (v.ok() && sig_.result != kPoison && v.type != sig_.result)
-        error(s.expr->loc, fmt::format("function '{}' returns '{}', found '{}'", fn_.name,
-                                       type_name(sig_.result), type_name(v.type)));
+        error(s.expr->loc, decl_.bound_of.empty()
+                               ? fmt::format("function '{}' returns '{}', found '{}'", fn_.name,
+                                             type_name(sig_.result), type_name(v.type))
+                               : fmt::format("{} must be a float, found '{}'", decl_.bound_of,
+                                             type_name(v.type)));
       else if (v.ok())
         store(v, fn_.result, s.loc);
     }

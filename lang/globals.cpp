@@ -26,7 +26,7 @@ std::optional<VectorConstraint> vector_constraint(const std::string& type_name) 
 constexpr const char* kBuiltins[] = {
     "dot", "sum", "len", "bool", "emit", "grad", "value_and_grad", "mean", "transpose",
     "cholesky_decompose", "mdivide_left_tri_low", "gp_exp_quad_cov", "cov_exp_quad", "add_diag",
-    "multi_normal_cholesky_lpdf", "lkj_corr_cholesky_lpdf",
+    "log_determinant", "log_determinant_spd", "multi_normal_cholesky_lpdf", "lkj_corr_cholesky_lpdf",
 };
 // clang-format on
 
@@ -322,7 +322,7 @@ std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, Type
       return std::nullopt;
     }
   }
-  if (!type.lower && !type.upper) return out;
+  if (!type.lower && !type.upper && type.lower_fn.empty() && type.upper_fn.empty()) return out;
   TypeId leaf = resolved;
   while (program_.types[leaf].kind == Type::Kind::Array)
     leaf = program_.types[leaf].elem;
@@ -353,6 +353,8 @@ std::optional<FloatBounds> Globals::field_bounds(const ast::TypeExpr& type, Type
     }
     return x;
   };
+  out.lower_fn = type.lower_fn;  // dependent bounds: the functions computing them
+  out.upper_fn = type.upper_fn;
   if (type.lower && !(out.lower = bound(type.lower))) return std::nullopt;
   if (type.upper && !(out.upper = bound(type.upper))) return std::nullopt;
   if (out.lower && out.upper && !(*out.lower < *out.upper)) {
@@ -374,7 +376,7 @@ Status Globals::check_vector_type(const ast::TypeExpr& type, bool allow_bounds) 
                     type.name)};
   if (type.dims.empty())
     return Error{fmt::format("'{}' needs a length: {}[K]", type.name, type.name)};
-  if (type.lower || type.upper)
+  if (type.lower || type.upper || !type.lower_fn.empty() || !type.upper_fn.empty())
     return Error{fmt::format("'{}' takes no bounds: the type is its own constraint", type.name)};
   if (type.name == "cholesky_factor_corr" && type.dims.size() != 1)
     return Error{

@@ -1,7 +1,8 @@
 // The linear algebra builtins of the function builder, composed at their call: Stan's
 // cholesky_decompose and mdivide_left_tri_low are the op table's Cholesky and TriSolve
-// (ir/linear_algebra.h) with their argument checks; gp_exp_quad_cov (cov_exp_quad), add_diag and
-// multi_normal_cholesky_lpdf are made of other ops (outer, elementwise arithmetic, dot, sum), so
+// (ir/linear_algebra.h) with their argument checks; gp_exp_quad_cov (cov_exp_quad), add_diag,
+// log_determinant (of a triangular factor), log_determinant_spd and multi_normal_cholesky_lpdf
+// are made of other ops (outer, elementwise arithmetic, dot, sum), so
 // every backend and `grad` get them with the bits of the ops they are made of. docs/language.md,
 // "Linear algebra", is the user's page.
 #include <fmt/format.h>
@@ -24,6 +25,8 @@ class LinearAlgebraCall {
     if (n == "mdivide_left_tri_low") return tri_solve();
     if (n == "gp_exp_quad_cov" || n == "cov_exp_quad") return exp_quad_cov();
     if (n == "add_diag") return add_diag();
+    if (n == "log_determinant") return log_determinant();
+    if (n == "log_determinant_spd") return log_determinant_spd();
     if (n == "multi_normal_cholesky_lpdf") return multi_normal_cholesky();
     if (n == "lkj_corr_cholesky_lpdf") return lkj_corr_cholesky();
     return std::nullopt;
@@ -40,8 +43,9 @@ class LinearAlgebraCall {
     const Value l = fb.matrix_op(OpCode::Cholesky, (*args)[0], Value{}, e.loc);
     if (!l.ok()) return l;
     c.check(positive_finite(diagonal(l)),
-            "cholesky_decompose: A must be symmetric positive definite (its factor's diagonal "
-            "positive and finite)");
+            e.name +
+                ": A must be symmetric positive definite (its factor's diagonal positive and "
+                "finite)");
     return l;
   }
 
@@ -90,6 +94,37 @@ class LinearAlgebraCall {
                              ? fb.matrix_op(OpCode::Outer, d, filled(d.type, 1.0f), e.loc)
                              : d;
     return c.op(OpCode::Add, {a, c.op(OpCode::Mul, {eye, spread})});
+  }
+
+  // log_determinant(L): log |det L| = sum(log(|diag(L)|)) for a lower-triangular L, what Stan's
+  // models take it of (a Cholesky factor). Anything above the diagonal that is not 0 faults the
+  // lane: a general matrix's determinant needs an LU factorisation, which is not there.
+  Value log_determinant() {
+    const auto args = arguments({{"A", Shape::Matrix}});
+    if (!args) return Value{};
+    const Value& a = (*args)[0];
+    const uint32_t n = fb.types()[a.type].count;
+    if (n > 1) {
+      std::vector<uint32_t> on_or_below(size_t{n} * n, 0u);
+      for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = 0; j <= i; ++j)
+          on_or_below[size_t{i} * n + j] = 1u;
+      const Value lower = c.constant(fb.with_leaf(a.type, Types::kBool), std::move(on_or_below));
+      c.check(c.op(OpCode::Or, {lower, c.op(OpCode::Eq, {a, c.constant(0.0f)}, Types::kBool)},
+                   Types::kBool),
+              "log_determinant: A must be lower triangular (a Cholesky factor; a general "
+              "matrix's determinant is not there yet)");
+    }
+    return c.reduce(OpCode::Sum, c.op(OpCode::Log, {c.op(OpCode::Abs, {diagonal(a)})}));
+  }
+
+  // log_determinant_spd(A): log det A of a symmetric positive definite A, twice the log
+  // determinant of its Cholesky factor (cholesky_decompose's checks and faults).
+  Value log_determinant_spd() {
+    const Value l = cholesky();
+    if (!l.ok()) return l;
+    const Value half = c.reduce(OpCode::Sum, c.op(OpCode::Log, {diagonal(l)}));
+    return c.op(OpCode::Mul, {c.constant(2.0f), half});
   }
 
   // multi_normal_cholesky_lpdf(y | mu, L): y and mu a float[N] each, or rows float[M][N] (the

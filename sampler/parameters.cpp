@@ -81,16 +81,25 @@ struct Maps {
 
   std::string constrain, jacobian;
 
-  // Coordinate x[xi] from u[ui] through its bounds; a free one only when `copy_free`.
+  // Whether a bound depends on other parameters (`upper=1 - alpha1`): nuts_log_jacobian then
+  // needs the constrained point x as well.
+  bool jacobian_reads_x = false;
+
+  // Coordinate x[xi] from u[ui] through its bounds; a free one only when `copy_free`. A
+  // dependent bound is its function of the struct packed from x, whose earlier fields the
+  // statements before this one have constrained already (declaration order, as Stan's).
   void bounded(const FloatBounds& b, uint32_t xi, uint32_t ui, bool copy_free) {
-    if (b.lower && b.upper) {
-      const std::string L = float_literal(*b.lower), U = float_literal(*b.upper);
-      const float width = *b.upper - *b.lower;
-      if (std::isfinite(width)) {
+    const auto source = [](const std::optional<float>& value, const std::string& fn) {
+      return fn.empty() ? float_literal(*value) : fmt::format("{}(nuts_params(x))", fn);
+    };
+    if (b.has_lower() && b.has_upper()) {
+      const std::string L = source(b.lower, b.lower_fn), U = source(b.upper, b.upper_fn);
+      if (b.dependent() || std::isfinite(*b.upper - *b.lower)) {
         constrain +=
             fmt::format("    x[{}] = {} + ({} - {}) * inv_logit(u[{}]);\n", xi, L, U, L, ui);
         jacobian += fmt::format(
             "    j += log({1} - {0}) - log1p_exp(-u[{2}]) - log1p_exp(u[{2}]);\n", L, U, ui);
+        jacobian_reads_x |= b.dependent();
       } else {
         // U - L overflows float (bounds like +-2e38): the point as a weighted mean of the
         // bounds, and ln(U - L) folded here in double.
@@ -100,11 +109,13 @@ struct Maps {
         jacobian += fmt::format("    j += {1} - log1p_exp(-u[{0}]) - log1p_exp(u[{0}]);\n", ui,
                                 float_literal(static_cast<float>(log_width)));
       }
-    } else if (b.lower) {
-      constrain += fmt::format("    x[{}] = {} + exp(u[{}]);\n", xi, float_literal(*b.lower), ui);
+    } else if (b.has_lower()) {
+      constrain +=
+          fmt::format("    x[{}] = {} + exp(u[{}]);\n", xi, source(b.lower, b.lower_fn), ui);
       jacobian += fmt::format("    j += u[{}];\n", ui);
-    } else if (b.upper) {
-      constrain += fmt::format("    x[{}] = {} - exp(u[{}]);\n", xi, float_literal(*b.upper), ui);
+    } else if (b.has_upper()) {
+      constrain +=
+          fmt::format("    x[{}] = {} - exp(u[{}]);\n", xi, source(b.upper, b.upper_fn), ui);
       jacobian += fmt::format("    j += u[{}];\n", ui);
     } else if (copy_free) {
       constrain += fmt::format("    x[{}] = u[{}];\n", xi, ui);
@@ -170,8 +181,9 @@ std::string struct_glue(const ParameterLayout& layout) {
   std::string out = "fn nuts_constrain(u: float[nuts_D]) -> float[nuts_P] {\n";
   out += reshaped ? "    var x = [0.0; nuts_P];\n" : "    var x = u;\n";
   out += stick + maps.constrain + "    return x;\n}\n";
-  out += "fn nuts_log_jacobian(u: float[nuts_D]) -> float {\n    var j = 0.0;\n" + stick +
-         maps.jacobian + "    return j;\n}\n";
+  out += std::string("fn nuts_log_jacobian(u: float[nuts_D]) -> float {\n    var j = 0.0;\n") +
+         (maps.jacobian_reads_x ? "    let x = nuts_constrain(u);\n" : "") + stick + maps.jacobian +
+         "    return j;\n}\n";
   // The struct of parameters from the constrained coordinates.
   out += fmt::format("fn nuts_params(x: float[nuts_P]) -> {} {{\n    return {} {{ ",
                      layout.params.struct_name, layout.params.struct_name);
@@ -225,6 +237,18 @@ bool is_quantity_tree(const ValueType& t) {
 
 uint32_t ConstrainedVector::side() const {
   return static_cast<uint32_t>(std::lround(std::sqrt(static_cast<double>(length))));
+}
+
+std::vector<uint8_t> structural_constants(const ParameterLayout& layout) {
+  std::vector<uint8_t> fixed(layout.dimension(), 0);
+  for (const ConstrainedVector& v : layout.vectors) {
+    if (v.kind != VectorConstraint::CholeskyFactorCorr) continue;
+    const uint32_t k = v.side();
+    for (uint32_t i = 0; i < k; ++i)
+      for (uint32_t j = 0; j < k; ++j)
+        if (j > i || (i == 0 && j == 0)) fixed[v.first + i * k + j] = 1;
+  }
+  return fixed;
 }
 
 uint32_t ConstrainedVector::free_length() const {
@@ -341,6 +365,7 @@ std::string sampler_glue(const ParameterLayout& layout, bool hand_gradient) {
 }
 
 double constrain(const FloatBounds& b, double u) {
+  if (b.dependent()) return std::nan("");  // the model's function: the caller evaluates it
   if (b.lower && b.upper) return *b.lower + (*b.upper - *b.lower) / (1 + std::exp(-u));
   if (b.lower) return *b.lower + std::exp(u);
   if (b.upper) return *b.upper - std::exp(u);
@@ -466,6 +491,11 @@ Expected<std::vector<double>> unconstrain_vector(const ParameterLayout& layout,
 
 Expected<double> unconstrain_coordinate(const ParameterLayout& layout, uint32_t i, double x) {
   const FloatBounds& b = layout.bounds[i];
+  if (b.dependent())
+    return Error{
+        fmt::format("{}: --init cannot yet place a parameter whose bound depends on "
+                    "other parameters; leave --init out to start at random points",
+                    layout.names[i])};
   const bool inside = std::isfinite(x) && (!b.lower || x > *b.lower) && (!b.upper || x < *b.upper);
   if (!inside)
     return Error{fmt::format("{} = {} is not {}", layout.names[i], x,

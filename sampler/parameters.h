@@ -9,8 +9,9 @@
 // coordinates are its float fields in declaration order (arrays element by element,
 // `theta[0]` …). Constrained coordinates are sampled unconstrained as Stan does (the Stan
 // reference manual, "Constraint transforms"): x = L + exp(u) for a lower bound, x = U - exp(u)
-// for an upper one, x = L + (U - L) inv_logit(u) for both; an ordered vector x[0] = u[0],
-// x[k] = x[k-1] + exp(u[k]) (positive_ordered: x[0] = exp(u[0])); a simplex of K from K - 1
+// for an upper one, x = L + (U - L) inv_logit(u) for both (a bound may depend on earlier
+// fields, `upper=1 - alpha1`: the transform runs in declaration order); an ordered vector x[0] =
+// u[0], x[k] = x[k-1] + exp(u[k]) (positive_ordered: x[0] = exp(u[0])); a simplex of K from K - 1
 // coordinates by stick-breaking, z[k] = inv_logit(u[k] - log(K - 1 - k)), x[k] = z[k] times what
 // is left of the stick, x[K-1] the rest; a cholesky_factor_corr[K] from K (K - 1) / 2 canonical
 // partial correlations z = tanh(u), row by row (Stan's): L[0][0] = 1, L[i][j] = z times the
@@ -59,6 +60,10 @@ struct ParameterLayout {
 
 ParameterLayout flat_layout(uint32_t dimension);
 
+// Per constrained coordinate, 1 where its type alone fixes its value (a cholesky_factor_corr's
+// L[0][0] = 1 and the zeros above its diagonal).
+std::vector<uint8_t> structural_constants(const ParameterLayout& layout);
+
 // The layout of a struct of parameters: every field a float or an array of floats (any shape).
 // The error names the first field that is neither.
 Expected<ParameterLayout> struct_layout(const ValueType& params);
@@ -80,7 +85,8 @@ std::string sampler_glue(const ParameterLayout& layout, bool hand_gradient);
 Expected<std::vector<float>> unconstrain(const ParameterLayout& layout,
                                          const std::vector<float>& constrained);
 
-// The maps nuts_constrain and nuts_log_jacobian apply, in double precision (tests compare them).
+// The maps nuts_constrain and nuts_log_jacobian apply, in double precision (tests compare them);
+// NaN for a coordinate whose bound depends on other parameters (the model computes that bound).
 double constrain(const FloatBounds& b, double u);
 std::vector<double> constrain(const ParameterLayout& layout, const std::vector<double>& u);
 

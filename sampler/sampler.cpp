@@ -371,6 +371,10 @@ Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrain
   return sample::unconstrain(*layout_, std::vector<float>(constrained.begin(), constrained.end()));
 }
 
+std::vector<uint8_t> Model::structural_constants() const {
+  return sample::structural_constants(*layout_);
+}
+
 Expected<uint32_t> Model::gradient_stack_depth(const std::vector<std::vector<uint32_t>>& data,
                                                std::span<const float> points, uint32_t threads,
                                                uint64_t max_steps) const {
@@ -755,8 +759,8 @@ std::vector<uint8_t> exclude_chains(const Model& model, const Batch& batch, cons
 
 // The summary over the chains that were not excluded, over the draws all of them have (fewer
 // than `draws` only when the run was stopped), and Stan's checks of it.
-Status summarize_fit(const std::vector<uint8_t>& excluded, const DrawCollector& draws,
-                     DrawSink& sink, Fit& fit) {
+Status summarize_fit(const Model& model, const std::vector<uint8_t>& excluded,
+                     const DrawCollector& draws, DrawSink& sink, Fit& fit) {
   const Options& o = fit.options;
   fit.summary_draws = o.draws;
   for (uint32_t chain = 0; chain < o.chains; ++chain)
@@ -783,7 +787,12 @@ Status summarize_fit(const std::vector<uint8_t>& excluded, const DrawCollector& 
       checked.tree_depth.push_back(fit.stats.tree_depth[k]);
       checked.energy.push_back(fit.stats.energy[k]);
     }
-  fit.warnings = fit_warnings(checked, fit.summary);
+  // A coordinate its type fixes (a correlation factor's zeros) never changes by design.
+  const std::vector<uint8_t> fixed = model.structural_constants();
+  std::vector<NamedSummary> checked_columns;
+  for (size_t j = 0; j < fit.summary.size(); ++j)
+    if (j >= fixed.size() || !fixed[j]) checked_columns.push_back(fit.summary[j]);
+  fit.warnings = fit_warnings(checked, checked_columns);
   return Ok{};
 }
 
@@ -863,7 +872,7 @@ Expected<Fit> run_fit(const Model& model, std::vector<std::vector<uint32_t>> dat
     if (!sink->fill_missing(chain, fit.draws_per_chain.back())) return Error{sink->error()};
   }
   if (fit.received == 0) return fit;
-  if (auto s = summarize_fit(excluded, draws, *sink, fit); !s) return s.failure();
+  if (auto s = summarize_fit(model, excluded, draws, *sink, fit); !s) return s.failure();
   add_chain_totals(model, result, excluded, fit);
   return fit;
 }

@@ -7,6 +7,7 @@
 set(AB_SLOW_TEST_CASES
   "tape_test: sampler tapes: sums over rows need no tape and sample with the default options"
   "tape_test: sampler tapes: a recursion over rows gets the depth its gradient measured"
+  "tape_test: dependent bounds: GARCH as Stan writes it samples its reparameterisation's posterior"
   "banks_test: banks: a recursive program over several banks equals interp on every schedule"
   "banks_test: banks: the sampler's draws over several banks are interp's on two schedules"
   "banks_test: banks: a split program over several banks equals interp"

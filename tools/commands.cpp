@@ -12,6 +12,7 @@
 #include "tools/program_loader.h"
 #include "tools/report.h"
 #include "tools/run_setup.h"
+#include "tools/uniforms.h"
 
 namespace ab::cli {
 
@@ -23,8 +24,11 @@ int report_error(const Error& error) {
   return 1;
 }
 
-int check_command(const std::string& file, bool explain) {
-  auto module = load_program(file, "");
+int check_command(const std::string& file, bool explain,
+                  const std::vector<std::string>& data_files) {
+  auto sizes = data_constants(data_files);
+  if (!sizes) return report_error(sizes.failure());
+  auto module = load_program(file, "", *sizes);
   if (!module) return report_error(module.failure());
   const size_t functions = (*module)->functions().size();
   fmt::print("{}: ok ({} function{})\n", file, functions, functions == 1 ? "" : "s");

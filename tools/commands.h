@@ -15,8 +15,10 @@
 namespace ab::cli {
 
 // `explain`: also each loop of the source, vectorised or why not, then each call, inlined or
-// why not (--explain).
-int check_command(const std::string& file, bool explain = false);
+// why not (--explain). `data_files` (--data): the JSON data that give the program's
+// `const N: int = data;` their values.
+int check_command(const std::string& file, bool explain = false,
+                  const std::vector<std::string>& data_files = {});
 
 struct IrCommand {
   std::string file;

@@ -367,6 +367,7 @@ std::string footer(std::string_view exit_codes, std::string_view example) {
 struct Subcommands {
   std::string check_file;
   bool check_explain = false;
+  std::vector<std::string> check_data;
   ab::cli::IrCommand ir;
   bool devices_validation = false;
   ab::bench::BenchOptions bench;
@@ -387,6 +388,11 @@ void add_inspection_commands(CLI::App& app, Subcommands& c) {
       "--explain", c.check_explain,
       "also list each loop: vectorised (runs as array code) or why not; then each "
       "call: inlined (no step of its own) or why not");
+  c.check_app
+      ->add_option("--data", c.check_data,
+                   "FILE.json: gives each `const N: int = data;` its value, as for run and "
+                   "sample (a model's sizes read from the data), repeatable")
+      ->allow_extra_args(false);
   c.check_app->footer(
       footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "
              "2 bad usage.",
@@ -451,7 +457,8 @@ void add_running_commands(CLI::App& app, Subcommands& c) {
 
 // The parsed subcommand, run.
 int run_subcommand(Subcommands& c) {
-  if (c.check_app->parsed()) return ab::cli::check_command(c.check_file, c.check_explain);
+  if (c.check_app->parsed())
+    return ab::cli::check_command(c.check_file, c.check_explain, c.check_data);
   if (c.ir_app->parsed()) {
     c.ir.entry_given = c.ir_app->count("--entry") > 0;
     return ab::cli::ir_command(c.ir);

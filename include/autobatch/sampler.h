@@ -113,6 +113,11 @@ class Model {
   // The model's data: the module's uniforms.
   const std::vector<ValueInfo>& data() const { return module_->uniforms(); }
 
+  // Per constrained coordinate, 1 where its type fixes it in every draw (a
+  // cholesky_factor_corr's L[0][0] = 1 and the zeros above its diagonal): the fit's checks of
+  // draws that never change skip those.
+  std::vector<uint8_t> structural_constants() const;
+
   // Constrained coordinates (the model's space, parameter_count() of them) to the unconstrained
   // ones the chains move in; the error names the coordinate that lies outside its bounds (or on
   // one), or the vector that is not of its type (a simplex that does not sum to 1).

@@ -63,8 +63,14 @@ enum class VectorConstraint : uint8_t {
 // the unconstrained space (docs/nuts.md). Nothing checks them at run time.
 struct FloatBounds {
   std::optional<float> lower, upper;
+  // A bound that depends on earlier fields or data (`upper=1 - alpha1`): the function of the
+  // struct that computes it, in place of a constant (lang/dependent_bounds.h).
+  std::string lower_fn = {}, upper_fn = {};
   VectorConstraint vector = VectorConstraint::None;
-  bool any() const { return lower || upper || vector != VectorConstraint::None; }
+  bool has_lower() const { return lower || !lower_fn.empty(); }
+  bool has_upper() const { return upper || !upper_fn.empty(); }
+  bool dependent() const { return !lower_fn.empty() || !upper_fn.empty(); }
+  bool any() const { return has_lower() || has_upper() || vector != VectorConstraint::None; }
   bool operator==(const FloatBounds&) const = default;
 };
 

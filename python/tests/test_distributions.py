@@ -125,7 +125,7 @@ DENSITIES = {
 # The largest error each distribution may show, in ulps of max(|log density|, 1) (the table in
 # docs/language.md gives the measured values).
 BOUNDS = {
-    "beta_lpdf": 75, "binomial_logit_lpmf": 70, "binomial_lpmf": 70, "gamma_lpdf": 9,
+    "beta_lpdf": 75, "binomial_logit_lpmf": 70, "dirichlet_lpdf": 75, "binomial_lpmf": 70, "gamma_lpdf": 9,
     "inv_gamma_lpdf": 38, "lognormal_lpdf": 21, "neg_binomial_2_log_lpmf": 600,
     "neg_binomial_2_lpmf": 460, "weibull_lpdf": 13,
 }
@@ -186,6 +186,37 @@ def test_categorical_logit_matches_scipy():
     want = b[np.arange(400), n - 1] - special.logsumexp(b, axis=1)
     scale = np.spacing(np.maximum(np.abs(want), 1.0).astype(F32)).astype(np.float64)
     assert np.max(np.abs(ours - want) / scale) <= BOUNDS.get("categorical_logit_lpmf", 8.0)
+
+
+def dirichlet_error(k, lanes=600, seed=2):
+    """Max ulp error of dirichlet_lpdf(theta | alpha) on float[k], alpha in [0.1, 40] (log-uniform)
+    and theta a float32 simplex drawn from Dirichlet(alpha) (small alphas put elements near 0),
+    against scipy's float64 formula on the float32 arguments (scipy.stats.dirichlet itself asks
+    for a sum within 1e-9 of 1, which float32 elements do not meet)."""
+    rng = np.random.default_rng(seed)
+    alpha = np.exp(rng.uniform(np.log(0.1), np.log(40.0), (lanes, k))).astype(F32)
+    theta = np.array([rng.dirichlet(a) for a in alpha.astype(np.float64)])
+    theta = np.maximum(theta, 1e-30).astype(F32)  # float32's tail: no element rounded to 0
+    theta[:, -1] = F32(1) - theta[:, :-1].sum(axis=1, dtype=F32)  # within float32's rounding
+    keep = theta[:, -1] > 0
+    theta, alpha = theta[keep], alpha[keep]
+    module = autobatch.Module.compile(
+        "fn main(t: float[%d], a: float[%d]) -> float { return dirichlet_lpdf(t | a); }\n" % (k, k))
+    result = module.run(inputs={"t": theta, "a": alpha}, backend="vm", progress=False)
+    assert result.faults == []
+    ours = result.outputs["result"].astype(np.float64)
+    t, a = theta.astype(np.float64), alpha.astype(np.float64)
+    want = (special.gammaln(a.sum(axis=1)) - special.gammaln(a).sum(axis=1) +
+            special.xlogy(a - 1, t).sum(axis=1))
+    scale = np.spacing(np.maximum(np.abs(want), 1.0).astype(F32)).astype(np.float64)
+    errors = np.abs(ours - want) / scale
+    return float(errors.max()), len(want)
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_dirichlet_matches_scipy(k):
+    error, _ = dirichlet_error(k)
+    assert error <= BOUNDS["dirichlet_lpdf"], (k, error)
 
 
 # The draws: (call, scipy distribution, continuous?)
@@ -263,6 +294,8 @@ if __name__ == "__main__":
         error, where, lanes = measure(name)
         print("| `%s` | %d | %.2f | %s |" % (name, lanes, error,
                                              ", ".join("%.4g" % w for w in where)))
+    for k in (2, 3, 10):
+        print("dirichlet_lpdf, K = %d: max error %.2f ulp over %d" % ((k,) + dirichlet_error(k)))
     for call, dist, continuous in DRAWS:
         print("%-55s p = %.3g" % (call, p_value(call, dist, continuous)))
     sys.exit(0)

@@ -187,6 +187,23 @@ TEST_CASE("cli: check reports ok, compile errors, and unreadable files") {
   CHECK(run_missing.err == "error: cannot read 'nope.ab': No such file or directory\n");
 }
 
+TEST_CASE("cli: check --data compiles a model whose sizes are read from the data") {
+  Workspace ws;
+  ws.write("sized.ab",
+           "const N: int = data;\nuniform y: float[N];\n"
+           "fn main(a: float) -> float { return sum(y) * a; }\n");
+  ws.write("sized.json", R"({"N": 3, "y": [1, 2, 3]})");
+  const CliResult without = ws.run("check sized.ab");
+  CHECK(without.exit_code == 1);
+  CHECK(without.err.find("sized.ab:1:16: error: constant 'N' is read from the data") == 0);
+  const CliResult with = ws.run("check sized.ab --data sized.json");
+  CHECK(with.exit_code == 0);
+  CHECK(with.out == "sized.ab: ok (1 function)\n");
+  const CliResult missing = ws.run("check sized.ab --data none.json");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("none.json") != std::string::npos);
+}
+
 TEST_CASE("cli: no Vulkan device gives one clear line and exit 1; the CPU backends still run") {
   Workspace ws;
   ws.write("fib.ab", fib_source());

@@ -127,6 +127,45 @@ fn main(mu: float) -> float[4] {
   }
 }
 
+// Stan's dirichlet_lpdf: lgamma(sum(alpha)) - sum(lgamma(alpha)) + sum((alpha - 1) log theta)
+// per row; rows of theta with one alpha, or rows of both; a 0 element with alpha 1 adds 0.
+TEST_CASE("distributions: dirichlet_lpdf matches float64, row by row") {
+  auto dirichlet = [](const std::vector<double>& theta, const std::vector<double>& alpha) {
+    double lp = 0, total = 0;
+    for (size_t i = 0; i < theta.size(); ++i) {
+      total += alpha[i];
+      lp += (alpha[i] == 1 ? 0.0 : (alpha[i] - 1) * std::log(theta[i])) - std::lgamma(alpha[i]);
+    }
+    return lp + std::lgamma(total);
+  };
+  const RunResult r = run_both(R"(
+fn main(a: float) -> float[5] {
+    let t = [0.25, 0.125, 0.625];
+    let u = [0.5, 0.0, 0.5];
+    return [dirichlet_lpdf(t | [a, 2.0, 30.0]), dirichlet_lpdf([t, u] | [a, 1.0, 30.0]),
+            dirichlet_lpdf([t, u] | [[a, 2.0, 30.0], [0.5, 1.0, 3.0]]),
+            dirichlet_lpdf(t | [[a, 2.0, 30.0], [0.5, 1.0, 3.0]]), dirichlet_lpdf([1.0] | [a])];
+}
+)",
+                               float_batch({{1.5f, 0.2f, 45.0f}}));
+  REQUIRE_MESSAGE(r.errors.empty(), describe_error(r.errors.at(0)));
+  const std::vector<float> out = float_outputs(r);
+  const std::vector<double> t = {0.25, 0.125, 0.625}, u = {0.5, 0.0, 0.5};
+  for (const double a : {1.5, 0.2, 45.0}) {
+    CAPTURE(a);
+    const double af = static_cast<float>(a);
+    const std::vector<double> want = {dirichlet(t, {af, 2, 30}),
+                                      dirichlet(t, {af, 1, 30}) + dirichlet(u, {af, 1, 30}),
+                                      dirichlet(t, {af, 2, 30}) + dirichlet(u, {0.5, 1, 3}),
+                                      dirichlet(t, {af, 2, 30}) + dirichlet(t, {0.5, 1, 3}), 0.0};
+    const size_t lane = a == 1.5 ? 0 : a == 0.2 ? 1 : 2;
+    for (size_t i = 0; i < want.size(); ++i) {
+      CAPTURE(i);
+      CHECK(out[5 * lane + i] == doctest::Approx(want[i]).epsilon(4e-6).scale(1.0));
+    }
+  }
+}
+
 TEST_CASE(
     "distributions: an argument outside its domain faults the lane, naming both, or with "
     "rejection is NaN") {
@@ -148,6 +187,11 @@ TEST_CASE(
       {"categorical_logit_lpmf(int(x) | [1.0, 2.0])",
        "categorical_logit_lpmf: n must be in 1..K (K the length of beta)"},
       {"normal_lpdf([0.5, 1.0] | 0.0, [1.0, x])", "normal_lpdf: sigma must be > 0"},
+      {"dirichlet_lpdf([0.5, 0.5] | [1.0, x])", "dirichlet_lpdf: alpha must be finite and > 0"},
+      {"dirichlet_lpdf([[0.5, 0.5], [1.0 - x, x]] | [1.0, 2.0])",
+       "dirichlet_lpdf: theta must be in [0, 1]"},
+      {"dirichlet_lpdf([0.5, 0.25 + 0.25 * x] | [1.0, 2.0])",
+       "dirichlet_lpdf: theta must be a simplex (each row summing to 1 within 2 * 2^-20)"},
       {"normal_rng(0.0, x)", "normal_rng: sigma must be finite and > 0"},
       {"poisson_rng(x)", "poisson_rng: lambda must be finite and > 0"},
   };
@@ -190,6 +234,13 @@ TEST_CASE("distributions: bad calls are compile errors that say what is wrong") 
   CHECK(compile_errors("fn main(y: float) -> float { return poisson_lpmf(y | 1.0); }\n")
             .find("argument 1 of 'poisson_lpmf' (n) must be an 'int' or an int array, found "
                   "'float'") != std::string::npos);
+  CHECK(compile_errors("fn main(t: float[3]) -> float { return dirichlet_lpdf(t | [1.0, 2.0]); "
+                       "}\n")
+            .find("'dirichlet_lpdf' needs theta and alpha of one row length (and as many rows "
+                  "where both have rows), found 'float[3]' and 'float[2]'") != std::string::npos);
+  CHECK(compile_errors("fn main(t: float) -> float { return dirichlet_lpdf(t | [1.0, 2.0]); }\n")
+            .find("argument 1 of 'dirichlet_lpdf' (theta) must be a float vector 'float[K]' or "
+                  "rows 'float[M][K]', found 'float'") != std::string::npos);
   CHECK(compile_errors("fn main(y: float) -> float { return normal_lpdf(y | 1.0); }\n")
             .find("'normal_lpdf' takes 3 arguments, found 2") != std::string::npos);
   CHECK(compile_errors("fn normal_lpdf(y: float) -> float { return y; }\nfn main(y: float) -> "

@@ -199,6 +199,17 @@ const ErrorCase kErrorCases[] = {
      "parameters (docs/nuts.md)"},
     {"struct P { n: int$<lower=0> }\nfn main(p: P) -> int { return p.n; }",
      "bounds are for floats; 'int' is not a float"},
+    // dependent bounds: the fields declared before, a float (issue 45)
+    {"struct P { a: float<upper=$b>, b: float }\nfn main(p: P) -> float { return p.a; }",
+     "the bound of 'a' uses 'b', declared after it: a bound may use the fields declared before "
+     "it, which are constrained first"},
+    {"struct P { a: float<lower=0, upper=2.0 * $a> }\nfn main(p: P) -> float { return p.a; }",
+     "the bound of 'a' uses 'a', the field itself: a bound may use the fields declared before "
+     "it, which are constrained first"},
+    {"struct P { a: float, b: float<lower=$int(a)> }\nfn main(p: P) -> float { return p.a; }",
+     "the lower bound of 'b' must be a float, found 'int'"},
+    {"struct P { a: float, b: float<lower=a + $c> }\nfn main(p: P) -> float { return p.a; }",
+     "unknown variable 'c'"},
     // constrained vector types: struct fields only, with a length and no bounds
     {"fn main(x: $simplex[3]) -> float { return x[0]; }",
      "'simplex' is a constrained parameter type: it belongs on a field of the struct of "

@@ -186,6 +186,62 @@ fn main(alpha: float, rho: float, sigma: float) -> float[8] {
   CHECK(float_bits(out[7]) == float_bits(out[6]));
 }
 
+TEST_CASE("linear algebra: log_determinant of a Cholesky factor and log_determinant_spd") {
+  for (const int n : {1, 4, 11}) {
+    CAPTURE(n);
+    const std::string N = std::to_string(n);
+    const int lanes = 5;
+    const std::vector<float> a = spd_matrices(n, lanes, 31 + n);
+    const RunResult r = run_both("fn main(a: float[" + N + "][" + N +
+                                     "]) -> float[3] {\n"
+                                     "    let l = cholesky_decompose(a);\n"
+                                     "    return [log_determinant(l), log_determinant_spd(a), "
+                                     "log_determinant(-1.0 * l)];\n}\n",
+                                 float_batch({a}, lanes));
+    REQUIRE_MESSAGE(r.errors.empty(), describe_error(r.errors.at(0)));
+    const std::vector<float> out = float_outputs(r);
+    for (int lane = 0; lane < lanes; ++lane) {
+      CAPTURE(lane);
+      const Matrix l = cholesky_d(lane_matrix(a, n, lane), n);
+      const double want = log_determinant_d(l, n);  // log det A = 2 want
+      CHECK(out[3 * lane] == doctest::Approx(want).epsilon(1e-5).scale(1.0));
+      CHECK(out[3 * lane + 1] == doctest::Approx(2 * want).epsilon(1e-5).scale(1.0));
+      CHECK(float_bits(out[3 * lane + 2]) == float_bits(out[3 * lane]));  // |det|: signs drop
+    }
+  }
+  // Above the diagonal a non-zero faults the lane (a general matrix's determinant needs LU); a
+  // zero on the diagonal is log 0 = -inf, as Stan's.
+  const RunResult r = run_both(R"(
+fn main(u: float, d: float) -> float {
+    return log_determinant([[2.0, u, 0.0], [1.0, d, 0.0], [-3.0, 0.5, 0.25]]);
+}
+)",
+                               float_batch({{0.0f, -0.0f, 1e-30f, NAN}, {4.0f, 4.0f, 4.0f, 0.0f}}));
+  CHECK(bits_float(r.outputs[0]) == doctest::Approx(std::log(2.0)).epsilon(1e-6));  // 2 4 / 4
+  CHECK(bits_float(r.outputs[1]) == bits_float(r.outputs[0]));
+  REQUIRE(r.errors.size() == 2);
+  for (const LaneError& e : r.errors) {
+    CHECK(e.code == Fault::AssertFailed);
+    CHECK(e.line == 3);
+    CHECK(e.detail ==
+          "log_determinant: A must be lower triangular (a Cholesky factor; a general "
+          "matrix's determinant is not there yet)");
+  }
+  const RunResult singular =
+      run_both("fn main(d: float) -> float { return log_determinant([[1.0, 0.0], [5.0, d]]); }",
+               float_batch({{0.0f}}));
+  REQUIRE(singular.errors.empty());
+  CHECK(bits_float(singular.outputs[0]) == -INFINITY);
+  const RunResult not_spd =
+      run_both("fn main(d: float) -> float { return log_determinant_spd([[1.0, 0.0], [2.0, d]]); }",
+               float_batch({{5.0f, 3.0f}}));
+  CHECK(bits_float(not_spd.outputs[0]) == 0.0f);  // det [[1, 2], [2, 5]] = 1
+  REQUIRE(not_spd.errors.size() == 1);
+  CHECK(not_spd.errors[0].detail ==
+        "log_determinant_spd: A must be symmetric positive definite (its factor's diagonal "
+        "positive and finite)");
+}
+
 TEST_CASE("linear algebra: a matrix that is not positive definite faults its lane") {
   const char* source = R"(
 fn main(d: float) -> float {

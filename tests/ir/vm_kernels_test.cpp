@@ -358,8 +358,9 @@ TEST_CASE("vm threads: a product split across the threads gives the interpreter'
   }
 }
 
-// Elementwise ops between products run in lane chunks across the threads; a lane whose index
-// is out of range stops its chunk's kernels there, and the chunk finishes on one thread.
+// The elementwise block between the products (each product is a block of its own:
+// split_at_products) runs in lane chunks across the threads; a lane whose index is out of range
+// stops its chunk's kernels there, and the chunk finishes on one thread.
 constexpr const char* kSegmentFaultProgram = R"(
 uniform X: float[150][130];
 

@@ -1,10 +1,12 @@
 // Stan's constrained vector types (sampler/parameters.h): each transform's log-Jacobian, as the
 // sampler's glue computes it in float32, against log|det| of a numeric Jacobian of the
 // transform (central differences in double), the glue's constrained point against the double
-// transform, and --init's inverse map with its refusals.
+// transform, and --init's inverse map with its refusals; the same for bounds that depend on
+// earlier parameters (Stan's GARCH, `upper=1 - alpha1`).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -40,7 +42,8 @@ ParameterLayout model_layout(const std::string& model = kModel) {
 // Runs the glue's `entry` (nuts_constrain or nuts_log_jacobian) at each point, returns its words.
 std::vector<float> run_glue(const ParameterLayout& layout, const std::string& entry,
                             const std::vector<std::vector<double>>& points,
-                            const std::string& model = kModel) {
+                            const std::string& model = kModel,
+                            const ab::UniformData& uniforms = {}) {
   ab::CompileOptions options;
   options.file = "types.ab";
   options.entry = entry;
@@ -48,6 +51,7 @@ std::vector<float> run_glue(const ParameterLayout& layout, const std::string& en
   REQUIRE_MESSAGE(module.ok(), module.error());
   ab::Batch batch;
   batch.lanes = static_cast<uint32_t>(points.size());
+  batch.uniforms = uniforms;
   batch.inputs.emplace_back();
   for (const auto& u : points)
     for (double x : u)
@@ -59,6 +63,19 @@ std::vector<float> run_glue(const ParameterLayout& layout, const std::string& en
   for (uint32_t w : ran->outputs)
     out.push_back(std::bit_cast<float>(w));
   return out;
+}
+
+// `count` points of `dimension` coordinates uniform in [lo, hi), rounded to float32: exactly what
+// the glue reads.
+std::vector<std::vector<double>> random_points(uint32_t seed, double lo, double hi, size_t count,
+                                               size_t dimension) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> coordinate(lo, hi);
+  std::vector<std::vector<double>> points(count, std::vector<double>(dimension));
+  for (auto& u : points)
+    for (double& x : u)
+      x = static_cast<float>(coordinate(rng));
+  return points;
 }
 
 // log|det A| of a square matrix (row-major) by Gaussian elimination with partial pivoting.
@@ -84,7 +101,10 @@ double log_abs_det(std::vector<double> a, size_t n) {
 // (determined by the others, as Stan's density on a simplex is over its first K - 1) and a
 // correlation factor's diagonal and upper triangle (its density is over the elements below the
 // diagonal, as Stan's), by central differences of the double transform.
-double numeric_log_jacobian(const ParameterLayout& layout, const std::vector<double>& u) {
+// `map` replaces the layout's double transform (a dependent bound's, which the model computes).
+using Map = std::function<std::vector<double>(const std::vector<double>&)>;
+double numeric_log_jacobian(const ParameterLayout& layout, const std::vector<double>& u,
+                            const Map& map = {}) {
   std::vector<uint8_t> kept(layout.dimension(), 1);
   for (const ConstrainedVector& v : layout.vectors) {
     if (v.kind == ab::VectorConstraint::Simplex) kept[v.first + v.length - 1] = 0;
@@ -101,7 +121,8 @@ double numeric_log_jacobian(const ParameterLayout& layout, const std::vector<dou
     std::vector<double> up = u, down = u;
     up[j] += h;
     down[j] -= h;
-    const std::vector<double> a = constrain(layout, up), b = constrain(layout, down);
+    const std::vector<double> a = map ? map(up) : constrain(layout, up);
+    const std::vector<double> b = map ? map(down) : constrain(layout, down);
     std::vector<double> column;
     for (size_t i = 0; i < a.size(); ++i)
       if (kept[i]) column.push_back((a[i] - b[i]) / (2 * h));
@@ -133,12 +154,7 @@ TEST_CASE("constrained types: the layout counts each simplex one coordinate shor
 TEST_CASE("constrained types: each log-Jacobian matches log|det| of a numeric Jacobian") {
   const ParameterLayout layout = model_layout();
   const uint32_t D = layout.unconstrained_dimension();
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> coordinate(-2.0, 2.0);
-  std::vector<std::vector<double>> points(16, std::vector<double>(D));
-  for (auto& u : points)
-    for (double& x : u)
-      x = static_cast<float>(coordinate(rng));  // exactly what the glue reads
+  std::vector<std::vector<double>> points = random_points(7, -2.0, 2.0, 16, D);
   const std::vector<float> jacobians = run_glue(layout, "nuts_log_jacobian", points);
   const std::vector<float> constrained = run_glue(layout, "nuts_constrain", points);
   for (size_t p = 0; p < points.size(); ++p) {
@@ -191,12 +207,7 @@ TEST_CASE("constrained types: a cholesky_factor_corr's transform, log-Jacobian a
   CHECK(layout.vectors[0].first == 1);
   CHECK(layout.vectors[0].length == 16);
   CHECK(layout.names[1 + 2 * 4 + 1] == "c[2][1]");
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<double> coordinate(-3.0, 3.0);
-  std::vector<std::vector<double>> points(16, std::vector<double>(8));
-  for (auto& u : points)
-    for (double& x : u)
-      x = static_cast<float>(coordinate(rng));
+  std::vector<std::vector<double>> points = random_points(11, -3.0, 3.0, 16, 8);
   points[0] = {0.5, 12.0, -11.0, 0.3, 9.5, 0.0, -10.0, 1.0};  // tanh rounds to +-1 in float32
   const std::vector<float> jacobians =
       run_glue(layout, "nuts_log_jacobian", points, kCorrelationModel);
@@ -237,6 +248,66 @@ TEST_CASE("constrained types: a cholesky_factor_corr's transform, log-Jacobian a
                              "triangular, a positive diagonal, rows of length 1)") !=
         std::string::npos);
   CHECK(refused.error().rfind("c = [1, 0, 0, 0, ", 0) == 0);
+}
+
+// Bounds that depend on earlier fields, of each kind: both (b), lower (c), upper, on an array (d).
+const std::string kDependentModel =
+    "struct Params { a: float<lower=0, upper=1>, b: float<lower=0, upper=1 - a>, "
+    "c: float<lower=a>, d: float<upper=2.0 * a - b>[2] }\n"
+    "fn log_density(p: Params) -> float { return 0.0; }\n";
+
+// kDependentModel's transform in double, written from Stan's definitions.
+std::vector<double> dependent_map(const std::vector<double>& u) {
+  const auto inv_logit = [](double v) { return 1 / (1 + std::exp(-v)); };
+  const double a = inv_logit(u[0]), b = (1 - a) * inv_logit(u[1]);
+  return {a, b, a + std::exp(u[2]), 2 * a - b - std::exp(u[3]), 2 * a - b - std::exp(u[4])};
+}
+
+TEST_CASE("dependent bounds: the transform runs in declaration order, its log-Jacobian is exact") {
+  const ParameterLayout layout = model_layout(kDependentModel);
+  REQUIRE(layout.dimension() == 5);
+  CHECK(layout.bounds[1].upper_fn == "nuts_bound_Params_b_upper");
+  CHECK(layout.bounds[1].lower == 0.0f);
+  CHECK(layout.bounds[3].upper_fn == layout.bounds[4].upper_fn);  // one bound for the array
+  std::vector<std::vector<double>> points = random_points(45, -2.5, 2.5, 16, 5);
+  const std::vector<float> jacobians =
+      run_glue(layout, "nuts_log_jacobian", points, kDependentModel);
+  const std::vector<float> constrained =
+      run_glue(layout, "nuts_constrain", points, kDependentModel);
+  for (size_t p = 0; p < points.size(); ++p) {
+    CAPTURE(p);
+    CHECK(jacobians[p] == doctest::Approx(numeric_log_jacobian(layout, points[p], dependent_map))
+                              .epsilon(1e-4)
+                              .scale(1.0));
+    const std::vector<double> x = dependent_map(points[p]);
+    for (size_t i = 0; i < x.size(); ++i)
+      CHECK(constrained[p * x.size() + i] == doctest::Approx(x[i]).epsilon(1e-5).scale(1e-6));
+    const float* c = &constrained[p * x.size()];
+    CHECK((0 < c[1] && c[1] < 1 - c[0] && c[2] > c[0] && c[3] < 2 * c[0] - c[1]));
+  }
+  // --init cannot invert a bound it cannot evaluate: a clear refusal, not a wrong point.
+  auto refused = unconstrain(layout, {0.5f, 0.25f, 1.0f, 0.0f, 0.0f});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().rfind("b: --init cannot yet place a parameter whose bound depends", 0) ==
+        0);
+}
+
+TEST_CASE("dependent bounds: a bound may read the data") {
+  const std::string model =
+      "uniform scale: float[2];\n"
+      "struct Params { a: float<lower=scale[0], upper=scale[0] + scale[1]> }\n"
+      "fn log_density(p: Params) -> float { return 0.0; }\n";
+  const ParameterLayout layout = model_layout(model);
+  CHECK(layout.bounds[0].lower_fn == "nuts_bound_Params_a_lower");
+  const ab::UniformData data = {{std::bit_cast<uint32_t>(2.0f), std::bit_cast<uint32_t>(4.0f)}};
+  const std::vector<std::vector<double>> points = {{0.0}, {1.5}};
+  const std::vector<float> x = run_glue(layout, "nuts_constrain", points, model, data);
+  const std::vector<float> j = run_glue(layout, "nuts_log_jacobian", points, model, data);
+  for (size_t p = 0; p < points.size(); ++p) {
+    const double inv_logit = 1 / (1 + std::exp(-points[p][0]));
+    CHECK(x[p] == doctest::Approx(2 + 4 * inv_logit).epsilon(1e-6));
+    CHECK(j[p] == doctest::Approx(std::log(4 * inv_logit * (1 - inv_logit))).epsilon(1e-5));
+  }
 }
 
 }  // namespace

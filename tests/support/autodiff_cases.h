@@ -401,7 +401,9 @@ fn f(x: float[3]) -> float {
         + lognormal_lpdf(pos | x[0], sigma) + exponential_lpdf(pos | a)
         + gamma_lpdf(pos | a, sigma) + inv_gamma_lpdf(pos | a, sigma)
         + weibull_lpdf(pos | a, sigma) + beta_lpdf(inv_logit(x[0]) | sigma, a)
-        + uniform_lpdf(0.1 | -1.0 - a, 2.0) + chi_square_lpdf(pos | 1.0 + a);
+        + uniform_lpdf(0.1 | -1.0 - a, 2.0) + chi_square_lpdf(pos | 1.0 + a)
+        + dirichlet_lpdf([[exp(x[0]) / (exp(x[0]) + 1.0 + a), 1.0 / (exp(x[0]) + 1.0 + a),
+                           a / (exp(x[0]) + 1.0 + a)], [0.2, 0.3, 0.5]] | [sigma, a, 2.0]);
 }
 )",
        [](const std::vector<double>& x) {
@@ -435,6 +437,14 @@ fn f(x: float[3]) -> float {
          lp += std::lgamma(sigma + a) - std::lgamma(sigma) - std::lgamma(a) +
                (sigma - 1) * std::log(theta) + (a - 1) * std::log1p(-theta);
          lp += -std::log(3.0 + a);
+         const double total = std::exp(mu) + 1 + a, alpha[3] = {sigma, a, 2.0};
+         const double simplex[2][3] = {{std::exp(mu) / total, 1 / total, a / total},
+                                       {0.2, 0.3, 0.5}};
+         for (const auto& row : simplex) {
+           lp += std::lgamma(sigma + a + 2.0);
+           for (int i = 0; i < 3; ++i)
+             lp += (alpha[i] - 1) * std::log(row[i]) - std::lgamma(alpha[i]);
+         }
          return lp;
        },
        -1.0, 1.0},
@@ -488,7 +498,9 @@ fn f(x: float[6]) -> float {
     let lk = cholesky_decompose(add_diag(k, [0.3, 0.4, 0.5, 0.6]));
     return dot(z, z) + 0.3 * (w[0][1] + w[2][0] - w[1][1])
         + multi_normal_cholesky_lpdf(y | [0.1, x[4], 0.0], l)
-        + multi_normal_cholesky_lpdf([[1.0, x[5], 0.2, -0.5], [x[1], 0.0, 0.0, 1.0]] | [0.0; 4], lk);
+        + multi_normal_cholesky_lpdf([[1.0, x[5], 0.2, -0.5], [x[1], 0.0, 0.0, 1.0]] | [0.0; 4], lk)
+        + 0.7 * log_determinant(l) + 0.2 * log_determinant_spd(add_diag(k, 0.3))
+        + log_determinant([[x[2] - 2.5, 0.0], [x[0], 0.5 + x[1] * x[1]]]);
 }
 )",
        [](const std::vector<double>& x) {
@@ -504,8 +516,9 @@ fn f(x: float[6]) -> float {
          const std::vector<double> y = {x[5], 1 - x[0], 0.5 * x[2]};
          const std::vector<double> z = tri_solve_d(l, y, 3);
          const std::vector<double> w = tri_solve_d(l, {x[1], 1, 0.5, x[4], x[3], x[5]}, 3, 2);
-         Matrix k =
+         const Matrix k0 =
              exp_quad_cov_d({x[0], 0.5, -x[2], 1.0}, 1 + 0.2 * x[3] * x[3], 1.5 + 0.1 * x[4]);
+         Matrix k = k0;
          for (int i = 0; i < 4; ++i)
            k[i * 5] += 0.3 + 0.1 * i;
          const Matrix lk = cholesky_d(k, 4);
@@ -513,7 +526,9 @@ fn f(x: float[6]) -> float {
          return z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + 0.3 * (w[1] + w[4] - w[3]) +
                 multi_normal_cholesky_d(y, {0.1, x[4], 0}, l) +
                 multi_normal_cholesky_d({1, x[5], 0.2, -0.5}, zero, lk) +
-                multi_normal_cholesky_d({x[1], 0, 0, 1}, zero, lk);
+                multi_normal_cholesky_d({x[1], 0, 0, 1}, zero, lk) + 0.7 * log_determinant_d(l, 3) +
+                0.2 * 2 * log_determinant_d(cholesky_d(add_diag_d(k0, 0.3, 4), 4), 4) +
+                std::log(std::fabs(x[2] - 2.5)) + std::log(0.5 + x[1] * x[1]);
        }},
   };
   return cases;

@@ -45,6 +45,21 @@ inline Matrix exp_quad_cov_d(const std::vector<double>& x, double alpha, double 
   return k;
 }
 
+// log |det L| of a triangular L: its diagonal's product.
+inline double log_determinant_d(const Matrix& l, int n) {
+  double s = 0.0;
+  for (int i = 0; i < n; ++i)
+    s += std::log(std::fabs(l[i * n + i]));
+  return s;
+}
+
+// A + d I.
+inline Matrix add_diag_d(Matrix a, double d, int n) {
+  for (int i = 0; i < n; ++i)
+    a[i * n + i] += d;
+  return a;
+}
+
 // log N(y | mu, L L^T) for one vector y.
 inline double multi_normal_cholesky_d(const std::vector<double>& y, const std::vector<double>& mu,
                                       const Matrix& l) {
