@@ -226,8 +226,6 @@ const ErrorCase kErrorCases[] = {
      "'lower' goes before 'upper'"},
     {"struct P { x: float$<lower=2, upper=1> }\nfn main(p: P) -> float { return p.x; }",
      "the lower bound 2 is not below the upper bound 1"},
-    {"uniform u: float;\nstruct P { x: float<lower=$u> }\nfn main(p: P) -> float { return p.x; }",
-     "uniform 'u' cannot be used in a constant expression"},
     {"struct P { x: float<lower=0 $}\nfn main(p: P) -> float { return p.x; }",
      "expected '>' to close the bounds, found '}'"},
 };
