@@ -157,7 +157,11 @@ fn hot(n: int, acc: int) -> int {
   for (int f = 0; f < 12; ++f)
     source += fmt::format("  x = cold{}(x);\n", f);
   source += "  return x;\n}\n";
-  auto loaded = load_source(source, "main", "hot.ab");
+  // Calls stay calls: the cold functions have one call site each, and inline_calls would fold
+  // them into main; the test is about a split of many functions' blocks.
+  FrontendOptions frontend;
+  frontend.inline_calls = false;
+  auto loaded = load_source(source, "main", "hot.ab", frontend);
   const LoweredProgram& program = loaded->lowered;
   int32_t hot_first = INT32_MAX, hot_end = 0;
   for (size_t b = 0; b < program.blocks.size(); ++b)
