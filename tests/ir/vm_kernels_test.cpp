@@ -340,11 +340,17 @@ fn main(i: int, s: float) -> Out {
 }
 )";
 
-TEST_CASE("vm threads: a product split across the threads gives the interpreter's words") {
-  const CompiledProgram loaded = compile_program(kSplitProductProgram, "vm_split_products.ab");
+// The uniform X: float[150][130] of the thread tests, small varied values.
+std::vector<uint32_t> matrix_150x130() {
   std::vector<uint32_t> x;
   for (int r = 0; r < 150 * 130; ++r)
     x.push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
+  return x;
+}
+
+TEST_CASE("vm threads: a product split across the threads gives the interpreter's words") {
+  const CompiledProgram loaded = compile_program(kSplitProductProgram, "vm_split_products.ab");
+  const std::vector<uint32_t> x = matrix_150x130();
   for (uint32_t lanes : {1u, 15u, 33u, 97u}) {
     CAPTURE(lanes);
     Batch batch = make_batch(lanes);
@@ -376,9 +382,7 @@ fn main(i: int, s: float) -> float[150] {
 
 TEST_CASE("vm threads: a lane faulting between products spoils no other lane") {
   const CompiledProgram loaded = compile_program(kSegmentFaultProgram, "vm_segment_fault.ab");
-  std::vector<uint32_t> x;
-  for (int r = 0; r < 150 * 130; ++r)
-    x.push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
+  const std::vector<uint32_t> x = matrix_150x130();
   Batch batch = make_batch(97, [](uint32_t lane) { return lane; });
   batch.uniforms = {x};
   const RunResult expected = check_vm_against_interp(loaded, batch, {1, 2, 3});
