@@ -101,14 +101,16 @@ TEST_CASE("sample parameters: interp and vm give the same bounded draws bit for 
     CHECK(read_bytes(dir.path / "a" / file) == read_bytes(dir.path / "b" / file));
 }
 
+// Two chains whose first draw stays near the --init point that follows: a tiny step, two leaves
+// and no warm-up.
+const std::string kNearInit =
+    " --backend vm --chains 2 --draws 5 --warmup 0 --no-step-search --step-size 0.001 "
+    "--max-depth 1 --out fit --init ";
+
 TEST_CASE("sample parameters: --init by name as CmdStan's JSON, checked against the bounds") {
   const TempDir dir("ab_params_init");
-  const std::string run = kConstrained +
-                          " --backend vm --chains 2 --draws 5 --warmup 0 "
-                          "--no-step-search --step-size 0.001 --max-depth 1 "
-                          "--out fit --init ";
-  // One object for every chain; with a tiny step, two leaves and no warm-up the first draw
-  // stays near it.
+  const std::string run = kConstrained + kNearInit;
+  // One object for every chain.
   dir.write("init.json", R"({"p": 0.25, "r": 3, "s": 1.5, "z": [0.5, -0.5]})");
   auto o = run_sample(dir, run + "init.json");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
@@ -160,10 +162,9 @@ TEST_CASE("sample parameters: --init places a parameter whose bound depends on a
     y += fmt::format("{}\n", last);
   }
   dir.write("y.csv", y);
-  const std::string garch = (fs::path(AB_SOURCE_DIR) / "samples" / "models" / "garch.ab").string();
-  const std::string run = garch +
-                          " -u y=@y.csv --backend vm --chains 2 --draws 5 --warmup 0 "
-                          "--no-step-search --step-size 0.001 --max-depth 1 --out fit --init ";
+  const std::string garch =
+      (fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models" / "garch.ab").string();
+  const std::string run = garch + " -u y=@y.csv" + kNearInit;
   dir.write("init.json", R"({"mu": 0.1, "alpha0": 0.2, "alpha1": 0.3, "beta1": 0.6})");
   auto o = run_sample(dir, run + "init.json");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
