@@ -268,3 +268,22 @@ def test_data_constants_from_numpy_scalars_and_their_errors():
         "const N: int = data;\nfn main(x: int) -> int { return x * N; }", constants={"N": 7})
     result = module.run(inputs={"x": np.array([1, 2], dtype=np.int32)}, backend="vm")
     np.testing.assert_array_equal(result.outputs["result"], [7, 14])
+
+
+def test_transformed_data_are_computed_as_the_clis(tmp_path):
+    # Issue 45: the port's logs (Stan's transformed data) are computed from the data given, and
+    # the draws are the CLI's; binding one by hand is refused.
+    name = "mesquite-logmesquite_logva"
+    pdb = pathlib.Path(SOURCE_DIR) / "samples" / "data" / "posteriordb" / name
+    model = pathlib.Path(SOURCE_DIR) / "samples" / "models" / "posteriordb" / (name + ".ab")
+    data = json.loads((pdb / "data.json").read_text())
+    data = {k: data[k] for k in ("N", "weight", "diam1", "diam2", "canopy_height", "group")}
+    fit = autobatch.sample(model, data=data, chains=2, draws=30, warmup=30, seed=4, backend="vm",
+                           progress=False)
+    subprocess.run([CLI, "sample", str(model), "--backend", "vm", "--chains", "2", "--draws", "30",
+                    "--warmup", "30", "--seed", "4", "--data", str(pdb / "data.json"), "--out",
+                    str(tmp_path / "fit"), "--format", "json"], check=True, capture_output=True)
+    np.testing.assert_array_equal(fit.draws, np.load(tmp_path / "fit" / "draws.npy"))
+    with pytest.raises(ValueError, match="'log_weight' is computed from the data"):
+        autobatch.sample(model, data=dict(data, log_weight=data["weight"]), chains=2,
+                         backend="vm", progress=False)
