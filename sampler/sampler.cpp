@@ -393,9 +393,8 @@ Expected<std::vector<float>> Model::unconstrain(
   for (float v : x)
     one.inputs[0].push_back(float_bits(v));
   one.uniforms = data;
-  if (one.uniforms.empty())
-    for (const ValueInfo& u : init_bounds_->uniforms())
-      one.uniforms.emplace_back(u.words, 0u);
+  if (data.size() != init_bounds_->uniforms().size())
+    return Error{"the bounds that depend on other parameters need the model's data"};
   auto r = init_bounds_->run_cpu(one, RunOptions{}, CpuBackend::Interpreter);
   if (!r) return r.failure();
   if (!r->errors.empty())
