@@ -13,6 +13,7 @@
 
 #include "cpu/lane_pool.h"
 #include "cpu/vm_kernels.h"
+#include "cpu/vm_lane_alone.h"
 #include "ir/fault_detail.h"
 
 namespace ab {
@@ -146,6 +147,7 @@ class VmRun::State {
       for (const BatchOp& op : batch_ops_.back())
         terms += product_terms(op);
       block_product_terms_.push_back(terms);
+      lane_alone_.push_back(plan_lane_alone(block, p, batch_ops_.back(), offset_.data()));
     }
     parallel_choice_.resize(p.blocks.size());
     for (size_t b = 0; b < p.blocks.size(); ++b) {
@@ -604,6 +606,7 @@ class VmRun::State {
       ++lane_steps_[lane];
       running_.push_back(lane);
     }
+    if (prefer_lane_alone(lane_alone_[block_index], running_)) return run_lanes_alone(block_index);
     // A block with a product splits the product (split_product), else its lanes in chunks.
     const uint64_t terms = block_product_terms_[block_index];
     const bool big = terms > 0 ? running_.size() * terms >= kParallelTerms
@@ -632,6 +635,17 @@ class VmRun::State {
               lanes);
     } else
       run_ops(block_index, 0, running_);
+  }
+
+  // The block for each running lane alone (vm_lane_alone.h); a lane whose kernel declines
+  // runs as usual afterwards.
+  void run_lanes_alone(int32_t block_index) {
+    lane_frame_.resize(words_);  // at the first such step
+    std::vector<uint32_t> declined =
+        ab::run_lanes_alone(lane_alone_[block_index], batch_ops_[block_index],
+                            {regs_.data(), lanes_}, running_, lane_frame_, batch_.uniforms);
+    run_ops(block_index, 0, declined);
+    running_.insert(running_.end(), declined.begin(), declined.end());
   }
 
   // The block's ops from `first_op` on for `lanes`, dropping lanes that fault; with
@@ -854,6 +868,8 @@ class VmRun::State {
   // parallel from kParallelTerms multiply-adds over its lanes on (~10 us on one thread); its
   // lanes' words are no measure of its work (g @ X writes 100 words a lane from 10^6 terms).
   std::vector<uint64_t> block_product_terms_;
+  std::vector<LaneAlonePlan> lane_alone_;  // per block
+  std::vector<uint32_t> lane_frame_;       // run_lanes_alone's frame of one lane
   static constexpr uint64_t kParallelTerms = uint64_t{1} << 18;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;               // started at the first step that runs in parallel

@@ -231,6 +231,55 @@ Rows words_of(const Rows& r, uint32_t first, uint32_t end) {
   return part;
 }
 
+// op_rows (or transcendental_rows) for the constant operands' bits `konst`.
+template <OpCode C, Scalar S>
+void run_rows(const Rows& r, unsigned konst) {
+  constexpr int arity = arity_of(C);
+  if constexpr (S == Scalar::Float && inlined_transcendental(C)) {
+    konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
+  } else if constexpr (arity == 1) {
+    konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
+  } else if constexpr (arity == 2) {
+    switch (konst) {
+      case 0:
+        return op_rows<C, S, 0>(r);
+      case 1:
+        return op_rows<C, S, 1>(r);
+      case 2:
+        return op_rows<C, S, 2>(r);
+      default:
+        return op_rows<C, S, 3>(r);
+    }
+  } else {
+    op_rows<C, S, 0>(r);
+  }
+}
+
+// The op in a frame of one lane (f.lanes == 1: a run of one lane, or a block run a lane at a
+// time, vm_lane_alone.h): each operand's words lie side by side, so the loop runs across the
+// words (vectorised over the rows of an array, not the lanes), a one-word operand broadcast as a
+// constant. Each word is computed by the same rule as across lanes. False, having written
+// nothing, for a ternary op with a one-word operand (op_rows has no constant third operand).
+template <OpCode C, Scalar S>
+bool row_loop(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+              const UniformData& uniforms) {
+  constexpr int arity = arity_of(C);
+  Rows r;
+  unsigned konst = 0;
+  for (int k = 0; k < arity; ++k) {
+    uint32_t offset = 0;
+    const bool view = b.view[k] && shared_offset(*b.view[k], f, s, offset);
+    r.src[k] = view ? uniforms[b.view[k]->op->index].data() + offset : f.word(b.src[k]);
+    if (b.broadcast[k] && b.words > 1) konst |= 1u << k;
+  }
+  if (arity == 3 && konst) return false;
+  r.dst = f.word(b.dst);
+  r.words = 1;
+  r.n = b.words;
+  run_rows<C, S>(r, konst);
+  return true;
+}
+
 // The elementwise rule of op C on kind S for every lane.
 template <OpCode C, Scalar S>
 bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
@@ -239,35 +288,16 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   if (s.count == 0) return true;
   const Visit visit = visit_of(s);
   Rows r;
+  if (f.lanes == 1 && row_loop<C, S>(b, f, s, uniforms)) return true;
   if (visit == Visit::Listed) {
     each_listed_lane<arity>(b, f, s, uniforms, false,
                             [](const Rows& one, unsigned) { op_lane<C, S>(one); });
     return true;
   }
-  const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
+  unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
   bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
-  if constexpr (S == Scalar::Float && inlined_transcendental(C)) {
-    konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
-  } else if constexpr (arity == 1) {
-    konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
-  } else if constexpr (arity == 2) {
-    switch (konst) {
-      case 0:
-        op_rows<C, S, 0>(r);
-        break;
-      case 1:
-        op_rows<C, S, 1>(r);
-        break;
-      case 2:
-        op_rows<C, S, 2>(r);
-        break;
-      default:
-        op_rows<C, S, 3>(r);
-        break;
-    }
-  } else {
-    op_rows<C, S, 0>(r);  // a ternary op takes no views (reads_only_as_view)
-  }
+  if (arity == 3) konst = 0;  // a ternary op takes no views (reads_only_as_view)
+  run_rows<C, S>(r, konst);
   store_result(r, f, s, visit, b.dst, b.dst_temp);
   return true;
 }
@@ -380,6 +410,11 @@ bool fused(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Unifo
   const int other = TempFirst ? 1 : 0;  // the second op's operand that is not the Temp
   const bool other_broadcast = b.broadcast[other] && b.words > 1;
   if (s.count == 0) return true;
+  // In a frame of one lane the Temp's words lie side by side (in cache): the two ops run one
+  // after the other, each across the words.
+  if (f.lanes == 1 && row_loop<C1, Scalar::Float>(first, f, s, uniforms) &&
+      row_loop<C2, Scalar::Float>(b, f, s, uniforms))
+    return true;
   const Visit visit = visit_of(s);
   Rows r;
   if (visit == Visit::Listed) {
@@ -415,6 +450,10 @@ bool fused_away(const BatchOp&, const BatchFrames&, const LaneSet&, const Unifor
 
 bool constant(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
   const uint32_t* imm = b.op->imm.data();
+  if (f.lanes == 1 && s.count == 1) {  // a frame of one lane: the words side by side
+    std::memcpy(f.word(b.dst), imm, size_t{b.words} * sizeof(uint32_t));
+    return true;
+  }
   for (uint32_t w = 0; w < b.words; ++w)
     fill_row(f, s, b.dst + w, imm[w]);
   return true;
@@ -433,6 +472,10 @@ bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   const uint32_t* data = uniforms[b.op->index].data();
   if (at == Reach::PerLane) {
     copy_per_lane(b, f, s, data, 0, b.dst, b.words);
+    return true;
+  }
+  if (f.lanes == 1 && s.count == 1) {  // a frame of one lane: the words side by side
+    std::memcpy(f.word(b.dst), data + offset, size_t{b.words} * sizeof(uint32_t));
     return true;
   }
   for (uint32_t w = 0; w < b.words; ++w)
