@@ -640,7 +640,7 @@ class VmRun::State {
   // The block for each running lane alone (vm_lane_alone.h); a lane whose kernel declines
   // runs as usual afterwards.
   void run_lanes_alone(int32_t block_index) {
-    lane_frame_.resize(words_);  // at the first such step
+    lane_frame_.resize(size_t{words_} * kLaneAloneGroup);  // at the first such step
     std::vector<uint32_t> declined =
         ab::run_lanes_alone(lane_alone_[block_index], batch_ops_[block_index],
                             {regs_.data(), lanes_}, running_, lane_frame_, batch_.uniforms);
@@ -869,7 +869,7 @@ class VmRun::State {
   // lanes' words are no measure of its work (g @ X writes 100 words a lane from 10^6 terms).
   std::vector<uint64_t> block_product_terms_;
   std::vector<LaneAlonePlan> lane_alone_;  // per block
-  std::vector<uint32_t> lane_frame_;       // run_lanes_alone's frame of one lane
+  std::vector<uint32_t> lane_frame_;       // run_lanes_alone's frames of one lane
   static constexpr uint64_t kParallelTerms = uint64_t{1} << 18;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;               // started at the first step that runs in parallel

@@ -593,6 +593,49 @@ int fusable_index(OpCode c) {
   return -1;
 }
 
+// Float sums of `count` (at most 8) lanes' chains of adds at once, each the sum's own order:
+// one lane's chain waits on each add, several interleaved fill the adder. Scalar adds: packing
+// the lanes' words into a vector per word (SLP) cost more than the adds.
+template <size_t G>
+__attribute__((optimize("no-tree-slp-vectorize"))) void interleaved_sums(const uint32_t* const* src, uint32_t words, uint32_t* acc) {
+  float a[G];
+  for (size_t g = 0; g < G; ++g)
+    a[g] = std::bit_cast<float>(acc[g]);
+  for (uint32_t w = 0; w < words; ++w)
+    for (size_t g = 0; g < G; ++g)
+      a[g] = a[g] + std::bit_cast<float>(src[g][w]);
+  for (size_t g = 0; g < G; ++g)
+    acc[g] = std::bit_cast<uint32_t>(a[g]);
+}
+
+}  // namespace
+
+bool sum_in_frames(const BatchOp& b, uint32_t* const* frames, size_t count,
+                   const UniformData& uniforms) {
+  if (b.run != kReduction[static_cast<size_t>(Scalar::Float)][1] || count > 8) return false;
+  const uint32_t* src[8];
+  uint32_t acc[8];
+  const uint32_t first = 0;
+  const LaneSet one{&first, 1, 0, true};
+  for (size_t g = 0; g < count; ++g) {
+    const BatchFrames frame{frames[g], 1};
+    uint32_t offset = 0;
+    const bool view = b.view[0] && shared_offset(*b.view[0], frame, one, offset);
+    src[g] = view ? uniforms[b.view[0]->op->index].data() + offset : frame.word(b.src[0]);
+    acc[g] = sum_start(OpCode::Sum, Scalar::Float);
+  }
+  using Sums = void (*)(const uint32_t* const*, uint32_t, uint32_t*);
+  static constexpr Sums kSums[8] = {interleaved_sums<1>, interleaved_sums<2>, interleaved_sums<3>,
+                                    interleaved_sums<4>, interleaved_sums<5>, interleaved_sums<6>,
+                                    interleaved_sums<7>, interleaved_sums<8>};
+  if (count) kSums[count - 1](src, b.words, acc);
+  for (size_t g = 0; g < count; ++g)
+    frames[g][b.dst] = acc[g];
+  return true;
+}
+
+namespace {
+
 BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_type,
                          const uint32_t* offset) {
   BatchOp b;

@@ -48,22 +48,17 @@ bool prefer_lane_alone(const LaneAlonePlan& plan, const std::vector<uint32_t>& l
 
 namespace {
 
-// The block for one lane; false, having written nothing to `frames`, when a kernel declines.
-bool run_lane_alone(const LaneAlonePlan& plan, const std::vector<BatchOp>& ops,
-                    const BatchFrames& frames, uint32_t lane, std::vector<uint32_t>& scratch,
-                    const UniformData& uniforms) {
-  const BatchFrames one{scratch.data(), 1};
+void copy_in(const LaneAlonePlan& plan, const BatchFrames& frames, uint32_t lane, uint32_t* one) {
   for (const BatchOp::Part& p : plan.in)
     for (uint32_t k = 0; k < p.words; ++k)
-      scratch[p.offset + k] = frames.at(p.offset + k, lane);
-  const uint32_t first = 0;
-  const LaneSet set{&first, 1, 0, true};
-  for (const BatchOp& b : ops)
-    if (!b.run(b, one, set, uniforms)) return false;
+      one[p.offset + k] = frames.at(p.offset + k, lane);
+}
+
+void copy_out(const LaneAlonePlan& plan, const BatchFrames& frames, uint32_t lane,
+              const uint32_t* one) {
   for (const BatchOp::Part& p : plan.out)
     for (uint32_t k = 0; k < p.words; ++k)
-      frames.at(p.offset + k, lane) = scratch[p.offset + k];
-  return true;
+      frames.at(p.offset + k, lane) = one[p.offset + k];
 }
 
 }  // namespace
@@ -71,13 +66,38 @@ bool run_lane_alone(const LaneAlonePlan& plan, const std::vector<BatchOp>& ops,
 std::vector<uint32_t> run_lanes_alone(const LaneAlonePlan& plan, const std::vector<BatchOp>& ops,
                                       const BatchFrames& frames, std::vector<uint32_t>& lanes,
                                       std::vector<uint32_t>& scratch, const UniformData& uniforms) {
+  const size_t words = scratch.size() / kLaneAloneGroup;
   std::vector<uint32_t> declined;
   size_t kept = 0;
-  for (uint32_t lane : lanes) {
-    if (run_lane_alone(plan, ops, frames, lane, scratch, uniforms))
-      lanes[kept++] = lane;
-    else
-      declined.push_back(lane);
+  const uint32_t zero = 0;
+  const LaneSet set{&zero, 1, 0, true};
+  for (size_t first = 0; first < lanes.size(); first += kLaneAloneGroup) {
+    // The group's lanes still running, each with its frame.
+    uint32_t group[kLaneAloneGroup];
+    uint32_t* frame[kLaneAloneGroup];
+    size_t n = std::min(kLaneAloneGroup, lanes.size() - first);
+    for (size_t g = 0; g < n; ++g) {
+      group[g] = lanes[first + g];
+      frame[g] = scratch.data() + g * words;
+      copy_in(plan, frames, group[g], frame[g]);
+    }
+    for (const BatchOp& b : ops) {
+      if (sum_in_frames(b, frame, n, uniforms)) continue;
+      size_t live = 0;
+      for (size_t g = 0; g < n; ++g) {
+        if (!b.run(b, {frame[g], 1}, set, uniforms)) {
+          declined.push_back(group[g]);
+          continue;
+        }
+        group[live] = group[g];
+        frame[live++] = frame[g];
+      }
+      n = live;
+    }
+    for (size_t g = 0; g < n; ++g) {
+      copy_out(plan, frames, group[g], frame[g]);
+      lanes[kept++] = group[g];
+    }
   }
   lanes.resize(kept);
   return declined;

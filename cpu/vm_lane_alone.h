@@ -41,10 +41,13 @@ LaneAlonePlan plan_lane_alone(const LoweredBlock& block, const LoweredProgram& p
 // while the lanes are fewer than the span's (at least 16).
 bool prefer_lane_alone(const LaneAlonePlan& plan, const std::vector<uint32_t>& lanes);
 
-// Runs the block's ops for each of `lanes` alone in `scratch` (a frame of one lane, sized to a
-// lane's words): copies plan.in in, runs the kernels, copies plan.out back into `frames`. A lane
-// whose kernel declines (an index out of range) has nothing written to `frames`: it is taken
-// out of `lanes` and returned, for the caller to run as usual.
+// Runs the block's ops for each of `lanes` alone in a frame of one lane: copies plan.in in,
+// runs the kernels, copies plan.out back into `frames`. The lanes run kLaneAloneGroup at a time,
+// op by op, each in its own frame of `scratch` (kLaneAloneGroup frames of a lane's words), so
+// that their float sums run at once (sum_in_frames: one lane's chain of adds waits on each add).
+// A lane whose kernel declines (an index out of range) has nothing written to `frames`: it is
+// taken out of `lanes` and returned, for the caller to run as usual.
+constexpr size_t kLaneAloneGroup = 8;
 std::vector<uint32_t> run_lanes_alone(const LaneAlonePlan& plan, const std::vector<BatchOp>& ops,
                                       const BatchFrames& frames, std::vector<uint32_t>& lanes,
                                       std::vector<uint32_t>& scratch, const UniformData& uniforms);
