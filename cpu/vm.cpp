@@ -606,7 +606,6 @@ class VmRun::State {
       ++lane_steps_[lane];
       running_.push_back(lane);
     }
-    if (prefer_lane_alone(lane_alone_[block_index], running_)) return run_lanes_alone(block_index);
     // A block with a product splits the product (split_product), else its lanes in chunks.
     const uint64_t terms = block_product_terms_[block_index];
     const bool big = terms > 0 ? running_.size() * terms >= kParallelTerms
@@ -628,18 +627,19 @@ class VmRun::State {
       else if (parallel)
         run_ops_in_parallel(block_index);
       else
-        run_ops(block_index, 0, running_);
+        run_here(block_index);
       choice.took(
           parallel,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() /
               lanes);
     } else
-      run_ops(block_index, 0, running_);
+      run_here(block_index);
   }
 
-  // The block for each running lane alone (vm_lane_alone.h); a lane whose kernel declines
-  // runs as usual afterwards.
-  void run_lanes_alone(int32_t block_index) {
+  // The step's lanes on this thread: each lane alone where the block allows it (vm_lane_alone.h;
+  // a lane whose kernel declines runs as usual afterwards), else all of them op by op.
+  void run_here(int32_t block_index) {
+    if (!lane_alone_[block_index].eligible) return run_ops(block_index, 0, running_);
     lane_frame_.resize(size_t{words_} * kLaneAloneGroup);  // at the first such step
     std::vector<uint32_t> declined =
         ab::run_lanes_alone(lane_alone_[block_index], batch_ops_[block_index],

@@ -19,7 +19,7 @@ LaneAlonePlan plan_lane_alone(const LoweredBlock& block, const LoweredProgram& p
   const Types& types = program.types();
   uint32_t widest = 0;
   for (const BatchOp& b : ops) {
-    if (!b.run) return plan;
+    if (!b.run || b.op->code == OpCode::MatMul) return plan;
     plan.array_words += b.words;
     widest = std::max(widest, b.words);
     for (VarId v : b.touched) {
@@ -37,13 +37,6 @@ LaneAlonePlan plan_lane_alone(const LoweredBlock& block, const LoweredProgram& p
       copied += p.words;
   plan.eligible = widest >= kLaneAloneMinWords && copied * 8 <= plan.array_words;
   return plan;
-}
-
-bool prefer_lane_alone(const LaneAlonePlan& plan, const std::vector<uint32_t>& lanes) {
-  if (!plan.eligible || lanes.empty()) return false;
-  const auto [low, high] = std::minmax_element(lanes.begin(), lanes.end());
-  const size_t span = size_t{*high} - *low + 1;
-  return lanes.size() * 4 <= std::max<size_t>(span, 16) * 3;
 }
 
 namespace {

@@ -27,19 +27,16 @@ struct LaneAlonePlan {
   std::vector<BatchOp::Part> in, out;
 };
 
-// Eligible: every op has a kernel (no stack op, draw, assert or emit), some op writes an array
+// Eligible: every op has a kernel (no stack op, draw, assert or emit) and none is a matrix
+// product (its register tiles read the matrix once for all the lanes), some op writes an array
 // of at least kLaneAloneMinWords words, and the words copied in and out are few beside those the
-// ops write.
+// ops write. The VM then runs every step of the block a lane at a time on one thread (a step
+// its pool runs in parallel still runs in chunks of lanes): on the earnings model's gradient
+// (1,192 rows, docs/performance.md, "A lane at a time") that cost 0.2-0.3x of the lanes side by
+// side for 1 to 8 lanes, 0.83x for 16 and 0.73x for 64.
 constexpr uint32_t kLaneAloneMinWords = 256;
 LaneAlonePlan plan_lane_alone(const LoweredBlock& block, const LoweredProgram& program,
                               const std::vector<BatchOp>& ops, const uint32_t* offset);
-
-// Whether a step of `lanes` runs faster a lane at a time. Measured on the earnings model's
-// gradient (docs/performance.md, "A lane at a time"): a lane alone costs about what a lane costs
-// in a step of 16 or more lanes side by side, and a step of up to 16 lanes (a vector's) spread
-// over a span of lanes costs about what all the span's lanes would; so a lane at a time pays
-// while the lanes are fewer than the span's (at least 16).
-bool prefer_lane_alone(const LaneAlonePlan& plan, const std::vector<uint32_t>& lanes);
 
 // Runs the block's ops for each of `lanes` alone in a frame of one lane: copies plan.in in,
 // runs the kernels, copies plan.out back into `frames`. The lanes run kLaneAloneGroup at a time,

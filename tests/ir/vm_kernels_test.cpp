@@ -174,9 +174,10 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
   }
 }
 
-// A block of array code (arrays of 300 words, all Temps) that few lanes reach runs a lane at a
-// time in a frame of one lane (cpu/vm_lane_alone.h): lane i runs i % 5 iterations, so the
-// later steps hold a few lanes spread over the batch. Elementwise ops with views and
+// A block of array code (arrays of 300 words, all Temps) runs a lane at a time in a frame of one
+// lane (cpu/vm_lane_alone.h), eight lanes op by op: lane i runs i % 5 iterations, so the steps
+// hold all the lanes, some, or a few spread over the batch (groups of eight and a rest; on two
+// threads as well). Elementwise ops with views and
 // broadcasts, fused pairs, exp, max and min, sums and a dot across the words, a dynamic element
 // and a uniform element out of range for lanes 43 on (the kernel declines: the lane runs as
 // usual and faults) all give the interpreter's words and faults.
@@ -203,7 +204,7 @@ fn main(i: int, s: float) -> float {
 
 TEST_CASE("vm kernels: a block of array code run a lane at a time gives the interpreter's words") {
   const CompiledProgram loaded = compile_program(kArrayBlockProgram, "vm_array_block.ab");
-  // The loop's body is such a block, and a step of a few lanes spread over 16 or more runs so.
+  // The loop's body is such a block.
   std::vector<TypeId> var_type;
   for (const LoweredVar& v : loaded.lowered.vars)
     var_type.push_back(v.type);
@@ -215,10 +216,6 @@ TEST_CASE("vm kernels: a block of array code run a lane at a time gives the inte
         prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
     const LaneAlonePlan plan = plan_lane_alone(block, loaded.lowered, ops, offset.data());
     eligible += plan.eligible;
-    if (!plan.eligible) continue;
-    CHECK(prefer_lane_alone(plan, {0, 5, 9}));
-    CHECK(prefer_lane_alone(plan, {3, 40, 60}));
-    CHECK_FALSE(prefer_lane_alone(plan, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
   }
   CHECK(eligible == 1);
   for (uint32_t lanes : {1u, 3u, 16u, 64u}) {
