@@ -19,7 +19,7 @@ LaneAlonePlan plan_lane_alone(const LoweredBlock& block, const LoweredProgram& p
   const Types& types = program.types();
   uint32_t widest = 0;
   for (const BatchOp& b : ops) {
-    if (!b.run || b.op->code == OpCode::MatMul) return plan;
+    if (!b.run || product_terms(b) > 0) return plan;
     plan.array_words += b.words;
     widest = std::max(widest, b.words);
     for (VarId v : b.touched) {

@@ -103,6 +103,31 @@ TEST_CASE("sample: interp and vm (any --threads) give the same draws and statist
   CHECK(read_bytes(other.out / "draws.npy") != read_bytes(vm.out / "draws.npy"));
 }
 
+// A row loop over 1,192 data rows runs as array code, and the vm runs its gradient's block a
+// lane at a time (cpu/vm_lane_alone.h: the chains meet there a few at a time): the draws are
+// still the interpreter's bit for bit, on one thread or two.
+TEST_CASE("sample: a row loop's gradient run a lane at a time gives the interpreter's draws") {
+  const fs::path samples = fs::path(AB_SOURCE_DIR) / "samples";
+  const std::string common =
+      fmt::format("{} -u log_earn=@{} -u height=@{} --chains 6 --draws 15 --warmup 15 --seed 3",
+                  (samples / "models" / "earnings_logearn_height.ab").string(),
+                  (samples / "data" / "earnings_log_earn.npy").string(),
+                  (samples / "data" / "earnings_height.npy").string());
+  const Sampled interp = sample(common + " --backend interp");
+  const Sampled vm = sample(common + " --backend vm --threads 1");
+  const Sampled vm_threads = sample(common + " --backend vm --threads 2");
+  REQUIRE_MESSAGE(interp.exit_code == 0, interp.err);
+  REQUIRE_MESSAGE(vm.exit_code == 0, vm.err);
+  REQUIRE_MESSAGE(vm_threads.exit_code == 0, vm_threads.err);
+  for (const char* file : {"draws.npy", "lp.npy", "n_grad.npy", "energy.npy"}) {
+    CAPTURE(file);
+    const std::string a = read_bytes(interp.out / file);
+    CHECK(a.size() > 100);
+    CHECK(a == read_bytes(vm.out / file));
+    CHECK(a == read_bytes(vm_threads.out / file));
+  }
+}
+
 TEST_CASE("sample: --backend auto is vulkan on a GPU or when a Vulkan option asks, else the vm") {
   auto devices = ab::list_devices();
   const bool gpu = devices && std::any_of(devices->begin(), devices->end(),
