@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -524,10 +525,12 @@ py::dict describe(const ab::ValueInfo& info) {
 }
 
 PyModule compile_module(const std::string& source, const std::string& entry,
-                        const std::optional<std::string>& file) {
+                        const std::optional<std::string>& file,
+                        const std::map<std::string, double>& constants) {
   ab::CompileOptions options;
   options.entry = entry;
   if (file) options.file = *file;
+  options.data_constants = constants;
   auto module = ab::Module::compile(source, options);
   if (!module) throw CompileError(module.error());
   return PyModule{*module};
@@ -718,8 +721,9 @@ struct PyModel {
   std::shared_ptr<const ab::sample::Model> model;
 };
 
-PyModel compile_model(const std::string& source, const std::string& file) {
-  auto model = ab::sample::Model::compile(source, file);
+PyModel compile_model(const std::string& source, const std::string& file,
+                      const std::map<std::string, double>& constants) {
+  auto model = ab::sample::Model::compile(source, file, /*vectorize_loops=*/true, constants);
   if (!model) throw CompileError(model.error());
   return PyModel{*model};
 }
@@ -822,7 +826,8 @@ namespace {
 void bind_module(py::module_& m) {
   py::class_<PyModule>(m, "Module")
       .def_static("compile", &compile_module, py::arg("source"), py::arg("entry") = "main",
-                  py::arg("file") = std::nullopt)
+                  py::arg("file") = std::nullopt,
+                  py::arg("constants") = std::map<std::string, double>{})
       .def_property_readonly("inputs",
                              [](const PyModule& p) {
                                py::list l;
@@ -864,7 +869,8 @@ void bind_sampler_model(py::module_& m) {
       .def_readwrite("stack_depth", &ab::sample::Options::stack_depth);
 
   py::class_<PyModel>(m, "SamplerModel")
-      .def_static("compile", &compile_model, py::arg("source"), py::arg("file"))
+      .def_static("compile", &compile_model, py::arg("source"), py::arg("file"),
+                  py::arg("constants") = std::map<std::string, double>{})
       .def_property_readonly("parameter_names",
                              [](const PyModel& p) { return p.model->parameter_names(); })
       .def_property_readonly(

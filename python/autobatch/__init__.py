@@ -58,9 +58,11 @@ class Module:
         self._core = core
 
     @staticmethod
-    def compile(source, entry="main", file=None):
-        """Compiles .ab source; raises CompileError ("file:line:col: error: ..." and the caret)."""
-        return Module(_core.Module.compile(source, entry, file))
+    def compile(source, entry="main", file=None, constants=None):
+        """Compiles .ab source; raises CompileError ("file:line:col: error: ..." and the caret).
+        `constants`: name -> number, the values of the program's `const N: int = data;` (what
+        the CLI reads from --data)."""
+        return Module(_core.Module.compile(source, entry, file, _numbers(constants or {})))
 
     @property
     def inputs(self):
@@ -205,6 +207,19 @@ def _device_list(devices):
     return ",".join(str(int(d)) for d in devices)
 
 
+def _numbers(data):
+    """The plain numbers in `data` (Python or numpy scalars, 0-d arrays; not bools), as the values
+    of a program's `const N: int = data;`: the compile checks each against its constant's type."""
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, (bool, np.bool_)) or isinstance(value, dict):
+            continue
+        a = np.asarray(value) if np.isscalar(value) or isinstance(value, np.ndarray) else None
+        if a is not None and a.ndim == 0 and a.dtype.kind in "iuf":
+            out[str(name)] = float(a)
+    return out
+
+
 def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend="auto",
            init=None, leaf_steps=1, max_depth=10, target_accept=0.8, step_size=1.0,
            adapt_metric=True, search_step=True, step_jitter=0.0, threads=0, max_steps=2**32 - 1, stack_depth=0,
@@ -226,8 +241,12 @@ def sample(model, data=None, chains=4, draws=1000, warmup=1000, seed=0, backend=
     options.adapt_metric, options.search_step = adapt_metric, search_step
     options.step_jitter = step_jitter
     options.threads, options.max_steps, options.stack_depth = threads, max_steps, stack_depth
-    compiled = _core.SamplerModel.compile(source, file)
-    core = _core.sample(compiled, dict(data or {}), options, backend, schedule or "",
+    data = dict(data or {})
+    compiled = _core.SamplerModel.compile(source, file, _numbers(data))
+    # A number that no uniform takes is a data constant's value (or unused, as in --data's JSON).
+    uniforms = {d["name"] for d in compiled.data}
+    data = {k: v for k, v in data.items() if k in uniforms or k not in _numbers(data)}
+    core = _core.sample(compiled, data, options, backend, schedule or "",
                         _init_array(init, compiled.fields, chains), progress,
                         _device_list(devices))
     fit = Fit(core, name, file)

@@ -229,3 +229,42 @@ def test_constrained_types_and_generated_quantities_are_columns_of_the_fit():
         autobatch.sample(pathlib.Path(TYPES), chains=1, draws=5, warmup=5, backend="vm",
                          init={"s": [0.5, 0.5, 0.5], "o": [-1.0, 2.0], "po": [0.5, 3.0]},
                          progress=False)
+
+
+SIZED = """
+const N: int = data;
+uniform y: float[N];
+struct Params { mu: float }
+fn log_density(p: Params) -> float { return normal_lpdf(y | p.mu, 1.0); }
+"""
+
+
+def test_data_constants_size_the_model_as_the_clis_data_file(tmp_path):
+    # A posteriordb data file, loaded as it is: its "N" sizes the model, its arrays are uniforms.
+    pdb = pathlib.Path(SOURCE_DIR) / "samples" / "data" / "posteriordb" / "earnings-earn_height"
+    model = pathlib.Path(SOURCE_DIR) / "samples" / "models" / "posteriordb" / "earnings-earn_height.ab"
+    data = json.loads((pdb / "data.json").read_text())
+    data = {k: data[k] for k in ("N", "earn", "height")}  # it also holds columns the model skips
+    fit = autobatch.sample(model, data=data, chains=2, draws=30, warmup=30, seed=4, backend="vm",
+                           progress=False)
+    subprocess.run([CLI, "sample", str(model), "--backend", "vm", "--chains", "2", "--draws", "30",
+                    "--warmup", "30", "--seed", "4", "--data", str(pdb / "data.json"), "--out",
+                    str(tmp_path / "fit"), "--format", "json"], check=True, capture_output=True)
+    np.testing.assert_array_equal(fit.draws, np.load(tmp_path / "fit" / "draws.npy"))
+
+
+def test_data_constants_from_numpy_scalars_and_their_errors():
+    y = np.arange(5, dtype=np.float32)
+    fit = autobatch.sample(SIZED, data={"N": np.int64(5), "y": y}, chains=2, draws=20, warmup=20,
+                           backend="vm", progress=False)
+    assert fit.draws.shape == (2, 20, 1)
+    with pytest.raises(autobatch.CompileError, match="constant 'N' is read from the data"):
+        autobatch.sample(SIZED, data={"y": y}, chains=2, backend="vm", progress=False)
+    with pytest.raises(ValueError, match="'y'"):  # N = 4 sizes y, which holds 5
+        autobatch.sample(SIZED, data={"N": 4, "y": y}, chains=2, backend="vm", progress=False)
+    with pytest.raises(autobatch.CompileError, match="'N'"):  # not a whole number
+        autobatch.sample(SIZED, data={"N": 4.5, "y": y}, chains=2, backend="vm", progress=False)
+    module = autobatch.Module.compile(
+        "const N: int = data;\nfn main(x: int) -> int { return x * N; }", constants={"N": 7})
+    result = module.run(inputs={"x": np.array([1, 2], dtype=np.int32)}, backend="vm")
+    np.testing.assert_array_equal(result.outputs["result"], [7, 14])
