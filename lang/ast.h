@@ -135,6 +135,9 @@ struct UniformDecl {
   std::string name;
   SourceLoc loc, name_loc;
   TypeExpr type;
+  // `uniform logw: float[N] = log(weight);`: Stan's transformed data, computed from the data
+  // when the uniforms are bound (lang/transformed_data.h); null for a uniform the caller binds.
+  ExprPtr init;
 };
 
 struct Param {
@@ -151,6 +154,7 @@ struct FnDecl {
   Block body;
   bool library = false;  // from the draws' library (lang/rng_library.cpp), not the user's source
   std::string bound_of;  // a dependent bound's function: "the upper bound of 'beta1'"
+  std::string transformed_data;  // a transformed data's function: the uniform it computes
 };
 
 struct Module {

@@ -1,7 +1,7 @@
-// compile_source: lex, parse, make dependent bounds functions, declare the top level, build every
-// function, inline calls where that pays (inline_calls), turn reduction loops into array code
-// (vectorize_loops), derive the gradients asked for, then join blocks (rotate_loops,
-// merge_blocks).
+// compile_source: lex, parse, make dependent bounds and transformed data functions, declare the top
+// level, build every function, inline calls where that pays (inline_calls), turn reduction loops
+// into array code (vectorize_loops), derive the gradients asked for, then join blocks
+// (rotate_loops, merge_blocks).
 #include "lang/frontend.h"
 
 #include <exception>
@@ -12,6 +12,7 @@
 #include "lang/globals.h"
 #include "lang/lexer.h"
 #include "lang/parser.h"
+#include "lang/transformed_data.h"
 #include "passes/differentiate.h"
 #include "passes/inline_calls.h"
 #include "passes/merge_blocks.h"
@@ -30,6 +31,7 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     // Type errors in a half-parsed file would mostly be echoes of the syntax errors.
     if (failed()) return std::nullopt;
     frontend::add_bound_functions(module, diags);  // before the library scans the calls
+    frontend::add_transformed_data_functions(module, diags);
     if (failed()) return std::nullopt;
     frontend::add_library_functions(module);  // the loops of the random draws it calls
 
@@ -42,6 +44,8 @@ std::optional<Program> compile_source(const std::string& source, const std::stri
     program.functions.resize(module.functions.size());
     for (size_t i = 0; i < module.functions.size(); ++i)
       frontend::build_function(globals, module.functions[i], static_cast<int>(i), program, diags);
+    if (failed()) return std::nullopt;
+    transformed_data(program, &diags);  // its cycles and random draws, while calls are calls
     if (failed()) return std::nullopt;
     // Before vectorize_loops, so a loop calling a small function has a straight-line body.
     if (options.inline_calls) {

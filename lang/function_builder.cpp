@@ -586,7 +586,12 @@ void FunctionBuilder::return_statement(const ast::Stmt& s) {
             fmt::format("function '{}' returns nothing, but 'return' has a value", fn_.name));
     } else {
       const Value v = expr(*s.expr, sig_.result);
-      if (v.ok() && sig_.result != kPoison && v.type != sig_.result)
+      if (v.ok() && sig_.result != kPoison && v.type != sig_.result &&
+          !decl_.transformed_data.empty())
+        error(s.expr->loc,
+              fmt::format("uniform '{}' is '{}', but its initializer is '{}'",
+                          decl_.transformed_data, type_name(sig_.result), type_name(v.type)));
+      else if (v.ok() && sig_.result != kPoison && v.type != sig_.result)
         error(s.expr->loc, decl_.bound_of.empty()
                                ? fmt::format("function '{}' returns '{}', found '{}'", fn_.name,
                                              type_name(sig_.result), type_name(v.type))

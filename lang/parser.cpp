@@ -238,6 +238,10 @@ class Parser {
     u.name = expect_ident("a uniform name");
     expect(Tok::Colon, "after the uniform name");
     u.type = type();
+    if (at(Tok::Assign)) {
+      take();
+      u.init = expr();
+    }
     expect(Tok::Semi, "after the uniform declaration");
     m.uniforms.push_back(std::move(u));
   }

@@ -32,6 +32,7 @@
 
 #include "autobatch/autobatch.h"
 #include "autobatch/sampler.h"
+#include "autobatch/transformed_data.h"
 
 namespace py = pybind11;
 
@@ -537,10 +538,15 @@ PyModule compile_module(const std::string& source, const std::string& entry,
 }
 
 // uniforms: dict name -> array shaped as the uniform (no lane dimension).
-ab::UniformData pack_uniforms(const std::vector<ab::ValueInfo>& declared, const py::dict& given) {
+// The module's transformed data are computed from the others (autobatch/transformed_data.h).
+ab::UniformData pack_uniforms(const ab::Module& module, const py::dict& given) {
+  const std::vector<ab::ValueInfo>& declared = module.uniforms();
+  const std::vector<ab::TransformedUniform> computed = ab::transformed_uniforms(module);
   ab::UniformData out(declared.size());
   for (const auto& item : given) {
     const std::string name = py::str(item.first);
+    if (const ab::TransformedUniform* t = ab::find_transformed_uniform(computed, name))
+      throw py::value_error(ab::transformed_uniform_refusal(module, *t));
     bool known = false;
     for (const ab::ValueInfo& u : declared)
       known = known || u.name == name;
@@ -553,11 +559,14 @@ ab::UniformData pack_uniforms(const std::vector<ab::ValueInfo>& declared, const 
     }
   }
   for (size_t u = 0; u < declared.size(); ++u) {
+    if (ab::find_transformed_uniform(computed, declared[u].name)) continue;
     if (!given.contains(declared[u].name))
       throw py::value_error("uniform '" + declared[u].name + "' (" + declared[u].type +
                             ") has no value");
     pack_value(given[py::str(declared[u].name)], declared[u], "uniform", {}, 1, out[u]);
   }
+  if (ab::Status s = ab::compute_transformed_uniforms(module, out); !s)
+    throw py::value_error(s.error());
   return out;
 }
 
@@ -603,7 +612,7 @@ ab::Batch pack_batch(const ab::Module& module, const py::dict& inputs, const py:
     pack_value(inputs[py::str(in.name)], in, "input", {static_cast<py::ssize_t>(*lanes)}, *lanes,
                b.inputs.back());
   }
-  b.uniforms = pack_uniforms(module.uniforms(), uniforms);
+  b.uniforms = pack_uniforms(module, uniforms);
   return b;
 }
 
@@ -744,7 +753,7 @@ PyFit sample_model(const PyModel& py_model, const py::dict& data, const ab::samp
     auto c = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(*init);
     options.init.assign(c.data(), c.data() + c.size());
   }
-  ab::UniformData uniforms = pack_uniforms((*model)->data(), data);
+  ab::UniformData uniforms = pack_uniforms((*model)->data_module(), data);
   Interrupts interrupts;
   ab::sample::Runner runner;
   backend = choose_backend(backend, devices.empty() ? schedule : "given");

@@ -489,20 +489,28 @@ Expected<std::vector<double>> unconstrain_vector(const ParameterLayout& layout,
   return u;
 }
 
-Expected<double> unconstrain_coordinate(const ParameterLayout& layout, uint32_t i, double x) {
-  const FloatBounds& b = layout.bounds[i];
-  if (b.dependent())
-    return Error{
-        fmt::format("{}: --init cannot yet place a parameter whose bound depends on "
-                    "other parameters; leave --init out to start at random points",
-                    layout.names[i])};
+// `bounds` as nuts_init_bounds gives them, or null.
+Expected<double> unconstrain_coordinate(const ParameterLayout& layout, uint32_t i, double x,
+                                        const std::vector<float>* bounds) {
+  FloatBounds b = layout.bounds[i];
+  if (b.dependent()) {
+    if (!bounds || bounds->size() != 2 * size_t{layout.dimension()})
+      return Error{
+          fmt::format("{}: its bound depends on other parameters, which the data and "
+                      "the earlier fields' values decide (a bug: they were not given)",
+                      layout.names[i])};
+    if (!b.lower_fn.empty()) b.lower = (*bounds)[2 * i];
+    if (!b.upper_fn.empty()) b.upper = (*bounds)[2 * i + 1];
+  }
   const bool inside = std::isfinite(x) && (!b.lower || x > *b.lower) && (!b.upper || x < *b.upper);
   if (!inside)
-    return Error{fmt::format("{} = {} is not {}", layout.names[i], x,
-                             b.lower && b.upper ? fmt::format("inside ({}, {})", *b.lower, *b.upper)
-                             : b.lower          ? fmt::format("above its lower bound {}", *b.lower)
-                             : b.upper          ? fmt::format("below its upper bound {}", *b.upper)
-                                                : std::string("finite"))};
+    return Error{fmt::format(
+        "{} = {} is not {}{}", layout.names[i], static_cast<float>(x),
+        b.lower && b.upper ? fmt::format("inside ({}, {})", *b.lower, *b.upper)
+        : b.lower          ? fmt::format("above its lower bound {}", *b.lower)
+        : b.upper          ? fmt::format("below its upper bound {}", *b.upper)
+                           : std::string("finite"),
+        b.dependent() ? " (its bound computed from the data and the fields before it)" : "")};
   if (b.lower && b.upper) {
     const double p = (x - *b.lower) / (*b.upper - *b.lower);
     return std::log(p) - std::log1p(-p);
@@ -514,8 +522,23 @@ Expected<double> unconstrain_coordinate(const ParameterLayout& layout, uint32_t 
 
 }  // namespace
 
+std::string init_bounds_glue(const ParameterLayout& layout) {
+  std::string sets;
+  for (uint32_t i = 0; i < layout.dimension(); ++i) {
+    const FloatBounds& b = layout.bounds[i];
+    if (!b.lower_fn.empty()) sets += fmt::format("    b[{}] = {}(p);\n", 2 * i, b.lower_fn);
+    if (!b.upper_fn.empty()) sets += fmt::format("    b[{}] = {}(p);\n", 2 * i + 1, b.upper_fn);
+  }
+  if (sets.empty()) return "";
+  return fmt::format(
+      "fn nuts_init_bounds(x: float[nuts_P]) -> float[{0}] {{\n    let p = nuts_params(x);\n"
+      "    var b = [0.0; {0}];\n{1}    return b;\n}}\n",
+      2 * layout.dimension(), sets);
+}
+
 Expected<std::vector<float>> unconstrain(const ParameterLayout& layout,
-                                         const std::vector<float>& constrained) {
+                                         const std::vector<float>& constrained,
+                                         const std::vector<float>* dependent_bounds) {
   if (constrained.size() != layout.dimension())
     return Error{
         fmt::format("{} values for {} parameters", constrained.size(), layout.dimension())};
@@ -531,7 +554,7 @@ Expected<std::vector<float>> unconstrain(const ParameterLayout& layout,
       i += v.length;
       continue;
     }
-    auto u = unconstrain_coordinate(layout, i, constrained[i]);
+    auto u = unconstrain_coordinate(layout, i, constrained[i], dependent_bounds);
     if (!u) return u.failure();
     out.push_back(static_cast<float>(*u));
     ++i;

@@ -79,11 +79,19 @@ Status add_quantities(ParameterLayout& layout, const ValueType& t, bool generate
 // model returns its own LogDensity.
 std::string sampler_glue(const ParameterLayout& layout, bool hand_gradient);
 
-// Constrained coordinates (dimension() of them) to unconstrained ones (for --init); the error
-// names the coordinate that lies outside its bounds (or on one: a bound maps to infinity) or
-// the vector that is not of its type.
+// For --init with bounds that depend on other parameters (Stan's rule): a function
+// `nuts_init_bounds(x: float[nuts_P]) -> float[2 * nuts_P]` giving each coordinate's lower and
+// upper bound computed from the constrained point x (0 where a bound is constant or absent), to
+// be appended after sampler_glue's; "" when no bound depends on another parameter.
+std::string init_bounds_glue(const ParameterLayout& layout);
+
+// Constrained coordinates (dimension() of them) to unconstrained ones (for --init), in
+// declaration order; the error names the coordinate that lies outside its bounds (or on one: a
+// bound maps to infinity) or the vector that is not of its type. `dependent_bounds`: what
+// nuts_init_bounds gives for `constrained` (without them a dependent bound is an error).
 Expected<std::vector<float>> unconstrain(const ParameterLayout& layout,
-                                         const std::vector<float>& constrained);
+                                         const std::vector<float>& constrained,
+                                         const std::vector<float>* dependent_bounds = nullptr);
 
 // The maps nuts_constrain and nuts_log_jacobian apply, in double precision (tests compare them);
 // NaN for a coordinate whose bound depends on other parameters (the model computes that bound).

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "autobatch/transformed_data.h"
 #include "autobatch/user_input.h"
 #include "sampler/diagnostics.h"
 #include "sampler/parameters.h"
@@ -259,6 +260,17 @@ std::string tape_advice(const LaneError& e, const std::string& file, const Optio
       file, e.line, given, std::min<uint64_t>(uint64_t{depth} * 4, UINT32_MAX));
 }
 
+// The model with nuts_init_bounds(x) as its entry (sampler/parameters.h, init_bounds_glue), or
+// null when no bound depends on another parameter.
+Expected<std::shared_ptr<const Module>> init_bounds_module(const std::string& model_and_glue,
+                                                           const ParameterLayout& layout,
+                                                           const std::string& model_path,
+                                                           const CompileOptions& options) {
+  const std::string bounds = init_bounds_glue(layout);
+  if (bounds.empty()) return std::shared_ptr<const Module>();
+  return compile_text(model_and_glue + bounds, model_path, "nuts_init_bounds", {}, options);
+}
+
 }  // namespace
 
 // ---- the model ----
@@ -355,6 +367,9 @@ Expected<std::shared_ptr<const Model>> Model::compile(
   if (!combined) return combined.failure();
   auto probe = compile_text(text + glue, model_path, "nuts_density", {}, options);
   if (!probe) return probe.failure();
+  auto init_bounds = init_bounds_module(text + glue, layout, model_path, options);
+  if (!init_bounds) return init_bounds.failure();
+  out->init_bounds_ = std::move(*init_bounds);
   out->module_ = std::move(*combined);
   out->density_ = std::move(*probe);
   out->density_source_ = text + glue;
@@ -367,8 +382,28 @@ Expected<std::shared_ptr<const Model>> Model::compile(
   return std::shared_ptr<const Model>(std::move(out));
 }
 
-Expected<std::vector<float>> Model::unconstrain(std::span<const float> constrained) const {
-  return sample::unconstrain(*layout_, std::vector<float>(constrained.begin(), constrained.end()));
+Expected<std::vector<float>> Model::unconstrain(
+    std::span<const float> constrained, const std::vector<std::vector<uint32_t>>& data) const {
+  std::vector<float> x(constrained.begin(), constrained.end());
+  if (!init_bounds_ || x.size() != parameter_count()) return sample::unconstrain(*layout_, x);
+  // The dependent bounds at x, on the interpreter (the oracle) as the chains compute them.
+  Batch one;
+  one.lanes = 1;
+  one.inputs.emplace_back();
+  for (float v : x)
+    one.inputs[0].push_back(float_bits(v));
+  one.uniforms = data;
+  if (data.size() != init_bounds_->uniforms().size())
+    return Error{"the bounds that depend on other parameters need the model's data"};
+  auto r = init_bounds_->run_cpu(one, RunOptions{}, CpuBackend::Interpreter);
+  if (!r) return r.failure();
+  if (!r->errors.empty())
+    return Error{fmt::format("the bounds that depend on other parameters fault at this point: {}",
+                             fault_text(r->errors.front()))};
+  std::vector<float> bounds;
+  for (uint32_t w : r->outputs)
+    bounds.push_back(bits_float(w));
+  return sample::unconstrain(*layout_, x, &bounds);
 }
 
 std::vector<uint8_t> Model::structural_constants() const {
@@ -537,6 +572,10 @@ Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>
   const Module& module = *model.module();
   const uint32_t P = model.parameter_count(), D = model.unconstrained_dimension();
   if (auto s = check_options(o); !s) return s.failure();
+  // The model's transformed data, computed from the rest of its data (theirs may come empty).
+  if (data.size() == module.uniforms().size())
+    if (Status computed = compute_transformed_uniforms(model.data_module(), data); !computed)
+      return computed.failure();
   if (data.size() != module.uniforms().size())
     return Error{fmt::format("the model has {} uniforms but {} were given",
                              module.uniforms().size(), data.size())};
@@ -556,7 +595,7 @@ Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>
                                o.init.size(), o.chains, P)};
     for (uint32_t chain = 0; chain < o.chains; ++chain) {
       // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
-      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * P, P));
+      auto u = model.unconstrain(std::span(o.init).subspan(uint64_t{chain} * P, P), batch.uniforms);
       if (!u) return Error{fmt::format("chain {}: {}", chain, u.error())};
       for (uint32_t j = 0; j < D; ++j)
         init[uint64_t{chain} * D + j] = float_bits((*u)[j]);

@@ -6,6 +6,7 @@
 
 #include "autobatch/expected.h"
 #include "autobatch/trace.h"
+#include "autobatch/transformed_data.h"
 #include "tools/backends.h"
 #include "tools/mpi_ranks.h"
 #include "tools/output_files.h"
@@ -30,12 +31,21 @@ int check_command(const std::string& file, bool explain,
   if (!sizes) return report_error(sizes.failure());
   auto module = load_program(file, "", *sizes);
   if (!module) return report_error(module.failure());
+  // The data given: the transformed data must compute from them (a fault there is the error).
+  const std::vector<TransformedUniform> transformed = transformed_uniforms(**module);
+  if (!data_files.empty() && !transformed.empty())
+    if (auto bound = bind_uniforms(**module, {}, data_files); !bound)
+      return report_error(bound.failure());
   const size_t functions = (*module)->functions().size();
   fmt::print("{}: ok ({} function{})\n", file, functions, functions == 1 ? "" : "s");
   if (explain)
     for (const LoopInfo& loop : (*module)->loops())
       fmt::print("{}:{}:{}: loop in {}: {}\n", file, loop.line, loop.col, loop.function,
                  loop.vectorised ? "vectorised" : "not vectorised: " + loop.reason);
+  if (explain)
+    for (const TransformedUniform& t : transformed)
+      fmt::print("{}:{}:{}: uniform {}: transformed data, computed once when the data are bound\n",
+                 file, t.line, t.col, t.name);
   if (explain)
     for (const CallInfo& call : (*module)->calls())
       fmt::print("{}:{}:{}: call of {} in {}: {}\n", file, call.line, call.col, call.callee,

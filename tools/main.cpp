@@ -255,8 +255,10 @@ void add_sample_options(CLI::App& app, ab::cli::SampleCommand& c) {
                "keep the unit metric: adapt only the step size in warm-up");
   app.add_option("--init", c.init_file,
                  "initial points in the model's space: a [chains, D] .npy, or a .json object of "
-                 "parameters by name (a list of one per chain) as CmdStan's (default: uniform in "
-                 "[-2, 2] on the unconstrained scale, up to 100 tries for a finite density)")
+                 "parameters by name (a list of one per chain) as CmdStan's; a bound that "
+                 "depends on earlier parameters is computed from their init values (default: "
+                 "uniform in [-2, 2] on the unconstrained scale, up to 100 tries for a finite "
+                 "density)")
       ->transform(non_empty_path("an .npy or .json file"));
   app.add_option("--uniform,-u", c.uniforms, "NAME=@file.npy|csv for the model's uniforms")
       ->allow_extra_args(false);
@@ -386,12 +388,13 @@ void add_inspection_commands(CLI::App& app, Subcommands& c) {
   c.check_app->add_option("FILE", c.check_file, "the .ab program")->required();
   c.check_app->add_flag(
       "--explain", c.check_explain,
-      "also list each loop: vectorised (runs as array code) or why not; then each "
-      "call: inlined (no step of its own) or why not");
+      "also list each loop: vectorised (runs as array code) or why not; each transformed "
+      "data uniform; then each call: inlined (no step of its own) or why not");
   c.check_app
       ->add_option("--data", c.check_data,
                    "FILE.json: gives each `const N: int = data;` its value, as for run and "
-                   "sample (a model's sizes read from the data), repeatable")
+                   "sample (a model's sizes read from the data), and computes the transformed "
+                   "data from it, reporting a fault; repeatable")
       ->allow_extra_args(false);
   c.check_app->footer(
       footer("0 the program compiles, 1 it does not (diagnostics on stderr) or cannot be read, "

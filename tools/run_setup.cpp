@@ -18,7 +18,7 @@ Expected<RunSetup> set_up_run(const RunCommand& command) {
   auto inputs = build_inputs(checked.entry(), checked.inputs(),
                              {command.inputs, command.batch, command.options.seed});
   if (!inputs) return inputs.failure();
-  auto uniforms = bind_uniforms(checked.uniforms(), command.uniforms, command.data_files);
+  auto uniforms = bind_uniforms(checked, command.uniforms, command.data_files);
   if (!uniforms) return uniforms.failure();
   setup.batch.lanes = inputs->lanes;
   setup.batch.inputs = std::move(inputs->columns);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "autobatch/transformed_data.h"
 #include "autobatch/user_input.h"
 #include "tools/data_file.h"
 #include "tools/inputs.h"
@@ -128,12 +129,13 @@ Expected<const JsonData*> json_source(const ValueInfo& uniform,
   return found;
 }
 
-}  // namespace
-
-Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
-                                    const std::vector<std::string>& bindings,
-                                    const std::vector<std::string>& data_files,
-                                    std::vector<Rounding>* rounded) {
+// `computed`: the module's transformed data, bound by nobody (empty words here).
+Expected<UniformData> bind_named(const std::vector<ValueInfo>& uniforms,
+                                 const std::vector<std::string>& bindings,
+                                 const std::vector<std::string>& data_files,
+                                 std::vector<Rounding>* rounded, const Module* module) {
+  const std::vector<TransformedUniform> computed =
+      module ? transformed_uniforms(*module) : std::vector<TransformedUniform>{};
   std::vector<JsonData> files;
   for (const std::string& path : data_files) {
     auto file = JsonData::load(path);
@@ -155,6 +157,8 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
           names.empty() ? "the program declares no uniforms"
                         : fmt::format("the program declares {}", fmt::join(names, ", ")))};
     }
+    if (const TransformedUniform* t = find_transformed_uniform(computed, binding->name))
+      return Error{transformed_uniform_refusal(*module, *t)};
     const auto index = static_cast<size_t>(found - uniforms.begin());
     if (values[index]) return Error{fmt::format("uniform '{}' is bound twice", binding->name)};
     values[index] = binding->value;
@@ -165,6 +169,13 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
     const ValueInfo& uniform = uniforms[i];
     auto source = json_source(uniform, files);
     if (!source) return source.failure();
+    if (const TransformedUniform* t = find_transformed_uniform(computed, uniform.name)) {
+      if (*source)
+        return Error{fmt::format("{} ('{}' in {})", transformed_uniform_refusal(*module, *t),
+                                 uniform.name, (*source)->path())};
+      data.emplace_back();
+      continue;
+    }
     if (!values[i] && !*source)
       return Error{fmt::format("uniform '{}' ({}) is not bound: give --uniform {}=@file.npy{}",
                                uniform.name, uniform.type, uniform.name,
@@ -176,6 +187,25 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
     if (!words) return words.failure();
     data.push_back(std::move(*words));
   }
+  return data;
+}
+
+}  // namespace
+
+Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
+                                    const std::vector<std::string>& bindings,
+                                    const std::vector<std::string>& data_files,
+                                    std::vector<Rounding>* rounded) {
+  return bind_named(uniforms, bindings, data_files, rounded, nullptr);
+}
+
+Expected<UniformData> bind_uniforms(const Module& module, const std::vector<std::string>& bindings,
+                                    const std::vector<std::string>& data_files,
+                                    std::vector<Rounding>* rounded) {
+  auto data = bind_named(module.uniforms(), bindings, data_files, rounded, &module);
+  if (!data) return data;
+  if (Status computed = compute_transformed_uniforms(module, *data); !computed)
+    return computed.failure();
   return data;
 }
 

@@ -35,6 +35,12 @@ Expected<UniformData> bind_uniforms(const std::vector<ValueInfo>& uniforms,
                                     const std::vector<std::string>& data_files = {},
                                     std::vector<Rounding>* rounded = nullptr);
 
+// As above for `module`'s uniforms, whose transformed data (autobatch/transformed_data.h) are
+// computed, not bound: binding one by name is an error, as is a fault computing it.
+Expected<UniformData> bind_uniforms(const Module& module, const std::vector<std::string>& bindings,
+                                    const std::vector<std::string>& data_files = {},
+                                    std::vector<Rounding>* rounded = nullptr);
+
 // The numbers of the --data files by name (JsonData::numbers), the first file's where two hold
 // one: the values of a program's `const N: int = data;`.
 Expected<std::map<std::string, double>> data_constants(const std::vector<std::string>& data_files);

@@ -112,6 +112,10 @@ class Model {
   const std::vector<Field>& fields() const { return fields_; }
   // The model's data: the module's uniforms.
   const std::vector<ValueInfo>& data() const { return module_->uniforms(); }
+  // The model without the sampler (named by the model's path), whose uniforms are data()'s: what
+  // binds them by name and computes the model's transformed data (autobatch/transformed_data.h),
+  // its messages pointing at the model's lines.
+  const Module& data_module() const { return *density_; }
 
   // Per constrained coordinate, 1 where its type fixes it in every draw (a
   // cholesky_factor_corr's L[0][0] = 1 and the zeros above its diagonal): the fit's checks of
@@ -119,9 +123,14 @@ class Model {
   std::vector<uint8_t> structural_constants() const;
 
   // Constrained coordinates (the model's space, parameter_count() of them) to the unconstrained
-  // ones the chains move in; the error names the coordinate that lies outside its bounds (or on
-  // one), or the vector that is not of its type (a simplex that does not sum to 1).
-  Expected<std::vector<float>> unconstrain(std::span<const float> constrained) const;
+  // ones the chains move in, in declaration order as Stan's; the error names the coordinate that
+  // lies outside its bounds (or on one), or the vector that is not of its type (a simplex that
+  // does not sum to 1). A bound that depends on earlier fields (and the data: `data`, the
+  // transformed data computed) is computed from their values in `constrained`, and the error
+  // gives its value.
+  Expected<std::vector<float>> unconstrain(
+      std::span<const float> constrained,
+      const std::vector<std::vector<uint32_t>>& data = {}) const;
 
   // The stack depth one evaluation of the log density and its gradient needs, the most over
   // `points` ([n, unconstrained_dimension()]) given `data`: the call frames and, for a derived
@@ -146,6 +155,8 @@ class Model {
   std::shared_ptr<const Module> module_;
   // The model with nuts_density(u) as its entry: gradient_stack_depth's probe.
   std::shared_ptr<const Module> density_;
+  // The model with nuts_init_bounds(x) as its entry, when a bound depends on another parameter.
+  std::shared_ptr<const Module> init_bounds_;
   std::string density_source_;     // its source, for rejection_at's strict compile
   CompileOptions strict_options_;  // the model's options, without Stan's rejection
   std::string file_;
@@ -217,7 +228,8 @@ Status check_options(const Options& options, OptionNames names = OptionNames::Li
 std::string option_range(std::string_view name);
 
 // The batch of `options.chains` chains for main(init, random_init, settings): `data` are the
-// model's uniforms (Module::uniforms() order, words as ValueType lays them out), options.init
+// model's uniforms (Module::uniforms() order, words as ValueType lays them out; a transformed
+// datum's entry is computed here from the others, autobatch/transformed_data.h), options.init
 // unconstrained when given.
 Expected<Batch> make_batch(const Model& model, std::vector<std::vector<uint32_t>> data,
                            const Options& options);

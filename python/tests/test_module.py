@@ -297,3 +297,25 @@ def test_the_interpreter_exits_cleanly_while_a_thread_runs(call):
     assert "terminate called" not in done.stderr
     assert done.returncode == 0, done.stderr
     assert done.stdout == "exiting\n"
+
+
+def test_transformed_data_computed_from_the_uniforms():
+    """Issue 45: a uniform with an initializer is computed from the others when they are bound
+    (the inline expression's bits), and binding it by hand is refused."""
+    derived = autobatch.Module.compile(
+        "uniform x: float[3];\nuniform lx: float[3] = log(x) * 2.0;\n"
+        "fn main(a: float) -> float { return a * lx[0] + lx[2]; }\n", file="f.ab")
+    inline = autobatch.Module.compile(
+        "uniform x: float[3];\n"
+        "fn main(a: float) -> float { let lx = log(x) * 2.0; return a * lx[0] + lx[2]; }\n")
+    a = np.linspace(-2, 2, 9).astype(np.float32)
+    x = np.array([0.5, 1.5, 7.0], np.float32)
+    for backend in ("interp", "vm"):
+        got = derived.run(inputs={"a": a}, uniforms={"x": x}, backend=backend)
+        want = inline.run(inputs={"a": a}, uniforms={"x": x}, backend=backend)
+        assert got.outputs["result"].tobytes() == want.outputs["result"].tobytes()
+    with pytest.raises(ValueError, match=r"'lx' is computed from the data \(transformed data at "
+                                         r"f.ab:2:9\); it cannot be bound"):
+        derived.run(inputs={"a": a}, uniforms={"x": x, "lx": x}, backend="vm")
+    with pytest.raises(ValueError, match="transformed data 'lx' is NaN at element 0"):
+        derived.run(inputs={"a": a}, uniforms={"x": -x}, backend="vm")

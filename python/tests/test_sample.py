@@ -239,18 +239,25 @@ fn log_density(p: Params) -> float { return normal_lpdf(y | p.mu, 1.0); }
 """
 
 
-def test_data_constants_size_the_model_as_the_clis_data_file(tmp_path):
-    # A posteriordb data file, loaded as it is: its "N" sizes the model, its arrays are uniforms.
-    pdb = pathlib.Path(SOURCE_DIR) / "samples" / "data" / "posteriordb" / "earnings-earn_height"
-    model = pathlib.Path(SOURCE_DIR) / "samples" / "models" / "posteriordb" / "earnings-earn_height.ab"
+def sample_as_the_cli(name, keys, tmp_path):
+    """posteriordb port `name` sampled from its data's `keys` (the file also holds columns the
+    model skips), checked to give the CLI's draws from the whole file; its model and data."""
+    pdb = pathlib.Path(SOURCE_DIR) / "samples" / "data" / "posteriordb" / name
+    model = pathlib.Path(SOURCE_DIR) / "samples" / "models" / "posteriordb" / (name + ".ab")
     data = json.loads((pdb / "data.json").read_text())
-    data = {k: data[k] for k in ("N", "earn", "height")}  # it also holds columns the model skips
+    data = {k: data[k] for k in keys}
     fit = autobatch.sample(model, data=data, chains=2, draws=30, warmup=30, seed=4, backend="vm",
                            progress=False)
     subprocess.run([CLI, "sample", str(model), "--backend", "vm", "--chains", "2", "--draws", "30",
                     "--warmup", "30", "--seed", "4", "--data", str(pdb / "data.json"), "--out",
                     str(tmp_path / "fit"), "--format", "json"], check=True, capture_output=True)
     np.testing.assert_array_equal(fit.draws, np.load(tmp_path / "fit" / "draws.npy"))
+    return model, data
+
+
+def test_data_constants_size_the_model_as_the_clis_data_file(tmp_path):
+    # A posteriordb data file, loaded as it is: its "N" sizes the model, its arrays are uniforms.
+    sample_as_the_cli("earnings-earn_height", ("N", "earn", "height"), tmp_path)
 
 
 def test_data_constants_from_numpy_scalars_and_their_errors():
@@ -268,3 +275,14 @@ def test_data_constants_from_numpy_scalars_and_their_errors():
         "const N: int = data;\nfn main(x: int) -> int { return x * N; }", constants={"N": 7})
     result = module.run(inputs={"x": np.array([1, 2], dtype=np.int32)}, backend="vm")
     np.testing.assert_array_equal(result.outputs["result"], [7, 14])
+
+
+def test_transformed_data_are_computed_as_the_clis(tmp_path):
+    # Issue 45: the port's logs (Stan's transformed data) are computed from the data given, and
+    # the draws are the CLI's; binding one by hand is refused.
+    model, data = sample_as_the_cli(
+        "mesquite-logmesquite_logva", ("N", "weight", "diam1", "diam2", "canopy_height", "group"),
+        tmp_path)
+    with pytest.raises(ValueError, match="'log_weight' is computed from the data"):
+        autobatch.sample(model, data=dict(data, log_weight=data["weight"]), chains=2,
+                         backend="vm", progress=False)

@@ -204,6 +204,32 @@ TEST_CASE("cli: check --data compiles a model whose sizes are read from the data
   CHECK(missing.err.find("none.json") != std::string::npos);
 }
 
+// Issue 45: the transformed data computed from the data given, and listed by --explain; run
+// binds the rest and computes them.
+TEST_CASE("cli: check --data computes the transformed data; --explain lists them") {
+  Workspace ws;
+  ws.write("logs.ab",
+           "const N: int = data;\nuniform y: float[N];\nuniform ly: float[N] = log(y);\n"
+           "fn main(a: float) -> float { return sum(ly) * a; }\n");
+  ws.write("logs.json", R"({"N": 3, "y": [1, 2, 3]})");
+  ws.write("negative.json", R"({"N": 3, "y": [1, -2, 3]})");
+  const CliResult ok = ws.run("check --explain logs.ab --data logs.json");
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out ==
+        "logs.ab: ok (2 functions)\nlogs.ab:3:9: uniform ly: transformed data, computed "
+        "once when the data are bound\n");
+  const CliResult nan = ws.run("check logs.ab --data negative.json");
+  CHECK(nan.exit_code == 1);
+  CHECK(nan.err.find("logs.ab:3:9: transformed data 'ly' is NaN at element 1") !=
+        std::string::npos);
+  const CliResult run = ws.run("run logs.ab --backend vm --data logs.json -i a=1 --format json");
+  CHECK(run.exit_code == 0);
+  const CliResult by_hand = ws.run("run logs.ab --backend vm --data logs.json -u ly=0 -i a=1");
+  CHECK(by_hand.exit_code != 0);
+  CHECK(by_hand.err.find("'ly' is computed from the data (transformed data at logs.ab:3:9); it "
+                         "cannot be bound") != std::string::npos);
+}
+
 TEST_CASE("cli: no Vulkan device gives one clear line and exit 1; the CPU backends still run") {
   Workspace ws;
   ws.write("fib.ab", fib_source());

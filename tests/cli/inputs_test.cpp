@@ -641,3 +641,34 @@ TEST_CASE("inputs: output columns of a struct result name each leaf field") {
   CHECK(column_json(grid.columns[0], {1, 2, 3, 4}).dump() == "[[1,2],[3,4]]");
   CHECK(column_text(grid.columns[0], {1, 2, 3, 4}, 1) == "[[1, ...], ...]");
 }
+
+// Stan's transformed data (issue 45): computed from the bound uniforms, refused by name.
+TEST_CASE("inputs: transformed data are computed when the uniforms are bound, never bound") {
+  TempDir dir("ab_inputs_transformed");
+  CompileOptions options;
+  options.file = "f.ab";
+  const auto module = compiled(
+      "uniform x: float[2];\nuniform lx: float[2] = log(x);\nfn main() -> float { return lx[1]; }",
+      options);
+  const std::string x = dir.write("x.csv", "1\n2\n");
+  auto bound = bind_uniforms(*module, {"x=@" + x});
+  REQUIRE_MESSAGE(bound.ok(), (bound.ok() ? "" : bound.error()));
+  REQUIRE((*bound)[1].size() == 2);
+  CHECK((*bound)[1][0] == float_bits(0.0f));
+  CHECK(bits_float((*bound)[1][1]) == doctest::Approx(std::log(2.0)).epsilon(1e-6));
+
+  auto by_hand = bind_uniforms(*module, {"x=@" + x, "lx=@" + x});
+  REQUIRE_FALSE(by_hand.ok());
+  CHECK(by_hand.error() ==
+        "'lx' is computed from the data (transformed data at f.ab:2:9); it cannot be bound");
+  const std::string data = dir.write("data.json", R"({"x": [1, 2], "lx": [0, 0]})");
+  auto in_data = bind_uniforms(*module, {}, {data});
+  REQUIRE_FALSE(in_data.ok());
+  CHECK(in_data.error() ==
+        "'lx' is computed from the data (transformed data at f.ab:2:9); it "
+        "cannot be bound ('lx' in " +
+            data + ")");
+  auto negative = bind_uniforms(*module, {"x=@" + dir.write("neg.csv", "1\n-2\n")});
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.error().rfind("f.ab:2:9: transformed data 'lx' is NaN at element 1", 0) == 0);
+}

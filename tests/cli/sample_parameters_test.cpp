@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -100,14 +101,16 @@ TEST_CASE("sample parameters: interp and vm give the same bounded draws bit for 
     CHECK(read_bytes(dir.path / "a" / file) == read_bytes(dir.path / "b" / file));
 }
 
+// Two chains whose first draw stays near the --init point that follows: a tiny step, two leaves
+// and no warm-up.
+const std::string kNearInit =
+    " --backend vm --chains 2 --draws 5 --warmup 0 --no-step-search --step-size 0.001 "
+    "--max-depth 1 --out fit --init ";
+
 TEST_CASE("sample parameters: --init by name as CmdStan's JSON, checked against the bounds") {
   const TempDir dir("ab_params_init");
-  const std::string run = kConstrained +
-                          " --backend vm --chains 2 --draws 5 --warmup 0 "
-                          "--no-step-search --step-size 0.001 --max-depth 1 "
-                          "--out fit --init ";
-  // One object for every chain; with a tiny step, two leaves and no warm-up the first draw
-  // stays near it.
+  const std::string run = kConstrained + kNearInit;
+  // One object for every chain.
   dir.write("init.json", R"({"p": 0.25, "r": 3, "s": 1.5, "z": [0.5, -0.5]})");
   auto o = run_sample(dir, run + "init.json");
   REQUIRE_MESSAGE(o.exit_code == 0, o.err);
@@ -140,6 +143,40 @@ TEST_CASE("sample parameters: --init by name as CmdStan's JSON, checked against 
     CHECK(o.exit_code == 2);
     CHECK(o.err.find(message) != std::string::npos);
   }
+}
+
+// Stan's rule for a bound that depends on another parameter (GARCH's beta1 < 1 - alpha1): the
+// init is in the constrained space, each value checked against its bound computed from the
+// earlier fields' values, then unconstrained in declaration order.
+TEST_CASE("sample parameters: --init places a parameter whose bound depends on another") {
+  const TempDir dir("ab_params_init_dependent");
+  std::mt19937 rng(45);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::string y;
+  double sigma = 1.0, last = 0.1 + normal(rng);
+  y += fmt::format("{}\n", last);
+  for (int t = 1; t < 200; ++t) {
+    const double e = last - 0.1;
+    sigma = std::sqrt(0.2 + 0.3 * e * e + 0.5 * sigma * sigma);
+    last = 0.1 + sigma * normal(rng);
+    y += fmt::format("{}\n", last);
+  }
+  dir.write("y.csv", y);
+  const std::string garch =
+      (fs::path(AB_SOURCE_DIR) / "tests" / "data" / "models" / "garch.ab").string();
+  const std::string run = garch + " -u y=@y.csv" + kNearInit;
+  dir.write("init.json", R"({"mu": 0.1, "alpha0": 0.2, "alpha1": 0.3, "beta1": 0.6})");
+  auto o = run_sample(dir, run + "init.json");
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  const std::vector<double> draws = npy_values(dir.path / "fit" / "draws.npy");
+  CHECK(draws[1] == doctest::Approx(0.2).epsilon(0.05));  // alpha0
+  CHECK(draws[2] == doctest::Approx(0.3).epsilon(0.05));  // alpha1
+  CHECK(draws[3] == doctest::Approx(0.6).epsilon(0.05));  // beta1, below 1 - alpha1 = 0.7
+  dir.write("off.json", R"({"mu": 0.1, "alpha0": 0.2, "alpha1": 0.3, "beta1": 0.8})");
+  o = run_sample(dir, run + "off.json");
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find("chain 0: beta1 = 0.8 is not inside (0, 0.7) (its bound computed from the "
+                   "data and the fields before it)") != std::string::npos);
 }
 
 TEST_CASE("sample parameters: contract mistakes point at the declaration") {

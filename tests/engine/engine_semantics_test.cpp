@@ -1,10 +1,12 @@
 // The generated GLSL means what the op table means: integer and conversion edge cases, exact
 // float ops (fmod, floor, sqrt, division), NaN-consistent min/max, per-lane random streams and
 // per-lane faults (with function, line and step) are identical to the interpreter's on every
-// schedule.
+// schedule. Transformed data (computed on the interpreter when bound) read as inline code does.
 #include <limits>
 #include <map>
 
+#include "autobatch/transformed_data.h"
+#include "core/module_impl.h"
 #include "support/engine_test_support.h"
 #include "support/index_faults.h"
 
@@ -209,6 +211,38 @@ TEST_CASE("engine: faults stop only the faulting lanes, with the interpreter's e
     }
     check_no_validation_messages();
   }
+}
+
+// Issue 45: a uniform computed from the data at bind time reads, on Vulkan, the bits the same
+// expression gives inline on the interpreter.
+TEST_CASE("engine: transformed data equal the inline expression on the interpreter") {
+  auto derived = Module::compile(
+      "uniform x: float[4];\nuniform lx: float[4] = log(x) * x[3];\n"
+      "fn main(a: float) -> float { return a * lx[0] + lx[1] - lx[2] * lx[3]; }\n",
+      {"derived.ab", "main"});
+  auto inline_form = Module::compile(
+      "uniform x: float[4];\nfn main(a: float) -> float {\n"
+      "    let lx = log(x) * x[3];\n    return a * lx[0] + lx[1] - lx[2] * lx[3];\n}\n",
+      {"inline.ab", "main"});
+  REQUIRE_MESSAGE(derived.ok(), derived.error());
+  REQUIRE_MESSAGE(inline_form.ok(), inline_form.error());
+  Batch batch;
+  batch.lanes = 33;
+  batch.inputs.resize(1);
+  for (uint32_t lane = 0; lane < batch.lanes; ++lane)
+    batch.inputs[0].push_back(float_bits(0.37f * static_cast<float>(lane) - 4.0f));
+  batch.uniforms = {{float_bits(0.3f), float_bits(1.7f), float_bits(2.9f), float_bits(11.0f)}};
+  const RunResult expected =
+      run_interp((*inline_form)->impl().program, (*inline_form)->impl().entry, batch, RunOptions{});
+  batch.uniforms.emplace_back();
+  REQUIRE(compute_transformed_uniforms(**derived, batch.uniforms).ok());
+  const Config& c = configs().front();
+  VulkanStats stats;
+  auto result = run_vulkan((*derived)->impl().lowered, batch, RunOptions{}, options_for(c), &stats,
+                           context());
+  REQUIRE_MESSAGE(result.ok(), result.error());
+  CHECK(result->outputs == expected.outputs);
+  check_no_validation_messages();
 }
 
 }  // namespace

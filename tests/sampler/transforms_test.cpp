@@ -8,10 +8,12 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "autobatch/module.h"
+#include "autobatch/sampler.h"
 #include "sampler/parameters.h"
 
 namespace {
@@ -285,11 +287,43 @@ TEST_CASE("dependent bounds: the transform runs in declaration order, its log-Ja
     const float* c = &constrained[p * x.size()];
     CHECK((0 < c[1] && c[1] < 1 - c[0] && c[2] > c[0] && c[3] < 2 * c[0] - c[1]));
   }
-  // --init cannot invert a bound it cannot evaluate: a clear refusal, not a wrong point.
-  auto refused = unconstrain(layout, {0.5f, 0.25f, 1.0f, 0.0f, 0.0f});
-  REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error().rfind("b: --init cannot yet place a parameter whose bound depends", 0) ==
-        0);
+}
+
+// --init as Stan's: the point is in the constrained space, each coordinate checked against its
+// bound computed from the earlier fields' values, then unconstrained in declaration order.
+TEST_CASE("dependent bounds: --init round-trips, and a value off its computed bound is named") {
+  const ParameterLayout layout = model_layout(kDependentModel);
+  auto model = ab::sample::Model::compile(kDependentModel, "dependent.ab");
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  const std::vector<std::vector<double>> points = random_points(46, -2.5, 2.5, 16, 5);
+  const std::vector<float> x = run_glue(layout, "nuts_constrain", points, kDependentModel);
+  std::vector<std::vector<double>> back;
+  for (size_t p = 0; p < points.size(); ++p) {
+    auto u = (*model)->unconstrain(std::span(x).subspan(p * 5, 5));
+    REQUIRE_MESSAGE(u.ok(), u.error());
+    back.emplace_back(u->begin(), u->end());
+  }
+  const std::vector<float> again = run_glue(layout, "nuts_constrain", back, kDependentModel);
+  for (size_t i = 0; i < x.size(); ++i) {
+    CAPTURE(i);
+    CHECK(again[i] == doctest::Approx(x[i]).epsilon(1e-5).scale(1e-6));
+  }
+  // b's upper bound is 1 - a = 0.5; d's is 2a - b = 0.75.
+  const std::vector<std::pair<std::vector<float>, std::string>> off = {
+      {{0.5f, 0.6f, 1.0f, 0.0f, 0.0f},
+       "b = 0.6 is not inside (0, 0.5) (its bound computed from the data and the fields before "
+       "it)"},
+      {{0.5f, 0.25f, 1.0f, 0.0f, 1.0f},
+       "d[1] = 1 is not below its upper bound 0.75 (its bound computed from the data and the "
+       "fields before it)"},
+      {{0.5f, 0.25f, 0.5f, 0.0f, 0.0f},
+       "c = 0.5 is not above its lower bound 0.5 (its bound computed from the data and the fields "
+       "before it)"}};
+  for (const auto& [point, message] : off) {
+    auto refused = (*model)->unconstrain(point);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error() == message);
+  }
 }
 
 TEST_CASE("dependent bounds: a bound may read the data") {
@@ -308,6 +342,14 @@ TEST_CASE("dependent bounds: a bound may read the data") {
     CHECK(x[p] == doctest::Approx(2 + 4 * inv_logit).epsilon(1e-6));
     CHECK(j[p] == doctest::Approx(std::log(4 * inv_logit * (1 - inv_logit))).epsilon(1e-5));
   }
+  auto m = ab::sample::Model::compile(model, "data_bound.ab");
+  REQUIRE_MESSAGE(m.ok(), m.error());
+  auto inside = (*m)->unconstrain(std::vector<float>{3.0f}, data);
+  REQUIRE_MESSAGE(inside.ok(), inside.error());
+  CHECK(inside->at(0) == doctest::Approx(std::log(0.25 / 0.75)).epsilon(1e-6));
+  auto outside = (*m)->unconstrain(std::vector<float>{7.0f}, data);
+  REQUIRE_FALSE(outside.ok());
+  CHECK(outside.error().rfind("a = 7 is not inside (2, 6)", 0) == 0);
 }
 
 }  // namespace

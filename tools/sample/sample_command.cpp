@@ -230,7 +230,7 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
   SampleInputs in;
   in.options = c.options;
   std::vector<Rounding> rounded;
-  auto uniforms = bind_uniforms(model.data(), c.uniforms, c.data_files, &rounded);
+  auto uniforms = bind_uniforms(model.data_module(), c.uniforms, c.data_files, &rounded);
   if (!uniforms) return uniforms.failure();
   // The model computes in float32: say once how much that changed the data.
   for (const Rounding& r : rounded)
@@ -245,7 +245,7 @@ Expected<SampleInputs> sample_inputs(const sample::Model& model, const SampleCom
     // A chain started at NaN, infinity or on a bound never moves: every proposal diverges.
     const uint32_t D = model.parameter_count();
     for (uint32_t chain = 0; chain < c.options.chains; ++chain) {
-      auto u = model.unconstrain(std::span(*values).subspan(uint64_t{chain} * D, D));
+      auto u = model.unconstrain(std::span(*values).subspan(uint64_t{chain} * D, D), in.data);
       if (!u) return Error{fmt::format("--init '{}', chain {}: {}", c.init_file, chain, u.error())};
     }
     in.options.init = std::move(*values);
