@@ -597,7 +597,9 @@ int fusable_index(OpCode c) {
 // one lane's chain waits on each add, several interleaved fill the adder. Scalar adds: packing
 // the lanes' words into a vector per word (SLP) cost more than the adds.
 template <size_t G>
-__attribute__((optimize("no-tree-slp-vectorize"))) void interleaved_sums(const uint32_t* const* src, uint32_t words, uint32_t* acc) {
+__attribute__((optimize("no-tree-slp-vectorize"))) void interleaved_sums(const uint32_t* const* src,
+                                                                         uint32_t words,
+                                                                         uint32_t* acc) {
   float a[G];
   for (size_t g = 0; g < G; ++g)
     a[g] = std::bit_cast<float>(acc[g]);
