@@ -13,6 +13,7 @@
 
 #include "cpu/lane_pool.h"
 #include "cpu/vm_kernels.h"
+#include "cpu/vm_lane_alone.h"
 #include "ir/fault_detail.h"
 
 namespace ab {
@@ -146,6 +147,7 @@ class VmRun::State {
       for (const BatchOp& op : batch_ops_.back())
         terms += product_terms(op);
       block_product_terms_.push_back(terms);
+      lane_alone_.push_back(plan_lane_alone(block, p, batch_ops_.back(), offset_.data()));
     }
     parallel_choice_.resize(p.blocks.size());
     for (size_t b = 0; b < p.blocks.size(); ++b) {
@@ -625,13 +627,25 @@ class VmRun::State {
       else if (parallel)
         run_ops_in_parallel(block_index);
       else
-        run_ops(block_index, 0, running_);
+        run_here(block_index);
       choice.took(
           parallel,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() /
               lanes);
     } else
-      run_ops(block_index, 0, running_);
+      run_here(block_index);
+  }
+
+  // The step's lanes on this thread: each lane alone where the block allows it (vm_lane_alone.h;
+  // a lane whose kernel declines runs as usual afterwards), else all of them op by op.
+  void run_here(int32_t block_index) {
+    if (!lane_alone_[block_index].eligible) return run_ops(block_index, 0, running_);
+    lane_frame_.resize(size_t{words_} * kLaneAloneGroup);  // at the first such step
+    std::vector<uint32_t> declined =
+        ab::run_lanes_alone(lane_alone_[block_index], batch_ops_[block_index],
+                            {regs_.data(), lanes_}, running_, lane_frame_, batch_.uniforms);
+    run_ops(block_index, 0, declined);
+    running_.insert(running_.end(), declined.begin(), declined.end());
   }
 
   // The block's ops from `first_op` on for `lanes`, dropping lanes that fault; with
@@ -854,6 +868,8 @@ class VmRun::State {
   // parallel from kParallelTerms multiply-adds over its lanes on (~10 us on one thread); its
   // lanes' words are no measure of its work (g @ X writes 100 words a lane from 10^6 terms).
   std::vector<uint64_t> block_product_terms_;
+  std::vector<LaneAlonePlan> lane_alone_;  // per block
+  std::vector<uint32_t> lane_frame_;       // run_lanes_alone's frames of one lane
   static constexpr uint64_t kParallelTerms = uint64_t{1} << 18;
   unsigned threads_ = 1;
   std::unique_ptr<LanePool> pool_;               // started at the first step that runs in parallel

@@ -231,6 +231,55 @@ Rows words_of(const Rows& r, uint32_t first, uint32_t end) {
   return part;
 }
 
+// op_rows (or transcendental_rows) for the constant operands' bits `konst`.
+template <OpCode C, Scalar S>
+void run_rows(const Rows& r, unsigned konst) {
+  constexpr int arity = arity_of(C);
+  if constexpr (S == Scalar::Float && inlined_transcendental(C)) {
+    konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
+  } else if constexpr (arity == 1) {
+    konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
+  } else if constexpr (arity == 2) {
+    switch (konst) {
+      case 0:
+        return op_rows<C, S, 0>(r);
+      case 1:
+        return op_rows<C, S, 1>(r);
+      case 2:
+        return op_rows<C, S, 2>(r);
+      default:
+        return op_rows<C, S, 3>(r);
+    }
+  } else {
+    op_rows<C, S, 0>(r);
+  }
+}
+
+// The op in a frame of one lane (f.lanes == 1: a run of one lane, or a block run a lane at a
+// time, vm_lane_alone.h): each operand's words lie side by side, so the loop runs across the
+// words (vectorised over the rows of an array, not the lanes), a one-word operand broadcast as a
+// constant. Each word is computed by the same rule as across lanes. False, having written
+// nothing, for a ternary op with a one-word operand (op_rows has no constant third operand).
+template <OpCode C, Scalar S>
+bool row_loop(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
+              const UniformData& uniforms) {
+  constexpr int arity = arity_of(C);
+  Rows r;
+  unsigned konst = 0;
+  for (int k = 0; k < arity; ++k) {
+    uint32_t offset = 0;
+    const bool view = b.view[k] && shared_offset(*b.view[k], f, s, offset);
+    r.src[k] = view ? uniforms[b.view[k]->op->index].data() + offset : f.word(b.src[k]);
+    if (b.broadcast[k] && b.words > 1) konst |= 1u << k;
+  }
+  if (arity == 3 && konst) return false;
+  r.dst = f.word(b.dst);
+  r.words = 1;
+  r.n = b.words;
+  run_rows<C, S>(r, konst);
+  return true;
+}
+
 // The elementwise rule of op C on kind S for every lane.
 template <OpCode C, Scalar S>
 bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
@@ -239,35 +288,16 @@ bool elementwise(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   if (s.count == 0) return true;
   const Visit visit = visit_of(s);
   Rows r;
+  if (f.lanes == 1 && row_loop<C, S>(b, f, s, uniforms)) return true;
   if (visit == Visit::Listed) {
     each_listed_lane<arity>(b, f, s, uniforms, false,
                             [](const Rows& one, unsigned) { op_lane<C, S>(one); });
     return true;
   }
-  const unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
+  unsigned konst = bind_operands<arity>(r, b, f, s, uniforms, s.first, false);
   bind_result(r, f, s, visit, b.dst, b.words, b.dst_temp);
-  if constexpr (S == Scalar::Float && inlined_transcendental(C)) {
-    konst ? transcendental_rows<C, 1>(r) : transcendental_rows<C, 0>(r);
-  } else if constexpr (arity == 1) {
-    konst ? op_rows<C, S, 1>(r) : op_rows<C, S, 0>(r);
-  } else if constexpr (arity == 2) {
-    switch (konst) {
-      case 0:
-        op_rows<C, S, 0>(r);
-        break;
-      case 1:
-        op_rows<C, S, 1>(r);
-        break;
-      case 2:
-        op_rows<C, S, 2>(r);
-        break;
-      default:
-        op_rows<C, S, 3>(r);
-        break;
-    }
-  } else {
-    op_rows<C, S, 0>(r);  // a ternary op takes no views (reads_only_as_view)
-  }
+  if (arity == 3) konst = 0;  // a ternary op takes no views (reads_only_as_view)
+  run_rows<C, S>(r, konst);
   store_result(r, f, s, visit, b.dst, b.dst_temp);
   return true;
 }
@@ -380,6 +410,11 @@ bool fused(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Unifo
   const int other = TempFirst ? 1 : 0;  // the second op's operand that is not the Temp
   const bool other_broadcast = b.broadcast[other] && b.words > 1;
   if (s.count == 0) return true;
+  // In a frame of one lane the Temp's words lie side by side (in cache): the two ops run one
+  // after the other, each across the words.
+  if (f.lanes == 1 && row_loop<C1, Scalar::Float>(first, f, s, uniforms) &&
+      row_loop<C2, Scalar::Float>(b, f, s, uniforms))
+    return true;
   const Visit visit = visit_of(s);
   Rows r;
   if (visit == Visit::Listed) {
@@ -415,6 +450,10 @@ bool fused_away(const BatchOp&, const BatchFrames&, const LaneSet&, const Unifor
 
 bool constant(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const UniformData&) {
   const uint32_t* imm = b.op->imm.data();
+  if (f.lanes == 1 && s.count == 1) {  // a frame of one lane: the words side by side
+    std::memcpy(f.word(b.dst), imm, size_t{b.words} * sizeof(uint32_t));
+    return true;
+  }
   for (uint32_t w = 0; w < b.words; ++w)
     fill_row(f, s, b.dst + w, imm[w]);
   return true;
@@ -433,6 +472,10 @@ bool uniform_get(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   const uint32_t* data = uniforms[b.op->index].data();
   if (at == Reach::PerLane) {
     copy_per_lane(b, f, s, data, 0, b.dst, b.words);
+    return true;
+  }
+  if (f.lanes == 1 && s.count == 1) {  // a frame of one lane: the words side by side
+    std::memcpy(f.word(b.dst), data + offset, size_t{b.words} * sizeof(uint32_t));
     return true;
   }
   for (uint32_t w = 0; w < b.words; ++w)
@@ -549,6 +592,51 @@ int fusable_index(OpCode c) {
     if (kFusable[i] == c) return static_cast<int>(i);
   return -1;
 }
+
+// Float sums of `count` (at most 8) lanes' chains of adds at once, each the sum's own order:
+// one lane's chain waits on each add, several interleaved fill the adder. Scalar adds: packing
+// the lanes' words into a vector per word (SLP) cost more than the adds.
+template <size_t G>
+__attribute__((optimize("no-tree-slp-vectorize"))) void interleaved_sums(const uint32_t* const* src,
+                                                                         uint32_t words,
+                                                                         uint32_t* acc) {
+  float a[G];
+  for (size_t g = 0; g < G; ++g)
+    a[g] = std::bit_cast<float>(acc[g]);
+  for (uint32_t w = 0; w < words; ++w)
+    for (size_t g = 0; g < G; ++g)
+      a[g] = a[g] + std::bit_cast<float>(src[g][w]);
+  for (size_t g = 0; g < G; ++g)
+    acc[g] = std::bit_cast<uint32_t>(a[g]);
+}
+
+}  // namespace
+
+bool sum_in_frames(const BatchOp& b, uint32_t* const* frames, size_t count,
+                   const UniformData& uniforms) {
+  if (b.run != kReduction[static_cast<size_t>(Scalar::Float)][1] || count > 8) return false;
+  const uint32_t* src[8];
+  uint32_t acc[8];
+  const uint32_t first = 0;
+  const LaneSet one{&first, 1, 0, true};
+  for (size_t g = 0; g < count; ++g) {
+    const BatchFrames frame{frames[g], 1};
+    uint32_t offset = 0;
+    const bool view = b.view[0] && shared_offset(*b.view[0], frame, one, offset);
+    src[g] = view ? uniforms[b.view[0]->op->index].data() + offset : frame.word(b.src[0]);
+    acc[g] = sum_start(OpCode::Sum, Scalar::Float);
+  }
+  using Sums = void (*)(const uint32_t* const*, uint32_t, uint32_t*);
+  static constexpr Sums kSums[8] = {interleaved_sums<1>, interleaved_sums<2>, interleaved_sums<3>,
+                                    interleaved_sums<4>, interleaved_sums<5>, interleaved_sums<6>,
+                                    interleaved_sums<7>, interleaved_sums<8>};
+  if (count) kSums[count - 1](src, b.words, acc);
+  for (size_t g = 0; g < count; ++g)
+    frames[g][b.dst] = acc[g];
+  return true;
+}
+
+namespace {
 
 BatchOp prepare_batch_op(const Op& op, const Types& types, const TypeId* var_type,
                          const uint32_t* offset) {

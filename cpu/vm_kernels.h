@@ -118,6 +118,12 @@ ProductSplit split_product(const BatchOp& b, const BatchFrames& frames, const La
 void matmul_kernel_part(const BatchOp& b, const BatchFrames& frames, const LaneSet& lanes,
                         const UniformData& uniforms, const ProductSplit& split, unsigned part);
 
+// A float sum (the op's kernel is the float sum's) for each of `count` frames of one lane
+// (at most 8; vm_lane_alone.h), their chains of adds interleaved, each in exec_op's order; false,
+// having done nothing, for any other op or more frames.
+bool sum_in_frames(const BatchOp& b, uint32_t* const* frames, size_t count,
+                   const UniformData& uniforms);
+
 std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
                                        const TypeId* var_type, const uint32_t* offset);
 

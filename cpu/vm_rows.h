@@ -4,6 +4,7 @@
 // vectorises (the AB_LANE_LOOP loops are cloned per file for AVX2 and the baseline).
 #pragma once
 
+#include <cstring>
 #include <vector>
 
 #include "cpu/vm_kernels.h"
@@ -128,7 +129,11 @@ void copy_per_lane(const BatchOp& b, const BatchFrames& f, const LaneSet& s, con
 
 // Word rows [from, from + n) to [to, to + n) for the lanes of the set (ranges apart or equal).
 void copy_rows(const BatchFrames& f, const LaneSet& s, uint32_t from, uint32_t to, uint32_t n) {
-  if (from == to) return;
+  if (from == to || s.count == 0) return;
+  if (f.lanes == 1) {  // a frame of one lane: the words side by side
+    std::memmove(f.word(to), f.word(from), size_t{n} * sizeof(uint32_t));
+    return;
+  }
   const size_t base = base_of(s);
   for (uint32_t w = 0; w < n; ++w) {
     const uint32_t* src = f.word(from + w) + base;

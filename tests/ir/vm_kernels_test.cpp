@@ -12,6 +12,7 @@
 
 #include "cpu/interp.h"
 #include "cpu/vm.h"
+#include "cpu/vm_lane_alone.h"
 #include "cpu/vm_product_tiles.h"
 #include "ir/ops.h"
 #include "support/result_compare.h"
@@ -170,6 +171,69 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
     Batch batch = make_batch(lanes);
     batch.uniforms.resize(1);
     CHECK(check_vm_against_interp(loaded, batch).errors.empty());
+  }
+}
+
+// A block of array code (arrays of 300 words, all Temps) runs a lane at a time in a frame of one
+// lane (cpu/vm_lane_alone.h), eight lanes op by op: lane i runs i % 5 iterations, so the steps
+// hold all the lanes, some, or a few spread over the batch (groups of eight and a rest; on two
+// threads as well). Elementwise ops with views and
+// broadcasts, fused pairs, exp, max and min, sums and a dot across the words, a dynamic element
+// and a uniform element out of range for lanes 43 on (the kernel declines: the lane runs as
+// usual and faults) all give the interpreter's words and faults.
+constexpr const char* kArrayBlockProgram = R"(
+const N: int = 300;
+uniform y: float[N];
+uniform x: float[N];
+
+fn main(i: int, s: float) -> float {
+    let n = i % 5;
+    let far = i * 7;
+    var total = 0.0;
+    var k = 0;
+    while k < n {
+        let z = (y - (s + x * float(k))) / (s + 2.0);
+        let w = max(z * s, -1.5) - min(z, 0.5);
+        total += sum(z * z) + sum(exp(-z * z)) - dot(w, x) + log(s + 3.0);
+        total += w[(i + k) & 255] + y[far + k];
+        k += 1;
+    }
+    return total;
+}
+)";
+
+TEST_CASE("vm kernels: a block of array code run a lane at a time gives the interpreter's words") {
+  const CompiledProgram loaded = compile_program(kArrayBlockProgram, "vm_array_block.ab");
+  // The loop's body is such a block.
+  std::vector<TypeId> var_type;
+  for (const LoweredVar& v : loaded.lowered.vars)
+    var_type.push_back(v.type);
+  std::vector<uint32_t> offset;
+  layout_words(loaded.lowered.types(), var_type, offset);
+  int eligible = 0;
+  for (const LoweredBlock& block : loaded.lowered.blocks) {
+    const std::vector<BatchOp> ops =
+        prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
+    const LaneAlonePlan plan = plan_lane_alone(block, loaded.lowered, ops, offset.data());
+    eligible += plan.eligible;
+  }
+  CHECK(eligible == 1);
+  for (uint32_t lanes : {1u, 3u, 16u, 64u}) {
+    CAPTURE(lanes);
+    Batch batch;
+    batch.lanes = lanes;
+    batch.inputs.resize(2);
+    for (uint32_t l = 0; l < lanes; ++l) {
+      batch.inputs[0].push_back(l);
+      batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
+    }
+    batch.uniforms.resize(2);
+    for (int r = 0; r < 300; ++r) {
+      batch.uniforms[0].push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
+      batch.uniforms[1].push_back(float_bits(static_cast<float>((r * 11) % 13) / 5.0f - 1.0f));
+    }
+    const RunResult expected = check_vm_against_interp(loaded, batch);
+    if (lanes == 64) CHECK(expected.errors.size() > 0);
   }
 }
 
