@@ -267,6 +267,11 @@ bool row_loop(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
   Rows r;
   unsigned konst = 0;
   for (int k = 0; k < arity; ++k) {
+    if (k < 2 && b.constant[k]) {  // all its words one value: that word, broadcast
+      r.src[k] = b.constant[k]->op->imm.data();
+      konst |= 1u << k;
+      continue;
+    }
     uint32_t offset = 0;
     const bool view = b.view[k] && shared_offset(*b.view[k], f, s, offset);
     r.src[k] = view ? uniforms[b.view[k]->op->index].data() + offset : f.word(b.src[k]);
@@ -630,7 +635,16 @@ bool sum_in_frames(const BatchOp& b, uint32_t* const* frames, size_t count,
   static constexpr Sums kSums[8] = {interleaved_sums<1>, interleaved_sums<2>, interleaved_sums<3>,
                                     interleaved_sums<4>, interleaved_sums<5>, interleaved_sums<6>,
                                     interleaved_sums<7>, interleaved_sums<8>};
-  if (count) kSums[count - 1](src, b.words, acc);
+  if (count == 0) return true;
+  if (!b.made) {
+    kSums[count - 1](src, b.words, acc);
+  } else {  // the Make's parts where they lie, one after another: the same chain of adds
+    for (const BatchOp::Part& part : b.made->parts) {
+      for (size_t g = 0; g < count; ++g)
+        src[g] = frames[g] + part.offset;
+      kSums[count - 1](src, part.words, acc);
+    }
+  }
   for (size_t g = 0; g < count; ++g)
     frames[g][b.dst] = acc[g];
   return true;
@@ -745,6 +759,56 @@ bool reads_only_as_view(const BatchOp& b, VarId v, int& reads) {
   return true;
 }
 
+// Whether `op` reads or writes `v`.
+bool touches(const Op& op, VarId v) {
+  return writes(op, v) || std::find(op.args.begin(), op.args.end(), v) != op.args.end();
+}
+
+// A Const of an array whose words are all one value (an adjoint's zero fill), a Temp whose next
+// toucher is a binary op with a kernel that reads it and overwrites it whole (`a = add a, x`):
+// in a frame of one lane that op reads the value as an immediate, and the fill is skipped.
+void read_constants_in_place(const LoweredBlock& block, const LoweredProgram& program,
+                             std::vector<BatchOp>& ops) {
+  for (size_t d = 0; d < ops.size(); ++d) {
+    const Op& def = block.ops[d];
+    if (def.code != OpCode::Const || ops[d].words < 2 ||
+        program.vars[def.dst].storage != Storage::Temp || block.term.cond == def.dst ||
+        std::count(def.imm.begin(), def.imm.end(), def.imm[0]) != std::ssize(def.imm))
+      continue;
+    size_t u = d + 1;
+    while (u < ops.size() && !touches(block.ops[u], def.dst))
+      ++u;
+    if (u == ops.size()) continue;
+    const Op& use = block.ops[u];
+    if (op_info(use.code).cls != OpClass::Binary || !ops[u].run || use.dst != def.dst) continue;
+    for (size_t k = 0; k < 2; ++k)
+      if (use.args[k] == def.dst) ops[u].constant[k] = &ops[d];
+    ops[d].read_in_place = true;
+  }
+}
+
+// A Make into a Temp that only the float sum right after it reads: in a frame of one lane the
+// sum adds the Make's parts where they lie (`lp += ...` over a loop's rows: lp, then the rows),
+// and the Make's copy is skipped.
+void read_makes_in_place(const LoweredBlock& block, const LoweredProgram& program,
+                         std::vector<BatchOp>& ops) {
+  const LaneKernel float_sum = kReduction[static_cast<size_t>(Scalar::Float)][1];
+  for (size_t d = 0; d + 1 < ops.size(); ++d) {
+    const Op& def = block.ops[d];
+    if (def.code != OpCode::Make || ops[d].run != make || ops[d + 1].run != float_sum ||
+        block.ops[d + 1].args[0] != def.dst || program.vars[def.dst].storage != Storage::Temp ||
+        block.term.cond == def.dst)
+      continue;
+    int reads = 0;
+    for (size_t u = d + 1; u < ops.size(); ++u)
+      reads +=
+          static_cast<int>(std::count(block.ops[u].args.begin(), block.ops[u].args.end(), def.dst));
+    if (reads != 1) continue;
+    ops[d + 1].made = &ops[d];
+    ops[d].read_in_place = true;
+  }
+}
+
 }  // namespace
 
 std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredProgram& program,
@@ -803,6 +867,8 @@ std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredP
     ops[d + 1].run = kFused[static_cast<size_t>(first * 3 + second)][temp_first ? 1 : 0];
     ops[d].run = fused_away;
   }
+  read_constants_in_place(block, program, ops);
+  read_makes_in_place(block, program, ops);
   return ops;
 }
 

@@ -85,6 +85,16 @@ struct BatchOp {
   // op's operands, a Temp no other op reads, and this op's kernel computes its words on the fly
   // instead of reading them back (that op's own kernel then does nothing).
   const BatchOp* fused = nullptr;
+  // Words read where they come from in a frame of one lane (row_loop, sum_in_frames; see
+  // prepare_block_ops): operand k of a binary op is the Const `constant[k]` (no op between them
+  // touches it), all its words one value (an adjoint's zero fill), read as that one immediate,
+  // and the op overwrites it; a float sum's
+  // operand is the Make `made` just before it, read as the Make's parts. Across lanes the
+  // operands are read from the frame, which the Const or Make wrote.
+  const BatchOp* constant[2] = {};
+  const BatchOp* made = nullptr;
+  // A Const or Make whose only reader reads it so: run_lanes_alone skips it.
+  bool read_in_place = false;
   // For exec_op lane by lane: the variables the op reads or writes (its operands and its
   // destination), each gathered into a small frame of their own.
   std::vector<VarId> touched;

@@ -75,6 +75,7 @@ std::vector<uint32_t> run_lanes_alone(const LaneAlonePlan& plan, const std::vect
       copy_in(plan, frames, group[g], frame[g]);
     }
     for (const BatchOp& b : ops) {
+      if (b.read_in_place) continue;  // its reader reads its words where they come from
       if (sum_in_frames(b, frame, n, uniforms)) continue;
       size_t live = 0;
       for (size_t g = 0; g < n; ++g) {

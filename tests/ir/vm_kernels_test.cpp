@@ -237,6 +237,81 @@ TEST_CASE("vm kernels: a block of array code run a lane at a time gives the inte
   }
 }
 
+// A derived gradient of a row loop (the NUTS models' shape: arrays of 300 words) run a lane at a
+// time: its adjoints' zero fills are read as one immediate by the adds that overwrite them, and
+// the loop's `lp += ...` sum adds the Make's parts (lp, then the rows) where they lie, both
+// skipped in a frame of one lane (vm_kernels.h, BatchOp::constant and made). Rows where z is 0
+// give -0 terms (0 + -0 is +0: the fill's value is read, not skipped); lanes run 0 to 3
+// gradients, so steps hold all the lanes, some or a few.
+constexpr const char* kGradientBlockProgram = R"(
+const N: int = 300;
+uniform y: float[N];
+uniform x: float[N];
+
+fn ld(u: float[3]) -> float {
+    let sigma = exp(u[2]);
+    var lp = 0.0;
+    for n in 0..N {
+        let z = (y[n] - (u[0] + u[1] * x[n])) / sigma;
+        lp += -0.5 * z * z - log(sigma);
+    }
+    return lp + u[2];
+}
+
+fn main(i: int, s: float) -> float[4] {
+    var out = [0.0, 0.0, 0.0, 0.0];
+    var k = 0;
+    while k < i % 4 {
+        let g = value_and_grad(ld, [s, float(k) * 0.0, float(i % 3) - 1.0]);
+        out = out + [g.value, g.grad[0], g.grad[1], g.grad[2]];
+        k += 1;
+    }
+    return out;
+}
+)";
+
+TEST_CASE("vm kernels: a gradient's zero fills and sum's make are read in place a lane at a time") {
+  const CompiledProgram loaded = compile_program(kGradientBlockProgram, "vm_gradient_block.ab");
+  std::vector<TypeId> var_type;
+  for (const LoweredVar& v : loaded.lowered.vars)
+    var_type.push_back(v.type);
+  std::vector<uint32_t> offset;
+  layout_words(loaded.lowered.types(), var_type, offset);
+  int eligible = 0, constants = 0, makes = 0;
+  for (const LoweredBlock& block : loaded.lowered.blocks) {
+    const std::vector<BatchOp> ops =
+        prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
+    if (!plan_lane_alone(block, loaded.lowered, ops, offset.data()).eligible) continue;
+    ++eligible;
+    for (const BatchOp& b : ops) {
+      constants += (b.constant[0] != nullptr) + (b.constant[1] != nullptr);
+      makes += b.made != nullptr;
+      if (b.made) CHECK(b.made->read_in_place);
+      for (const BatchOp* c : b.constant)
+        if (c) CHECK((c->read_in_place && c->op->code == OpCode::Const));
+    }
+  }
+  CHECK(eligible == 1);
+  CHECK(constants >= 6);  // the 300-word adjoints' fills
+  CHECK(makes == 1);
+  for (uint32_t lanes : {1u, 3u, 16u, 64u}) {
+    CAPTURE(lanes);
+    Batch batch;
+    batch.lanes = lanes;
+    batch.inputs.resize(2);
+    for (uint32_t l = 0; l < lanes; ++l) {
+      batch.inputs[0].push_back(l);
+      batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
+    }
+    batch.uniforms.resize(2);
+    for (int r = 0; r < 300; ++r) {
+      batch.uniforms[0].push_back(float_bits(0.25f * static_cast<float>(r % 7) - 0.5f));
+      batch.uniforms[1].push_back(float_bits(static_cast<float>((r * 11) % 13) / 5.0f - 1.0f));
+    }
+    check_vm_against_interp(loaded, batch);
+  }
+}
+
 // Matrix products (ops.h, matrix_words' order) run for all the lanes of a step: a uniform matrix
 // read in place times each lane's vector (X @ w: the register tiles, partial tiles and gathered
 // sets included), each lane's vector times a uniform matrix (z @ X), a lane's own
