@@ -260,23 +260,28 @@ void run_rows(const Rows& r, unsigned konst) {
 // words (vectorised over the rows of an array, not the lanes), a one-word operand broadcast as a
 // constant. Each word is computed by the same rule as across lanes. False, having written
 // nothing, for a ternary op with a one-word operand (op_rows has no constant third operand).
+// Binds operand k of op b in a frame of one lane to r.src[slot]; true when it is one word for
+// all the op's words (a broadcast or a constant's one value).
+bool bind_row_operand(Rows& r, int slot, const BatchOp& b, int k, const BatchFrames& f,
+                      const LaneSet& s, const UniformData& uniforms) {
+  if (k < 2 && b.constant[k]) {  // all its words one value: that word, broadcast
+    r.src[slot] = b.constant[k]->op->imm.data();
+    return true;
+  }
+  uint32_t offset = 0;
+  const bool view = b.view[k] && shared_offset(*b.view[k], f, s, offset);
+  r.src[slot] = view ? uniforms[b.view[k]->op->index].data() + offset : f.word(b.src[k]);
+  return b.broadcast[k] && b.words > 1;
+}
+
 template <OpCode C, Scalar S>
 bool row_loop(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
               const UniformData& uniforms) {
   constexpr int arity = arity_of(C);
   Rows r;
   unsigned konst = 0;
-  for (int k = 0; k < arity; ++k) {
-    if (k < 2 && b.constant[k]) {  // all its words one value: that word, broadcast
-      r.src[k] = b.constant[k]->op->imm.data();
-      konst |= 1u << k;
-      continue;
-    }
-    uint32_t offset = 0;
-    const bool view = b.view[k] && shared_offset(*b.view[k], f, s, offset);
-    r.src[k] = view ? uniforms[b.view[k]->op->index].data() + offset : f.word(b.src[k]);
-    if (b.broadcast[k] && b.words > 1) konst |= 1u << k;
-  }
+  for (int k = 0; k < arity; ++k)
+    if (bind_row_operand(r, k, b, k, f, s, uniforms)) konst |= 1u << k;
   if (arity == 3 && konst) return false;
   r.dst = f.word(b.dst);
   r.words = 1;
@@ -372,9 +377,10 @@ bool reduction(const BatchOp& b, const BatchFrames& f, const LaneSet& s,
 // other op reads (prepare_block_ops): dst = a1 C2 (x0 C1 x1), or (x0 C1 x1) C2 a1, word by word
 // across the lanes, the first op's result kept in a register instead of written to the Temp and
 // read back. Each lane's words are the two rules in exec_op's order, as unfused.
-// r.src[0], r.src[1]: the first op's operands (Konst: views of a shared row); r.src[2]: the
-// second op's other operand. Masked: the rows are written in place, a lane's words only where
-// r.mask has it (the other lanes' results, from whatever their words hold, are dropped).
+// r.src[0], r.src[1]: the first op's operands (Konst bits 1, 2: views of a shared row); r.src[2]:
+// the second op's other operand (Konst bit 4: one word, in a frame of one lane). Masked: the rows
+// are written in place, a lane's words only where r.mask has it (the other lanes' results, from
+// whatever their words hold, are dropped).
 template <OpCode C1, OpCode C2, unsigned Konst, bool TempFirst, bool Masked>
 AB_LANE_LOOP void fused_rows(const Rows& r) {
   Fault fault = Fault::None;
@@ -384,11 +390,13 @@ AB_LANE_LOOP void fused_rows(const Rows& r) {
     const uint32_t* p2 = r.src[2] + w * r.stride[2];
     uint32_t* d = r.dst + w * r.dst_stride;
     const uint32_t k0 = Konst & 1 ? p0[0] : 0, k1 = Konst & 2 ? p1[0] : 0;
+    const uint32_t k2 = Konst & 4 ? p2[0] : 0;
     for (size_t j = 0; j < r.n; ++j) {
       const uint32_t x[2] = {Konst & 1 ? k0 : p0[j], Konst & 2 ? k1 : p1[j]};
       uint32_t t;
       scalar_rule(C1, Scalar::Float, x, t, fault);
-      const uint32_t y[2] = {TempFirst ? t : p2[j], TempFirst ? p2[j] : t};
+      const uint32_t other = Konst & 4 ? k2 : p2[j];
+      const uint32_t y[2] = {TempFirst ? t : other, TempFirst ? other : t};
       uint32_t v;
       scalar_rule(C2, Scalar::Float, y, v, fault);
       d[j] = Masked ? (v & r.mask[j]) | (d[j] & ~r.mask[j]) : v;
@@ -415,11 +423,25 @@ bool fused(const BatchOp& b, const BatchFrames& f, const LaneSet& s, const Unifo
   const int other = TempFirst ? 1 : 0;  // the second op's operand that is not the Temp
   const bool other_broadcast = b.broadcast[other] && b.words > 1;
   if (s.count == 0) return true;
-  // In a frame of one lane the Temp's words lie side by side (in cache): the two ops run one
-  // after the other, each across the words.
-  if (f.lanes == 1 && row_loop<C1, Scalar::Float>(first, f, s, uniforms) &&
-      row_loop<C2, Scalar::Float>(b, f, s, uniforms))
+  // In a frame of one lane: one loop across the words.
+  if (f.lanes == 1) {
+    Rows r;
+    unsigned konst = 0;
+    for (int k = 0; k < 2; ++k)
+      if (bind_row_operand(r, k, first, k, f, s, uniforms)) konst |= 1u << k;
+    if (bind_row_operand(r, 2, b, other, f, s, uniforms)) konst |= 4u;
+    r.dst = f.word(b.dst);
+    r.words = 1;
+    r.n = b.words;
+    using Loop = void (*)(const Rows&);
+    static constexpr Loop kRowLoops[8] = {
+        fused_rows<C1, C2, 0, TempFirst, false>, fused_rows<C1, C2, 1, TempFirst, false>,
+        fused_rows<C1, C2, 2, TempFirst, false>, fused_rows<C1, C2, 3, TempFirst, false>,
+        fused_rows<C1, C2, 4, TempFirst, false>, fused_rows<C1, C2, 5, TempFirst, false>,
+        fused_rows<C1, C2, 6, TempFirst, false>, fused_rows<C1, C2, 7, TempFirst, false>};
+    kRowLoops[konst](r);
     return true;
+  }
   const Visit visit = visit_of(s);
   Rows r;
   if (visit == Visit::Listed) {
