@@ -264,9 +264,13 @@ void run_rows(const Rows& r, unsigned konst) {
 // all the op's words (a broadcast or a constant's one value).
 bool bind_row_operand(Rows& r, int slot, const BatchOp& b, int k, const BatchFrames& f,
                       const LaneSet& s, const UniformData& uniforms) {
-  if (k < 2 && b.constant[k]) {  // all its words one value: that word, broadcast
-    r.src[slot] = b.constant[k]->op->imm.data();
-    return true;
+  if (const BatchOp* source = k < 2 ? b.in_place[k] : nullptr) {
+    if (source->op->code == OpCode::Const) {  // all its words one value: that word, broadcast
+      r.src[slot] = source->op->imm.data();
+      return true;
+    }
+    r.src[slot] = f.word(source->src[0] + source->path_offset);  // a static slice, in place
+    return false;
   }
   uint32_t offset = 0;
   const bool view = b.view[k] && shared_offset(*b.view[k], f, s, offset);
@@ -804,7 +808,38 @@ void read_constants_in_place(const LoweredBlock& block, const LoweredProgram& pr
     const Op& use = block.ops[u];
     if (op_info(use.code).cls != OpClass::Binary || !ops[u].run || use.dst != def.dst) continue;
     for (size_t k = 0; k < 2; ++k)
-      if (use.args[k] == def.dst) ops[u].constant[k] = &ops[d];
+      if (use.args[k] == def.dst) ops[u].in_place[k] = &ops[d];
+    ops[d].read_in_place = true;
+  }
+}
+
+// A Get of a static slice into a Temp that one binary op with a kernel reads, once, its source
+// not written from the Get to that op: in a frame of one lane the op reads the slice in the
+// source, and the Get's copy is skipped.
+void read_gets_in_place(const LoweredBlock& block, const LoweredProgram& program,
+                        std::vector<BatchOp>& ops) {
+  for (size_t d = 0; d < ops.size(); ++d) {
+    const Op& def = block.ops[d];
+    if (def.code != OpCode::Get || ops[d].run != get || !ops[d].dynamic.empty() ||
+        ops[d].words < 2 || program.vars[def.dst].storage != Storage::Temp ||
+        block.term.cond == def.dst)
+      continue;
+    const VarId source = def.args[0];
+    size_t u = d + 1;
+    while (u < ops.size() && !touches(block.ops[u], def.dst) && !writes(block.ops[u], source))
+      ++u;
+    if (u == ops.size()) continue;
+    const Op& use = block.ops[u];
+    int reads = 0;
+    for (size_t later = u; later < ops.size(); ++later)
+      reads += static_cast<int>(
+          std::count(block.ops[later].args.begin(), block.ops[later].args.end(), def.dst));
+    const bool one_operand =
+        use.args.size() == 2 && (use.args[0] == def.dst) != (use.args[1] == def.dst);
+    if (op_info(use.code).cls != OpClass::Binary || !ops[u].run || reads != 1 || !one_operand ||
+        use.dst == source || use.dst == def.dst)
+      continue;
+    ops[u].in_place[use.args[0] == def.dst ? 0 : 1] = &ops[d];
     ops[d].read_in_place = true;
   }
 }
@@ -890,6 +925,7 @@ std::vector<BatchOp> prepare_block_ops(const LoweredBlock& block, const LoweredP
     ops[d].run = fused_away;
   }
   read_constants_in_place(block, program, ops);
+  read_gets_in_place(block, program, ops);
   read_makes_in_place(block, program, ops);
   return ops;
 }

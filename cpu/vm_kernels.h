@@ -86,14 +86,15 @@ struct BatchOp {
   // instead of reading them back (that op's own kernel then does nothing).
   const BatchOp* fused = nullptr;
   // Words read where they come from in a frame of one lane (row_loop, sum_in_frames; see
-  // prepare_block_ops): operand k of a binary op is the Const `constant[k]` (no op between them
-  // touches it), all its words one value (an adjoint's zero fill), read as that one immediate,
-  // and the op overwrites it; a float sum's
-  // operand is the Make `made` just before it, read as the Make's parts. Across lanes the
-  // operands are read from the frame, which the Const or Make wrote.
-  const BatchOp* constant[2] = {};
+  // prepare_block_ops). Operand k of a binary op, `in_place[k]`: a Const whose words are all one
+  // value (an adjoint's zero fill), no op between touching it and this op overwriting it, read
+  // as that one immediate; or a Get of a static slice that only this op reads, its source not
+  // written in between, read in the source. A float sum's operand, `made`: the Make just before
+  // it, read as the Make's parts. Across lanes the operands are read from the frame, which the
+  // Const, Get or Make wrote.
+  const BatchOp* in_place[2] = {};
   const BatchOp* made = nullptr;
-  // A Const or Make whose only reader reads it so: run_lanes_alone skips it.
+  // A Const, Get or Make whose only reader reads it so: run_lanes_alone skips it.
   bool read_in_place = false;
   // For exec_op lane by lane: the variables the op reads or writes (its operands and its
   // destination), each gathered into a small frame of their own.

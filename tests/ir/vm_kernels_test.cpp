@@ -238,9 +238,10 @@ TEST_CASE("vm kernels: a block of array code run a lane at a time gives the inte
 }
 
 // A derived gradient of a row loop (the NUTS models' shape: arrays of 300 words) run a lane at a
-// time: its adjoints' zero fills are read as one immediate by the adds that overwrite them, and
-// the loop's `lp += ...` sum adds the Make's parts (lp, then the rows) where they lie, both
-// skipped in a frame of one lane (vm_kernels.h, BatchOp::constant and made). Rows where z is 0
+// time: its adjoints' zero fills are read as one immediate by the adds that overwrite them, the
+// rows' slice of the sum's adjoint is read where it lies, and the loop's `lp += ...` sum adds
+// the Make's parts (lp, then the rows) where they lie, all three skipped in a frame of one lane
+// (vm_kernels.h, BatchOp::in_place and made). Rows where z is 0
 // give -0 terms (0 + -0 is +0: the fill's value is read, not skipped); lanes run 0 to 3
 // gradients, so steps hold all the lanes, some or a few.
 constexpr const char* kGradientBlockProgram = R"(
@@ -277,22 +278,26 @@ TEST_CASE("vm kernels: a gradient's zero fills and sum's make are read in place 
     var_type.push_back(v.type);
   std::vector<uint32_t> offset;
   layout_words(loaded.lowered.types(), var_type, offset);
-  int eligible = 0, constants = 0, makes = 0;
+  int eligible = 0, constants = 0, slices = 0, makes = 0;
   for (const LoweredBlock& block : loaded.lowered.blocks) {
     const std::vector<BatchOp> ops =
         prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
     if (!plan_lane_alone(block, loaded.lowered, ops, offset.data()).eligible) continue;
     ++eligible;
     for (const BatchOp& b : ops) {
-      constants += (b.constant[0] != nullptr) + (b.constant[1] != nullptr);
       makes += b.made != nullptr;
       if (b.made) CHECK(b.made->read_in_place);
-      for (const BatchOp* c : b.constant)
-        if (c) CHECK((c->read_in_place && c->op->code == OpCode::Const));
+      for (const BatchOp* in_place : b.in_place) {
+        if (!in_place) continue;
+        CHECK(in_place->read_in_place);
+        constants += in_place->op->code == OpCode::Const;
+        slices += in_place->op->code == OpCode::Get;
+      }
     }
   }
   CHECK(eligible == 1);
   CHECK(constants >= 6);  // the 300-word adjoints' fills
+  CHECK(slices == 1);     // the rows' adjoints in the sum's Make's (lp's, then the rows')
   CHECK(makes == 1);
   for (uint32_t lanes : {1u, 3u, 16u, 64u}) {
     CAPTURE(lanes);
