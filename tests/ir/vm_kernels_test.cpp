@@ -174,6 +174,41 @@ TEST_CASE("vm kernels: a fused op into a live variable keeps the words of the la
   }
 }
 
+// The ops of each block of `loaded` that may run a lane at a time (plan_lane_alone).
+std::vector<std::vector<BatchOp>> lane_alone_blocks(const CompiledProgram& loaded) {
+  std::vector<TypeId> var_type;
+  for (const LoweredVar& v : loaded.lowered.vars)
+    var_type.push_back(v.type);
+  std::vector<uint32_t> offset;
+  layout_words(loaded.lowered.types(), var_type, offset);
+  std::vector<std::vector<BatchOp>> blocks;
+  for (const LoweredBlock& block : loaded.lowered.blocks) {
+    std::vector<BatchOp> ops =
+        prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
+    if (plan_lane_alone(block, loaded.lowered, ops, offset.data()).eligible)
+      blocks.push_back(std::move(ops));
+  }
+  return blocks;
+}
+
+// Lanes of main(i: int, s: float): i = the lane, s in -0.5, -0.25, ... 1.0; two uniforms of 300
+// rows, the second ((r * 11) % 13) / 5 - 1.
+Batch two_row_batch(uint32_t lanes, float (*first_row)(int)) {
+  Batch batch;
+  batch.lanes = lanes;
+  batch.inputs.resize(2);
+  for (uint32_t l = 0; l < lanes; ++l) {
+    batch.inputs[0].push_back(l);
+    batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
+  }
+  batch.uniforms.resize(2);
+  for (int r = 0; r < 300; ++r) {
+    batch.uniforms[0].push_back(float_bits(first_row(r)));
+    batch.uniforms[1].push_back(float_bits(static_cast<float>((r * 11) % 13) / 5.0f - 1.0f));
+  }
+  return batch;
+}
+
 // A block of array code (arrays of 300 words, all Temps) runs a lane at a time in a frame of one
 // lane (cpu/vm_lane_alone.h), eight lanes op by op: lane i runs i % 5 iterations, so the steps
 // hold all the lanes, some, or a few spread over the batch (groups of eight and a rest; on two
@@ -205,33 +240,11 @@ fn main(i: int, s: float) -> float {
 TEST_CASE("vm kernels: a block of array code run a lane at a time gives the interpreter's words") {
   const CompiledProgram loaded = compile_program(kArrayBlockProgram, "vm_array_block.ab");
   // The loop's body is such a block.
-  std::vector<TypeId> var_type;
-  for (const LoweredVar& v : loaded.lowered.vars)
-    var_type.push_back(v.type);
-  std::vector<uint32_t> offset;
-  layout_words(loaded.lowered.types(), var_type, offset);
-  int eligible = 0;
-  for (const LoweredBlock& block : loaded.lowered.blocks) {
-    const std::vector<BatchOp> ops =
-        prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
-    const LaneAlonePlan plan = plan_lane_alone(block, loaded.lowered, ops, offset.data());
-    eligible += plan.eligible;
-  }
-  CHECK(eligible == 1);
+  CHECK(lane_alone_blocks(loaded).size() == 1);
   for (uint32_t lanes : {1u, 3u, 16u, 64u}) {
     CAPTURE(lanes);
-    Batch batch;
-    batch.lanes = lanes;
-    batch.inputs.resize(2);
-    for (uint32_t l = 0; l < lanes; ++l) {
-      batch.inputs[0].push_back(l);
-      batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
-    }
-    batch.uniforms.resize(2);
-    for (int r = 0; r < 300; ++r) {
-      batch.uniforms[0].push_back(float_bits(static_cast<float>((r * 37) % 23) / 7.0f - 1.5f));
-      batch.uniforms[1].push_back(float_bits(static_cast<float>((r * 11) % 13) / 5.0f - 1.0f));
-    }
+    const Batch batch =
+        two_row_batch(lanes, [](int r) { return static_cast<float>((r * 37) % 23) / 7.0f - 1.5f; });
     const RunResult expected = check_vm_against_interp(loaded, batch);
     if (lanes == 64) CHECK(expected.errors.size() > 0);
   }
@@ -241,9 +254,9 @@ TEST_CASE("vm kernels: a block of array code run a lane at a time gives the inte
 // time: its adjoints' zero fills are read as one immediate by the adds that overwrite them, the
 // rows' slice of the sum's adjoint is read where it lies, and the loop's `lp += ...` sum adds
 // the Make's parts (lp, then the rows) where they lie, all three skipped in a frame of one lane
-// (vm_kernels.h, BatchOp::in_place and made). Rows where z is 0
-// give -0 terms (0 + -0 is +0: the fill's value is read, not skipped); lanes run 0 to 3
-// gradients, so steps hold all the lanes, some or a few.
+// (vm_kernels.h, BatchOp::in_place and made). Rows where z is 0 give -0 terms (0 + -0 is +0:
+// the fill's value is read, not skipped); lanes run 0 to 3 gradients, so steps hold all the
+// lanes, some or a few.
 constexpr const char* kGradientBlockProgram = R"(
 const N: int = 300;
 uniform y: float[N];
@@ -271,49 +284,31 @@ fn main(i: int, s: float) -> float[4] {
 }
 )";
 
-TEST_CASE("vm kernels: a gradient's zero fills and sum's make are read in place a lane at a time") {
+TEST_CASE(
+    "vm kernels: a gradient's zero fills, slice and sum's make are read in place a lane at a "
+    "time") {
   const CompiledProgram loaded = compile_program(kGradientBlockProgram, "vm_gradient_block.ab");
-  std::vector<TypeId> var_type;
-  for (const LoweredVar& v : loaded.lowered.vars)
-    var_type.push_back(v.type);
-  std::vector<uint32_t> offset;
-  layout_words(loaded.lowered.types(), var_type, offset);
-  int eligible = 0, constants = 0, slices = 0, makes = 0;
-  for (const LoweredBlock& block : loaded.lowered.blocks) {
-    const std::vector<BatchOp> ops =
-        prepare_block_ops(block, loaded.lowered, var_type.data(), offset.data());
-    if (!plan_lane_alone(block, loaded.lowered, ops, offset.data()).eligible) continue;
-    ++eligible;
-    for (const BatchOp& b : ops) {
-      makes += b.made != nullptr;
-      if (b.made) CHECK(b.made->read_in_place);
-      for (const BatchOp* in_place : b.in_place) {
-        if (!in_place) continue;
-        CHECK(in_place->read_in_place);
-        constants += in_place->op->code == OpCode::Const;
-        slices += in_place->op->code == OpCode::Get;
-      }
+  const std::vector<std::vector<BatchOp>> blocks = lane_alone_blocks(loaded);
+  REQUIRE(blocks.size() == 1);
+  int constants = 0, slices = 0, makes = 0;
+  for (const BatchOp& b : blocks[0]) {
+    makes += b.made != nullptr;
+    if (b.made) CHECK(b.made->read_in_place);
+    for (const BatchOp* in_place : b.in_place) {
+      if (!in_place) continue;
+      CHECK(in_place->read_in_place);
+      constants += in_place->op->code == OpCode::Const;
+      slices += in_place->op->code == OpCode::Get;
     }
   }
-  CHECK(eligible == 1);
   CHECK(constants >= 6);  // the 300-word adjoints' fills
   CHECK(slices == 1);     // the rows' adjoints in the sum's Make's (lp's, then the rows')
   CHECK(makes == 1);
   for (uint32_t lanes : {1u, 3u, 16u, 64u}) {
     CAPTURE(lanes);
-    Batch batch;
-    batch.lanes = lanes;
-    batch.inputs.resize(2);
-    for (uint32_t l = 0; l < lanes; ++l) {
-      batch.inputs[0].push_back(l);
-      batch.inputs[1].push_back(float_bits(0.25f * static_cast<float>(l % 7) - 0.5f));
-    }
-    batch.uniforms.resize(2);
-    for (int r = 0; r < 300; ++r) {
-      batch.uniforms[0].push_back(float_bits(0.25f * static_cast<float>(r % 7) - 0.5f));
-      batch.uniforms[1].push_back(float_bits(static_cast<float>((r * 11) % 13) / 5.0f - 1.0f));
-    }
-    check_vm_against_interp(loaded, batch);
+    check_vm_against_interp(loaded, two_row_batch(lanes, [](int r) {
+                              return 0.25f * static_cast<float>(r % 7) - 0.5f;
+                            }));
   }
 }
 
