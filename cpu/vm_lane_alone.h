@@ -39,7 +39,8 @@ LaneAlonePlan plan_lane_alone(const LoweredBlock& block, const LoweredProgram& p
                               const std::vector<BatchOp>& ops, const uint32_t* offset);
 
 // Runs the block's ops for each of `lanes` alone in a frame of one lane: copies plan.in in,
-// runs the kernels, copies plan.out back into `frames`. The lanes run kLaneAloneGroup at a time,
+// runs the kernels (not those whose reader reads their words in place: BatchOp::read_in_place),
+// copies plan.out back into `frames`. The lanes run kLaneAloneGroup at a time,
 // op by op, each in its own frame of `scratch` (kLaneAloneGroup frames of a lane's words), so
 // that their float sums run at once (sum_in_frames: one lane's chain of adds waits on each add).
 // A lane whose kernel declines (an index out of range) has nothing written to `frames`: it is
